@@ -1,0 +1,243 @@
+// Package persist keeps acpbridge's own transcript of every session on disk.
+//
+// The layout under the state directory is:
+//
+//	index.jsonl            one header snapshot per line; the last line for an id wins
+//	index.lock             serialises index appends and compaction between processes
+//	sessions/<id>.jsonl    the transcript: header lines and entry lines, append-only
+//	sessions/<id>.lock     held (flock) by the one process that has the session open
+//
+// A transcript is the source of truth; the index is a cache that session/list
+// reads in one go and that is rebuilt from the transcripts when it is missing.
+// Readers ignore a torn last line, so a crash mid-append loses at most that
+// line, and a writer that reopens a transcript cuts such a tail off first.
+package persist
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// FormatVersion is written into every header; readers accept it and older.
+const FormatVersion = 1
+
+// Sentinel errors callers branch on.
+var (
+	ErrNotFound  = errors.New("session not found")
+	ErrInvalidID = errors.New("invalid session id")
+	ErrExists    = errors.New("session already exists")
+)
+
+// LockedError reports that another process holds a session open.
+type LockedError struct {
+	ID  string
+	PID string // the holder's pid as it wrote it, or "" if unknown
+}
+
+func (e *LockedError) Error() string {
+	if e.PID == "" {
+		return fmt.Sprintf("session %s is open in another acpbridge process", e.ID)
+	}
+	return fmt.Sprintf("session %s is open in another acpbridge process (pid %s)", e.ID, e.PID)
+}
+
+// Header describes a session. Later header lines in a transcript replace
+// earlier ones as a whole.
+type Header struct {
+	Version   int       `json:"v"`
+	ID        string    `json:"id"`
+	Agent     string    `json:"agent"`
+	NativeID  string    `json:"nativeId,omitempty"`
+	Cwd       string    `json:"cwd"`
+	Title     string    `json:"title,omitempty"`
+	Mode      string    `json:"mode,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// NativeHistory is set when the transcript keeps no entries because the
+	// agent's own resume returns the history (--persist auto).
+	NativeHistory bool `json:"nativeHistory,omitempty"`
+}
+
+// Entry is one completed piece of the conversation in its final state: a
+// content block of a user, agent or thought message, a tool call, or a plan.
+// Seq orders entries by when they started; several entries may share a Seq
+// (the blocks of one message).
+type Entry struct {
+	Seq    int64             `json:"seq"`
+	Update acp.SessionUpdate `json:"update"`
+}
+
+// Store is a directory of transcripts. It is safe for concurrent use.
+type Store struct {
+	dir string
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// ValidID reports whether id can name a session on disk: letters, digits,
+// '-' and '_', at most 128 bytes. Nothing else reaches the file system.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Open opens (creating if needed) the store rooted at dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the store's root directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) path(id, ext string) string {
+	return filepath.Join(s.dir, "sessions", id+ext)
+}
+
+func checkID(id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("%w: %q", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// Create starts a new transcript for h and returns it open and locked.
+func (s *Store) Create(h Header) (*Writer, error) {
+	if err := checkID(h.ID); err != nil {
+		return nil, err
+	}
+	lk, err := s.lock(h.ID)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.path(h.ID, ".jsonl"), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		err = fmt.Errorf("%w: %s", ErrExists, h.ID)
+	}
+	if err != nil {
+		lk.release()
+		return nil, err
+	}
+	w := &Writer{store: s, f: f, lock: lk, header: h}
+	if err := w.SetHeader(h); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.Sync(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, syncDir(filepath.Join(s.dir, "sessions"))
+}
+
+// OpenWriter locks an existing transcript for appending. A torn last line
+// left by a crash is cut off first.
+func (s *Store) OpenWriter(id string) (*Writer, *Transcript, error) {
+	if err := checkID(id); err != nil {
+		return nil, nil, err
+	}
+	lk, err := s.lock(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err := s.Read(id)
+	if err != nil {
+		lk.release()
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(s.path(id, ".jsonl"), os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil && t.tornAt >= 0 {
+		err = f.Truncate(t.tornAt)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		lk.release()
+		return nil, nil, fmt.Errorf("opening transcript %s: %w", id, err)
+	}
+	return &Writer{store: s, f: f, lock: lk, header: t.Header}, t, nil
+}
+
+// Read reads a whole transcript without locking it.
+func (s *Store) Read(id string) (*Transcript, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(s.path(id, ".jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading transcript %s: %w", id, err)
+	}
+	t, err := ParseTranscript(data)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// Header returns the current header of a session, from the index.
+func (s *Store) Header(id string) (Header, error) {
+	if err := checkID(id); err != nil {
+		return Header{}, err
+	}
+	hs, err := s.List()
+	if err != nil {
+		return Header{}, err
+	}
+	for _, h := range hs {
+		if h.ID == id {
+			return h, nil
+		}
+	}
+	return Header{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+}
+
+// Delete removes a session's transcript. Deleting an unknown session is not
+// an error; deleting one open in another process is.
+func (s *Store) Delete(id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	lk, err := s.lock(id)
+	if err != nil {
+		return err
+	}
+	defer lk.release()
+	if err := os.Remove(s.path(id, ".jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("deleting transcript %s: %w", id, err)
+	}
+	os.Remove(s.path(id, ".lock"))
+	return s.appendIndex(indexRecord{Header: Header{ID: id}, Deleted: true})
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// marshalLine encodes v as one JSON line.
+func marshalLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

@@ -1,0 +1,219 @@
+package persist
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// line is one line of a transcript file: either a header or an entry.
+type line struct {
+	Header *Header          `json:"header,omitempty"`
+	Seq    int64            `json:"seq,omitempty"`
+	Update *json.RawMessage `json:"update,omitempty"`
+}
+
+// Transcript is a parsed transcript file.
+type Transcript struct {
+	Header  Header
+	Entries []Entry
+	// Skipped counts undecodable lines before the last one; they are
+	// dropped, not fatal.
+	Skipped int
+
+	tornAt int64 // offset of a torn final line, or -1
+}
+
+// ErrNoHeader means the data holds no header line, so it is not a transcript.
+var ErrNoHeader = errors.New("no header line")
+
+// ParseTranscript decodes a transcript file. A last line that is unterminated
+// or undecodable is a torn write and ignored; other bad lines are counted in
+// Skipped.
+func ParseTranscript(data []byte) (*Transcript, error) {
+	t := &Transcript{tornAt: -1}
+	seen := false
+	for off := 0; off < len(data); {
+		n := bytes.IndexByte(data[off:], '\n')
+		if n < 0 {
+			t.tornAt = int64(off)
+			break
+		}
+		raw := data[off : off+n]
+		last := off+n+1 == len(data)
+		if err := t.add(raw, &seen); err != nil {
+			if last {
+				t.tornAt = int64(off)
+			} else {
+				t.Skipped++
+			}
+		}
+		off += n + 1
+	}
+	if !seen {
+		return nil, ErrNoHeader
+	}
+	return t, nil
+}
+
+func (t *Transcript) add(raw []byte, seen *bool) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return err
+	}
+	switch {
+	case l.Header != nil:
+		if l.Header.Version > FormatVersion {
+			return fmt.Errorf("header version %d is newer than %d", l.Header.Version, FormatVersion)
+		}
+		t.Header, *seen = *l.Header, true
+	case l.Update != nil:
+		var e Entry
+		if err := json.Unmarshal(*l.Update, &e.Update); err != nil {
+			return err
+		}
+		if err := validate(e.Update); err != nil {
+			return err
+		}
+		e.Seq = l.Seq
+		t.Entries = append(t.Entries, e)
+	default:
+		return errors.New("line is neither header nor entry")
+	}
+	return nil
+}
+
+// Writer appends to one locked transcript. Its methods are safe for
+// concurrent use.
+type Writer struct {
+	store *Store
+	lock  *fileLock
+
+	mu     sync.Mutex // protects the fields below
+	f      *os.File
+	header Header
+}
+
+// Header returns the last header written.
+func (w *Writer) Header() Header {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.header
+}
+
+// Append writes entries in one write. They reach the OS at once (surviving
+// a crash of this process) and the disk at the next Sync.
+func (w *Writer) Append(entries ...Entry) error {
+	var buf []byte
+	for _, e := range entries {
+		u, err := json.Marshal(e.Update)
+		if err != nil {
+			return fmt.Errorf("encoding entry: %w", err)
+		}
+		raw := json.RawMessage(u)
+		b, err := marshalLine(line{Seq: e.Seq, Update: &raw})
+		if err != nil {
+			return fmt.Errorf("encoding entry: %w", err)
+		}
+		buf = append(buf, b...)
+	}
+	return w.write(buf)
+}
+
+// SetHeader records a new header snapshot in the transcript and the index.
+func (w *Writer) SetHeader(h Header) error {
+	h.Version = FormatVersion
+	b, err := marshalLine(line{Header: &h})
+	if err != nil {
+		return fmt.Errorf("encoding header: %w", err)
+	}
+	if err := w.write(b); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.header = h
+	w.mu.Unlock()
+	return w.store.appendIndex(indexRecord{Header: h})
+}
+
+func (w *Writer) write(b []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return errors.New("transcript is closed")
+	}
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("appending to transcript %s: %w", w.header.ID, err)
+	}
+	return nil
+}
+
+// Sync flushes everything appended so far to disk.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("syncing transcript %s: %w", w.header.ID, err)
+	}
+	return nil
+}
+
+// Close syncs and closes the transcript and releases its lock.
+func (w *Writer) Close() error {
+	err := w.Sync()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f != nil {
+		err = errors.Join(err, w.f.Close())
+		w.f = nil
+		w.lock.release()
+	}
+	return err
+}
+
+// validate rejects updates the SDK decodes without error but cannot encode
+// again: no variant (an unknown or newer kind) or an empty content block.
+func validate(u acp.SessionUpdate) error {
+	if err := u.Validate(); err != nil {
+		return err
+	}
+	var blocks []acp.ContentBlock
+	var content []acp.ToolCallContent
+	switch {
+	case u.UserMessageChunk != nil:
+		blocks = append(blocks, u.UserMessageChunk.Content)
+	case u.AgentMessageChunk != nil:
+		blocks = append(blocks, u.AgentMessageChunk.Content)
+	case u.AgentThoughtChunk != nil:
+		blocks = append(blocks, u.AgentThoughtChunk.Content)
+	case u.ToolCall != nil:
+		content = u.ToolCall.Content
+	case u.ToolCallUpdate != nil:
+		content = u.ToolCallUpdate.Content
+	}
+	for _, c := range content {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		if c.Content != nil {
+			blocks = append(blocks, c.Content.Content)
+		}
+	}
+	for _, b := range blocks {
+		if err := b.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
