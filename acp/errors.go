@@ -1,0 +1,40 @@
+package acp
+
+import (
+	"errors"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/persist"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// ACP error codes the SDK has no constructor for.
+const (
+	codeInvalidRequest   = -32600
+	codeResourceNotFound = -32002
+)
+
+// reqErr converts a bridge error into the *sdk.RequestError the SDK sends
+// as is. It must be returned unwrapped: the SDK type-asserts, and anything
+// else reaches the client as -32603 "Internal error".
+func (s *Server) reqErr(method string, err error) *sdk.RequestError {
+	msg := err.Error()
+	var locked *persist.LockedError
+	var re *sdk.RequestError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.Is(err, bridge.ErrInvalidParams), errors.Is(err, persist.ErrInvalidID):
+		return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
+	case errors.Is(err, bridge.ErrSessionNotFound), errors.Is(err, persist.ErrNotFound):
+		return &sdk.RequestError{Code: codeResourceNotFound, Message: "Resource not found: " + msg}
+	case errors.Is(err, bridge.ErrBusy):
+		return &sdk.RequestError{Code: codeInvalidRequest, Message: "Invalid request: " + msg}
+	case errors.Is(err, bridge.ErrAuthRequired):
+		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + msg}
+	case errors.As(err, &locked):
+		return &sdk.RequestError{Code: -32603, Message: msg, Data: map[string]any{"reason": "locked"}}
+	}
+	s.log.Warn("request failed", "method", method, "err", err)
+	return &sdk.RequestError{Code: -32603, Message: msg}
+}

@@ -1,0 +1,296 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// MaxLine is the longest message the bridge accepts, just under the SDK's
+// 10 MiB scanner limit; a longer line would make the SDK drop the whole
+// connection, so the guard refuses it alone.
+const MaxLine = 10<<20 - 1
+
+// headKeep is how much of an oversize line is kept to find its id.
+const headKeep = 64 << 10
+
+// input is the client's message stream as the SDK reads it. A goroutine
+// copies the client's lines from stdin into it, answering on the output
+// what the SDK would drop without a word (a line that is not JSON, a batch,
+// a non-message) or choke on (a line over the limit) and going on.
+//
+// The SDK ends the connection at the first EOF, before it has answered
+// the requests it read; so the end of stdin is held back (see Serve) until
+// every forwarded request has its response on the output.
+type input struct {
+	pr    *io.PipeReader
+	pw    *io.PipeWriter
+	ended chan struct{} // closed when stdin has ended
+	err   error         // why stdin ended (nil for EOF); set before ended is closed
+	track *tracker
+	reply io.Writer
+	max   int
+	log   *slog.Logger
+}
+
+// guard starts copying r; out must be the writer the SDK writes to.
+func guard(r io.Reader, out *lockedWriter, max int, log *slog.Logger) *input {
+	in := &input{ended: make(chan struct{}), track: newTracker(), reply: out, max: max, log: log}
+	in.pr, in.pw = io.Pipe()
+	out.track = in.track
+	go func() {
+		in.err = in.copy(r)
+		close(in.ended)
+	}()
+	return in
+}
+
+func (in *input) Read(p []byte) (int, error) { return in.pr.Read(p) }
+
+// Close ends the stream the SDK reads.
+func (in *input) Close() error { return in.pw.CloseWithError(in.err) }
+
+func (in *input) copy(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, size, err := readLine(br, in.max)
+		if size > 0 {
+			if werr := in.pass(line, size); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading stdin: %w", err)
+		}
+	}
+}
+
+// readLine reads one line without its newline. If the line is longer than
+// max, only its first headKeep bytes are returned; size is its full length.
+func readLine(br *bufio.Reader, max int) (line []byte, size int, err error) {
+	for {
+		frag, ferr := br.ReadSlice('\n')
+		size += len(frag)
+		if len(line)+len(frag) <= max || len(line) < headKeep {
+			line = append(line, frag...)
+		}
+		if ferr != bufio.ErrBufferFull {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			if ferr == nil {
+				size--
+			}
+			return line, size, ferr
+		}
+	}
+}
+
+// pass forwards a good line and answers a bad one.
+func (in *input) pass(line []byte, size int) error {
+	if size > in.max {
+		in.refuse(idOf(line), codeInvalidRequest, "Invalid request",
+			fmt.Sprintf("message of %d bytes is over the %d-byte limit", size, in.max))
+		return nil
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return nil
+	}
+	env, err := checkMessage(trimmed)
+	if err != nil {
+		var fe *frameError
+		errors.As(err, &fe)
+		in.refuse(fe.id, fe.code, fe.message, fe.detail)
+		return nil
+	}
+	if env.Method != nil && env.ID != nil {
+		in.track.add(env.ID)
+	}
+	_, err = in.pw.Write(append(trimmed, '\n'))
+	return err
+}
+
+// frameError is a message the guard answers instead of forwarding.
+type frameError struct {
+	id      json.RawMessage
+	code    int
+	message string
+	detail  string
+}
+
+func (e *frameError) Error() string { return e.message + ": " + e.detail }
+
+// envelope is just enough of a JSON-RPC message to check its shape.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// checkMessage accepts a JSON object that is a request, a notification or
+// a response.
+func checkMessage(b []byte) (envelope, error) {
+	var env envelope
+	switch {
+	case b[0] == '[':
+		return env, &frameError{code: codeInvalidRequest, message: "Invalid request", detail: "batches are not supported"}
+	case !json.Valid(b):
+		return env, &frameError{code: -32700, message: "Parse error", detail: "the line is not valid JSON"}
+	case b[0] != '{':
+		return env, &frameError{code: codeInvalidRequest, message: "Invalid request", detail: "a message must be a JSON object"}
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return env, &frameError{code: codeInvalidRequest, message: "Invalid request", detail: err.Error()}
+	}
+	var method string
+	if env.Method != nil && json.Unmarshal(env.Method, &method) != nil {
+		return env, &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request", detail: "method must be a string"}
+	}
+	if env.Method == nil && (env.ID == nil || (env.Result == nil && env.Error == nil)) {
+		return env, &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request", detail: "a message needs a method, or an id with a result or error"}
+	}
+	return env, nil
+}
+
+// idOf finds the top-level "id" of a (possibly truncated) JSON object.
+func idOf(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			return v
+		}
+	}
+	return nil
+}
+
+// refuse writes an error response; a response to a notification has a
+// null id, as JSON-RPC says when the id can't be known.
+func (in *input) refuse(id json.RawMessage, code int, message, detail string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	in.log.Warn("refusing client message", "code", code, "detail", detail)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": code, "message": message, "data": map[string]any{"error": detail}}})
+	in.reply.Write(append(b, '\n'))
+}
+
+// lockedWriter makes whole-line writes from the SDK and the guard atomic
+// and tells the tracker about every response.
+type lockedWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	track *tracker // set before the first write
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	if l.track != nil {
+		if id, ok := responseID(p); ok {
+			l.track.done(id)
+		}
+	}
+	return n, err
+}
+
+// tracker counts the client's requests that have no response yet.
+type tracker struct {
+	mu      sync.Mutex
+	pending map[string]int // by compacted id
+	idle    chan struct{}  // closed and replaced... see wait
+}
+
+func newTracker() *tracker { return &tracker{pending: make(map[string]int)} }
+
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+func (t *tracker) add(id json.RawMessage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.pending[idKey(id)]++
+}
+
+func (t *tracker) done(id json.RawMessage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := idKey(id)
+	if t.pending[k] > 1 {
+		t.pending[k]--
+		return
+	}
+	delete(t.pending, k)
+	if len(t.pending) == 0 && t.idle != nil {
+		close(t.idle)
+		t.idle = nil
+	}
+}
+
+// wait returns a channel closed once no request is pending.
+func (t *tracker) wait() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch := make(chan struct{})
+	if len(t.pending) == 0 {
+		close(ch)
+		return ch
+	}
+	t.idle = ch
+	return ch
+}
+
+// responseID reads the id of an outgoing response from the first keys of
+// the line, without decoding the rest (most lines are long updates).
+func responseID(line []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		switch key {
+		case "method":
+			return nil, false
+		case "result", "error":
+			return id, id != nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if key == "id" {
+			id = v
+		}
+	}
+	return nil, false
+}

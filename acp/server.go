@@ -1,0 +1,233 @@
+// Package acp is acpbridge's ACP edge: it speaks the Agent Client Protocol
+// (JSON-RPC 2.0, one message per line) on the editor's side through
+// github.com/coder/acp-go-sdk, guards the input stream against what the SDK
+// would silently drop, and maps bridge errors onto ACP error codes. It knows
+// no agent: every method is a thin call into a bridge.Manager.
+package acp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// ProtocolVersion is the ACP version the bridge speaks.
+const ProtocolVersion = sdk.ProtocolVersion(sdk.ProtocolVersionNumber)
+
+// Server implements the agent side of ACP on top of a bridge.Manager.
+type Server struct {
+	m       *bridge.Manager
+	version string
+	log     *slog.Logger
+	maxLine int
+
+	mu         sync.Mutex // protects clientCaps
+	clientCaps sdk.ClientCapabilities
+}
+
+var (
+	_ sdk.Agent       = (*Server)(nil)
+	_ sdk.AgentLoader = (*Server)(nil)
+)
+
+// NewServer returns a Server for m; version is reported in agentInfo.
+func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
+	return &Server{m: m, version: version, log: log, maxLine: MaxLine}
+}
+
+// DrainTimeout bounds how long the bridge, once stdin has ended, waits for
+// the answers to requests it has already read. Running turns are
+// cancelled first, and a cancelled turn gets bridge.Config.CancelGrace.
+const DrainTimeout = 15 * time.Second
+
+// Serve speaks ACP on r and w until r ends or ctx is done, then shuts the
+// manager down: running turns are cancelled and every transcript synced.
+// When r ends, requests already read are still answered (their turns
+// cancelled), so a script piped into the bridge gets every reply.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	out := &lockedWriter{w: w}
+	in := guard(r, out, s.maxLine, s.log)
+	conn := sdk.NewAgentSideConnection(s, out, in)
+	conn.SetLogger(s.log)
+	s.m.SetClient(conn)
+	select {
+	case <-in.ended:
+		s.log.Debug("stdin ended; answering what was asked", "err", in.err)
+		s.m.CancelAll()
+		select {
+		case <-in.track.wait():
+		case <-time.After(DrainTimeout):
+			s.log.Warn("requests still unanswered after stdin ended; giving up on them", "timeout", DrainTimeout)
+		case <-ctx.Done():
+		}
+	case <-conn.Done():
+		s.log.Debug("connection closed")
+	case <-ctx.Done():
+		s.log.Debug("stopping", "cause", context.Cause(ctx))
+	}
+	in.Close()
+	return s.m.Shutdown()
+}
+
+// Initialize answers with the bridge's capabilities: those of the default
+// agent for prompts and MCP, and the session methods it implements.
+func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	s.mu.Lock()
+	s.clientCaps = req.ClientCapabilities
+	s.mu.Unlock()
+	info := s.m.DefaultInfo()
+	return sdk.InitializeResponse{
+		ProtocolVersion: ProtocolVersion,
+		AgentInfo:       &sdk.Implementation{Name: "acpbridge", Title: ptr("acpbridge"), Version: s.version},
+		AuthMethods:     []sdk.AuthMethod{},
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: info.Prompt,
+			McpCapabilities:    info.MCP,
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+				Close:  &sdk.SessionCloseCapabilities{},
+				Delete: &sdk.SessionDeleteCapabilities{},
+			},
+		},
+	}, nil
+}
+
+// Authenticate: the bridge offers no auth methods of its own.
+func (s *Server) Authenticate(_ context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{
+		"error": "unknown auth method " + string(req.MethodId) + "; acpbridge offers none (log in with the agent's own CLI)"})
+}
+
+// Logout is not offered (agentCapabilities.auth.logout is false).
+func (s *Server) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+}
+
+// NewSession starts a session on the default agent.
+func (s *Server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	sess, err := s.m.New(ctx, req.Cwd, req.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, s.reqErr("session/new", err)
+	}
+	st := sess.State()
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), Modes: st.Modes, ConfigOptions: st.ConfigOptions}, nil
+}
+
+// LoadSession replays a stored session and answers after the replay.
+func (s *Server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	sess, err := s.m.Load(ctx, string(req.SessionId), req.Cwd, req.McpServers)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, s.reqErr("session/load", err)
+	}
+	st := sess.State()
+	return sdk.LoadSessionResponse{Modes: st.Modes, ConfigOptions: st.ConfigOptions}, nil
+}
+
+// ResumeSession reopens a stored session without replay.
+func (s *Server) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	sess, err := s.m.Resume(ctx, string(req.SessionId), req.Cwd, req.McpServers)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, s.reqErr("session/resume", err)
+	}
+	st := sess.State()
+	return sdk.ResumeSessionResponse{Modes: st.Modes, ConfigOptions: st.ConfigOptions}, nil
+}
+
+// ListSessions lists stored sessions of every agent, newest first.
+func (s *Server) ListSessions(_ context.Context, req sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	page, next, err := s.m.List(deref(req.Cwd), deref(req.Cursor))
+	if err != nil {
+		return sdk.ListSessionsResponse{}, s.reqErr("session/list", err)
+	}
+	resp := sdk.ListSessionsResponse{Sessions: page}
+	if next != "" {
+		resp.NextCursor = &next
+	}
+	return resp, nil
+}
+
+// CloseSession cancels and releases a session; its transcript stays.
+func (s *Server) CloseSession(_ context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	if err := s.m.Close(string(req.SessionId)); err != nil {
+		return sdk.CloseSessionResponse{}, s.reqErr("session/close", err)
+	}
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// UnstableDeleteSession closes a session and removes its transcript.
+func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	if err := s.m.Delete(string(req.SessionId)); err != nil {
+		return sdk.UnstableDeleteSessionResponse{}, s.reqErr("session/delete", err)
+	}
+	return sdk.UnstableDeleteSessionResponse{}, nil
+}
+
+// Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
+func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
+	sess, err := s.m.Get(string(req.SessionId))
+	if err != nil {
+		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
+	}
+	res, err := sess.Prompt(ctx, req.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
+	}
+	return sdk.PromptResponse{StopReason: res.StopReason, Usage: res.Usage, UserMessageId: &res.UserMessageID}, nil
+}
+
+// Cancel cancels a session's running turn. It must return quickly: the SDK
+// handles notifications one at a time.
+func (s *Server) Cancel(_ context.Context, n sdk.CancelNotification) error {
+	sess, err := s.m.Get(string(n.SessionId))
+	if err != nil {
+		s.log.Debug("session/cancel for a session that is not open", "session", n.SessionId)
+		return nil
+	}
+	sess.Cancel()
+	return nil
+}
+
+// SetSessionMode switches a session's mode.
+func (s *Server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	sess, err := s.m.Get(string(req.SessionId))
+	if err == nil {
+		err = sess.SetMode(ctx, string(req.ModeId))
+	}
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, s.reqErr("session/set_mode", err)
+	}
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// SetSessionConfigOption sets the mode, model or agent of a session.
+func (s *Server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	v := req.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "acpbridge has only select config options"})
+	}
+	sess, err := s.m.Get(string(v.SessionId))
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, s.reqErr("session/set_config_option", err)
+	}
+	opts, err := sess.SetConfigOption(ctx, string(v.ConfigId), string(v.Value))
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, s.reqErr("session/set_config_option", err)
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

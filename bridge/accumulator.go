@@ -1,0 +1,289 @@
+package bridge
+
+import (
+	"sort"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// An Accumulator folds a session's live updates into complete transcript
+// entries: the chunks of one message merged (consecutive text joined), a
+// tool call merged into its final state, and the latest plan of a turn.
+// It is not safe for concurrent use; the session serialises calls.
+type Accumulator struct {
+	nextSeq int64
+	newID   func() string
+
+	msg   *message              // the message being streamed, if any
+	tools map[string]*toolEntry // tool calls not yet completed or failed
+	plan  *planEntry            // this turn's plan, if any
+}
+
+type message struct {
+	kind   string // user_message_chunk, agent_message_chunk, agent_thought_chunk
+	id     string
+	seq    int64
+	blocks []acp.ContentBlock
+}
+
+type toolEntry struct {
+	seq  int64
+	call acp.SessionUpdateToolCall
+}
+
+type planEntry struct {
+	seq  int64
+	plan acp.SessionUpdatePlan
+}
+
+// NewAccumulator returns an Accumulator whose entries are numbered from
+// nextSeq and whose new messages get ids from newID.
+func NewAccumulator(nextSeq int64, newID func() string) *Accumulator {
+	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry)}
+}
+
+func (a *Accumulator) seq() int64 {
+	a.nextSeq++
+	return a.nextSeq - 1
+}
+
+// User records a user prompt as one complete message and returns its id
+// and entries.
+func (a *Accumulator) User(blocks []acp.ContentBlock) (string, []persist.Entry) {
+	done := a.closeMessage()
+	m := &message{kind: "user_message_chunk", id: a.newID(), seq: a.seq()}
+	for _, b := range blocks {
+		m.add(b)
+	}
+	return m.id, append(done, m.entries()...)
+}
+
+// Add folds one live update. It returns the update to send to the client
+// (message chunks without a messageId get the id of the message they
+// belong to) and the entries that the update completed.
+func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []persist.Entry) {
+	switch {
+	case u.UserMessageChunk != nil:
+		c := *u.UserMessageChunk
+		done := a.chunk("user_message_chunk", c.Content, &c.MessageId)
+		return acp.SessionUpdate{UserMessageChunk: &c}, done
+	case u.AgentMessageChunk != nil:
+		c := *u.AgentMessageChunk
+		done := a.chunk("agent_message_chunk", c.Content, &c.MessageId)
+		return acp.SessionUpdate{AgentMessageChunk: &c}, done
+	case u.AgentThoughtChunk != nil:
+		c := *u.AgentThoughtChunk
+		done := a.chunk("agent_thought_chunk", c.Content, &c.MessageId)
+		return acp.SessionUpdate{AgentThoughtChunk: &c}, done
+	case u.ToolCall != nil:
+		return u, append(a.closeMessage(), a.toolCall(*u.ToolCall)...)
+	case u.ToolCallUpdate != nil:
+		return u, a.toolUpdate(*u.ToolCallUpdate)
+	case u.Plan != nil:
+		a.setPlan(*u.Plan)
+	}
+	return u, nil
+}
+
+// chunk adds a message chunk, starting a new message when the kind or the
+// messageId changes, and stamps *id with the message's id.
+func (a *Accumulator) chunk(kind string, b acp.ContentBlock, id **string) []persist.Entry {
+	var done []persist.Entry
+	if m := a.msg; m != nil && (m.kind != kind || (*id != nil && **id != m.id)) {
+		done = a.closeMessage()
+	}
+	if a.msg == nil {
+		mid := a.newID()
+		if *id != nil {
+			mid = **id
+		}
+		a.msg = &message{kind: kind, id: mid, seq: a.seq()}
+	}
+	a.msg.add(b)
+	mid := a.msg.id
+	*id = &mid
+	return done
+}
+
+func (a *Accumulator) closeMessage() []persist.Entry {
+	m := a.msg
+	a.msg = nil
+	if m == nil {
+		return nil
+	}
+	return m.entries()
+}
+
+func (a *Accumulator) toolCall(c acp.SessionUpdateToolCall) []persist.Entry {
+	id := string(c.ToolCallId)
+	if t, ok := a.tools[id]; ok {
+		t.call = c // announced again: the newer announcement is the state
+	} else {
+		a.tools[id] = &toolEntry{seq: a.seq(), call: c}
+	}
+	return a.finishTool(id)
+}
+
+func (a *Accumulator) toolUpdate(u acp.SessionToolCallUpdate) []persist.Entry {
+	id := string(u.ToolCallId)
+	t, ok := a.tools[id]
+	if !ok {
+		t = &toolEntry{seq: a.seq(), call: acp.SessionUpdateToolCall{ToolCallId: u.ToolCallId}}
+		a.tools[id] = t
+	}
+	mergeTool(&t.call, u)
+	return a.finishTool(id)
+}
+
+// finishTool emits a tool call that has reached a final status.
+func (a *Accumulator) finishTool(id string) []persist.Entry {
+	t := a.tools[id]
+	if !terminal(t.call.Status) {
+		return nil
+	}
+	delete(a.tools, id)
+	return []persist.Entry{t.entry()}
+}
+
+func terminal(s acp.ToolCallStatus) bool {
+	return s == acp.ToolCallStatusCompleted || s == acp.ToolCallStatusFailed
+}
+
+// mergeTool applies the fields an update sets; content and locations
+// replace the whole collection, as the protocol says.
+func mergeTool(c *acp.SessionUpdateToolCall, u acp.SessionToolCallUpdate) {
+	if u.Title != nil {
+		c.Title = *u.Title
+	}
+	if u.Kind != nil {
+		c.Kind = *u.Kind
+	}
+	if u.Status != nil {
+		c.Status = *u.Status
+	}
+	if u.Content != nil {
+		c.Content = u.Content
+	}
+	if u.Locations != nil {
+		c.Locations = u.Locations
+	}
+	if u.RawInput != nil {
+		c.RawInput = u.RawInput
+	}
+	if u.RawOutput != nil {
+		c.RawOutput = u.RawOutput
+	}
+}
+
+func (a *Accumulator) setPlan(p acp.SessionUpdatePlan) {
+	if a.plan == nil {
+		a.plan = &planEntry{seq: a.seq()}
+	}
+	a.plan.plan = p
+}
+
+// Unfinished returns a failing update for every tool call that has not
+// reached a final status, for the session to send (and Add) when a turn
+// ends without them.
+func (a *Accumulator) Unfinished() []acp.SessionUpdate {
+	var us []acp.SessionUpdate
+	for _, t := range a.openTools() {
+		us = append(us, acp.UpdateToolCall(t.call.ToolCallId,
+			acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+			acp.WithUpdateRawOutput(map[string]any{"error": "the turn ended before the tool call finished"})))
+	}
+	return us
+}
+
+// Flush ends the turn: every open message, tool call and plan is returned
+// as entries, in the order they started.
+func (a *Accumulator) Flush() []persist.Entry {
+	done := a.closeMessage()
+	for _, t := range a.openTools() {
+		done = append(done, t.entry())
+	}
+	clear(a.tools)
+	if a.plan != nil {
+		p := a.plan.plan
+		done = append(done, persist.Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
+		a.plan = nil
+	}
+	sort.SliceStable(done, func(i, j int) bool { return done[i].Seq < done[j].Seq })
+	return done
+}
+
+func (a *Accumulator) openTools() []*toolEntry {
+	ts := make([]*toolEntry, 0, len(a.tools))
+	for _, t := range a.tools {
+		ts = append(ts, t)
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].seq < ts[j].seq })
+	return ts
+}
+
+func (t *toolEntry) entry() persist.Entry {
+	c := t.call
+	return persist.Entry{Seq: t.seq, Update: acp.SessionUpdate{ToolCall: &c}}
+}
+
+// add appends a block, joining consecutive text.
+func (m *message) add(b acp.ContentBlock) {
+	if n := len(m.blocks); n > 0 && b.Text != nil && m.blocks[n-1].Text != nil {
+		t := *m.blocks[n-1].Text
+		t.Text += b.Text.Text
+		m.blocks[n-1].Text = &t
+		return
+	}
+	m.blocks = append(m.blocks, b)
+}
+
+func (m *message) entries() []persist.Entry {
+	es := make([]persist.Entry, len(m.blocks))
+	for i, b := range m.blocks {
+		es[i] = persist.Entry{Seq: m.seq, Update: chunkUpdate(m.kind, m.id, b)}
+	}
+	return es
+}
+
+func chunkUpdate(kind, id string, b acp.ContentBlock) acp.SessionUpdate {
+	switch kind {
+	case "user_message_chunk":
+		return acp.SessionUpdate{UserMessageChunk: &acp.SessionUpdateUserMessageChunk{Content: b, MessageId: &id}}
+	case "agent_thought_chunk":
+		return acp.SessionUpdate{AgentThoughtChunk: &acp.SessionUpdateAgentThoughtChunk{Content: b, MessageId: &id}}
+	}
+	return acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{Content: b, MessageId: &id}}
+}
+
+// Replay orders stored entries for session/load: by start, and a tool call
+// recorded more than once (updated after it finished) only once, in its
+// last state at its first place.
+func Replay(entries []persist.Entry) []acp.SessionUpdate {
+	sorted := make([]persist.Entry, len(entries))
+	copy(sorted, entries)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	out := make([]acp.SessionUpdate, 0, len(sorted))
+	toolAt := make(map[acp.ToolCallId]int)
+	for _, e := range sorted {
+		if tc := e.Update.ToolCall; tc != nil {
+			if i, ok := toolAt[tc.ToolCallId]; ok {
+				out[i] = e.Update
+				continue
+			}
+			toolAt[tc.ToolCallId] = len(out)
+		}
+		out = append(out, e.Update)
+	}
+	return out
+}
+
+// MaxSeq is the largest Seq in entries, so that a reopened session's
+// Accumulator numbers on from it.
+func MaxSeq(entries []persist.Entry) int64 {
+	var m int64
+	for _, e := range entries {
+		m = max(m, e.Seq)
+	}
+	return m
+}

@@ -1,0 +1,21 @@
+package bridge
+
+import "errors"
+
+// Errors the ACP edge turns into JSON-RPC codes. Functions wrap them with
+// detail ("%w: ..."), so match them with errors.Is.
+var (
+	// ErrInvalidParams: the request is malformed (-32602).
+	ErrInvalidParams = errors.New("invalid params")
+	// ErrSessionNotFound: no such session (-32002).
+	ErrSessionNotFound = errors.New("session not found")
+	// ErrBusy: the session already has a prompt running (-32600). A second
+	// concurrent session/prompt is refused, not queued: the client cancels
+	// the first or waits for its response.
+	ErrBusy = errors.New("session busy")
+	// ErrAuthRequired: the agent needs a login first (-32000).
+	ErrAuthRequired = errors.New("authentication required")
+	// ErrAgentUnavailable: the agent cannot run here (missing executable,
+	// not built into this binary).
+	ErrAgentUnavailable = errors.New("agent unavailable")
+)

@@ -1,0 +1,333 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+	"golang.org/x/sync/errgroup"
+)
+
+// PersistMode says which sessions keep a transcript on disk.
+type PersistMode string
+
+const (
+	// PersistAuto records every session's header (for session/list and to
+	// resume the native session) and its full transcript unless the
+	// agent's own resume returns the history (Info.ReplaysHistory).
+	PersistAuto PersistMode = "auto"
+	// PersistAlways records every session's full transcript.
+	PersistAlways PersistMode = "always"
+	// PersistNever writes nothing; session/list and session/load see only
+	// the sessions of this process.
+	PersistNever PersistMode = "never"
+)
+
+// Client is the editor side of the connection, as the bridge uses it.
+// *acp.AgentSideConnection implements it.
+type Client interface {
+	SessionUpdate(ctx context.Context, n acp.SessionNotification) error
+	RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Backends are the agents this bridge can run, in the order the agent
+	// config option lists them. Default names the one new sessions use.
+	Backends []Backend
+	Default  string
+	// Store holds transcripts; it must be nil with PersistNever and set
+	// otherwise.
+	Store   *persist.Store
+	Persist PersistMode
+	Logger  *slog.Logger
+	// CancelGrace is how long a cancelled turn may take to stop before the
+	// bridge closes the agent and ends the turn anyway. Zero means 10s.
+	CancelGrace time.Duration
+}
+
+// Manager owns all sessions of one ACP connection.
+type Manager struct {
+	cfg      Config
+	backends map[string]Backend
+	log      *slog.Logger
+
+	// ctx lives until Shutdown. Turns and sends to the client derive from
+	// it rather than from a request's ctx, so that a cancelled prompt can
+	// still deliver its final updates (see ../shared/docs/acp.md §9.3).
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu       sync.Mutex // protects the fields below
+	client   Client
+	sessions map[string]*Session
+	opening  map[string]bool // ids being loaded or resumed
+}
+
+// NewManager returns a Manager; call SetClient before serving requests.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.CancelGrace == 0 {
+		cfg.CancelGrace = 10 * time.Second
+	}
+	if (cfg.Persist == PersistNever) != (cfg.Store == nil) {
+		return nil, errors.New("a store is needed exactly when persisting")
+	}
+	m := &Manager{cfg: cfg, backends: make(map[string]Backend), log: cfg.Logger,
+		sessions: make(map[string]*Session), opening: make(map[string]bool)}
+	for _, b := range cfg.Backends {
+		m.backends[b.Info().Name] = b
+	}
+	if m.backends[cfg.Default] == nil {
+		return nil, fmt.Errorf("%w: %q", ErrAgentUnavailable, cfg.Default)
+	}
+	m.ctx, m.stop = context.WithCancel(context.Background())
+	return m, nil
+}
+
+// SetClient sets where updates and permission asks go.
+func (m *Manager) SetClient(c Client) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.client = c
+}
+
+func (m *Manager) getClient() Client {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.client
+}
+
+// DefaultInfo describes the backend that new sessions use.
+func (m *Manager) DefaultInfo() Info { return m.backends[m.cfg.Default].Info() }
+
+// Agents lists the backends this bridge can run, in order.
+func (m *Manager) Agents() []Info {
+	infos := make([]Info, len(m.cfg.Backends))
+	for i, b := range m.cfg.Backends {
+		infos[i] = b.Info()
+	}
+	return infos
+}
+
+// New starts a session on the default backend.
+func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Session, error) {
+	if err := checkCwd(cwd); err != nil {
+		return nil, err
+	}
+	b := m.backends[m.cfg.Default]
+	now := time.Now().UTC()
+	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now,
+		NativeHistory: m.nativeHistory(b)}
+	s := newSession(m, b, h, 0)
+	if err := s.open(ctx, OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+		return nil, err
+	}
+	if err := s.startRecord(m.cfg.Store, nil); err != nil {
+		s.native.Close()
+		return nil, err
+	}
+	m.mu.Lock()
+	m.sessions[h.ID] = s
+	m.mu.Unlock()
+	return s, nil
+}
+
+func (m *Manager) nativeHistory(b Backend) bool {
+	return m.cfg.Persist == PersistAuto && b.Info().ReplaysHistory
+}
+
+// Load opens a stored session (or a live one) and replays its conversation
+// to the client before returning.
+func (m *Manager) Load(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
+	return m.attach(ctx, id, cwd, mcp, true)
+}
+
+// Resume opens a stored session (or a live one) without replay.
+func (m *Manager) Resume(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
+	return m.attach(ctx, id, cwd, mcp, false)
+}
+
+func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
+	if !persist.ValidID(id) {
+		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+	}
+	if err := checkCwd(cwd); err != nil {
+		return nil, err
+	}
+	s, err := m.claim(id)
+	if err != nil {
+		return nil, err
+	}
+	if s != nil {
+		return s, s.reattach(ctx, replay)
+	}
+	defer m.unclaim(id)
+	s, err = m.reopen(ctx, id, cwd, mcp, replay)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.sessions[id] = s
+	m.mu.Unlock()
+	return s, nil
+}
+
+// claim returns the live session with id, or marks id as being opened.
+func (m *Manager) claim(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.sessions[id]; s != nil {
+		return s, nil
+	}
+	if m.opening[id] {
+		return nil, fmt.Errorf("%w: session %s is being opened", ErrBusy, id)
+	}
+	if m.cfg.Store == nil {
+		return nil, fmt.Errorf("%w: %s (nothing is persisted with --persist never)", ErrSessionNotFound, id)
+	}
+	m.opening[id] = true
+	return nil, nil
+}
+
+func (m *Manager) unclaim(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.opening, id)
+}
+
+// reopen locks a stored session's transcript, opens its native session
+// with the recorded native id, and replays it if asked.
+func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
+	w, tr, err := m.cfg.Store.OpenWriter(id)
+	if errors.Is(err, persist.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := tr.Header
+	b := m.backends[h.Agent]
+	if b == nil {
+		w.Close()
+		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", ErrAgentUnavailable, id, h.Agent)
+	}
+	h.Cwd = cwd
+	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
+	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
+	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Mode: h.Mode, Model: h.Model}
+	if err := s.open(ctx, opts); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := s.startRecord(nil, w); err != nil {
+		s.native.Close()
+		return nil, err
+	}
+	if replay {
+		if err := s.replay(ctx, tr.Entries); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Get returns a live session.
+func (m *Manager) Get(id string) (*Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s := m.sessions[id]; s != nil {
+		return s, nil
+	}
+	if !persist.ValidID(id) {
+		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+	}
+	return nil, fmt.Errorf("%w: %s is not open (session/load or session/resume it first)", ErrSessionNotFound, id)
+}
+
+// Close cancels a session's turn and releases it; its transcript stays.
+func (m *Manager) Close(id string) error {
+	s, err := m.Get(id)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	delete(m.sessions, id)
+	m.mu.Unlock()
+	return s.close()
+}
+
+// Delete closes a session if it is open and removes its transcript.
+// Deleting an unknown session succeeds, as the protocol asks.
+func (m *Manager) Delete(id string) error {
+	if !persist.ValidID(id) {
+		return fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+	}
+	if _, err := m.Get(id); err == nil {
+		if err := m.Close(id); err != nil {
+			return err
+		}
+	}
+	if m.cfg.Store == nil {
+		return nil
+	}
+	return m.cfg.Store.Delete(id)
+}
+
+// CancelAll cancels every running turn, as if the client had sent
+// session/cancel for each session.
+func (m *Manager) CancelAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.sessions {
+		s.Cancel()
+	}
+}
+
+// Shutdown cancels every turn, closes every session (syncing its
+// transcript) and stops the backends.
+func (m *Manager) Shutdown() error {
+	m.mu.Lock()
+	ss := make([]*Session, 0, len(m.sessions))
+	for id, s := range m.sessions {
+		ss = append(ss, s)
+		delete(m.sessions, id)
+	}
+	m.mu.Unlock()
+	var g errgroup.Group
+	for _, s := range ss {
+		g.Go(s.close)
+	}
+	err := g.Wait()
+	m.stop()
+	for _, b := range m.cfg.Backends {
+		err = errors.Join(err, b.Close())
+	}
+	return err
+}
+
+func checkCwd(cwd string) error {
+	if !filepath.IsAbs(cwd) {
+		return fmt.Errorf("%w: cwd %q is not an absolute path", ErrInvalidParams, cwd)
+	}
+	return nil
+}
+
+// newID returns a random (version 4) UUID: session and message ids.
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

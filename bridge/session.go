@@ -1,0 +1,522 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Session is one ACP session: a native agent session, its running turn and
+// its transcript.
+type Session struct {
+	m  *Manager
+	id string
+
+	mu       sync.Mutex // protects the fields below
+	backend  Backend
+	native   Native // nil after a turn that would not stop was abandoned
+	opts     OpenOptions
+	header   persist.Header
+	turn     *turn
+	prompted bool // the conversation has started; the agent can no longer change
+	closed   bool
+
+	sendMu sync.Mutex // serialises updates: accumulator, transcript and client see one order
+	acc    *Accumulator
+	rec    recorder // nil until the session is recorded
+	keep   bool     // whether rec keeps entries, not just headers
+}
+
+// turn is one running prompt.
+type turn struct {
+	ctx       context.Context
+	cancel    context.CancelFunc
+	cancelled atomic.Bool
+	done      chan struct{} // closed when the turn has ended and been recorded
+}
+
+// recorder is where a session's transcript goes: a persist.Writer, or
+// memory with --persist never.
+type recorder interface {
+	Append(...persist.Entry) error
+	SetHeader(persist.Header) error
+	Sync() error
+	Close() error
+}
+
+func newSession(m *Manager, b Backend, h persist.Header, nextSeq int64) *Session {
+	return &Session{m: m, id: h.ID, backend: b, header: h, acc: NewAccumulator(nextSeq, newID)}
+}
+
+// ID is the bridge's id for the session.
+func (s *Session) ID() string { return s.id }
+
+// open opens the native session and takes its mode and model into the
+// header.
+func (s *Session) open(ctx context.Context, opts OpenOptions) error {
+	n, err := s.backend.Open(ctx, opts, events{s})
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", s.backend.Info().Name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.native, s.opts = n, opts
+	s.header.NativeID = n.NativeID()
+	s.header.Mode = n.Modes().Current
+	s.header.Model = n.Models().Current
+	return nil
+}
+
+// startRecord begins recording to a new transcript in store, or to w, or
+// to memory when both are nil.
+func (s *Session) startRecord(store *persist.Store, w *persist.Writer) error {
+	s.mu.Lock()
+	h := s.header
+	s.mu.Unlock()
+	var rec recorder = w
+	switch {
+	case store != nil:
+		var err error
+		if rec, err = store.Create(h); err != nil {
+			return err
+		}
+	case w != nil:
+		if err := w.SetHeader(h); err != nil {
+			w.Close()
+			return err
+		}
+	default:
+		rec = &memRecorder{}
+	}
+	s.sendMu.Lock()
+	s.rec, s.keep = rec, !h.NativeHistory
+	s.sendMu.Unlock()
+	return nil
+}
+
+// deliver folds an update into the transcript and sends it to the client.
+func (s *Session) deliver(u acp.SessionUpdate) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.deliverLocked(u)
+}
+
+func (s *Session) deliverLocked(u acp.SessionUpdate) {
+	out, done := s.acc.Add(u)
+	s.record(done)
+	s.observe(out)
+	s.send(out)
+}
+
+// record appends entries; s.sendMu must be held.
+func (s *Session) record(es []persist.Entry) {
+	if s.rec == nil || !s.keep || len(es) == 0 {
+		return
+	}
+	if err := s.rec.Append(es...); err != nil {
+		s.m.log.Error("recording transcript", "session", s.id, "err", err)
+	}
+}
+
+// observe keeps the header in step with updates that change it.
+func (s *Session) observe(u acp.SessionUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case u.CurrentModeUpdate != nil:
+		s.header.Mode = string(u.CurrentModeUpdate.CurrentModeId)
+	case u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil:
+		s.header.Title = *u.SessionInfoUpdate.Title
+	}
+}
+
+func (s *Session) send(u acp.SessionUpdate) {
+	c := s.m.getClient()
+	if c == nil {
+		return
+	}
+	err := c.SessionUpdate(s.m.ctx, acp.SessionNotification{SessionId: acp.SessionId(s.id), Update: u})
+	if err != nil {
+		s.m.log.Debug("sending update", "session", s.id, "err", err)
+	}
+}
+
+// PromptResult is how a prompt ended.
+type PromptResult struct {
+	TurnResult
+	UserMessageID string
+}
+
+// Prompt runs one turn. A second prompt while one runs gets ErrBusy. A
+// cancelled turn returns StopReasonCancelled and no error. ctx carries
+// values only: the turn ends on Cancel, close or Shutdown, not when a
+// request's ctx is done.
+func (s *Session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (PromptResult, error) {
+	if err := s.checkPrompt(prompt); err != nil {
+		return PromptResult{}, err
+	}
+	t, n, err := s.beginTurn(ctx)
+	if err != nil {
+		return PromptResult{}, err
+	}
+	res := PromptResult{UserMessageID: s.recordUser(prompt)}
+	tr, err := s.run(t, n, prompt)
+	s.endTurn(t)
+	res.TurnResult = tr
+	if t.cancelled.Load() {
+		if err != nil {
+			s.m.log.Debug("cancelled turn ended with", "session", s.id, "err", err)
+		}
+		res.StopReason = acp.StopReasonCancelled
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", s.agentName(), err)
+	}
+	if res.StopReason == "" {
+		res.StopReason = acp.StopReasonEndTurn
+	}
+	return res, nil
+}
+
+// checkPrompt refuses content the agent cannot take rather than drop it.
+func (s *Session) checkPrompt(prompt []acp.ContentBlock) error {
+	s.mu.Lock()
+	caps := s.backend.Info().Prompt
+	s.mu.Unlock()
+	for i, b := range prompt {
+		var what string
+		switch {
+		case b.Image != nil && !caps.Image:
+			what = "images"
+		case b.Audio != nil && !caps.Audio:
+			what = "audio"
+		case b.Resource != nil && !caps.EmbeddedContext:
+			what = "embedded resources"
+		case b.Validate() != nil:
+			return fmt.Errorf("%w: prompt block %d has no known content type", ErrInvalidParams, i)
+		}
+		if what != "" {
+			return fmt.Errorf("%w: agent %s does not accept %s (prompt block %d)", ErrInvalidParams, s.agentName(), what, i)
+		}
+	}
+	return nil
+}
+
+func (s *Session) agentName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.backend.Info().Name
+}
+
+// beginTurn claims the session for a turn, reopening an abandoned native
+// session first.
+func (s *Session) beginTurn(ctx context.Context) (*turn, Native, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
+	}
+	if s.turn != nil {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("%w: a prompt is already running in session %s; cancel it or wait for its response", ErrBusy, s.id)
+	}
+	t := &turn{done: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancel(s.m.ctx)
+	s.turn, s.prompted = t, true
+	n, opts := s.native, s.opts
+	s.mu.Unlock()
+	if n != nil {
+		return t, n, nil
+	}
+	opts.NativeID = s.nativeID()
+	if err := s.open(ctx, opts); err != nil {
+		s.finish(t)
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return t, s.native, nil
+}
+
+func (s *Session) nativeID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.header.NativeID
+}
+
+// recordUser records the prompt as the user's message and titles an
+// untitled session after it.
+func (s *Session) recordUser(prompt []acp.ContentBlock) string {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	id, entries := s.acc.User(prompt)
+	s.record(entries)
+	s.mu.Lock()
+	title := ""
+	if s.header.Title == "" {
+		title = titleOf(prompt)
+		s.header.Title = title
+	}
+	s.mu.Unlock()
+	if title != "" {
+		s.send(acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: &title}})
+	}
+	return id
+}
+
+// run waits for the native turn; after a cancel it waits CancelGrace more,
+// then closes the native session (the next prompt reopens it) and gives
+// up on the turn.
+func (s *Session) run(t *turn, n Native, prompt []acp.ContentBlock) (TurnResult, error) {
+	type result struct {
+		tr  TurnResult
+		err error
+	}
+	ch := make(chan result, 1) // the goroutine never blocks, even if abandoned
+	go func() {
+		tr, err := n.Prompt(t.ctx, prompt)
+		ch <- result{tr, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.tr, r.err
+	case <-t.ctx.Done():
+	}
+	timer := time.NewTimer(s.m.cfg.CancelGrace)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return r.tr, r.err
+	case <-timer.C:
+		s.m.log.Warn("agent did not stop within the grace period; closing it", "session", s.id, "grace", s.m.cfg.CancelGrace)
+		s.abandon(n)
+		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
+	}
+}
+
+func (s *Session) abandon(n Native) {
+	s.mu.Lock()
+	if s.native == n {
+		s.native = nil
+	}
+	s.mu.Unlock()
+	if err := n.Close(); err != nil {
+		s.m.log.Warn("closing abandoned agent session", "session", s.id, "err", err)
+	}
+}
+
+// endTurn fails tool calls the turn left open, records what is left of the
+// turn, syncs the transcript and updates the header.
+func (s *Session) endTurn(t *turn) {
+	s.sendMu.Lock()
+	for _, u := range s.acc.Unfinished() {
+		s.deliverLocked(u)
+	}
+	s.record(s.acc.Flush())
+	s.sendMu.Unlock()
+	s.saveHeader()
+	s.finish(t)
+}
+
+func (s *Session) finish(t *turn) {
+	s.mu.Lock()
+	if s.turn == t {
+		s.turn = nil
+	}
+	s.mu.Unlock()
+	t.cancel()
+	close(t.done)
+}
+
+// saveHeader records the current header with a fresh updatedAt and syncs
+// the transcript.
+func (s *Session) saveHeader() {
+	s.mu.Lock()
+	if s.native != nil {
+		if id := s.native.NativeID(); id != "" {
+			s.header.NativeID = id
+		}
+	}
+	s.header.UpdatedAt = time.Now().UTC()
+	h := s.header
+	s.mu.Unlock()
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.rec == nil {
+		return
+	}
+	if err := s.rec.SetHeader(h); err != nil {
+		s.m.log.Error("recording session header", "session", s.id, "err", err)
+	}
+	if err := s.rec.Sync(); err != nil {
+		s.m.log.Error("syncing transcript", "session", s.id, "err", err)
+	}
+}
+
+// Cancel cancels the running turn, if any. It returns at once.
+func (s *Session) Cancel() {
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	if t != nil {
+		t.cancelled.Store(true)
+		t.cancel()
+	}
+}
+
+// close cancels the turn, waits for it to be recorded, and releases the
+// native session and the transcript.
+func (s *Session) close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	t, n := s.turn, s.native
+	s.mu.Unlock()
+	if t != nil {
+		t.cancelled.Store(true)
+		t.cancel()
+		<-t.done
+	}
+	var err error
+	if n != nil {
+		err = n.Close()
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.rec != nil {
+		if cerr := s.rec.Close(); cerr != nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// reattach serves session/load or session/resume of a session that is
+// already open in this process.
+func (s *Session) reattach(ctx context.Context, replay bool) error {
+	s.mu.Lock()
+	busy := s.turn != nil
+	s.mu.Unlock()
+	if busy {
+		return fmt.Errorf("%w: session %s has a prompt running", ErrBusy, s.id)
+	}
+	if !replay {
+		return nil
+	}
+	entries, err := s.entries()
+	if err != nil {
+		return err
+	}
+	return s.replay(ctx, entries)
+}
+
+// entries returns what the session has recorded.
+func (s *Session) entries() ([]persist.Entry, error) {
+	s.sendMu.Lock()
+	rec := s.rec
+	s.sendMu.Unlock()
+	if m, ok := rec.(*memRecorder); ok {
+		return m.snapshot(), nil
+	}
+	tr, err := s.m.cfg.Store.Read(s.id)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Entries, nil
+}
+
+// replay sends the recorded conversation, or the agent's own history when
+// the transcript keeps none, to the client.
+func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
+	updates := Replay(entries)
+	s.mu.Lock()
+	n, native := s.native, s.header.NativeHistory
+	s.mu.Unlock()
+	if hr, ok := n.(HistoryReader); ok && native {
+		var err error
+		if updates, err = hr.History(ctx); err != nil {
+			return fmt.Errorf("reading %s history: %w", s.agentName(), err)
+		}
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	for _, u := range updates {
+		s.send(u)
+	}
+	return nil
+}
+
+// titleOf makes a session title from the first line of a prompt's text.
+func titleOf(prompt []acp.ContentBlock) string {
+	const max = 80
+	for _, b := range prompt {
+		if b.Text == nil {
+			continue
+		}
+		line, _, _ := strings.Cut(strings.TrimSpace(b.Text.Text), "\n")
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		if utf8.RuneCountInString(line) > max {
+			line = string([]rune(line)[:max-1]) + "…"
+		}
+		return line
+	}
+	return ""
+}
+
+// events is the Events a session hands its Native.
+type events struct{ s *Session }
+
+func (e events) Update(u acp.SessionUpdate) { e.s.deliver(u) }
+
+func (e events) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
+	cancelled := acp.NewRequestPermissionOutcomeCancelled()
+	c := e.s.m.getClient()
+	if ctx.Err() != nil || c == nil {
+		return cancelled, nil
+	}
+	resp, err := c.RequestPermission(ctx, acp.RequestPermissionRequest{
+		SessionId: acp.SessionId(e.s.id), ToolCall: call, Options: options})
+	if ctx.Err() != nil {
+		return cancelled, nil
+	}
+	if err != nil {
+		return acp.RequestPermissionOutcome{}, fmt.Errorf("asking the client for permission: %w", err)
+	}
+	return resp.Outcome, nil
+}
+
+// memRecorder keeps a transcript in memory (--persist never).
+type memRecorder struct {
+	mu      sync.Mutex
+	entries []persist.Entry
+}
+
+func (r *memRecorder) Append(es ...persist.Entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries = append(r.entries, es...)
+	return nil
+}
+
+func (r *memRecorder) snapshot() []persist.Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]persist.Entry(nil), r.entries...)
+}
+
+func (r *memRecorder) SetHeader(persist.Header) error { return nil }
+func (r *memRecorder) Sync() error                    { return nil }
+func (r *memRecorder) Close() error                   { return nil }

@@ -1,0 +1,180 @@
+// Command acpbridge is an ACP agent that an editor launches: it speaks the
+// Agent Client Protocol on stdin/stdout and drives a coding agent behind
+// it, keeping its own transcript of every session.
+//
+// The data path is: stdin → acp (the edge) → bridge (sessions, turns,
+// transcripts) → translators/<agent> → the agent, and back.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/acpbridge/acpbridge/translators/mock"
+	"github.com/spf13/pflag"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// knownAgents are the --agent names, whether or not this build runs them.
+var knownAgents = []string{"claude", "codex", "opencode", "amp", "mock"}
+
+// backends returns the agents this build can run, in config-option order.
+func backends() []bridge.Backend {
+	return []bridge.Backend{mock.New()}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type options struct {
+	agent, stateDir, persist, logLevel string
+	version, help                      bool
+}
+
+// run is the whole program; it returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, opts := flags(stderr)
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
+		return 2
+	}
+	switch {
+	case opts.help:
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, usage)
+		fs.PrintDefaults()
+		return 0
+	case opts.version:
+		fmt.Fprintf(stdout, "acpbridge %s\n", version)
+		return 0
+	}
+	if err := serve(opts, stdin, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+const usage = `acpbridge is an ACP agent: an editor (or any ACP client) runs it and speaks
+the Agent Client Protocol on its stdin/stdout. Logs go to stderr.
+
+Usage: acpbridge [--agent NAME] [--state-dir DIR] [--persist auto|always|never]
+                 [--log-level debug|info|warn|error] [--version] [--help]
+
+`
+
+func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
+	o := &options{}
+	fs := pflag.NewFlagSet("acpbridge", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.agent, "agent", "mock", "agent for new sessions: "+strings.Join(knownAgents, ", "))
+	fs.StringVar(&o.stateDir, "state-dir", "", "where transcripts live (env ACPBRIDGE_STATE_DIR; default $XDG_STATE_HOME/acpbridge or ~/.local/state/acpbridge)")
+	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
+	// Some ACP clients (acp-go-sdk's example/gemini) append this flag.
+	fs.Bool("experimental-acp", false, "accepted and ignored")
+	fs.MarkHidden("experimental-acp")
+	return fs, o
+}
+
+func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
+	log, err := logger(o.logLevel, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := config(o, log)
+	if err != nil {
+		return err
+	}
+	m, err := bridge.NewManager(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Debug("serving", "agent", o.agent, "persist", cfg.Persist, "state", stateDirOf(cfg))
+	return acp.NewServer(m, version, log).Serve(ctx, stdin, stdout)
+}
+
+func config(o *options, log *slog.Logger) (bridge.Config, error) {
+	cfg := bridge.Config{Backends: backends(), Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log}
+	if err := checkAgent(o.agent, cfg.Backends); err != nil {
+		return cfg, err
+	}
+	switch cfg.Persist {
+	case bridge.PersistNever:
+		return cfg, nil
+	case bridge.PersistAuto, bridge.PersistAlways:
+	default:
+		return cfg, fmt.Errorf("--persist %q: want auto, always or never", o.persist)
+	}
+	dir, err := stateDir(o.stateDir)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Store, err = persist.Open(dir)
+	return cfg, err
+}
+
+func checkAgent(name string, bs []bridge.Backend) error {
+	for _, b := range bs {
+		if b.Info().Name == name {
+			return nil
+		}
+	}
+	if slices.Contains(knownAgents, name) {
+		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (available: mock)", name, bridge.ErrAgentUnavailable, name)
+	}
+	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(knownAgents, ", "))
+}
+
+// stateDir resolves --state-dir, then ACPBRIDGE_STATE_DIR, then the XDG
+// state directory.
+func stateDir(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if d := os.Getenv("ACPBRIDGE_STATE_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "acpbridge"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the state directory (set --state-dir): %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "acpbridge"), nil
+}
+
+func stateDirOf(cfg bridge.Config) string {
+	if cfg.Store == nil {
+		return "(none)"
+	}
+	return cfg.Store.Dir()
+}
+
+func logger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, errors.New("--log-level: want debug, info, warn or error")
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

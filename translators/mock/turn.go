@@ -1,0 +1,230 @@
+package mock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// errFail is the error a prompt with "fail" asks for.
+var errFail = errors.New("simulated agent failure (the prompt said \"fail\")")
+
+// turn is one mock turn being played.
+type turn struct {
+	s      *session
+	ctx    context.Context
+	words  map[string]bool
+	delay  time.Duration // between streamed chunks
+	tokens int
+}
+
+func (t *turn) has(word string) bool {
+	return t.words[word] || (t.words["demo"] && word != "slow" && word != "fail")
+}
+
+// play runs the steps in order; each returns early once ctx is cancelled.
+func (t *turn) play(prompt []acp.ContentBlock) error {
+	steps := []struct {
+		word string
+		run  func() error
+	}{
+		{"think", t.think},
+		{"plan", func() error { return t.plan(0) }},
+		{"read", t.read},
+		{"edit", t.edit},
+		{"plan", func() error { return t.plan(2) }},
+	}
+	for _, st := range steps {
+		if t.has(st.word) {
+			if err := st.run(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := t.answer(prompt); err != nil {
+		return err
+	}
+	if t.has("plan") {
+		return t.plan(3)
+	}
+	if t.words["fail"] {
+		return errFail
+	}
+	return nil
+}
+
+// pause waits between chunks, or returns ctx's error.
+func (t *turn) pause() error {
+	if t.delay == 0 {
+		return t.ctx.Err()
+	}
+	select {
+	case <-time.After(t.delay):
+		return nil
+	case <-t.ctx.Done():
+		return t.ctx.Err()
+	}
+}
+
+// stream sends text word by word through send.
+func (t *turn) stream(text string, send func(string) acp.SessionUpdate) error {
+	for _, w := range strings.SplitAfter(text, " ") {
+		if err := t.pause(); err != nil {
+			return err
+		}
+		t.tokens++
+		t.s.ev.Update(send(w))
+	}
+	return nil
+}
+
+func (t *turn) think() error {
+	return t.stream("The user wants a demonstration. I will answer in small chunks.", acp.UpdateAgentThoughtText)
+}
+
+func (t *turn) answer(prompt []acp.ContentBlock) error {
+	t.s.mu.Lock()
+	model := t.s.model
+	t.s.mu.Unlock()
+	text := "You said: " + promptText(prompt)
+	if model == "mock-large" {
+		text = "(mock-large) " + text
+	}
+	if extra := attachments(prompt); extra != "" {
+		text += " " + extra
+	}
+	return t.stream(text, acp.UpdateAgentMessageText)
+}
+
+func promptText(prompt []acp.ContentBlock) string {
+	var parts []string
+	for _, b := range prompt {
+		if b.Text != nil {
+			parts = append(parts, strings.TrimSpace(b.Text.Text))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// attachments describes the non-text blocks of a prompt.
+func attachments(prompt []acp.ContentBlock) string {
+	var got []string
+	for _, b := range prompt {
+		switch {
+		case b.Image != nil:
+			got = append(got, "an image ("+b.Image.MimeType+")")
+		case b.Audio != nil:
+			got = append(got, "audio ("+b.Audio.MimeType+")")
+		case b.ResourceLink != nil:
+			got = append(got, "a link to "+b.ResourceLink.Uri)
+		case b.Resource != nil:
+			got = append(got, "a resource")
+		}
+	}
+	if len(got) == 0 {
+		return ""
+	}
+	return "I also got " + strings.Join(got, ", ") + "."
+}
+
+var planSteps = []string{"Read the README", "Edit mock.txt", "Answer the user"}
+
+// plan sends the whole plan with the first done steps completed and the
+// next one in progress.
+func (t *turn) plan(done int) error {
+	if err := t.pause(); err != nil {
+		return err
+	}
+	entries := make([]acp.PlanEntry, len(planSteps))
+	for i, c := range planSteps {
+		st := acp.PlanEntryStatusPending
+		switch {
+		case i < done:
+			st = acp.PlanEntryStatusCompleted
+		case i == done:
+			st = acp.PlanEntryStatusInProgress
+		}
+		entries[i] = acp.PlanEntry{Content: c, Priority: acp.PlanEntryPriorityMedium, Status: st}
+	}
+	t.s.ev.Update(acp.UpdatePlan(entries...))
+	return nil
+}
+
+func (t *turn) read() error {
+	id := t.s.nextCallID()
+	path := filepath.Join(t.s.cwd, "README.md")
+	t.s.ev.Update(acp.StartReadToolCall(id, "Read "+path, path))
+	if err := t.pause(); err != nil {
+		return err
+	}
+	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	if err := t.pause(); err != nil {
+		return err
+	}
+	text := "# Mock README\n\nThe mock agent made this up; it reads no files.\n"
+	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))}),
+		acp.WithUpdateRawOutput(map[string]any{"content": text})))
+	return nil
+}
+
+// edit proposes a diff and applies it (in make-believe) if allowed.
+func (t *turn) edit() error {
+	id := t.s.nextCallID()
+	path := filepath.Join(t.s.cwd, "mock.txt")
+	diff := acp.ToolDiffContent(path, "hello, world\n", "hello\n")
+	t.s.ev.Update(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})))
+	allowed, err := t.allowed(id, path)
+	if err != nil || t.ctx.Err() != nil {
+		return errors.Join(err, t.ctx.Err())
+	}
+	if !allowed {
+		t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+			acp.WithUpdateRawOutput(map[string]any{"error": "the user rejected the edit"})))
+		return nil
+	}
+	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	if err := t.pause(); err != nil {
+		return err
+	}
+	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+		acp.WithUpdateRawOutput(map[string]any{"applied": true})))
+	return nil
+}
+
+// allowed asks the client unless the mode or an earlier "always" says yes.
+func (t *turn) allowed(id acp.ToolCallId, path string) (bool, error) {
+	t.s.mu.Lock()
+	skip := t.s.mode == "acceptEdits" || t.s.alwaysAllow
+	t.s.mu.Unlock()
+	if skip {
+		return true, nil
+	}
+	title := "Edit " + path
+	out, err := t.s.ev.RequestPermission(t.ctx, acp.ToolCallUpdate{ToolCallId: id, Title: &title}, []acp.PermissionOption{
+		{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+		{OptionId: "always", Name: "Always allow edits", Kind: acp.PermissionOptionKindAllowAlways},
+		{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+	})
+	if err != nil {
+		return false, fmt.Errorf("asking permission to edit: %w", err)
+	}
+	if out.Selected == nil {
+		return false, nil // cancelled
+	}
+	switch out.Selected.OptionId {
+	case "always":
+		t.s.mu.Lock()
+		t.s.alwaysAllow = true
+		t.s.mu.Unlock()
+		return true, nil
+	case "allow":
+		return true, nil
+	}
+	return false, nil
+}
