@@ -10,4 +10,7 @@ require (
 	golang.org/x/sync v0.24.0
 )
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)

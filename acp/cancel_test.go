@@ -1,0 +1,134 @@
+package acp
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// promptAsync starts a prompt and returns its result on a channel.
+func promptAsync(h *harness, id sdk.SessionId, text string) chan promptResult {
+	ch := make(chan promptResult, 1)
+	go func() {
+		r, err := h.prompt(id, text)
+		ch <- promptResult{r, err}
+	}()
+	return ch
+}
+
+type promptResult struct {
+	resp sdk.PromptResponse
+	err  error
+}
+
+func wait(t *testing.T, ch chan promptResult) promptResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(15 * time.Second):
+		t.Fatal("prompt did not return")
+		return promptResult{}
+	}
+}
+
+func isToolCall(u sdk.SessionUpdate) bool { return u.ToolCall != nil }
+
+func TestServer_cancelMidStreamReturnsCancelledAndFlushes(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	res := promptAsync(h, s.SessionId, "slow read")
+	h.client.waitFor(t, isToolCall)
+	if err := h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	r := wait(t, res)
+	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("cancelled prompt = %+v, %v; want stopReason cancelled and no error", r.resp, r.err)
+	}
+	// The SDK delivers every update sent before the response first, so the
+	// tool call's final state is already here.
+	if got := view(h.client.take()); !strings.Contains(got, "tool mock_call_1 read failed") {
+		t.Errorf("after cancel:\n%s\nwant the unfinished tool call failed", got)
+	}
+	h.mustPrompt(s.SessionId, "next turn works")
+}
+
+func TestServer_cancelResolvesPendingPermission(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	var released atomic.Bool
+	asked := make(chan struct{}, 1)
+	h.client.setPolicy(func(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+		asked <- struct{}{}
+		<-ctx.Done() // a user who never answers; the bridge must withdraw the ask
+		released.Store(true)
+		return sdk.RequestPermissionResponse{}, ctx.Err()
+	})
+	s := h.newSession("/work")
+	res := promptAsync(h, s.SessionId, "edit")
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no permission ask")
+	}
+	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+	r := wait(t, res)
+	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("prompt = %+v, %v; want cancelled", r.resp, r.err)
+	}
+	if got := view(h.client.take()); !strings.Contains(got, "tool mock_call_1 edit failed") {
+		t.Errorf("after cancel:\n%s\nwant the edit failed", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !released.Load() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !released.Load() {
+		t.Error("the client's permission request was never withdrawn ($/cancel_request)")
+	}
+}
+
+func TestServer_secondPromptWhileBusyIsRefused(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	res := promptAsync(h, s.SessionId, "slow")
+	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+	_, err := h.prompt(s.SessionId, "me too")
+	wantCode(t, "second prompt", err, -32600)
+	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+	if r := wait(t, res); r.resp.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("first prompt = %+v, %v", r.resp, r.err)
+	}
+}
+
+func TestServer_closeCancelsTheTurn(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	res := promptAsync(h, s.SessionId, "slow")
+	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+	if _, err := h.cs.CloseSession(h.ctx(), sdk.CloseSessionRequest{SessionId: s.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(t, res); r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("prompt of a closed session = %+v, %v; want cancelled", r.resp, r.err)
+	}
+}
+
+func TestServer_cancelOfIdleOrUnknownSessionIsHarmless(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: "nobody"})
+	if r := h.mustPrompt(s.SessionId, "hi"); r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("prompt after a stray cancel: %+v", r)
+	}
+}

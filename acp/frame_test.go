@@ -1,0 +1,178 @@
+package acp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/acpbridge/acpbridge/translators/mock"
+)
+
+// raw is a bridge driven by hand-written lines.
+type raw struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	out    chan map[string]any
+	served chan error
+}
+
+func startRaw(t *testing.T, dir string) *raw {
+	t.Helper()
+	st, err := persist.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock",
+		Store: st, Persist: bridge.PersistAlways, Logger: testLogger(), CancelGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	r := &raw{t: t, in: inW, out: make(chan map[string]any, 1024), served: make(chan error, 1)}
+	go func() {
+		r.served <- NewServer(m, "test", testLogger()).Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var msg map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
+				t.Errorf("bridge wrote a non-JSON line: %q", sc.Text())
+			}
+			r.out <- msg
+		}
+		close(r.out)
+	}()
+	t.Cleanup(func() { inW.Close(); <-r.served })
+	return r
+}
+
+func (r *raw) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// next returns the next message the bridge wrote that matches ok.
+func (r *raw) next(ok func(map[string]any) bool) map[string]any {
+	r.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case msg, open := <-r.out:
+			if !open {
+				r.t.Fatal("bridge closed its output")
+			}
+			if ok(msg) {
+				return msg
+			}
+		case <-timeout:
+			r.t.Fatal("timed out")
+		}
+	}
+}
+
+func response(id any) func(map[string]any) bool {
+	want, _ := json.Marshal(id)
+	return func(m map[string]any) bool {
+		got, _ := json.Marshal(m["id"])
+		_, isReq := m["method"]
+		return string(got) == string(want) && !isReq
+	}
+}
+
+func errCode(m map[string]any) int {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return int(c)
+}
+
+func TestServe_badInputGetsErrorsAndTheConnectionLives(t *testing.T) {
+	r := startRaw(t, t.TempDir())
+	huge := `{"jsonrpc":"2.0","id":"big","method":"session/prompt","params":{"x":"` + strings.Repeat("a", MaxLine) + `"}}`
+	for _, tc := range []struct {
+		line string
+		id   any
+		code int
+	}{
+		{`this is not json`, nil, -32700},
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize"`, nil, -32700},
+		{`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`, nil, -32600},
+		{`"just a string"`, nil, -32600},
+		{`{"foo":1}`, nil, -32600},
+		{`{"jsonrpc":"2.0","id":2,"method":42}`, 2, -32600},
+		{huge, "big", -32600},
+		{`{"jsonrpc":"2.0","id":3,"method":"no/such/method","params":{}}`, 3, -32601},
+		{`{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"/w"}}`, 4, -32602},
+		{`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"../../etc","prompt":[]}}`, 5, -32602},
+		{`{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":"nonsense"}`, 6, -32602},
+	} {
+		r.send(tc.line)
+		msg := r.next(response(tc.id))
+		if got := errCode(msg); got != tc.code {
+			t.Errorf("%.60s: code %d, want %d (%v)", tc.line, got, tc.code, msg["error"])
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}`)
+	if msg := r.next(response(7)); msg["result"] == nil {
+		t.Errorf("initialize after bad input: %v", msg)
+	}
+}
+
+func TestServe_stdinClosedMidTurnAnswersAndKeepsTheTranscript(t *testing.T) {
+	dir := t.TempDir()
+	r := startRaw(t, dir)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+	id := r.next(response(2))["result"].(map[string]any)["sessionId"].(string)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"slow plan read"}]}}`)
+	r.next(func(m map[string]any) bool {
+		u, _ := m["params"].(map[string]any)["update"].(map[string]any)
+		return u["sessionUpdate"] == "tool_call"
+	})
+	r.in.Close()
+	resp := r.next(response(3))
+	if reason := resp["result"].(map[string]any)["stopReason"]; reason != "cancelled" {
+		t.Errorf("prompt after stdin closed: %v, want stopReason cancelled", resp)
+	}
+	select {
+	case err := <-r.served:
+		r.served <- err
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("bridge did not exit after stdin closed")
+	}
+	st, _ := persist.Open(dir)
+	tr, err := st.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, u := range bridge.Replay(tr.Entries) {
+		b, _ := json.Marshal(u)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		kinds = append(kinds, m["sessionUpdate"].(string)+":"+str(m["status"]))
+	}
+	want := "user_message_chunk: plan: tool_call:failed"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("transcript after stdin closed mid-turn: %s, want %s", got, want)
+	}
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,388 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/persist"
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestServer_initializeIsHonest(t *testing.T) {
+	h := start(t, t.TempDir())
+	resp := h.initialize()
+	caps := resp.AgentCapabilities
+	sc := caps.SessionCapabilities
+	if !caps.LoadSession || sc.List == nil || sc.Resume == nil || sc.Close == nil || sc.Delete == nil {
+		t.Errorf("capabilities %+v: want loadSession, list, resume, close, delete", caps)
+	}
+	if sc.Fork != nil || caps.Auth.Logout != nil {
+		t.Errorf("capabilities advertise fork or logout, which are not built")
+	}
+	if !caps.PromptCapabilities.Image || !caps.PromptCapabilities.EmbeddedContext {
+		t.Errorf("prompt capabilities %+v: want the mock's image and embeddedContext", caps.PromptCapabilities)
+	}
+	if resp.AgentInfo == nil || resp.AgentInfo.Name != "acpbridge" || resp.ProtocolVersion != 1 {
+		t.Errorf("agentInfo %+v, protocol %d", resp.AgentInfo, resp.ProtocolVersion)
+	}
+}
+
+func TestServer_textTurn(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	resp := h.mustPrompt(s.SessionId, "hello there")
+	if resp.StopReason != sdk.StopReasonEndTurn || resp.UserMessageId == nil {
+		t.Errorf("response %+v, want end_turn with a userMessageId", resp)
+	}
+	got := view(h.client.take())
+	if !strings.Contains(got, "agent: You said: hello there\n") {
+		t.Errorf("conversation:\n%s\nwant the echo as one message", got)
+	}
+}
+
+func TestServer_sessionNewOffersModeModelAndAgent(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	if s.Modes == nil || s.Modes.CurrentModeId != "default" {
+		t.Errorf("modes %+v, want current default", s.Modes)
+	}
+	var ids []string
+	for _, o := range s.ConfigOptions {
+		ids = append(ids, string(o.Select.Id)+"="+string(o.Select.CurrentValue))
+	}
+	if diff := cmp.Diff([]string{"mode=default", "model=mock-small", "agent=mock"}, ids); diff != "" {
+		t.Errorf("config options (-want +got):\n%s", diff)
+	}
+}
+
+func TestServer_permission(t *testing.T) {
+	for _, tc := range []struct {
+		option, status string
+	}{
+		{"allow", "completed"},
+		{"reject", "failed"},
+	} {
+		t.Run(tc.option, func(t *testing.T) {
+			h := start(t, t.TempDir())
+			h.initialize()
+			h.client.setPolicy(choose(tc.option))
+			s := h.newSession("/work")
+			h.mustPrompt(s.SessionId, "please edit")
+			got := view(h.client.take())
+			want := "tool mock_call_1 edit " + tc.status + " Edit /work/mock.txt"
+			if !strings.Contains(got, want) || h.client.askCount() != 1 {
+				t.Errorf("conversation:\n%s\nasks %d; want %q after one ask", got, h.client.askCount(), want)
+			}
+		})
+	}
+}
+
+func TestServer_permissionAlwaysAndAcceptEditsSkipTheAsk(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	h.client.setPolicy(choose("always"))
+	s := h.newSession("/work")
+	h.mustPrompt(s.SessionId, "edit")
+	h.mustPrompt(s.SessionId, "edit again")
+	if n := h.client.askCount(); n != 1 {
+		t.Errorf("%d asks after 'always allow', want 1", n)
+	}
+	s2 := h.newSession("/work")
+	if err := h.setMode(s2.SessionId, "acceptEdits"); err != nil {
+		t.Fatal(err)
+	}
+	h.mustPrompt(s2.SessionId, "edit")
+	if n := h.client.askCount(); n != 1 {
+		t.Errorf("acceptEdits mode asked permission (%d asks)", n)
+	}
+}
+
+func (h *harness) setMode(id sdk.SessionId, mode string) error {
+	_, err := h.cs.SetSessionMode(h.ctx(), sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(mode)})
+	return err
+}
+
+func (h *harness) setConfig(id sdk.SessionId, key, value string) (sdk.SetSessionConfigOptionResponse, error) {
+	return h.cs.SetSessionConfigOption(h.ctx(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: sdk.SessionConfigId(key), Value: sdk.SessionConfigValueId(value)}})
+}
+
+func TestServer_configOptions(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	resp, err := h.setConfig(s.SessionId, "model", "mock-large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur := resp.ConfigOptions[1].Select.CurrentValue; cur != "mock-large" {
+		t.Errorf("model after set = %q", cur)
+	}
+	if got := view(h.client.take()); got != "\n" {
+		t.Errorf("setting the model sent conversation updates: %q", got)
+	}
+	if _, err := h.setConfig(s.SessionId, "mode", "acceptEdits"); err != nil {
+		t.Fatal(err)
+	}
+	h.client.waitFor(t, func(u sdk.SessionUpdate) bool {
+		return u.CurrentModeUpdate != nil && u.CurrentModeUpdate.CurrentModeId == "acceptEdits"
+	})
+	if !strings.Contains(view(promptUpdates(h, s.SessionId, "hi")), "(mock-large) You said: hi") {
+		t.Errorf("the model option did not reach the agent")
+	}
+	_, err = h.setConfig(s.SessionId, "agent", "mock")
+	if err != nil {
+		t.Errorf("re-selecting the same agent: %v", err)
+	}
+}
+
+func promptUpdates(h *harness, id sdk.SessionId, text string) []sdk.SessionUpdate {
+	h.client.take()
+	h.mustPrompt(id, text)
+	return h.client.take()
+}
+
+func TestServer_errors(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	ctx := h.ctx()
+	_, err := h.prompt("no-such-session", "hi")
+	wantCode(t, "prompt to unknown session", err, -32002)
+	_, err = h.prompt("../x", "hi")
+	wantCode(t, "prompt to ../x", err, -32602)
+	for _, id := range []string{"../x", "/etc/passwd", "a/b", "a\x00b", ""} {
+		_, err = h.cs.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: "/work", McpServers: []sdk.McpServer{}})
+		wantCode(t, fmt.Sprintf("load %q", id), err, -32602)
+	}
+	_, err = h.cs.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "0000-unknown", Cwd: "/work", McpServers: []sdk.McpServer{}})
+	wantCode(t, "load of an unknown id", err, -32002)
+	_, err = h.cs.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: "0000-unknown", Cwd: "/work"})
+	wantCode(t, "resume of an unknown id", err, -32002)
+	_, err = h.cs.NewSession(ctx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}})
+	wantCode(t, "relative cwd", err, -32602)
+	wantCode(t, "unknown mode", h.setMode(s.SessionId, "yolo"), -32602)
+	_, err = h.setConfig(s.SessionId, "colour", "blue")
+	wantCode(t, "unknown config option", err, -32602)
+	_, err = h.setConfig(s.SessionId, "agent", "nope")
+	wantCode(t, "unknown agent", err, -32602)
+	_, err = h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cursor: ptr("garbage!")})
+	wantCode(t, "bad cursor", err, -32602)
+	_, err = h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: ptr("relative")})
+	wantCode(t, "relative cwd filter", err, -32602)
+	_, err = h.cs.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{{}}})
+	wantCode(t, "empty content block", err, -32602)
+
+	_, err = h.prompt(s.SessionId, "please fail")
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32603 || !strings.Contains(re.Message, "simulated agent failure") {
+		t.Errorf("failing turn: %v, want -32603 carrying the agent's message", err)
+	}
+	_, err = h.setConfig(s.SessionId, "agent", "mock")
+	if err != nil {
+		t.Errorf("same agent after the conversation started: %v", err)
+	}
+	_, err = h.cs.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: s.SessionId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.prompt(s.SessionId, "hi")
+	wantCode(t, "prompt after close", err, -32002)
+}
+
+func TestServer_failedTurnKeepsWhatItStreamed(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	if _, err := h.prompt(s.SessionId, "read then fail"); err == nil {
+		t.Fatal("want an error")
+	}
+	live := view(append([]sdk.SessionUpdate{sdk.UpdateUserMessageText("read then fail")}, h.client.take()...))
+	h.stop()
+	h2 := start(t, dir)
+	h2.initialize()
+	h2.load(s.SessionId)
+	if diff := cmp.Diff(live, view(h2.client.take())); diff != "" || !strings.Contains(live, "You said") {
+		t.Errorf("replay after a failed turn (-live +replay):\n%s", diff)
+	}
+}
+
+func (h *harness) load(id sdk.SessionId) sdk.LoadSessionResponse {
+	h.t.Helper()
+	resp, err := h.cs.LoadSession(h.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: "/work", McpServers: []sdk.McpServer{}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return resp
+}
+
+func TestServer_loadAfterRestartReplaysTheConversation(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	var live []sdk.SessionUpdate
+	for _, p := range []string{"demo", "and a second turn"} {
+		live = append(live, sdk.UpdateUserMessageText(p))
+		live = append(live, promptUpdates(h, s.SessionId, p)...)
+	}
+	h.stop()
+
+	h2 := start(t, dir)
+	h2.initialize()
+	resp := h2.load(s.SessionId)
+	replay := h2.client.take()
+	if diff := cmp.Diff(view(live), view(replay)); diff != "" {
+		t.Errorf("replay differs from the live conversation (-live +replay):\n%s", diff)
+	}
+	if resp.Modes == nil || len(resp.ConfigOptions) != 3 {
+		t.Errorf("load response %+v: want modes and config options", resp)
+	}
+	next := view(promptUpdates(h2, s.SessionId, "third"))
+	if !strings.Contains(next, "You said: third") {
+		t.Errorf("prompt after load:\n%s", next)
+	}
+}
+
+func TestServer_resumeDoesNotReplay(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	h.mustPrompt(s.SessionId, "hello")
+	h.stop()
+	h2 := start(t, dir)
+	h2.initialize()
+	if _, err := h2.cs.ResumeSession(h2.ctx(), sdk.ResumeSessionRequest{SessionId: s.SessionId, Cwd: "/work"}); err != nil {
+		t.Fatal(err)
+	}
+	if us := h2.client.take(); len(us) != 0 {
+		t.Errorf("resume sent %d updates, want none", len(us))
+	}
+	h2.mustPrompt(s.SessionId, "again")
+}
+
+func TestServer_sessionOpenInAnotherBridgeIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	other := start(t, dir)
+	other.initialize()
+	_, err := other.cs.LoadSession(other.ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || !strings.Contains(re.Message, "open in another acpbridge process") {
+		t.Errorf("load of a session open elsewhere: %v", err)
+	}
+	h.mustPrompt(s.SessionId, "still mine")
+}
+
+func TestServer_listPagesAllAgentsSessions(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	want := map[sdk.SessionId]bool{}
+	for i := range 230 {
+		cwd := "/work"
+		if i%10 == 0 {
+			cwd = "/other"
+		}
+		want[h.newSession(cwd).SessionId] = true
+	}
+	ctx := h.ctx()
+	seen := map[sdk.SessionId]bool{}
+	var cursor *string
+	pages := 0
+	last := ""
+	for {
+		resp, err := h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, s := range resp.Sessions {
+			if seen[s.SessionId] {
+				t.Errorf("session %s listed twice", s.SessionId)
+			}
+			seen[s.SessionId] = true
+			if last != "" && *s.UpdatedAt > last {
+				t.Errorf("not newest first: %s after %s", *s.UpdatedAt, last)
+			}
+			last = *s.UpdatedAt
+		}
+		if cursor = resp.NextCursor; cursor == nil {
+			break
+		}
+	}
+	if len(seen) != len(want) || pages != 3 {
+		t.Errorf("listed %d of %d sessions in %d pages", len(seen), len(want), pages)
+	}
+	resp, err := h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: ptr("/other")})
+	if err != nil || len(resp.Sessions) != 23 {
+		t.Errorf("cwd filter: %d sessions, err %v; want 23", len(resp.Sessions), err)
+	}
+}
+
+func TestServer_persistNeverWritesNothing(t *testing.T) {
+	h := start(t, "")
+	h.initialize()
+	wd, _ := os.Getwd()
+	s := h.newSession("/work")
+	live := append([]sdk.SessionUpdate{sdk.UpdateUserMessageText("demo")}, promptUpdates(h, s.SessionId, "demo")...)
+	h.load(s.SessionId)
+	if diff := cmp.Diff(view(live), view(h.client.take())); diff != "" {
+		t.Errorf("load of a live session without persistence (-live +replay):\n%s", diff)
+	}
+	resp, err := h.cs.ListSessions(h.ctx(), sdk.ListSessionsRequest{})
+	if err != nil || len(resp.Sessions) != 1 {
+		t.Errorf("list: %+v, %v; want the one live session", resp, err)
+	}
+	if after, _ := os.Getwd(); after != wd {
+		t.Fatal("cwd changed")
+	}
+	if _, err := os.Stat(filepath.Join(wd, "sessions")); err == nil {
+		t.Errorf("something was written")
+	}
+}
+
+func TestServer_deleteRemovesTheTranscript(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	if _, err := h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := persist.Open(dir)
+	if _, err := st.Read(string(s.SessionId)); !errors.Is(err, persist.ErrNotFound) {
+		t.Errorf("transcript after delete: %v", err)
+	}
+	if _, err := h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId}); err != nil {
+		t.Errorf("second delete: %v, want success", err)
+	}
+}
+
+func TestServer_imagePromptReachesTheAgent(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	_, err := h.cs.Prompt(h.ctx(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("look"), sdk.ImageBlock("aGk=", "image/png"), sdk.ResourceLinkBlock("x", "file:///x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := view(h.client.take()); !strings.Contains(got, "an image (image/png), a link to file:///x") {
+		t.Errorf("conversation:\n%s", got)
+	}
+}
+
+var _ = context.Background

@@ -1,0 +1,140 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected sections of testdata/accumulator/*.txtar")
+
+// step is one line of a golden file's input section: a live update, a user
+// prompt, or the end of a turn.
+type step struct {
+	User    []acp.ContentBlock `json:"user"`
+	EndTurn bool               `json:"endTurn"`
+}
+
+// TestAccumulator_golden feeds each file's "in" section through an
+// Accumulator as a session would and compares what is sent to the client,
+// what is stored, and what session/load replays from the store.
+func TestAccumulator_golden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/accumulator/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runGolden(t, section(t, ar, "in"))
+			if *update {
+				setSections(ar, got)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, name := range []string{"sent", "stored", "replay"} {
+				if diff := cmp.Diff(string(section(t, ar, name)), got[name]); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
+
+func runGolden(t *testing.T, in []byte) map[string]string {
+	n := 0
+	acc := NewAccumulator(1, func() string { n++; return fmt.Sprintf("msg-%d", n) })
+	var sent, stored []any
+	var entries []persist.Entry
+	keep := func(es []persist.Entry) {
+		for _, e := range es {
+			entries = append(entries, e)
+			stored = append(stored, e)
+		}
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+		var st step
+		if err := json.Unmarshal(line, &st); err != nil {
+			t.Fatalf("in line %d: %v", i+1, err)
+		}
+		switch {
+		case st.User != nil:
+			_, es := acc.User(st.User)
+			keep(es)
+		case st.EndTurn:
+			for _, u := range acc.Unfinished() {
+				out, es := acc.Add(u)
+				sent = append(sent, out)
+				keep(es)
+			}
+			keep(acc.Flush())
+		default:
+			var u acp.SessionUpdate
+			if err := json.Unmarshal(line, &u); err != nil {
+				t.Fatalf("in line %d: %v", i+1, err)
+			}
+			out, es := acc.Add(u)
+			sent = append(sent, out)
+			keep(es)
+		}
+	}
+	var replay []any
+	for _, u := range Replay(entries) {
+		replay = append(replay, u)
+	}
+	return map[string]string{"sent": jsonLines(t, sent), "stored": jsonLines(t, stored), "replay": jsonLines(t, replay)}
+}
+
+func jsonLines(t *testing.T, vs []any) string {
+	var b strings.Builder
+	for _, v := range vs {
+		j, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func section(t *testing.T, ar *txtar.Archive, name string) []byte {
+	for _, f := range ar.Files {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	if *update {
+		return nil
+	}
+	t.Fatalf("no %q section", name)
+	return nil
+}
+
+func setSections(ar *txtar.Archive, got map[string]string) {
+	var files []txtar.File
+	for _, f := range ar.Files {
+		if f.Name == "in" {
+			files = append(files, f)
+		}
+	}
+	for _, name := range []string{"sent", "stored", "replay"} {
+		files = append(files, txtar.File{Name: name, Data: []byte(got[name])})
+	}
+	ar.Files = files
+}
