@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// TestMain lets the test binary stand in for acpbridge itself, so that
+// tests can run, kill and restart real bridge processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("ACPBRIDGE_TEST_AS_BRIDGE") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// proc is a bridge process with an SDK client on its pipes.
+type proc struct {
+	cmd    *exec.Cmd
+	cs     *sdk.ClientSideConnection
+	client *recorder
+	stderr *bytes.Buffer
+	stdin  io.WriteCloser
+}
+
+func startProc(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
+	p := &proc{cmd: cmd, client: &recorder{}, stderr: &bytes.Buffer{}}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.cs = sdk.NewClientSideConnection(p.client, p.stdin, stdout)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return p
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// recorder is an ACP client that allows every permission ask.
+type recorder struct {
+	sdk.Client
+	mu      sync.Mutex
+	updates []sdk.SessionUpdate
+}
+
+func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.updates = append(r.updates, n.Update)
+	return nil
+}
+
+func (r *recorder) RequestPermission(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("allow")}, nil
+}
+
+func (r *recorder) take() []sdk.SessionUpdate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	us := r.updates
+	r.updates = nil
+	return us
+}
+
+// transcript renders updates as text: messages joined, tool calls in
+// their last status, plans.
+func transcript(us []sdk.SessionUpdate) string {
+	var b strings.Builder
+	status := map[sdk.ToolCallId]string{}
+	var tools []sdk.ToolCallId
+	last := ""
+	for _, u := range us {
+		role, text := "", ""
+		switch {
+		case u.UserMessageChunk != nil:
+			role, text = "user", u.UserMessageChunk.Content.Text.Text
+		case u.AgentMessageChunk != nil:
+			role, text = "agent", u.AgentMessageChunk.Content.Text.Text
+		case u.AgentThoughtChunk != nil:
+			role, text = "thought", u.AgentThoughtChunk.Content.Text.Text
+		case u.ToolCall != nil:
+			if _, ok := status[u.ToolCall.ToolCallId]; !ok {
+				tools = append(tools, u.ToolCall.ToolCallId)
+			}
+			status[u.ToolCall.ToolCallId] = string(u.ToolCall.Status)
+		case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+			status[u.ToolCallUpdate.ToolCallId] = string(*u.ToolCallUpdate.Status)
+		}
+		if role != "" {
+			if role != last {
+				b.WriteString("\n" + role + ": ")
+			}
+			b.WriteString(text)
+			last = role
+		}
+	}
+	for _, id := range tools {
+		b.WriteString("\n" + string(id) + " " + status[id])
+	}
+	return b.String()
+}
+
+// TestBridge_sessionSurvivesKill creates a session in one bridge process,
+// kills it with SIGKILL, and loads the session in a new process.
+func TestBridge_sessionSurvivesKill(t *testing.T) {
+	state := t.TempDir()
+	p := startProc(t, "--agent", "mock", "--state-dir", state)
+	c := ctx(t)
+	if _, err := p.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.cs.NewSession(c, sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := []sdk.SessionUpdate{sdk.UpdateUserMessageText("demo")}
+	if _, err := p.cs.Prompt(c, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("demo")}}); err != nil {
+		t.Fatal(err)
+	}
+	live = append(live, p.client.take()...)
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+
+	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
+	if _, err := p2.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.cs.LoadSession(c, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
+	}
+	want, got := transcript(live), transcript(p2.client.take())
+	if got != want || !strings.Contains(got, "You said: demo") {
+		t.Errorf("replay after SIGKILL:\n%s\nwant (live):\n%s", got, want)
+	}
+	list, err := p2.cs.ListSessions(c, sdk.ListSessionsRequest{})
+	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "demo" {
+		t.Errorf("list after restart: %+v, %v", list, err)
+	}
+}
+
+func TestRun_flags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		out  string // in stdout or stderr
+	}{
+		{[]string{"--version"}, 0, "acpbridge " + version},
+		{[]string{"--help"}, 0, "--persist"},
+		{[]string{"--agent", "claude"}, 1, "does not drive claude yet"},
+		{[]string{"--agent", "emacs"}, 1, `unknown agent; choose one of claude, codex, opencode, amp, mock`},
+		{[]string{"--persist", "sometimes"}, 1, "want auto, always or never"},
+		{[]string{"--log-level", "loud"}, 1, "--log-level"},
+		{[]string{"--bogus"}, 2, "unknown flag"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, strings.NewReader(""), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.out) {
+			t.Errorf("run %q = %d, stdout %q, stderr %q; want %d and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.out)
+		}
+	}
+}
+
+func TestRun_persistNeverWritesNothing(t *testing.T) {
+	state := t.TempDir()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`,
+	}, "\n") + "\n"
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--persist", "never", "--state-dir", state}, strings.NewReader(in), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"sessionId"`) {
+		t.Errorf("no session/new answer in %q", stdout.String())
+	}
+	if ents, _ := os.ReadDir(state); len(ents) != 0 {
+		t.Errorf("--persist never wrote %v", ents)
+	}
+}
+
+func TestStateDir_resolution(t *testing.T) {
+	t.Setenv("ACPBRIDGE_STATE_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "/xdg")
+	if d, _ := stateDir(""); d != "/xdg/acpbridge" {
+		t.Errorf("with XDG_STATE_HOME: %s", d)
+	}
+	t.Setenv("ACPBRIDGE_STATE_DIR", "/env")
+	if d, _ := stateDir(""); d != "/env" {
+		t.Errorf("with ACPBRIDGE_STATE_DIR: %s", d)
+	}
+	if d, _ := stateDir("/flag"); d != "/flag" {
+		t.Errorf("with --state-dir: %s", d)
+	}
+	t.Setenv("ACPBRIDGE_STATE_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if d, _ := stateDir(""); d != filepath.Join("/home/u", ".local/state/acpbridge") {
+		t.Errorf("default: %s", d)
+	}
+}
