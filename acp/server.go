@@ -54,7 +54,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	in := guard(r, out, s.maxLine, s.log)
 	conn := sdk.NewAgentSideConnection(s, out, in)
 	conn.SetLogger(s.log)
-	s.m.SetClient(conn)
+	s.m.SetClient(client{conn, out})
 	select {
 	case <-in.ended:
 		s.log.Debug("stdin ended; answering what was asked", "err", in.err)

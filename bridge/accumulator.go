@@ -1,11 +1,35 @@
 package bridge
 
 import (
+	"encoding/json"
+	"fmt"
 	"sort"
 
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
+
+// Entry is a transcript entry as the Accumulator makes it, before encoding.
+type Entry struct {
+	Seq    int64
+	Update acp.SessionUpdate
+}
+
+// Encode encodes entries for the store.
+func Encode(es []Entry) ([]persist.Entry, error) {
+	out := make([]persist.Entry, len(es))
+	for i, e := range es {
+		b, err := json.Marshal(e.Update)
+		if err != nil {
+			return nil, fmt.Errorf("encoding transcript entry: %w", err)
+		}
+		out[i] = persist.Entry{Seq: e.Seq, Update: b}
+		if tc := e.Update.ToolCall; tc != nil {
+			out[i].Tool = string(tc.ToolCallId)
+		}
+	}
+	return out, nil
+}
 
 // An Accumulator folds a session's live updates into complete transcript
 // entries: the chunks of one message merged (consecutive text joined), a
@@ -50,7 +74,7 @@ func (a *Accumulator) seq() int64 {
 
 // User records a user prompt as one complete message and returns its id
 // and entries.
-func (a *Accumulator) User(blocks []acp.ContentBlock) (string, []persist.Entry) {
+func (a *Accumulator) User(blocks []acp.ContentBlock) (string, []Entry) {
 	done := a.closeMessage()
 	m := &message{kind: "user_message_chunk", id: a.newID(), seq: a.seq()}
 	for _, b := range blocks {
@@ -62,7 +86,7 @@ func (a *Accumulator) User(blocks []acp.ContentBlock) (string, []persist.Entry) 
 // Add folds one live update. It returns the update to send to the client
 // (message chunks without a messageId get the id of the message they
 // belong to) and the entries that the update completed.
-func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []persist.Entry) {
+func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
 	switch {
 	case u.UserMessageChunk != nil:
 		c := *u.UserMessageChunk
@@ -88,8 +112,8 @@ func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []persist.Ent
 
 // chunk adds a message chunk, starting a new message when the kind or the
 // messageId changes, and stamps *id with the message's id.
-func (a *Accumulator) chunk(kind string, b acp.ContentBlock, id **string) []persist.Entry {
-	var done []persist.Entry
+func (a *Accumulator) chunk(kind string, b acp.ContentBlock, id **string) []Entry {
+	var done []Entry
 	if m := a.msg; m != nil && (m.kind != kind || (*id != nil && **id != m.id)) {
 		done = a.closeMessage()
 	}
@@ -106,7 +130,7 @@ func (a *Accumulator) chunk(kind string, b acp.ContentBlock, id **string) []pers
 	return done
 }
 
-func (a *Accumulator) closeMessage() []persist.Entry {
+func (a *Accumulator) closeMessage() []Entry {
 	m := a.msg
 	a.msg = nil
 	if m == nil {
@@ -115,7 +139,7 @@ func (a *Accumulator) closeMessage() []persist.Entry {
 	return m.entries()
 }
 
-func (a *Accumulator) toolCall(c acp.SessionUpdateToolCall) []persist.Entry {
+func (a *Accumulator) toolCall(c acp.SessionUpdateToolCall) []Entry {
 	id := string(c.ToolCallId)
 	if t, ok := a.tools[id]; ok {
 		t.call = c // announced again: the newer announcement is the state
@@ -125,7 +149,7 @@ func (a *Accumulator) toolCall(c acp.SessionUpdateToolCall) []persist.Entry {
 	return a.finishTool(id)
 }
 
-func (a *Accumulator) toolUpdate(u acp.SessionToolCallUpdate) []persist.Entry {
+func (a *Accumulator) toolUpdate(u acp.SessionToolCallUpdate) []Entry {
 	id := string(u.ToolCallId)
 	t, ok := a.tools[id]
 	if !ok {
@@ -137,13 +161,13 @@ func (a *Accumulator) toolUpdate(u acp.SessionToolCallUpdate) []persist.Entry {
 }
 
 // finishTool emits a tool call that has reached a final status.
-func (a *Accumulator) finishTool(id string) []persist.Entry {
+func (a *Accumulator) finishTool(id string) []Entry {
 	t := a.tools[id]
 	if !terminal(t.call.Status) {
 		return nil
 	}
 	delete(a.tools, id)
-	return []persist.Entry{t.entry()}
+	return []Entry{t.entry()}
 }
 
 func terminal(s acp.ToolCallStatus) bool {
@@ -198,7 +222,7 @@ func (a *Accumulator) Unfinished() []acp.SessionUpdate {
 
 // Flush ends the turn: every open message, tool call and plan is returned
 // as entries, in the order they started.
-func (a *Accumulator) Flush() []persist.Entry {
+func (a *Accumulator) Flush() []Entry {
 	done := a.closeMessage()
 	for _, t := range a.openTools() {
 		done = append(done, t.entry())
@@ -206,7 +230,7 @@ func (a *Accumulator) Flush() []persist.Entry {
 	clear(a.tools)
 	if a.plan != nil {
 		p := a.plan.plan
-		done = append(done, persist.Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
+		done = append(done, Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
 		a.plan = nil
 	}
 	sort.SliceStable(done, func(i, j int) bool { return done[i].Seq < done[j].Seq })
@@ -222,9 +246,9 @@ func (a *Accumulator) openTools() []*toolEntry {
 	return ts
 }
 
-func (t *toolEntry) entry() persist.Entry {
+func (t *toolEntry) entry() Entry {
 	c := t.call
-	return persist.Entry{Seq: t.seq, Update: acp.SessionUpdate{ToolCall: &c}}
+	return Entry{Seq: t.seq, Update: acp.SessionUpdate{ToolCall: &c}}
 }
 
 // add appends a block, joining consecutive text.
@@ -238,10 +262,10 @@ func (m *message) add(b acp.ContentBlock) {
 	m.blocks = append(m.blocks, b)
 }
 
-func (m *message) entries() []persist.Entry {
-	es := make([]persist.Entry, len(m.blocks))
+func (m *message) entries() []Entry {
+	es := make([]Entry, len(m.blocks))
 	for i, b := range m.blocks {
-		es[i] = persist.Entry{Seq: m.seq, Update: chunkUpdate(m.kind, m.id, b)}
+		es[i] = Entry{Seq: m.seq, Update: chunkUpdate(m.kind, m.id, b)}
 	}
 	return es
 }
@@ -258,20 +282,20 @@ func chunkUpdate(kind, id string, b acp.ContentBlock) acp.SessionUpdate {
 
 // Replay orders stored entries for session/load: by start, and a tool call
 // recorded more than once (updated after it finished) only once, in its
-// last state at its first place.
-func Replay(entries []persist.Entry) []acp.SessionUpdate {
+// last state at its first place. The updates stay encoded.
+func Replay(entries []persist.Entry) []json.RawMessage {
 	sorted := make([]persist.Entry, len(entries))
 	copy(sorted, entries)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
-	out := make([]acp.SessionUpdate, 0, len(sorted))
-	toolAt := make(map[acp.ToolCallId]int)
+	out := make([]json.RawMessage, 0, len(sorted))
+	toolAt := make(map[string]int)
 	for _, e := range sorted {
-		if tc := e.Update.ToolCall; tc != nil {
-			if i, ok := toolAt[tc.ToolCallId]; ok {
+		if e.Tool != "" {
+			if i, ok := toolAt[e.Tool]; ok {
 				out[i] = e.Update
 				continue
 			}
-			toolAt[tc.ToolCallId] = len(out)
+			toolAt[e.Tool] = len(out)
 		}
 		out = append(out, e.Update)
 	}

@@ -61,8 +61,12 @@ func runGolden(t *testing.T, in []byte) map[string]string {
 	acc := NewAccumulator(1, func() string { n++; return fmt.Sprintf("msg-%d", n) })
 	var sent, stored []any
 	var entries []persist.Entry
-	keep := func(es []persist.Entry) {
-		for _, e := range es {
+	keep := func(es []Entry) {
+		enc, err := Encode(es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range enc {
 			entries = append(entries, e)
 			stored = append(stored, e)
 		}

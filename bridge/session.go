@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -116,11 +117,15 @@ func (s *Session) deliverLocked(u acp.SessionUpdate) {
 }
 
 // record appends entries; s.sendMu must be held.
-func (s *Session) record(es []persist.Entry) {
+func (s *Session) record(es []Entry) {
 	if s.rec == nil || !s.keep || len(es) == 0 {
 		return
 	}
-	if err := s.rec.Append(es...); err != nil {
+	enc, err := Encode(es)
+	if err == nil {
+		err = s.rec.Append(enc...)
+	}
+	if err != nil {
 		s.m.log.Error("recording transcript", "session", s.id, "err", err)
 	}
 }
@@ -436,22 +441,48 @@ func (s *Session) entries() ([]persist.Entry, error) {
 	return tr.Entries, nil
 }
 
+// RawSender is implemented by a Client that can send updates already
+// encoded as JSON, as stored, sparing session/load a decode and re-encode
+// of every entry.
+type RawSender interface {
+	SessionUpdatesRaw(sessionID string, updates []json.RawMessage) error
+}
+
 // replay sends the recorded conversation, or the agent's own history when
 // the transcript keeps none, to the client.
 func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
-	updates := Replay(entries)
 	s.mu.Lock()
 	n, native := s.native, s.header.NativeHistory
 	s.mu.Unlock()
 	if hr, ok := n.(HistoryReader); ok && native {
-		var err error
-		if updates, err = hr.History(ctx); err != nil {
+		updates, err := hr.History(ctx)
+		if err != nil {
 			return fmt.Errorf("reading %s history: %w", s.agentName(), err)
 		}
+		s.sendMu.Lock()
+		defer s.sendMu.Unlock()
+		for _, u := range updates {
+			s.send(u)
+		}
+		return nil
 	}
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	for _, u := range updates {
+	return s.sendRaw(Replay(entries))
+}
+
+// sendRaw sends encoded updates, decoding them only for a Client that
+// can't take them as they are. s.sendMu must be held.
+func (s *Session) sendRaw(raw []json.RawMessage) error {
+	if rs, ok := s.m.getClient().(RawSender); ok {
+		return rs.SessionUpdatesRaw(s.id, raw)
+	}
+	for _, r := range raw {
+		var u acp.SessionUpdate
+		if err := json.Unmarshal(r, &u); err != nil || u.Validate() != nil {
+			s.m.log.Warn("skipping an undecodable transcript entry", "session", s.id, "err", err)
+			continue
+		}
 		s.send(u)
 	}
 	return nil

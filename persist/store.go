@@ -22,8 +22,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
-
-	"github.com/coder/acp-go-sdk"
 )
 
 // FormatVersion is written into every header; readers accept it and older.
@@ -68,12 +66,17 @@ type Header struct {
 }
 
 // Entry is one completed piece of the conversation in its final state: a
-// content block of a user, agent or thought message, a tool call, or a plan.
-// Seq orders entries by when they started; several entries may share a Seq
-// (the blocks of one message).
+// content block of a user, agent or thought message, a tool call, or a plan,
+// as an encoded ACP session update. The store never decodes the update, so
+// that session/load can replay it as it was written.
 type Entry struct {
-	Seq    int64             `json:"seq"`
-	Update acp.SessionUpdate `json:"update"`
+	// Seq orders entries by when they started; several entries may share
+	// a Seq (the blocks of one message).
+	Seq int64 `json:"seq"`
+	// Tool is the tool call id of a tool call entry, so that a replay can
+	// keep only the last state of a tool call recorded twice.
+	Tool   string          `json:"tool,omitempty"`
+	Update json.RawMessage `json:"update"`
 }
 
 // Store is a directory of transcripts. It is safe for concurrent use.

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"os"
 	"sync"
-
-	"github.com/coder/acp-go-sdk"
 )
 
 // line is one line of a transcript file: either a header or an entry.
 type line struct {
 	Header *Header          `json:"header,omitempty"`
 	Seq    int64            `json:"seq,omitempty"`
+	Tool   string           `json:"tool,omitempty"`
 	Update *json.RawMessage `json:"update,omitempty"`
 }
 
@@ -76,15 +75,10 @@ func (t *Transcript) add(raw []byte, seen *bool) error {
 		}
 		t.Header, *seen = *l.Header, true
 	case l.Update != nil:
-		var e Entry
-		if err := json.Unmarshal(*l.Update, &e.Update); err != nil {
-			return err
+		if u := *l.Update; len(u) == 0 || u[0] != '{' {
+			return errors.New("update is not an object")
 		}
-		if err := validate(e.Update); err != nil {
-			return err
-		}
-		e.Seq = l.Seq
-		t.Entries = append(t.Entries, e)
+		t.Entries = append(t.Entries, Entry{Seq: l.Seq, Tool: l.Tool, Update: *l.Update})
 	default:
 		return errors.New("line is neither header nor entry")
 	}
@@ -114,12 +108,7 @@ func (w *Writer) Header() Header {
 func (w *Writer) Append(entries ...Entry) error {
 	var buf []byte
 	for _, e := range entries {
-		u, err := json.Marshal(e.Update)
-		if err != nil {
-			return fmt.Errorf("encoding entry: %w", err)
-		}
-		raw := json.RawMessage(u)
-		b, err := marshalLine(line{Seq: e.Seq, Update: &raw})
+		b, err := marshalLine(line{Seq: e.Seq, Tool: e.Tool, Update: &e.Update})
 		if err != nil {
 			return fmt.Errorf("encoding entry: %w", err)
 		}
@@ -180,40 +169,4 @@ func (w *Writer) Close() error {
 		w.lock.release()
 	}
 	return err
-}
-
-// validate rejects updates the SDK decodes without error but cannot encode
-// again: no variant (an unknown or newer kind) or an empty content block.
-func validate(u acp.SessionUpdate) error {
-	if err := u.Validate(); err != nil {
-		return err
-	}
-	var blocks []acp.ContentBlock
-	var content []acp.ToolCallContent
-	switch {
-	case u.UserMessageChunk != nil:
-		blocks = append(blocks, u.UserMessageChunk.Content)
-	case u.AgentMessageChunk != nil:
-		blocks = append(blocks, u.AgentMessageChunk.Content)
-	case u.AgentThoughtChunk != nil:
-		blocks = append(blocks, u.AgentThoughtChunk.Content)
-	case u.ToolCall != nil:
-		content = u.ToolCall.Content
-	case u.ToolCallUpdate != nil:
-		content = u.ToolCallUpdate.Content
-	}
-	for _, c := range content {
-		if err := c.Validate(); err != nil {
-			return err
-		}
-		if c.Content != nil {
-			blocks = append(blocks, c.Content.Content)
-		}
-	}
-	for _, b := range blocks {
-		if err := b.Validate(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
