@@ -132,3 +132,19 @@ func TestServer_cancelOfIdleOrUnknownSessionIsHarmless(t *testing.T) {
 		t.Errorf("prompt after a stray cancel: %+v", r)
 	}
 }
+
+func TestServer_permissionAnsweredCancelledEndsTheTurnCancelled(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	h.client.setPolicy(func(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	})
+	s := h.newSession("/work")
+	r := h.mustPrompt(s.SessionId, "edit")
+	if r.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("stopReason %q, want cancelled", r.StopReason)
+	}
+	if got := view(h.client.take()); !strings.Contains(got, "tool mock_call_1 edit failed") {
+		t.Errorf("conversation:\n%s", got)
+	}
+}

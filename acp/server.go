@@ -53,7 +53,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lockedWriter{w: w}
 	in := guard(r, out, s.maxLine, s.log)
 	conn := sdk.NewAgentSideConnection(s, out, in)
-	conn.SetLogger(s.log)
+	conn.SetLogger(slog.New(quieter{s.log.Handler()}))
 	s.m.SetClient(client{conn, out})
 	select {
 	case <-in.ended:
@@ -231,3 +231,24 @@ func deref(p *string) string {
 	}
 	return *p
 }
+
+// quieter passes the SDK's warnings and errors on, and its chatter (such as
+// "connection closed" at every exit) only at debug level.
+type quieter struct{ slog.Handler }
+
+func (q quieter) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		r.Level = slog.LevelDebug
+	}
+	if !q.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return q.Handler.Enabled(ctx, min(l, slog.LevelDebug)) || q.Handler.Enabled(ctx, l)
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler { return quieter{q.Handler.WithAttrs(as)} }
+func (q quieter) WithGroup(g string) slog.Handler       { return quieter{q.Handler.WithGroup(g)} }

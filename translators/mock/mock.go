@@ -19,6 +19,7 @@ package mock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -134,7 +135,7 @@ func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge
 		t.delay = 50 * time.Millisecond
 	}
 	err := t.play(prompt)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, errAskCancelled) {
 		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	if err != nil {

@@ -14,6 +14,10 @@ import (
 // errFail is the error a prompt with "fail" asks for.
 var errFail = errors.New("simulated agent failure (the prompt said \"fail\")")
 
+// errAskCancelled ends a turn whose permission ask the client answered
+// "cancelled": in ACP that outcome means the turn is being cancelled.
+var errAskCancelled = errors.New("permission ask cancelled")
+
 // turn is one mock turn being played.
 type turn struct {
 	s      *session
@@ -180,6 +184,11 @@ func (t *turn) edit() error {
 	diff := acp.ToolDiffContent(path, "hello, world\n", "hello\n")
 	t.s.ev.Update(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})))
 	allowed, err := t.allowed(id, path)
+	if errors.Is(err, errAskCancelled) {
+		t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+			acp.WithUpdateRawOutput(map[string]any{"error": "the permission ask was cancelled"})))
+		return err
+	}
 	if err != nil || t.ctx.Err() != nil {
 		return errors.Join(err, t.ctx.Err())
 	}
@@ -215,7 +224,7 @@ func (t *turn) allowed(id acp.ToolCallId, path string) (bool, error) {
 		return false, fmt.Errorf("asking permission to edit: %w", err)
 	}
 	if out.Selected == nil {
-		return false, nil // cancelled
+		return false, errAskCancelled
 	}
 	switch out.Selected.OptionId {
 	case "always":
