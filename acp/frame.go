@@ -3,6 +3,7 @@ package acp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +113,9 @@ func (in *input) pass(line []byte, size int) error {
 	}
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)
+	}
+	if in.log.Enabled(context.Background(), slog.LevelDebug) {
+		in.log.Debug("received", "method", string(env.Method), "id", string(env.ID), "bytes", size)
 	}
 	_, err = in.pw.Write(append(trimmed, '\n'))
 	return err

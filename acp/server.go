@@ -179,7 +179,7 @@ func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
-	return sdk.PromptResponse{StopReason: res.StopReason, Usage: res.Usage, UserMessageId: &res.UserMessageID}, nil
+	return sdk.PromptResponse{StopReason: res.StopReason, Usage: res.Usage}, nil
 }
 
 // Cancel cancels a session's running turn. It must return quickly: the SDK

@@ -38,8 +38,8 @@ func TestServer_textTurn(t *testing.T) {
 	h.initialize()
 	s := h.newSession("/work")
 	resp := h.mustPrompt(s.SessionId, "hello there")
-	if resp.StopReason != sdk.StopReasonEndTurn || resp.UserMessageId == nil {
-		t.Errorf("response %+v, want end_turn with a userMessageId", resp)
+	if resp.StopReason != sdk.StopReasonEndTurn || resp.Usage == nil {
+		t.Errorf("response %+v, want end_turn with usage", resp)
 	}
 	got := view(h.client.take())
 	if !strings.Contains(got, "agent: You said: hello there\n") {
@@ -247,9 +247,15 @@ func TestServer_loadAfterRestartReplaysTheConversation(t *testing.T) {
 	if resp.Modes == nil || len(resp.ConfigOptions) != 3 {
 		t.Errorf("load response %+v: want modes and config options", resp)
 	}
-	next := view(promptUpdates(h2, s.SessionId, "third"))
-	if !strings.Contains(next, "You said: third") {
-		t.Errorf("prompt after load:\n%s", next)
+	live = append(live, sdk.UpdateUserMessageText("third"))
+	live = append(live, promptUpdates(h2, s.SessionId, "third")...)
+	h2.stop()
+
+	h3 := start(t, dir)
+	h3.initialize()
+	h3.load(s.SessionId)
+	if diff := cmp.Diff(view(live), view(h3.client.take())); diff != "" || !strings.Contains(view(live), "You said: third") {
+		t.Errorf("the turn after a reload was not recorded (-live +replay):\n%s", diff)
 	}
 }
 

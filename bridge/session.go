@@ -75,31 +75,36 @@ func (s *Session) open(ctx context.Context, opts OpenOptions) error {
 	return nil
 }
 
-// startRecord begins recording to a new transcript in store, or to w, or
-// to memory when both are nil.
+// startRecord begins recording to a new transcript in store, or to w (a
+// reopened transcript), or to memory when both are nil.
 func (s *Session) startRecord(store *persist.Store, w *persist.Writer) error {
 	s.mu.Lock()
 	h := s.header
 	s.mu.Unlock()
-	var rec recorder = w
-	switch {
-	case store != nil:
-		var err error
-		if rec, err = store.Create(h); err != nil {
-			return err
-		}
-	case w != nil:
-		if err := w.SetHeader(h); err != nil {
-			w.Close()
-			return err
-		}
-	default:
-		rec = &memRecorder{}
+	rec, err := newRecorder(store, w, h)
+	if err != nil {
+		return err
 	}
 	s.sendMu.Lock()
 	s.rec, s.keep = rec, !h.NativeHistory
 	s.sendMu.Unlock()
 	return nil
+}
+
+func newRecorder(store *persist.Store, w *persist.Writer, h persist.Header) (recorder, error) {
+	switch {
+	case store != nil:
+		return store.Create(h)
+	case w == nil:
+		return &memRecorder{}, nil
+	case w.Header() == h:
+		return w, nil // nothing changed since the last header line
+	}
+	if err := w.SetHeader(h); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // deliver folds an update into the transcript and sends it to the client.
@@ -153,28 +158,21 @@ func (s *Session) send(u acp.SessionUpdate) {
 	}
 }
 
-// PromptResult is how a prompt ended.
-type PromptResult struct {
-	TurnResult
-	UserMessageID string
-}
-
 // Prompt runs one turn. A second prompt while one runs gets ErrBusy. A
 // cancelled turn returns StopReasonCancelled and no error. ctx carries
 // values only: the turn ends on Cancel, close or Shutdown, not when a
 // request's ctx is done.
-func (s *Session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (PromptResult, error) {
+func (s *Session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (TurnResult, error) {
 	if err := s.checkPrompt(prompt); err != nil {
-		return PromptResult{}, err
+		return TurnResult{}, err
 	}
 	t, n, err := s.beginTurn(ctx)
 	if err != nil {
-		return PromptResult{}, err
+		return TurnResult{}, err
 	}
-	res := PromptResult{UserMessageID: s.recordUser(prompt)}
-	tr, err := s.run(t, n, prompt)
+	s.recordUser(prompt)
+	res, err := s.run(t, n, prompt)
 	s.endTurn(t)
-	res.TurnResult = tr
 	if t.cancelled.Load() {
 		if err != nil {
 			s.m.log.Debug("cancelled turn ended with", "session", s.id, "err", err)
@@ -259,10 +257,10 @@ func (s *Session) nativeID() string {
 
 // recordUser records the prompt as the user's message and titles an
 // untitled session after it.
-func (s *Session) recordUser(prompt []acp.ContentBlock) string {
+func (s *Session) recordUser(prompt []acp.ContentBlock) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	id, entries := s.acc.User(prompt)
+	_, entries := s.acc.User(prompt)
 	s.record(entries)
 	s.mu.Lock()
 	title := ""
@@ -274,7 +272,6 @@ func (s *Session) recordUser(prompt []acp.ContentBlock) string {
 	if title != "" {
 		s.send(acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: &title}})
 	}
-	return id
 }
 
 // run waits for the native turn; after a cancel it waits CancelGrace more,
