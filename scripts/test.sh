@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# test.sh is the full test suite, from a fresh clone on a machine with Go and
+# npm: it installs the pinned tools the end-to-end tests drive (see
+# install-tools.sh), then runs gofmt, go vet, every test with the race
+# detector (end-to-end ones included, which fail rather than skip when their
+# tool is missing), and a short run of each fuzzer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-tools.sh >/dev/null
+export ACPBRIDGE_REQUIRE_E2E=1
+
+unformatted=$(gofmt -l .)
+if [[ -n $unformatted ]]; then
+	echo "gofmt would change:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+go vet ./...
+go test -race -count=1 ./...
+
+fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-15s}" "$1"; }
+fuzz ./persist FuzzParseTranscript
+fuzz ./acp FuzzGuard
+echo "all tests passed"
