@@ -72,15 +72,15 @@ func (a *Accumulator) seq() int64 {
 	return a.nextSeq - 1
 }
 
-// User records a user prompt as one complete message and returns its id
-// and entries.
-func (a *Accumulator) User(blocks []acp.ContentBlock) (string, []Entry) {
+// User records a user prompt as one complete message and returns the
+// entries it completes.
+func (a *Accumulator) User(blocks []acp.ContentBlock) []Entry {
 	done := a.closeMessage()
 	m := &message{kind: "user_message_chunk", id: a.newID(), seq: a.seq()}
 	for _, b := range blocks {
 		m.add(b)
 	}
-	return m.id, append(done, m.entries()...)
+	return append(done, m.entries()...)
 }
 
 // Add folds one live update. It returns the update to send to the client

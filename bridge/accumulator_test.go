@@ -78,7 +78,7 @@ func runGolden(t *testing.T, in []byte) map[string]string {
 		}
 		switch {
 		case st.User != nil:
-			_, es := acc.User(st.User)
+			es := acc.User(st.User)
 			keep(es)
 		case st.EndTurn:
 			for _, u := range acc.Unfinished() {

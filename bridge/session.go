@@ -260,7 +260,7 @@ func (s *Session) nativeID() string {
 func (s *Session) recordUser(prompt []acp.ContentBlock) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	_, entries := s.acc.User(prompt)
+	entries := s.acc.User(prompt)
 	s.record(entries)
 	s.mu.Lock()
 	title := ""
