@@ -22,6 +22,7 @@ import (
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/persist"
+	"github.com/acpbridge/acpbridge/translators/claude"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/spf13/pflag"
 )
@@ -32,9 +33,28 @@ var version = "0.1.0-dev"
 // knownAgents are the --agent names, whether or not this build runs them.
 var knownAgents = []string{"claude", "codex", "opencode", "amp", "mock"}
 
-// backends returns the agents this build can run, in config-option order.
-func backends() []bridge.Backend {
-	return []bridge.Backend{mock.New()}
+// backends returns the agents this build drives, in config-option order.
+func backends(log *slog.Logger) []bridge.Backend {
+	return []bridge.Backend{claude.New(claude.Options{Logger: log}), mock.New()}
+}
+
+// checker is a backend that can tell whether its CLI is installed.
+type checker interface{ Check() error }
+
+// runnable keeps the backends that can run here; the agent config option
+// lists only those. why says what is missing for the others.
+func runnable(bs []bridge.Backend) (ok []bridge.Backend, why map[string]error) {
+	why = map[string]error{}
+	for _, b := range bs {
+		if c, isChecker := b.(checker); isChecker {
+			if err := c.Check(); err != nil {
+				why[b.Info().Name] = err
+				continue
+			}
+		}
+		ok = append(ok, b)
+	}
+	return ok, why
 }
 
 func main() {
@@ -114,7 +134,11 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 }
 
 func config(o *options, log *slog.Logger) (bridge.Config, error) {
-	cfg := bridge.Config{Backends: backends(), Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log}
+	bs, missing := runnable(backends(log))
+	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log}
+	if err := missing[o.agent]; err != nil {
+		return cfg, fmt.Errorf("--agent %s: %w: %v", o.agent, bridge.ErrAgentUnavailable, err)
+	}
 	if err := checkAgent(o.agent, cfg.Backends); err != nil {
 		return cfg, err
 	}
@@ -140,7 +164,7 @@ func checkAgent(name string, bs []bridge.Backend) error {
 		}
 	}
 	if slices.Contains(knownAgents, name) {
-		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (available: mock)", name, bridge.ErrAgentUnavailable, name)
+		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (it drives claude and mock)", name, bridge.ErrAgentUnavailable, name)
 	}
 	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(knownAgents, ", "))
 }

@@ -127,4 +127,10 @@ type Events interface {
 	// has already announced with a tool_call update. ctx should be the
 	// turn's; when the turn is cancelled the ask resolves as cancelled.
 	RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error)
+
+	// ConfigChanged tells the bridge that Modes or Models changed (say,
+	// the agent reported its models once it had started), so that it
+	// sends the client the session's config options again. The Native
+	// must not hold its own locks when calling it.
+	ConfigChanged()
 }

@@ -509,6 +509,10 @@ type events struct{ s *Session }
 
 func (e events) Update(u acp.SessionUpdate) { e.s.deliver(u) }
 
+func (e events) ConfigChanged() {
+	e.s.deliver(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: e.s.State().ConfigOptions}})
+}
+
 func (e events) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
 	cancelled := acp.NewRequestPermissionOutcomeCancelled()
 	c := e.s.m.getClient()

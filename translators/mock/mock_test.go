@@ -39,6 +39,8 @@ func (e *events) Update(u acp.SessionUpdate) {
 	e.kinds = append(e.kinds, k)
 }
 
+func (e *events) ConfigChanged() {}
+
 func (e *events) RequestPermission(context.Context, acp.ToolCallUpdate, []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,0 +1,259 @@
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/coder/acp-go-sdk"
+)
+
+// request sends a control request to the CLI and waits for its answer.
+// Answers are read by the read loop, so requests may come from anywhere,
+// including while the CLI is still starting.
+func (s *session) request(ctx context.Context, p *proc.Process, req map[string]any) (json.RawMessage, error) {
+	ch := make(chan reply, 1)
+	s.mu.Lock()
+	s.nextID++
+	id := fmt.Sprintf("req_%d", s.nextID)
+	s.pending[id] = ch
+	s.mu.Unlock()
+	if err := s.write(p, map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
+		s.forget(id)
+		return nil, err
+	}
+	select {
+	case r := <-ch:
+		return r.body, r.err
+	case <-ctx.Done():
+		s.forget(id)
+		return nil, fmt.Errorf("claude did not answer %s: %w", req["subtype"], ctx.Err())
+	}
+}
+
+func (s *session) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, id)
+}
+
+// resolve hands a control_response to the request waiting for it.
+func (s *session) resolve(raw json.RawMessage) {
+	var r struct {
+		Subtype   string          `json:"subtype"`
+		RequestID string          `json:"request_id"`
+		Response  json.RawMessage `json:"response"`
+		Error     string          `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		s.log.Warn("undecodable control_response from claude", "err", err)
+		return
+	}
+	s.mu.Lock()
+	ch := s.pending[r.RequestID]
+	delete(s.pending, r.RequestID)
+	s.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	if r.Subtype == "error" {
+		ch <- reply{err: errors.New(r.Error)}
+		return
+	}
+	ch <- reply{body: r.Response}
+}
+
+// toolAsk is a can_use_tool request.
+type toolAsk struct {
+	Subtype     string           `json:"subtype"`
+	ToolName    string           `json:"tool_name"`
+	Input       map[string]any   `json:"input"`
+	ToolUseID   string           `json:"tool_use_id"`
+	Suggestions []map[string]any `json:"permission_suggestions"`
+}
+
+// control answers a request from the CLI. Permission asks wait for the
+// user, so they are answered from their own goroutine.
+func (s *session) control(p *proc.Process, id string, raw json.RawMessage) {
+	var req toolAsk
+	if err := json.Unmarshal(raw, &req); err != nil {
+		s.respondError(p, id, "acpbridge could not decode the request: "+err.Error())
+		return
+	}
+	switch req.Subtype {
+	case "can_use_tool":
+		s.canUseTool(p, id, req)
+	case "hook_callback":
+		s.respond(p, id, map[string]any{"continue": true})
+	default:
+		s.respondError(p, id, "acpbridge does not handle "+req.Subtype+" requests")
+	}
+}
+
+func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
+	if taskTool(req.ToolName) { // the task list is shown as the plan; nothing to ask
+		s.respond(p, id, allow(req.Input))
+		return
+	}
+	s.trMu.Lock()
+	for _, u := range s.tr.Announce(req.ToolUseID, req.ToolName, req.Input) {
+		s.ev.Update(u)
+	}
+	s.trMu.Unlock()
+	ctx, cancel := context.WithCancel(s.askContext())
+	s.mu.Lock()
+	s.asks[id] = cancel
+	s.mu.Unlock()
+	go s.ask(ctx, p, id, req)
+}
+
+// askContext is the running turn's context, so that a cancelled turn
+// withdraws its asks, or the session's.
+func (s *session) askContext() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn != nil {
+		return s.turn.ctx
+	}
+	return s.life
+}
+
+// ask puts a permission ask to the user and answers the CLI, unless the
+// CLI withdrew the ask meanwhile.
+func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolAsk) {
+	title := describe(req.ToolName, req.Input, s.cwd).title
+	out, err := s.ev.RequestPermission(ctx, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(req.ToolUseID), Title: &title},
+		permissionOptions(req.ToolName))
+	s.mu.Lock()
+	cancel, live := s.asks[id]
+	delete(s.asks, id)
+	s.mu.Unlock()
+	if !live {
+		return // withdrawn by control_cancel_request
+	}
+	cancel()
+	resp, mode := decide(req, out, err)
+	s.respond(p, id, resp)
+	if mode != "" {
+		go s.switchMode(mode)
+	}
+}
+
+// switchMode applies the mode picked when a plan was approved.
+func (s *session) switchMode(mode string) {
+	if err := s.SetMode(s.life, mode); err != nil {
+		s.log.Warn("switching mode after the plan", "mode", mode, "err", err)
+		return
+	}
+	s.modeReported(mode)
+}
+
+// withdraw handles control_cancel_request: the CLI no longer wants an
+// answer (the turn was interrupted).
+func (s *session) withdraw(id string) {
+	s.mu.Lock()
+	cancel := s.asks[id]
+	delete(s.asks, id)
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// Permission option ids.
+const (
+	optAllow  = "allow"
+	optAlways = "always"
+	optReject = "reject"
+	optPlan   = "plan" // ExitPlanMode: keep planning
+)
+
+func permissionOptions(tool string) []acp.PermissionOption {
+	if tool == "ExitPlanMode" {
+		return []acp.PermissionOption{
+			{OptionId: "acceptEdits", Name: "Yes, and auto-accept edits", Kind: acp.PermissionOptionKindAllowAlways},
+			{OptionId: "default", Name: "Yes, and ask before edits", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: optPlan, Name: "No, keep planning", Kind: acp.PermissionOptionKindRejectOnce},
+		}
+	}
+	return []acp.PermissionOption{
+		{OptionId: optAllow, Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+		{OptionId: optAlways, Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways},
+		{OptionId: optReject, Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+	}
+}
+
+// decide turns the user's answer into the CLI's, and the mode to switch
+// to after an approved plan. Allow echoes the input: 2.1.197 rejects an
+// allow without updatedInput.
+func decide(req toolAsk, out acp.RequestPermissionOutcome, err error) (map[string]any, string) {
+	switch {
+	case err != nil:
+		return deny("acpbridge could not ask the user: "+err.Error(), false), ""
+	case out.Selected == nil:
+		return deny("The user cancelled the turn.", true), ""
+	}
+	switch id := string(out.Selected.OptionId); id {
+	case optAllow:
+		return allow(req.Input), ""
+	case optAlways:
+		a := allow(req.Input)
+		if rules := sessionRules(req.Suggestions); len(rules) > 0 {
+			a["updatedPermissions"] = rules
+		}
+		return a, ""
+	case "acceptEdits", "default":
+		return allow(req.Input), id
+	case optPlan:
+		return deny("The user wants to keep planning.", false), ""
+	}
+	return deny("The user rejected this tool call.", false), ""
+}
+
+func allow(input map[string]any) map[string]any {
+	if input == nil {
+		input = map[string]any{}
+	}
+	return map[string]any{"behavior": "allow", "updatedInput": input}
+}
+
+func deny(message string, interrupt bool) map[string]any {
+	d := map[string]any{"behavior": "deny", "message": message}
+	if interrupt {
+		d["interrupt"] = true
+	}
+	return d
+}
+
+// sessionRules keeps the CLI's suggested allow rules, for this session
+// only: "always allow" in the editor should not edit the user's settings.
+func sessionRules(suggestions []map[string]any) []map[string]any {
+	var rules []map[string]any
+	for _, sug := range suggestions {
+		if sug["type"] == "addRules" && sug["behavior"] == "allow" {
+			r := map[string]any{}
+			for k, v := range sug {
+				r[k] = v
+			}
+			r["destination"] = "session"
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}
+
+func (s *session) respond(p *proc.Process, id string, resp map[string]any) {
+	s.reply(p, map[string]any{"subtype": "success", "request_id": id, "response": resp})
+}
+
+func (s *session) respondError(p *proc.Process, id, msg string) {
+	s.reply(p, map[string]any{"subtype": "error", "request_id": id, "error": msg})
+}
+
+func (s *session) reply(p *proc.Process, r map[string]any) {
+	if err := s.write(p, map[string]any{"type": "control_response", "response": r}); err != nil {
+		s.log.Warn("answering claude", "err", err)
+	}
+}

@@ -1,0 +1,241 @@
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/coder/acp-go-sdk"
+)
+
+// events records what a session reports and answers its asks.
+type events struct {
+	mu      sync.Mutex
+	updates []acp.SessionUpdate
+	asks    int
+	changed int
+	answer  func(ctx context.Context) (acp.RequestPermissionOutcome, error)
+	chunk   chan struct{} // a signal per agent message chunk
+}
+
+func newEvents(option string) *events {
+	return &events{chunk: make(chan struct{}, 100), answer: func(context.Context) (acp.RequestPermissionOutcome, error) {
+		return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(option)), nil
+	}}
+}
+
+func (e *events) Update(u acp.SessionUpdate) {
+	e.mu.Lock()
+	e.updates = append(e.updates, u)
+	e.mu.Unlock()
+	if u.AgentMessageChunk != nil {
+		select {
+		case e.chunk <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (e *events) RequestPermission(ctx context.Context, _ acp.ToolCallUpdate, _ []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
+	e.mu.Lock()
+	e.asks++
+	e.mu.Unlock()
+	return e.answer(ctx)
+}
+
+func (e *events) ConfigChanged() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.changed++
+}
+
+// text is everything the session showed, one update per line.
+func (e *events) text() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	for _, u := range e.updates {
+		j, _ := json.Marshal(u)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// openFake opens a session on the fake CLI; args receives its command line.
+func openFake(t *testing.T, opts bridge.OpenOptions, ev *events) (bridge.Native, string) {
+	t.Helper()
+	args := filepath.Join(t.TempDir(), "args")
+	b := New(Options{Path: os.Args[0], Env: []string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}})
+	if opts.Cwd == "" {
+		opts.Cwd = t.TempDir()
+	}
+	n, err := b.Open(context.Background(), opts, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n, args
+}
+
+func prompt(t *testing.T, n bridge.Native, text string) (bridge.TurnResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock(text)})
+}
+
+func TestSession_textTurn(t *testing.T) {
+	ev := newEvents("allow")
+	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	res, err := prompt(t, n, "hello")
+	if err != nil || res.StopReason != acp.StopReasonEndTurn || res.Usage == nil || res.Usage.InputTokens != 10 {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	got := ev.text()
+	if strings.Count(got, "turn 1: hello") != 1 {
+		t.Errorf("the answer should appear once (streamed, not repeated from the assistant line):\n%s", got)
+	}
+	if !strings.Contains(got, `"description":"Review code","input":{"hint":"[target]"},"name":"review"`) {
+		t.Errorf("no slash commands from the initialize answer:\n%s", got)
+	}
+	if !strings.Contains(got, `"size":200000`) || !strings.Contains(got, `"cost":{"amount":0.01,"currency":"USD"}`) {
+		t.Errorf("no usage_update with window and cost:\n%s", got)
+	}
+	if n.NativeID() != "fake-session-1" {
+		t.Errorf("native id %q", n.NativeID())
+	}
+	if ms := n.Models(); len(ms.Available) != 2 || ms.Available[1].ID != "fake-fast" || ev.changed == 0 {
+		t.Errorf("models %+v after initialize (config changed %d times)", ms, ev.changed)
+	}
+}
+
+func TestSession_permission(t *testing.T) {
+	for option, want := range map[string]string{
+		"allow":  `"status":"completed"`,
+		"always": "hi (always)",
+		"reject": `denied: The user rejected this tool call.`,
+	} {
+		t.Run(option, func(t *testing.T) {
+			ev := newEvents(option)
+			n, _ := openFake(t, bridge.OpenOptions{}, ev)
+			if _, err := prompt(t, n, "bash please"); err != nil {
+				t.Fatal(err)
+			}
+			got := ev.text()
+			if ev.asks != 1 || !strings.Contains(got, want) || !strings.Contains(got, `"kind":"execute"`) {
+				t.Errorf("%d asks; want %q in:\n%s", ev.asks, want, got)
+			}
+		})
+	}
+}
+
+func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
+	ev := newEvents("")
+	asked := make(chan struct{})
+	ev.answer = func(ctx context.Context) (acp.RequestPermissionOutcome, error) {
+		close(asked)
+		<-ctx.Done()
+		return acp.NewRequestPermissionOutcomeCancelled(), nil
+	}
+	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-asked; cancel() }()
+	res, err := n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock("bash")})
+	if err != nil || res.StopReason != acp.StopReasonCancelled {
+		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
+	}
+	if got := ev.text(); !strings.Contains(got, "The user cancelled the turn.") {
+		t.Errorf("the CLI was not told:\n%s", got)
+	}
+}
+
+func TestSession_cancelMidStreamInterrupts(t *testing.T) {
+	ev := newEvents("allow")
+	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-ev.chunk; cancel() }()
+	res, err := n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock("slow")})
+	if err != nil || res.StopReason != acp.StopReasonCancelled {
+		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
+	}
+	if res, err := prompt(t, n, "after"); err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("turn after the interrupt: %+v, %v", res, err)
+	}
+}
+
+func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
+	ev := newEvents("allow")
+	n, args := openFake(t, bridge.OpenOptions{}, ev)
+	_, err := prompt(t, n, "crash")
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake claude: boom") {
+		t.Fatalf("crash: %v; want the exit status and the stderr tail", err)
+	}
+	if !strings.Contains(ev.text(), "partial answer") {
+		t.Errorf("what was streamed before the crash is missing")
+	}
+	res, err := prompt(t, n, "again")
+	if err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("after the crash: %+v, %v", res, err)
+	}
+	if a, _ := os.ReadFile(args); !strings.Contains(string(a), "--resume fake-session-1") {
+		t.Errorf("restart args %q; want --resume of the native session", a)
+	}
+}
+
+func TestSession_garbageFromTheCLIIsSkipped(t *testing.T) {
+	ev := newEvents("allow")
+	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	if res, err := prompt(t, n, "garbage"); err != nil || !strings.Contains(ev.text(), "still fine") {
+		t.Errorf("turn: %+v, %v\n%s", res, err, ev.text())
+	}
+}
+
+func TestSession_authErrorIsAuthRequired(t *testing.T) {
+	n, _ := openFake(t, bridge.OpenOptions{}, newEvents("allow"))
+	_, err := prompt(t, n, "autherr")
+	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "/login") {
+		t.Errorf("err %v; want ErrAuthRequired saying how to log in", err)
+	}
+}
+
+func TestSession_argsModesAndModels(t *testing.T) {
+	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Mode: "plan", Model: "fake-fast",
+		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, newEvents("allow"))
+	if _, err := prompt(t, n, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(args)
+	for _, want := range []string{"--permission-prompt-tool stdio", "--include-partial-messages", "--resume earlier",
+		"--permission-mode plan", "--model fake-fast", `--mcp-config {"mcpServers":{"docs":{"headers":{},"type":"http","url":"http://127.0.0.1:1/mcp"}}}`} {
+		if !strings.Contains(string(a), want) {
+			t.Errorf("args %q lack %q", a, want)
+		}
+	}
+	ctx := context.Background()
+	if err := n.SetMode(ctx, "acceptEdits"); err != nil || n.Modes().Current != "acceptEdits" {
+		t.Errorf("set mode: %v, current %q", err, n.Modes().Current)
+	}
+	if err := n.SetModel(ctx, "default"); err != nil || n.Models().Current != "default" {
+		t.Errorf("set model: %v, current %q", err, n.Models().Current)
+	}
+}
+
+func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
+	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), bridge.OpenOptions{Cwd: "/"}, newEvents(""))
+	if !errors.Is(err, bridge.ErrAgentUnavailable) {
+		t.Errorf("err %v, want ErrAgentUnavailable", err)
+	}
+	t.Setenv(EnvVar, "")
+	t.Setenv("PATH", t.TempDir())
+	if err := New(Options{}).Check(); err == nil || !strings.Contains(err.Error(), EnvVar) {
+		t.Errorf("Check without claude: %v; want it to name %s", err, EnvVar)
+	}
+}

@@ -1,0 +1,474 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// Translator turns the messages Claude Code prints in stream-json mode into
+// ACP session updates. It is not safe for concurrent use; the session's
+// read loop owns it. Control messages are not its business.
+type Translator struct {
+	cwd string
+
+	streamed map[string]bool        // message ids whose text arrived as stream deltas
+	msgID    string                 // the message being streamed
+	blocks   map[int]string         // content-block index → tool_use id, while streaming
+	tools    map[string]*tool       // tool calls by tool_use id
+	tasks    tasks                  // the task list (TaskCreate/TaskUpdate, TodoWrite)
+	inputs   map[int][]byte         // content-block index → partial tool input JSON
+	stop     string                 // the last message_delta stop_reason
+	commands []acp.AvailableCommand // the slash commands last sent
+}
+
+// tool is what the translator knows of one tool_use.
+type tool struct {
+	name   string
+	input  map[string]any
+	hidden bool // a task-list tool: shown as the plan, not as a tool call
+}
+
+// NewTranslator returns a Translator for a session in cwd.
+func NewTranslator(cwd string) *Translator {
+	return &Translator{cwd: cwd, streamed: map[string]bool{}, blocks: map[int]string{},
+		tools: map[string]*tool{}, inputs: map[int][]byte{}}
+}
+
+// Output is what one stream-json message means.
+type Output struct {
+	Updates []acp.SessionUpdate
+	// SessionID is Claude's session id, when the message tells it.
+	SessionID string
+	// Mode is the permission mode, when the message reports it.
+	Mode string
+	// Model is the model in use, when the message reports it.
+	Model string
+	// Result is set by the message that ends a turn.
+	Result *Result
+	// Skipped names a message type the translator does not know.
+	Skipped string
+}
+
+// Result is how a turn ended, from Claude's result message.
+type Result struct {
+	StopReason acp.StopReason
+	// Err is the turn's failure (an API error, an aborted turn) or "".
+	Err          string
+	AuthRequired bool
+	Aborted      bool // the turn was interrupted (error_during_execution)
+	Exited       bool // the process died before the turn ended
+	Usage        *acp.Usage
+	CostUSD      float64 // cumulative for the process
+	Context      int     // tokens in context after the turn
+	Window       int     // the model's context window, 0 if unknown
+}
+
+// message is the envelope of every stream-json line.
+type message struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	SessionID       string          `json:"session_id"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Event           json.RawMessage `json:"event"`
+	Message         json.RawMessage `json:"message"`
+	ToolUseResult   json.RawMessage `json:"tool_use_result"`
+	IsReplay        bool            `json:"isReplay"`
+	IsSynthetic     bool            `json:"isSynthetic"`
+
+	// system/init and system/status
+	Model          string          `json:"model"`
+	PermissionMode string          `json:"permissionMode"`
+	SlashCommands  []string        `json:"slash_commands"`
+	CompactMeta    *compactMeta    `json:"compact_metadata"`
+	Raw            json.RawMessage `json:"-"`
+}
+
+type compactMeta struct {
+	Trigger    string `json:"trigger"`
+	PreTokens  int    `json:"pre_tokens"`
+	PostTokens int    `json:"post_tokens"`
+}
+
+// Translate decodes one line of Claude's stdout.
+func (t *Translator) Translate(line []byte) (Output, error) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return Output{}, fmt.Errorf("decoding claude output: %w", err)
+	}
+	m.Raw = line
+	switch m.Type {
+	case "stream_event":
+		return t.streamEvent(m)
+	case "assistant":
+		return t.assistant(m)
+	case "user":
+		return t.user(m)
+	case "result":
+		return t.result(line)
+	case "system":
+		return t.system(m), nil
+	}
+	return Output{Skipped: m.Type}, nil
+}
+
+func (t *Translator) system(m message) Output {
+	switch m.Subtype {
+	case "init":
+		out := Output{SessionID: m.SessionID, Mode: m.PermissionMode, Model: m.Model}
+		if len(t.commands) == 0 { // the initialize response's list, with descriptions, wins
+			out.Updates = t.Commands(commandsNamed(m.SlashCommands))
+		}
+		return out
+	case "status":
+		return Output{Mode: m.PermissionMode}
+	case "compact_boundary":
+		if c := m.CompactMeta; c != nil {
+			text := fmt.Sprintf("\n\n*Conversation compacted (%s): %d → %d tokens.*\n\n", c.Trigger, c.PreTokens, c.PostTokens)
+			return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}}
+		}
+	case "api_retry", "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
+		return Output{}
+	}
+	return Output{Skipped: "system/" + m.Subtype}
+}
+
+// Commands records the slash commands and returns an update if they
+// changed.
+func (t *Translator) Commands(cmds []acp.AvailableCommand) []acp.SessionUpdate {
+	if len(cmds) == 0 || slices.EqualFunc(cmds, t.commands, func(a, b acp.AvailableCommand) bool {
+		return a.Name == b.Name && a.Description == b.Description
+	}) {
+		return nil
+	}
+	t.commands = cmds
+	return []acp.SessionUpdate{{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}}}
+}
+
+// commandsNamed lists slash commands by name, as system/init gives them.
+func commandsNamed(names []string) []acp.AvailableCommand {
+	cmds := make([]acp.AvailableCommand, 0, len(names))
+	for _, n := range names {
+		cmds = append(cmds, acp.AvailableCommand{Name: n, Description: "/" + n})
+	}
+	return cmds
+}
+
+// streamEvent translates one raw Messages API streaming event.
+func (t *Translator) streamEvent(m message) (Output, error) {
+	var ev struct {
+		Type    string `json:"type"`
+		Index   int    `json:"index"`
+		Message struct {
+			ID string `json:"id"`
+		} `json:"message"`
+		ContentBlock struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+			Name string `json:"name"`
+		} `json:"content_block"`
+		Delta struct {
+			Type        string `json:"type"`
+			Text        string `json:"text"`
+			Thinking    string `json:"thinking"`
+			PartialJSON string `json:"partial_json"`
+			StopReason  string `json:"stop_reason"`
+		} `json:"delta"`
+	}
+	if err := json.Unmarshal(m.Event, &ev); err != nil {
+		return Output{}, fmt.Errorf("decoding stream event: %w", err)
+	}
+	sub := m.ParentToolUseID != nil // a sub-agent's stream: its text is not ours to show
+	switch ev.Type {
+	case "message_start":
+		t.msgID = ev.Message.ID
+		clear(t.blocks)
+		clear(t.inputs)
+	case "content_block_start":
+		if ev.ContentBlock.Type == "tool_use" {
+			t.blocks[ev.Index] = ev.ContentBlock.ID
+			return t.announce(ev.ContentBlock.ID, ev.ContentBlock.Name, nil), nil
+		}
+	case "content_block_delta":
+		return t.delta(ev.Index, ev.Delta.Type, ev.Delta.Text+ev.Delta.Thinking, ev.Delta.PartialJSON, sub), nil
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			t.stop = ev.Delta.StopReason
+		}
+	}
+	return Output{}, nil
+}
+
+func (t *Translator) delta(index int, kind, text, partial string, sub bool) Output {
+	switch kind {
+	case "input_json_delta":
+		t.inputs[index] = append(t.inputs[index], partial...)
+		return Output{}
+	case "text_delta", "thinking_delta":
+		if sub || text == "" {
+			return Output{}
+		}
+		t.streamed[t.msgID] = true
+		if kind == "text_delta" {
+			return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}}
+		}
+		return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentThoughtText(text)}}
+	}
+	return Output{}
+}
+
+// apiMessage is the Messages API message inside assistant and user lines.
+type apiMessage struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     map[string]any  `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// assistant handles a complete content block. Text and thinking that were
+// already streamed are not sent again; a tool_use refines its tool call.
+func (t *Translator) assistant(m message) (Output, error) {
+	var msg apiMessage
+	if err := json.Unmarshal(m.Message, &msg); err != nil {
+		return Output{}, fmt.Errorf("decoding assistant message: %w", err)
+	}
+	var blocks []block
+	if err := json.Unmarshal(msg.Content, &blocks); err != nil {
+		return Output{}, fmt.Errorf("decoding assistant content: %w", err)
+	}
+	var out Output
+	sub := m.ParentToolUseID != nil
+	for _, b := range blocks {
+		switch {
+		case b.Type == "tool_use":
+			out.Updates = append(out.Updates, t.announce(b.ID, b.Name, b.Input).Updates...)
+		case sub || t.streamed[msg.ID]:
+		case b.Type == "text" && b.Text != "":
+			out.Updates = append(out.Updates, acp.UpdateAgentMessageText(b.Text))
+		case b.Type == "thinking" && b.Thinking != "":
+			out.Updates = append(out.Updates, acp.UpdateAgentThoughtText(b.Thinking))
+		}
+	}
+	return out, nil
+}
+
+// announce reports a tool_use: a pending tool_call at first sight, a
+// refining tool_call_update once its input is known. Task-list tools show
+// as the plan instead.
+func (t *Translator) announce(id, name string, input map[string]any) Output {
+	tc, seen := t.tools[id]
+	if !seen {
+		tc = &tool{name: name, hidden: taskTool(name)}
+		t.tools[id] = tc
+	}
+	if input != nil {
+		tc.input = input
+	}
+	if tc.hidden {
+		return Output{}
+	}
+	info := describe(name, tc.input, t.cwd)
+	if !seen {
+		return Output{Updates: []acp.SessionUpdate{acp.StartToolCall(acp.ToolCallId(id), info.title,
+			acp.WithStartKind(info.kind), acp.WithStartStatus(acp.ToolCallStatusPending),
+			acp.WithStartContent(info.content), acp.WithStartLocations(info.locations),
+			acp.WithStartRawInput(rawInput(tc.input)))}}
+	}
+	return Output{Updates: []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(id),
+		acp.WithUpdateTitle(info.title), acp.WithUpdateKind(info.kind),
+		acp.WithUpdateContent(info.content), acp.WithUpdateLocations(info.locations),
+		acp.WithUpdateRawInput(rawInput(tc.input)))}}
+}
+
+func rawInput(in map[string]any) any {
+	if in == nil {
+		return map[string]any{}
+	}
+	return in
+}
+
+// Known reports whether a tool_use id has been seen, and whether it is
+// shown as a tool call.
+func (t *Translator) Known(id string) (seen, shown bool) {
+	tc, ok := t.tools[id]
+	return ok, ok && !tc.hidden
+}
+
+// Announce makes sure a tool call exists for a permission ask about a
+// tool_use the stream has not shown (yet).
+func (t *Translator) Announce(id, name string, input map[string]any) []acp.SessionUpdate {
+	if seen, _ := t.Known(id); seen {
+		return nil
+	}
+	return t.announce(id, name, input).Updates
+}
+
+// user handles tool results; prompts echoed back, interruption notes and
+// sub-agent prompts are not shown.
+func (t *Translator) user(m message) (Output, error) {
+	if m.IsReplay || m.IsSynthetic {
+		return Output{}, nil
+	}
+	var msg apiMessage
+	if err := json.Unmarshal(m.Message, &msg); err != nil {
+		return Output{}, fmt.Errorf("decoding user message: %w", err)
+	}
+	var blocks []block
+	if json.Unmarshal(msg.Content, &blocks) != nil {
+		return Output{}, nil // a plain string: a prompt or a local command's output
+	}
+	var out Output
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			out.Updates = append(out.Updates, t.toolResult(b, m.ToolUseResult)...)
+		}
+	}
+	return out, nil
+}
+
+func (t *Translator) toolResult(b block, structured json.RawMessage) []acp.SessionUpdate {
+	tc := t.tools[b.ToolUseID]
+	if tc == nil {
+		tc = &tool{name: "unknown"}
+		t.tools[b.ToolUseID] = tc
+	}
+	text := resultText(b.Content)
+	if tc.hidden {
+		if b.IsError {
+			return nil
+		}
+		if t.tasks.apply(tc.name, tc.input, structured) {
+			return []acp.SessionUpdate{t.tasks.plan()}
+		}
+		return nil
+	}
+	status := acp.ToolCallStatusCompleted
+	if b.IsError {
+		status = acp.ToolCallStatusFailed
+	}
+	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(rawOutput(structured, text))}
+	if content := resultContent(tc.name, text, b.IsError); content != nil {
+		opts = append(opts, acp.WithUpdateContent(content))
+	}
+	return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(b.ToolUseID), opts...)}
+}
+
+// resultText flattens a tool_result's content (a string or blocks).
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []block
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func rawOutput(structured json.RawMessage, text string) any {
+	if len(structured) > 0 && string(structured) != "null" {
+		var v any
+		if json.Unmarshal(structured, &v) == nil {
+			return v
+		}
+	}
+	return map[string]any{"output": text}
+}
+
+// resultDoc is the part of a result message the bridge needs.
+type resultDoc struct {
+	Subtype        string   `json:"subtype"`
+	IsError        bool     `json:"is_error"`
+	APIErrorStatus *int     `json:"api_error_status"`
+	Result         *string  `json:"result"`
+	StopReason     string   `json:"stop_reason"`
+	SessionID      string   `json:"session_id"`
+	TotalCostUSD   float64  `json:"total_cost_usd"`
+	Errors         []string `json:"errors"`
+	TerminalReason string   `json:"terminal_reason"`
+	Usage          struct {
+		InputTokens         int `json:"input_tokens"`
+		OutputTokens        int `json:"output_tokens"`
+		CacheReadTokens     int `json:"cache_read_input_tokens"`
+		CacheCreationTokens int `json:"cache_creation_input_tokens"`
+	} `json:"usage"`
+	ModelUsage map[string]struct {
+		ContextWindow int `json:"contextWindow"`
+	} `json:"modelUsage"`
+}
+
+// result ends the turn.
+func (t *Translator) result(line []byte) (Output, error) {
+	var r resultDoc
+	if err := json.Unmarshal(line, &r); err != nil {
+		return Output{}, fmt.Errorf("decoding result: %w", err)
+	}
+	res := &Result{StopReason: stopReason(r, t.stop), CostUSD: r.TotalCostUSD}
+	t.stop = ""
+	u := r.Usage
+	res.Usage = &acp.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CachedReadTokens: &u.CacheReadTokens, CachedWriteTokens: &u.CacheCreationTokens,
+		TotalTokens: u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheCreationTokens}
+	res.Context = u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens + u.OutputTokens
+	for _, mu := range r.ModelUsage {
+		res.Window = max(res.Window, mu.ContextWindow)
+	}
+	t.failure(r, res)
+	return Output{SessionID: r.SessionID, Result: res}, nil
+}
+
+func stopReason(r resultDoc, streamed string) acp.StopReason {
+	switch {
+	case r.Subtype == "error_max_turns" || r.Subtype == "error_max_budget_usd":
+		return acp.StopReasonMaxTurnRequests
+	case r.StopReason == "max_tokens" || streamed == "max_tokens":
+		return acp.StopReasonMaxTokens
+	case r.StopReason == "refusal" || streamed == "refusal":
+		return acp.StopReasonRefusal
+	}
+	return acp.StopReasonEndTurn
+}
+
+// failure fills in why a turn failed, if it did.
+func (t *Translator) failure(r resultDoc, res *Result) {
+	if r.Subtype == "error_during_execution" {
+		res.Aborted = true
+		res.Err = "claude stopped the turn: " + strings.Join(append([]string{r.TerminalReason}, r.Errors...), "; ")
+		return
+	}
+	if !r.IsError || res.StopReason == acp.StopReasonMaxTurnRequests {
+		return
+	}
+	msg := strings.Join(r.Errors, "; ")
+	if r.Result != nil && *r.Result != "" {
+		msg = *r.Result
+	}
+	res.Err = msg
+	status := 0
+	if r.APIErrorStatus != nil {
+		status = *r.APIErrorStatus
+	}
+	res.AuthRequired = status == 401 || status == 403 || strings.Contains(msg, "/login") ||
+		strings.Contains(strings.ToLower(msg), "invalid api key")
+}

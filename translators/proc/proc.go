@@ -1,0 +1,177 @@
+// Package proc runs an agent CLI as a supervised child process: its own
+// process group (so the whole tree goes when it does), killed if the bridge
+// dies, stderr kept as a bounded tail for error messages and never mixed
+// into the bridge's stdout, and a shutdown ladder of stdin EOF, SIGTERM,
+// SIGKILL.
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec says what to run.
+type Spec struct {
+	Path string
+	Args []string
+	Dir  string
+	Env  []string // nil means the bridge's environment
+}
+
+// Process is a running child. Stdin and Stdout are its pipes; the caller
+// reads Stdout until EOF.
+type Process struct {
+	Stdin  io.WriteCloser
+	Stdout io.ReadCloser
+
+	cmd    *exec.Cmd
+	stderr *Tail
+	done   chan struct{} // closed when the process has exited
+	err    error         // how it exited; set before done closes
+	stop   sync.Once
+}
+
+// Grace is how long each step of the shutdown ladder waits.
+const Grace = 2 * time.Second
+
+// Start starts the process.
+func Start(s Spec) (*Process, error) {
+	cmd := exec.Command(s.Path, s.Args...)
+	cmd.Dir, cmd.Env = s.Dir, s.Env
+	cmd.SysProcAttr = sysProcAttr()
+	p := &Process{cmd: cmd, stderr: NewTail(16 << 10), done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.Stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if p.Stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
+	}
+	go p.wait()
+	return p, nil
+}
+
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	if err != nil {
+		err = fmt.Errorf("%s exited: %w%s", p.name(), err, p.tail())
+	}
+	p.err = err
+	close(p.done)
+}
+
+func (p *Process) name() string { return p.cmd.Path }
+
+func (p *Process) tail() string {
+	if t := strings.TrimSpace(p.stderr.String()); t != "" {
+		return "; stderr: " + t
+	}
+	return ""
+}
+
+// Pid is the child's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the process exited (nil for status 0); valid after Done.
+func (p *Process) Err() error {
+	<-p.done
+	return p.err
+}
+
+// Exited describes the exit for an error message: the status and the
+// stderr tail, even when the status was 0.
+func (p *Process) Exited() error {
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s exited%s", p.name(), p.tail())
+}
+
+// Stderr returns the tail of what the process wrote to stderr.
+func (p *Process) Stderr() string { return p.stderr.String() }
+
+// Stop ends the process: stdin closed, then SIGTERM to its group, then
+// SIGKILL, Grace apart. It returns once the process has exited.
+func (p *Process) Stop() {
+	p.stop.Do(func() {
+		p.Stdin.Close()
+		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+			if sig != 0 {
+				signalGroup(p.cmd.Process.Pid, sig)
+			}
+			select {
+			case <-p.done:
+				return
+			case <-time.After(Grace):
+			}
+		}
+		<-p.done
+	})
+	<-p.done
+}
+
+// Kill sends SIGKILL to the process group at once (tests use it to play a
+// crash).
+func (p *Process) Kill() error {
+	return signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+func signalGroup(pid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// Tail keeps the last bytes written to it.
+type Tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+// NewTail returns a Tail keeping max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
+
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *Tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// LookPath finds an agent's executable: the override variable if set (a
+// path), else name on PATH.
+func LookPath(name, envVar string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
+		return exec.LookPath(p)
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found on PATH (install it, or set %s to its path): %w", name, envVar, err)
+	}
+	return p, nil
+}
