@@ -1,0 +1,223 @@
+package claude
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acpedge "github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// editor is an ACP client connected to a bridge running only the given
+// Claude backend, over in-memory pipes.
+type editor struct {
+	t      *testing.T
+	cs     *acp.ClientSideConnection
+	c      *client
+	stdin  io.WriteCloser
+	served chan error
+}
+
+func startEditor(t *testing.T, b *Backend, state string) *editor {
+	t.Helper()
+	st, err := persist.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{b}, Default: "claude", Store: st,
+		Persist: bridge.PersistAuto, Logger: log, CancelGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	e := &editor{t: t, c: &client{option: "allow"}, stdin: inW, served: make(chan error, 1)}
+	go func() {
+		e.served <- acpedge.NewServer(m, "test", log).Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	e.cs = acp.NewClientSideConnection(e.c, inW, outR)
+	t.Cleanup(e.stop)
+	ctx := e.ctx()
+	if _, err := e.cs.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acpedge.ProtocolVersion}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// stop closes the editor's side and waits for the bridge (and so every
+// claude process) to finish.
+func (e *editor) stop() {
+	e.stdin.Close()
+	select {
+	case err := <-e.served:
+		e.served <- err
+	case <-time.After(30 * time.Second):
+		e.t.Error("bridge did not stop")
+	}
+}
+
+func (e *editor) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+func (e *editor) newSession(cwd string) acp.SessionId {
+	e.t.Helper()
+	s, err := e.cs.NewSession(e.ctx(), acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s.SessionId
+}
+
+func (e *editor) prompt(id acp.SessionId, text string) (acp.PromptResponse, error) {
+	return e.cs.Prompt(e.ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+}
+
+// client records updates and answers permission asks with option.
+type client struct {
+	acp.Client
+	mu      sync.Mutex
+	option  string
+	updates []acp.SessionUpdate
+	asked   []acp.RequestPermissionRequest
+}
+
+func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.updates = append(c.updates, n.Update)
+	return nil
+}
+
+func (c *client) RequestPermission(_ context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, r)
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(c.option))}, nil
+}
+
+// conversation renders the updates so far as text and forgets them:
+// messages joined, tool calls with their last status, the last plan.
+func (c *client) conversation() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	status := map[acp.ToolCallId]string{}
+	titles := map[acp.ToolCallId]string{}
+	var order []acp.ToolCallId
+	var plan []string
+	last := ""
+	for _, u := range c.updates {
+		role, text := "", ""
+		switch {
+		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
+			role, text = "user", u.UserMessageChunk.Content.Text.Text
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			role, text = "agent", u.AgentMessageChunk.Content.Text.Text
+		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil:
+			role, text = "thought", u.AgentThoughtChunk.Content.Text.Text
+		case u.ToolCall != nil:
+			if _, ok := status[u.ToolCall.ToolCallId]; !ok {
+				order = append(order, u.ToolCall.ToolCallId)
+			}
+			status[u.ToolCall.ToolCallId] = string(u.ToolCall.Status)
+			titles[u.ToolCall.ToolCallId] = string(u.ToolCall.Kind) + " " + u.ToolCall.Title
+		case u.ToolCallUpdate != nil:
+			if s := u.ToolCallUpdate.Status; s != nil {
+				status[u.ToolCallUpdate.ToolCallId] = string(*s)
+			}
+			if k, tt := u.ToolCallUpdate.Kind, u.ToolCallUpdate.Title; k != nil && tt != nil {
+				titles[u.ToolCallUpdate.ToolCallId] = string(*k) + " " + *tt
+			}
+		case u.Plan != nil:
+			plan = plan[:0]
+			for _, e := range u.Plan.Entries {
+				plan = append(plan, e.Content+"="+string(e.Status))
+			}
+		}
+		if role != "" {
+			if role != last {
+				b.WriteString("\n" + role + ": ")
+			}
+			b.WriteString(text)
+			last = role
+		}
+	}
+	for _, id := range order {
+		b.WriteString("\ntool " + titles[id] + " → " + status[id])
+	}
+	if len(plan) > 0 {
+		b.WriteString("\nplan " + strings.Join(plan, ", "))
+	}
+	c.updates = nil
+	return b.String()
+}
+
+func fakeBackend(t *testing.T) (*Backend, string) {
+	args := t.TempDir() + "/args"
+	return New(Options{Path: os.Args[0], Env: []string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}}), args
+}
+
+// TestACP_restartLoadsAndResumesTheSameClaudeSession runs a turn, stops
+// the bridge, then loads the session in a new bridge: the replay comes
+// from acpbridge's transcript (Claude's resume replays nothing), and the
+// next prompt goes to the same Claude session with --resume.
+func TestACP_restartLoadsAndResumesTheSameClaudeSession(t *testing.T) {
+	state, cwd := t.TempDir(), t.TempDir()
+	b, args := fakeBackend(t)
+	e := startEditor(t, b, state)
+	id := e.newSession(cwd)
+	if _, err := e.prompt(id, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	live := "\nuser: hello" + e.c.conversation()
+	e.stop()
+
+	e2 := startEditor(t, b, state)
+	if _, err := e2.cs.LoadSession(e2.ctx(), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e2.c.conversation(); got != live {
+		t.Errorf("replay:%s\nwant (live):%s", got, live)
+	}
+	if _, err := e2.prompt(id, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := os.ReadFile(args); !strings.Contains(string(a), "--resume fake-session-1") {
+		t.Errorf("the reloaded session's claude ran with %q; want --resume fake-session-1", a)
+	}
+}
+
+func TestACP_crashIsAClearErrorThenRecovers(t *testing.T) {
+	b, _ := fakeBackend(t)
+	e := startEditor(t, b, t.TempDir())
+	id := e.newSession(t.TempDir())
+	_, err := e.prompt(id, "crash")
+	if err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("crash: %v", err)
+	}
+	if resp, err := e.prompt(id, "recover"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("after the crash: %+v, %v", resp, err)
+	}
+}
+
+func TestACP_authErrorIsAuthRequired(t *testing.T) {
+	b, _ := fakeBackend(t)
+	e := startEditor(t, b, t.TempDir())
+	_, err := e.prompt(e.newSession(t.TempDir()), "autherr")
+	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32000 || !strings.Contains(re.Message, "/login") {
+		t.Errorf("err %v; want -32000 saying how to log in", err)
+	}
+}
