@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # install-tools.sh installs the command-line tools that acpbridge's
 # end-to-end tests drive into .tools/ (git-ignored), each pinned to a tested
-# version, and prints where each one is. It installs a tool only if its
-# binary is missing, so running it again is cheap.
+# version, and prints where each one is (only binary paths go to stdout). It
+# installs a tool only if its binary is missing or the installed package is
+# not the pinned version, so running it again is cheap.
 #
 # Tools:
-#   acpx   a headless ACP client (npm), used by acpx_e2e_test.go
+#   acpx    a headless ACP client (npm), used by acpx_e2e_test.go
+#   claude  the Claude Code CLI (npm @anthropic-ai/claude-code), used by the
+#           Claude backend's end-to-end tests against translators/claude/fakeapi
 #
 # Add an agent CLI by adding one line to main, e.g.
 #   install_npm_tool some-cli 1.2.3 some-cli
@@ -15,22 +18,43 @@ cd "$(dirname "$0")/.."
 
 TOOLS_DIR=.tools
 
-# install_npm_tool NAME VERSION [BIN]: installs npm package NAME@VERSION into
-# .tools/NAME unless .tools/NAME/node_modules/.bin/BIN (BIN defaults to NAME)
-# already exists, then prints the binary's path.
+# installed_version PREFIX PACKAGE prints the "version" of
+# PREFIX/node_modules/PACKAGE/package.json, or nothing if there is none.
+installed_version() {
+	local pkg_json="$1/node_modules/$2/package.json"
+	[[ -f $pkg_json ]] || return 0
+	sed -n 's/^[[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg_json" | head -n 1
+}
+
+# install_npm_tool NAME VERSION [BIN [DIR]]: installs npm package NAME@VERSION
+# into .tools/DIR (DIR defaults to NAME; give one for scoped names such as
+# @scope/pkg) unless .tools/DIR/node_modules/.bin/BIN (BIN defaults to NAME)
+# already exists and the installed package is VERSION, then prints the
+# binary's path.
 install_npm_tool() {
-	local name=$1 version=$2 bin=${3:-$1}
-	local prefix="$TOOLS_DIR/$name"
+	local name=$1 version=$2 bin=${3:-$1} dir=${4:-$1}
+	local prefix="$TOOLS_DIR/$dir"
 	local path="$prefix/node_modules/.bin/$bin"
-	if [[ ! -x $path ]]; then
+	local have
+	have=$(installed_version "$prefix" "$name")
+	if [[ ! -x $path || $have != "$version" ]]; then
 		command -v npm >/dev/null || {
 			echo "install-tools: npm is needed to install $name" >&2
 			return 1
 		}
-		echo "install-tools: installing $name@$version into $prefix" >&2
-		npm install --prefix "$prefix" --no-audit --no-fund "$name@$version" >&2
+		if [[ -n $have ]]; then
+			echo "install-tools: replacing $name@$have in $prefix with $name@$version" >&2
+		else
+			echo "install-tools: installing $name@$version into $prefix" >&2
+		fi
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "$name@$version" >&2
 		[[ -x $path ]] || {
 			echo "install-tools: $name@$version installed no $path" >&2
+			return 1
+		}
+		have=$(installed_version "$prefix" "$name")
+		[[ $have == "$version" ]] || {
+			echo "install-tools: $prefix has $name@${have:-nothing}, want $version" >&2
 			return 1
 		}
 	fi
@@ -41,8 +65,32 @@ install_acpx() {
 	install_npm_tool acpx 0.19.1
 }
 
+# install_claude installs the Claude Code CLI into .tools/claude. The npm
+# package is a thin wrapper around a native binary that comes from a
+# platform-specific optional dependency, so check that it actually runs.
+install_claude() {
+	local version=2.1.197 path
+	path=$(install_npm_tool @anthropic-ai/claude-code "$version" claude claude)
+	local got
+	got=$(DISABLE_AUTOUPDATER=1 "$path" --version 2>/dev/null | head -n 1) || true
+	if [[ $got != "$version"* ]]; then
+		# The package's postinstall (install.cjs) replaces the bin/claude.exe
+		# placeholder with the native binary; run it if npm skipped it.
+		echo "install-tools: claude --version printed '${got}'; running the package's install.cjs" >&2
+		(cd "$TOOLS_DIR/claude/node_modules/@anthropic-ai/claude-code" && node install.cjs) >&2 || true
+		got=$(DISABLE_AUTOUPDATER=1 "$path" --version 2>/dev/null | head -n 1) || true
+	fi
+	if [[ $got != "$version"* ]]; then
+		echo "install-tools: $path --version printed '${got}', want $version" >&2
+		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
+		return 1
+	fi
+	echo "$path"
+}
+
 main() {
 	install_acpx
+	install_claude
 }
 
 main "$@"
