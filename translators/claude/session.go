@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,8 +100,25 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 	return p, s.ready
 }
 
-// ensure waits until a process is running and initialized.
+// errLost: Claude no longer has the conversation to resume.
+var errLost = errors.New("claude has no conversation to resume")
+
+// lostNotice tells the user why Claude forgot what came before.
+const lostNotice = "*Claude Code no longer has this conversation (its session file is gone), " +
+	"so it continues in a new Claude session without the earlier context.*\n\n"
+
+// ensure waits until a process is running and initialized. If Claude lost
+// the conversation, it starts a fresh one and says so.
 func (s *session) ensure(ctx context.Context) (*proc.Process, error) {
+	p, err := s.ready1(ctx)
+	if errors.Is(err, errLost) {
+		s.ev.Update(acp.UpdateAgentMessageText(lostNotice))
+		p, err = s.ready1(ctx)
+	}
+	return p, err
+}
+
+func (s *session) ready1(ctx context.Context) (*proc.Process, error) {
 	p, ready := s.start()
 	select {
 	case <-ready:
@@ -132,8 +150,15 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 		err = json.Unmarshal(body, &init)
 	}
 	s.mu.Lock()
+	lost := false
 	if err != nil {
 		s.readyErr = fmt.Errorf("claude did not start: %w", err)
+		if s.p == p {
+			s.p = nil // the next ensure starts another
+		}
+		if lost = s.nativeID != "" && strings.Contains(p.Stderr(), "No conversation found"); lost {
+			s.nativeID, s.readyErr = "", errLost
+		}
 	}
 	for _, m := range init.Models {
 		s.models = append(s.models, bridge.Model{ID: m.Value, Name: or(m.DisplayName, m.Value), Description: m.Description})

@@ -20,7 +20,7 @@ type toolInfo struct {
 // Zed adapter's table (../shared/docs/anchors.md §2). The input may still
 // be nil while the tool_use streams.
 func describe(name string, in map[string]any, cwd string) toolInfo {
-	path := str(in, "file_path", "notebook_path", "path")
+	path := absPath(str(in, "file_path", "notebook_path", "path"), cwd)
 	rel := relPath(path, cwd)
 	switch name {
 	case "Bash":
@@ -38,7 +38,7 @@ func describe(name string, in map[string]any, cwd string) toolInfo {
 	case "NotebookEdit":
 		return toolInfo{kind: acp.ToolKindEdit, title: "Edit notebook " + or(rel, "file"), locations: at(path, 0), content: texts(str(in, "new_source"))}
 	case "Glob":
-		return toolInfo{kind: acp.ToolKindSearch, title: "Find " + or(str(in, "pattern"), "files") + inDir(in, cwd), locations: at(str(in, "path"), 0)}
+		return toolInfo{kind: acp.ToolKindSearch, title: "Find " + or(str(in, "pattern"), "files") + inDir(in, cwd), locations: at(absPath(str(in, "path"), cwd), 0)}
 	case "Grep":
 		return toolInfo{kind: acp.ToolKindSearch, title: "Search for " + quote(str(in, "pattern")) + inDir(in, cwd)}
 	case "LS":
@@ -218,6 +218,15 @@ func firstQuestion(in map[string]any) string {
 	}
 	q, _ := qs[0].(map[string]any)
 	return str(q, "question")
+}
+
+// absPath resolves a path against cwd: Claude keeps the model's relative
+// paths in tool input, and ACP locations and diffs must be absolute.
+func absPath(path, cwd string) string {
+	if path == "" || filepath.IsAbs(path) || cwd == "" {
+		return path
+	}
+	return filepath.Join(cwd, path)
 }
 
 // relPath shows a path under cwd relative to it.

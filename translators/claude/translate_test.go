@@ -46,6 +46,45 @@ func TestTranslator_golden(t *testing.T) {
 	}
 }
 
+// TestTranslator_recorded does the same for the streams the project
+// records itself (scripts/record-claude.sh): testdata/recorded/X.jsonl
+// in, X.acp expected.
+func TestTranslator_recorded(t *testing.T) {
+	files, _ := filepath.Glob("testdata/recorded/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no recordings")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
+			in, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := translateAll(t, withoutControl(in))
+			want := strings.TrimSuffix(file, ".jsonl") + ".acp"
+			if *update {
+				os.WriteFile(want, []byte(got), 0o644)
+				return
+			}
+			exp, _ := os.ReadFile(want)
+			if diff := cmp.Diff(string(exp), got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// withoutControl drops control messages, which the session handles.
+func withoutControl(in []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+		if !bytes.Contains(l[:min(len(l), 40)], []byte(`"type":"control_`)) {
+			out = append(out, l)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
 // translateAll renders what a session would see: each update, and for
 // each result line a summary of the turn's end.
 func translateAll(t *testing.T, in []byte) string {

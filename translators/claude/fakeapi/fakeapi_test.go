@@ -685,46 +685,6 @@ func ExampleNew() {
 	// Output: You said hi
 }
 
-// claudeBin finds the real CLI: $CLAUDE_BIN, else
-// .tools/claude/node_modules/.bin/claude under the repository root. It
-// skips the test when there is none, or fails it with
-// ACPBRIDGE_REQUIRE_E2E=1.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("SKIPPED: real Claude CLI tests do not run with -short")
-	}
-	if p := os.Getenv("CLAUDE_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("env CLAUDE_BIN=%s: %v", p, err)
-		}
-		return p
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = up
-	}
-	p := filepath.Join(dir, ".tools", "claude", "node_modules", ".bin", "claude")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
-		t.Fatalf("the Claude CLI is not installed at %s and ACPBRIDGE_REQUIRE_E2E=1: run scripts/install-tools.sh (or set CLAUDE_BIN)", p)
-	}
-	t.Skip("SKIPPED: the Claude CLI is not installed; run scripts/install-tools.sh or set CLAUDE_BIN")
-	return ""
-}
-
 // jsonLines decodes NDJSON, failing t on a line that is not an object.
 func jsonLines(t *testing.T, b []byte) []map[string]any {
 	t.Helper()
@@ -771,7 +731,7 @@ func toolResults(lines []map[string]any) map[string]echoedResult {
 // fake's Bash call runs, its output comes back as a tool_result, and the
 // turn ends with a success result carrying the fake's final text.
 func TestRealCLIPrint(t *testing.T) {
-	bin := claudeBin(t)
+	bin := ClaudeBin(t)
 	t.Parallel()
 	s := New(nil)
 	defer s.Close()
@@ -903,7 +863,7 @@ func (c *cliSession) turn(prompt string) (result map[string]any, lines []map[str
 // interrupt mid-stream aborts the API request (and the turn after it
 // works); and the task tools' ids and results.
 func TestRealCLIStreamJSON(t *testing.T) {
-	bin := claudeBin(t)
+	bin := ClaudeBin(t)
 	t.Parallel()
 	s := New(nil)
 	defer s.Close()
