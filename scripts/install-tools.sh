@@ -10,6 +10,14 @@
 #   claude  the Claude Code CLI (npm @anthropic-ai/claude-code), used by the
 #           Claude backend's end-to-end tests against translators/claude/fakeapi
 #
+# Not installed by default (only scripts/bench-claude.sh needs it; large):
+#   zed-claude-adapter  Zed's Claude ACP adapter (npm
+#           @agentclientprotocol/claude-agent-acp), the "CL" anchor, into
+#           .tools/claude-agent-acp
+#
+# With arguments, installs only the named tools, e.g.
+#   bash scripts/install-tools.sh zed-claude-adapter
+#
 # Add an agent CLI by adding one line to main, e.g.
 #   install_npm_tool some-cli 1.2.3 some-cli
 set -euo pipefail
@@ -88,7 +96,30 @@ install_claude() {
 	echo "$path"
 }
 
+# install_zed_claude_adapter installs Zed's Claude ACP adapter into
+# .tools/claude-agent-acp. It runs Claude Code through the Claude Agent SDK,
+# which bundles its own native CLI (an optional dependency);
+# scripts/bench-claude.sh points it at the pinned .tools claude instead.
+install_zed_claude_adapter() {
+	install_npm_tool @agentclientprotocol/claude-agent-acp 0.100.0 claude-agent-acp claude-agent-acp
+}
+
 main() {
+	if (($# > 0)); then
+		local tool
+		for tool in "$@"; do
+			case $tool in
+			acpx) install_acpx ;;
+			claude) install_claude ;;
+			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
+			*)
+				echo "install-tools: unknown tool $tool (acpx, claude, zed-claude-adapter)" >&2
+				return 2
+				;;
+			esac
+		done
+		return
+	fi
 	install_acpx
 	install_claude
 }

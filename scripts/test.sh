@@ -22,4 +22,5 @@ go test -race -count=1 ./...
 fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-15s}" "$1"; }
 fuzz ./persist FuzzParseTranscript
 fuzz ./acp FuzzGuard
+fuzz ./translators/claude FuzzTranslate
 echo "all tests passed"
