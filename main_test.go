@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/acptest"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -88,44 +89,6 @@ func (r *recorder) take() []sdk.SessionUpdate {
 	return us
 }
 
-// transcript renders updates as text: messages joined, tool calls in
-// their last status, plans.
-func transcript(us []sdk.SessionUpdate) string {
-	var b strings.Builder
-	status := map[sdk.ToolCallId]string{}
-	var tools []sdk.ToolCallId
-	last := ""
-	for _, u := range us {
-		role, text := "", ""
-		switch {
-		case u.UserMessageChunk != nil:
-			role, text = "user", u.UserMessageChunk.Content.Text.Text
-		case u.AgentMessageChunk != nil:
-			role, text = "agent", u.AgentMessageChunk.Content.Text.Text
-		case u.AgentThoughtChunk != nil:
-			role, text = "thought", u.AgentThoughtChunk.Content.Text.Text
-		case u.ToolCall != nil:
-			if _, ok := status[u.ToolCall.ToolCallId]; !ok {
-				tools = append(tools, u.ToolCall.ToolCallId)
-			}
-			status[u.ToolCall.ToolCallId] = string(u.ToolCall.Status)
-		case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
-			status[u.ToolCallUpdate.ToolCallId] = string(*u.ToolCallUpdate.Status)
-		}
-		if role != "" {
-			if role != last {
-				b.WriteString("\n" + role + ": ")
-			}
-			b.WriteString(text)
-			last = role
-		}
-	}
-	for _, id := range tools {
-		b.WriteString("\n" + string(id) + " " + status[id])
-	}
-	return b.String()
-}
-
 // TestBridge_sessionSurvivesKill creates a session in one bridge process,
 // kills it with SIGKILL, and loads the session in a new process.
 func TestBridge_sessionSurvivesKill(t *testing.T) {
@@ -154,7 +117,7 @@ func TestBridge_sessionSurvivesKill(t *testing.T) {
 	if _, err := p2.cs.LoadSession(c, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
 	}
-	want, got := transcript(live), transcript(p2.client.take())
+	want, got := acptest.Conversation(live), acptest.Conversation(p2.client.take())
 	if got != want || !strings.Contains(got, "You said: demo") {
 		t.Errorf("replay after SIGKILL:\n%s\nwant (live):\n%s", got, want)
 	}

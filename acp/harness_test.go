@@ -6,12 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	sdk "github.com/coder/acp-go-sdk"
@@ -206,61 +206,5 @@ func (c *fakeClient) waitFor(t *testing.T, ok func(sdk.SessionUpdate) bool) {
 	}
 }
 
-// view renders updates as the conversation a client would show: chunks
-// joined per message, each tool call in its final state, the last plan.
-func view(us []sdk.SessionUpdate) string {
-	var b strings.Builder
-	tools := map[sdk.ToolCallId]*sdk.SessionUpdateToolCall{}
-	var order []sdk.ToolCallId
-	var plan *sdk.SessionUpdatePlan
-	lastMsg := ""
-	for _, u := range us {
-		switch {
-		case u.UserMessageChunk != nil:
-			lastMsg = chunk(&b, lastMsg, "user", u.UserMessageChunk.MessageId, u.UserMessageChunk.Content)
-		case u.AgentMessageChunk != nil:
-			lastMsg = chunk(&b, lastMsg, "agent", u.AgentMessageChunk.MessageId, u.AgentMessageChunk.Content)
-		case u.AgentThoughtChunk != nil:
-			lastMsg = chunk(&b, lastMsg, "thought", u.AgentThoughtChunk.MessageId, u.AgentThoughtChunk.Content)
-		case u.ToolCall != nil:
-			c := *u.ToolCall
-			if _, ok := tools[c.ToolCallId]; !ok {
-				order = append(order, c.ToolCallId)
-			}
-			tools[c.ToolCallId] = &c
-		case u.ToolCallUpdate != nil:
-			if c := tools[u.ToolCallUpdate.ToolCallId]; c != nil && u.ToolCallUpdate.Status != nil {
-				c.Status = *u.ToolCallUpdate.Status
-			}
-		case u.Plan != nil:
-			plan = u.Plan
-		}
-	}
-	b.WriteString("\n")
-	for _, id := range order {
-		c := tools[id]
-		b.WriteString("tool " + string(id) + " " + string(c.Kind) + " " + string(c.Status) + " " + c.Title + "\n")
-	}
-	if plan != nil {
-		for _, e := range plan.Entries {
-			b.WriteString("plan " + e.Content + " " + string(e.Status) + "\n")
-		}
-	}
-	return b.String()
-}
-
-func chunk(b *strings.Builder, last, role string, id *string, c sdk.ContentBlock) string {
-	key := role
-	if id != nil {
-		key += "/" + *id
-	}
-	if key != last {
-		b.WriteString("\n" + role + ": ")
-	}
-	if c.Text != nil {
-		b.WriteString(c.Text.Text)
-	} else {
-		b.WriteString("[block]")
-	}
-	return key
-}
+// view is the conversation a client would show (see acptest).
+var view = acptest.Conversation

@@ -12,6 +12,7 @@ import (
 
 	acpedge "github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -108,61 +109,21 @@ func (c *client) RequestPermission(_ context.Context, r acp.RequestPermissionReq
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(c.option))}, nil
 }
 
-// conversation renders the updates so far as text and forgets them:
-// messages joined, tool calls with their last status, the last plan.
-func (c *client) conversation() string {
+// take returns the updates so far and forgets them.
+func (c *client) take() []acp.SessionUpdate {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var b strings.Builder
-	status := map[acp.ToolCallId]string{}
-	titles := map[acp.ToolCallId]string{}
-	var order []acp.ToolCallId
-	var plan []string
-	last := ""
-	for _, u := range c.updates {
-		role, text := "", ""
-		switch {
-		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
-			role, text = "user", u.UserMessageChunk.Content.Text.Text
-		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
-			role, text = "agent", u.AgentMessageChunk.Content.Text.Text
-		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil:
-			role, text = "thought", u.AgentThoughtChunk.Content.Text.Text
-		case u.ToolCall != nil:
-			if _, ok := status[u.ToolCall.ToolCallId]; !ok {
-				order = append(order, u.ToolCall.ToolCallId)
-			}
-			status[u.ToolCall.ToolCallId] = string(u.ToolCall.Status)
-			titles[u.ToolCall.ToolCallId] = string(u.ToolCall.Kind) + " " + u.ToolCall.Title
-		case u.ToolCallUpdate != nil:
-			if s := u.ToolCallUpdate.Status; s != nil {
-				status[u.ToolCallUpdate.ToolCallId] = string(*s)
-			}
-			if k, tt := u.ToolCallUpdate.Kind, u.ToolCallUpdate.Title; k != nil && tt != nil {
-				titles[u.ToolCallUpdate.ToolCallId] = string(*k) + " " + *tt
-			}
-		case u.Plan != nil:
-			plan = plan[:0]
-			for _, e := range u.Plan.Entries {
-				plan = append(plan, e.Content+"="+string(e.Status))
-			}
-		}
-		if role != "" {
-			if role != last {
-				b.WriteString("\n" + role + ": ")
-			}
-			b.WriteString(text)
-			last = role
-		}
-	}
-	for _, id := range order {
-		b.WriteString("\ntool " + titles[id] + " → " + status[id])
-	}
-	if len(plan) > 0 {
-		b.WriteString("\nplan " + strings.Join(plan, ", "))
-	}
+	us := c.updates
 	c.updates = nil
-	return b.String()
+	return us
+}
+
+// conversation renders the updates so far (see acptest) and forgets them.
+func (c *client) conversation() string { return acptest.Conversation(c.take()) }
+
+// withPrompt is a turn's updates as a replay shows them: the prompt first.
+func withPrompt(prompt string, us []acp.SessionUpdate) string {
+	return acptest.Conversation(append([]acp.SessionUpdate{acp.UpdateUserMessageText(prompt)}, us...))
 }
 
 func fakeBackend(t *testing.T) (*Backend, string) {
@@ -182,7 +143,7 @@ func TestACP_restartLoadsAndResumesTheSameClaudeSession(t *testing.T) {
 	if _, err := e.prompt(id, "hello"); err != nil {
 		t.Fatal(err)
 	}
-	live := "\nuser: hello" + e.c.conversation()
+	live := withPrompt("hello", e.c.take())
 	e.stop()
 
 	e2 := startEditor(t, b, state)

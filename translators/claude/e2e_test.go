@@ -60,7 +60,7 @@ func TestE2E_bashPermission(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := e.c.conversation()
-			if !strings.Contains(got, "tool execute touch made.txt && echo made → "+want) || len(e.c.asked) != 1 {
+			if !strings.Contains(got, " execute "+want+" touch made.txt && echo made\n") || len(e.c.asked) != 1 {
 				t.Errorf("%d asks; conversation:%s", len(e.c.asked), got)
 			}
 			_, err := os.Stat(filepath.Join(cwd, "made.txt"))
@@ -106,7 +106,7 @@ func TestE2E_tasksBecomeThePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := e.c.conversation()
-	if !strings.Contains(got, "plan "+fakeapi.TaskActiveForm+"=in_progress") || strings.Contains(got, "tool ") {
+	if !strings.Contains(got, "plan "+fakeapi.TaskActiveForm+" in_progress") || strings.Contains(got, "tool ") {
 		t.Errorf("conversation:%s\nwant the task as the plan, in progress, and no tool calls", got)
 	}
 }
@@ -168,7 +168,7 @@ func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 	if _, err := e.prompt(id, "RUN_BASH: echo first"); err != nil {
 		t.Fatal(err)
 	}
-	live := "\nuser: RUN_BASH: echo first" + e.c.conversation()
+	live := withPrompt("RUN_BASH: echo first", e.c.take())
 	e.stop()
 
 	e2, srv := realEditorIn(t, state, home)

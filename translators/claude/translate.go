@@ -45,8 +45,6 @@ type Output struct {
 	SessionID string
 	// Mode is the permission mode, when the message reports it.
 	Mode string
-	// Model is the model in use, when the message reports it.
-	Model string
 	// Result is set by the message that ends a turn.
 	Result *Result
 	// Skipped names a message type the translator does not know.
@@ -80,11 +78,9 @@ type message struct {
 	IsSynthetic     bool            `json:"isSynthetic"`
 
 	// system/init and system/status
-	Model          string          `json:"model"`
-	PermissionMode string          `json:"permissionMode"`
-	SlashCommands  []string        `json:"slash_commands"`
-	CompactMeta    *compactMeta    `json:"compact_metadata"`
-	Raw            json.RawMessage `json:"-"`
+	PermissionMode string       `json:"permissionMode"`
+	SlashCommands  []string     `json:"slash_commands"`
+	CompactMeta    *compactMeta `json:"compact_metadata"`
 }
 
 type compactMeta struct {
@@ -99,7 +95,6 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return Output{}, fmt.Errorf("decoding claude output: %w", err)
 	}
-	m.Raw = line
 	switch m.Type {
 	case "stream_event":
 		return t.streamEvent(m)
@@ -118,7 +113,7 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 func (t *Translator) system(m message) Output {
 	switch m.Subtype {
 	case "init":
-		out := Output{SessionID: m.SessionID, Mode: m.PermissionMode, Model: m.Model}
+		out := Output{SessionID: m.SessionID, Mode: m.PermissionMode}
 		if len(t.commands) == 0 { // the initialize response's list, with descriptions, wins
 			out.Updates = t.Commands(commandsNamed(m.SlashCommands))
 		}
