@@ -1,0 +1,97 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary play a child process when FAKE_CHILD is
+// set: "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
+// fails, "eof" exits when its stdin closes.
+func TestMain(m *testing.M) {
+	switch os.Getenv("FAKE_CHILD") {
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Fprintln(os.Stderr, "refusing to die")
+		select {}
+	case "loud":
+		for i := range 1000 {
+			fmt.Fprintf(os.Stderr, "line %d of noise\n", i)
+		}
+		fmt.Fprintln(os.Stderr, "the real reason")
+		os.Exit(3)
+	case "eof":
+		buf := make([]byte, 1)
+		for {
+			if _, err := os.Stdin.Read(buf); err != nil {
+				os.Exit(0)
+			}
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func start(t *testing.T, role string) *Process {
+	t.Helper()
+	p, err := Start(Spec{Path: os.Args[0], Env: append(os.Environ(), "FAKE_CHILD="+role, "GORACE=atexit_sleep_ms=0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	return p
+}
+
+func TestStop_closesStdinFirst(t *testing.T) {
+	p := start(t, "eof")
+	begin := time.Now()
+	p.Stop()
+	if d := time.Since(begin); d > Grace {
+		t.Errorf("Stop took %v; closing stdin should have been enough", d)
+	}
+	if err := p.Err(); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+}
+
+func TestStop_killsAChildThatIgnoresSIGTERM(t *testing.T) {
+	p := start(t, "stubborn")
+	time.Sleep(100 * time.Millisecond) // let it install its handler
+	done := make(chan struct{})
+	go func() { p.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(4 * Grace):
+		t.Fatal("still running")
+	}
+	if err := p.Err(); err == nil || !strings.Contains(err.Error(), "killed") || !strings.Contains(err.Error(), "refusing to die") {
+		t.Errorf("Err() = %v; want killed, with the stderr tail", err)
+	}
+}
+
+func TestErr_carriesABoundedStderrTail(t *testing.T) {
+	p := start(t, "loud")
+	err := p.Err()
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "the real reason") {
+		t.Fatalf("Err() = %v", err)
+	}
+	if n := len(p.Stderr()); n > 16<<10 {
+		t.Errorf("stderr tail is %d bytes, want at most 16 KiB", n)
+	}
+}
+
+func TestLookPath_namesTheOverride(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("ACPBRIDGE_FAKE", "")
+	if _, err := LookPath("nonesuch", "ACPBRIDGE_FAKE"); err == nil || !strings.Contains(err.Error(), "ACPBRIDGE_FAKE") {
+		t.Errorf("err %v; want it to name the override variable", err)
+	}
+	t.Setenv("ACPBRIDGE_FAKE", os.Args[0])
+	if p, err := LookPath("nonesuch", "ACPBRIDGE_FAKE"); err != nil || p != os.Args[0] {
+		t.Errorf("override: %q, %v", p, err)
+	}
+}
