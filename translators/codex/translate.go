@@ -1,0 +1,305 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// Translator turns codex app-server notifications about one thread into ACP
+// session updates. It is not safe for concurrent use; the session
+// serialises calls.
+type Translator struct {
+	cwd      string
+	tools    map[string]bool            // item ids announced as tool calls
+	streamed map[string]bool            // agentMessage and reasoning ids that had deltas
+	output   map[string]*strings.Builder // commandExecution output so far, by item id
+}
+
+// NewTranslator returns a Translator for a thread working in cwd.
+func NewTranslator(cwd string) *Translator {
+	return &Translator{cwd: cwd, tools: map[string]bool{}, streamed: map[string]bool{}, output: map[string]*strings.Builder{}}
+}
+
+// Output is what one notification means.
+type Output struct {
+	Updates []acp.SessionUpdate
+	// End is set by turn/completed.
+	End *TurnEnd
+	// Err is the message of an error notification that ends the turn.
+	Err string
+	// Skipped names a notification the translator ignores.
+	Skipped string
+}
+
+// TurnEnd is how a turn ended.
+type TurnEnd struct {
+	TurnID string
+	Status string // completed, interrupted, failed
+	Err    string // the turn's error message, if it failed
+}
+
+// params holds the fields the notifications share; item is decoded later.
+type params struct {
+	TurnID       string          `json:"turnId"`
+	ItemID       string          `json:"itemId"`
+	Item         json.RawMessage `json:"item"`
+	Delta        string          `json:"delta"`
+	SummaryIndex int             `json:"summaryIndex"`
+	Explanation  string          `json:"explanation"`
+	Plan         []planStep      `json:"plan"`
+	ThreadName   *string         `json:"threadName"`
+	Turn         *turnDoc        `json:"turn"`
+	Error        *errorDoc       `json:"error"`
+	WillRetry    bool            `json:"willRetry"`
+	TokenUsage   *tokenUsage     `json:"tokenUsage"`
+}
+
+type planStep struct {
+	Step   string `json:"step"`
+	Status string `json:"status"`
+}
+
+type turnDoc struct {
+	ID     string    `json:"id"`
+	Status string    `json:"status"`
+	Error  *errorDoc `json:"error"`
+	Items  []json.RawMessage
+}
+
+type errorDoc struct {
+	Message        string          `json:"message"`
+	CodexErrorInfo json.RawMessage `json:"codexErrorInfo"`
+}
+
+type tokenUsage struct {
+	Last struct {
+		TotalTokens int `json:"totalTokens"`
+	} `json:"last"`
+	ModelContextWindow int `json:"modelContextWindow"`
+}
+
+// Translate decodes one notification.
+func (t *Translator) Translate(method string, raw json.RawMessage) (Output, error) {
+	var p params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return Output{}, fmt.Errorf("decoding %s: %w", method, err)
+	}
+	switch method {
+	case "item/started":
+		return t.started(p.Item)
+	case "item/completed":
+		return t.completed(p.Item)
+	case "item/agentMessage/delta":
+		t.streamed[p.ItemID] = true
+		return updates(acp.UpdateAgentMessageText(p.Delta)), nil
+	case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta":
+		t.streamed[p.ItemID] = true
+		return updates(acp.UpdateAgentThoughtText(p.Delta)), nil
+	case "item/reasoning/summaryPartAdded":
+		if p.SummaryIndex > 0 {
+			return updates(acp.UpdateAgentThoughtText("\n\n")), nil
+		}
+		return Output{}, nil
+	case "item/commandExecution/outputDelta":
+		return t.outputDelta(p.ItemID, p.Delta), nil
+	case "turn/plan/updated":
+		return updates(plan(p.Plan)), nil
+	case "thread/tokenUsage/updated":
+		return t.usage(p.TokenUsage), nil
+	case "thread/name/updated":
+		return updates(acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: p.ThreadName}}), nil
+	case "turn/completed":
+		return t.turnCompleted(p.Turn), nil
+	case "error":
+		if p.Error != nil && !p.WillRetry {
+			return Output{Err: errorText(p.Error)}, nil
+		}
+		return Output{}, nil
+	}
+	return Output{Skipped: method}, nil
+}
+
+func updates(us ...acp.SessionUpdate) Output { return Output{Updates: us} }
+
+// item is the union of the item types the bridge shows.
+type item struct {
+	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	Text             string          `json:"text"`
+	Summary          []string        `json:"summary"`
+	Content          json.RawMessage `json:"content"`
+	Command          string          `json:"command"`
+	Cwd              string          `json:"cwd"`
+	Status           string          `json:"status"`
+	CommandActions   []commandAction `json:"commandActions"`
+	AggregatedOutput *string         `json:"aggregatedOutput"`
+	ExitCode         *int            `json:"exitCode"`
+	Changes          []fileChange    `json:"changes"`
+	Server           string          `json:"server"`
+	Tool             string          `json:"tool"`
+	Arguments        any             `json:"arguments"`
+	Result           *mcpResult      `json:"result"`
+	Error            *errorDoc       `json:"error"`
+	Query            string          `json:"query"`
+	Action           *webAction      `json:"action"`
+	Path             string          `json:"path"`
+}
+
+type commandAction struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Path    string `json:"path"`
+	Name    string `json:"name"`
+	Query   string `json:"query"`
+}
+
+type fileChange struct {
+	Path string `json:"path"`
+	Kind struct {
+		Type string `json:"type"`
+	} `json:"kind"`
+	Diff string `json:"diff"`
+}
+
+type mcpResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+type webAction struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+func decodeItem(raw json.RawMessage) (item, error) {
+	var it item
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return it, fmt.Errorf("decoding item: %w", err)
+	}
+	return it, nil
+}
+
+// started announces a tool item; messages wait for their deltas.
+func (t *Translator) started(raw json.RawMessage) (Output, error) {
+	it, err := decodeItem(raw)
+	if err != nil {
+		return Output{}, err
+	}
+	info, ok := describe(it, t.cwd)
+	if !ok {
+		return Output{}, nil
+	}
+	return updates(t.announce(it.ID, info, acp.ToolCallStatusInProgress)...), nil
+}
+
+// Announce makes sure a tool call exists for an approval about an item the
+// notifications have not shown (yet).
+func (t *Translator) Announce(id string, info ToolInfo) []acp.SessionUpdate {
+	if t.tools[id] {
+		return nil
+	}
+	return t.announce(id, info, acp.ToolCallStatusPending)
+}
+
+func (t *Translator) announce(id string, info ToolInfo, status acp.ToolCallStatus) []acp.SessionUpdate {
+	if t.tools[id] {
+		return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateTitle(info.Title),
+			acp.WithUpdateKind(info.Kind), acp.WithUpdateStatus(status), acp.WithUpdateContent(info.Content),
+			acp.WithUpdateLocations(info.Locations), acp.WithUpdateRawInput(info.RawInput))}
+	}
+	t.tools[id] = true
+	return []acp.SessionUpdate{acp.StartToolCall(acp.ToolCallId(id), info.Title, acp.WithStartKind(info.Kind),
+		acp.WithStartStatus(status), acp.WithStartContent(info.Content), acp.WithStartLocations(info.Locations),
+		acp.WithStartRawInput(info.RawInput))}
+}
+
+// completed shows a finished message (unless its deltas already did) or
+// finishes a tool call.
+func (t *Translator) completed(raw json.RawMessage) (Output, error) {
+	it, err := decodeItem(raw)
+	if err != nil {
+		return Output{}, err
+	}
+	switch it.Type {
+	case "agentMessage":
+		if t.streamed[it.ID] || it.Text == "" {
+			return Output{}, nil
+		}
+		return updates(acp.UpdateAgentMessageText(it.Text)), nil
+	case "reasoning":
+		if t.streamed[it.ID] || len(it.Summary) == 0 {
+			return Output{}, nil
+		}
+		return updates(acp.UpdateAgentThoughtText(strings.Join(it.Summary, "\n\n"))), nil
+	}
+	info, ok := describe(it, t.cwd)
+	if !ok {
+		return Output{}, nil
+	}
+	var out []acp.SessionUpdate
+	if !t.tools[it.ID] { // completed with no start seen (a history replay)
+		out = t.announce(it.ID, info, acp.ToolCallStatusInProgress)
+	}
+	delete(t.output, it.ID)
+	return updates(append(out, finish(it))...), nil
+}
+
+// outputDelta streams a command's output; content replaces the whole
+// collection, so each update carries all of it so far.
+func (t *Translator) outputDelta(id, delta string) Output {
+	b := t.output[id]
+	if b == nil {
+		b = &strings.Builder{}
+		t.output[id] = b
+	}
+	b.WriteString(delta)
+	return updates(acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent(texts(fence(b.String(), "console")))))
+}
+
+func (t *Translator) usage(u *tokenUsage) Output {
+	if u == nil || u.ModelContextWindow == 0 {
+		return Output{}
+	}
+	return updates(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: u.Last.TotalTokens, Size: u.ModelContextWindow}})
+}
+
+func (t *Translator) turnCompleted(turn *turnDoc) Output {
+	if turn == nil {
+		return Output{}
+	}
+	end := &TurnEnd{TurnID: turn.ID, Status: turn.Status}
+	if turn.Error != nil {
+		end.Err = errorText(turn.Error)
+	}
+	return Output{End: end}
+}
+
+// errorText is codex's message with its error kind, which says more than
+// the (rewritten, generic) message alone.
+func errorText(e *errorDoc) string {
+	kind := strings.Trim(string(e.CodexErrorInfo), `"`)
+	if kind == "" || kind == "null" {
+		return e.Message
+	}
+	return e.Message + " (" + kind + ")"
+}
+
+func plan(steps []planStep) acp.SessionUpdate {
+	entries := make([]acp.PlanEntry, len(steps))
+	for i, s := range steps {
+		st := acp.PlanEntryStatusPending
+		switch s.Status {
+		case "inProgress", "in_progress":
+			st = acp.PlanEntryStatusInProgress
+		case "completed":
+			st = acp.PlanEntryStatusCompleted
+		}
+		entries[i] = acp.PlanEntry{Content: s.Step, Priority: acp.PlanEntryPriorityMedium, Status: st}
+	}
+	return acp.UpdatePlan(entries...)
+}
