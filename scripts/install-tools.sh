@@ -9,6 +9,10 @@
 #   acpx    a headless ACP client (npm), used by acpx_e2e_test.go
 #   claude  the Claude Code CLI (npm @anthropic-ai/claude-code), used by the
 #           Claude backend's end-to-end tests against translators/claude/fakeapi
+#   codex   the Codex CLI (npm @openai/codex), used by the Codex backend's
+#           end-to-end tests against translators/codex/fakeresponses; the
+#           path printed is the native binary inside the package, which is
+#           what the tests run (the npm wrapper only execs it)
 #
 # Not installed by default (only scripts/bench-claude.sh needs it; large):
 #   zed-claude-adapter  Zed's Claude ACP adapter (npm
@@ -96,6 +100,44 @@ install_claude() {
 	echo "$path"
 }
 
+# install_codex installs the Codex CLI into .tools/codex and prints the path
+# of its native binary. The npm package's bin/codex.js only sets two
+# environment variables and execs the binary that the platform-specific
+# optional dependency @openai/codex-linux-x64 (an alias of
+# @openai/codex@VERSION-linux-x64) unpacks under vendor/.
+install_codex() {
+	local version=0.169.0 wrapper
+	wrapper=$(install_npm_tool @openai/codex "$version" codex codex)
+	local target
+	case "$(uname -s)-$(uname -m)" in
+	Linux-x86_64) target=linux-x64/vendor/x86_64-unknown-linux-musl ;;
+	Linux-aarch64 | Linux-arm64) target=linux-arm64/vendor/aarch64-unknown-linux-musl ;;
+	Darwin-x86_64) target=darwin-x64/vendor/x86_64-apple-darwin ;;
+	Darwin-arm64) target=darwin-arm64/vendor/aarch64-apple-darwin ;;
+	*)
+		echo "install-tools: no native codex binary known for $(uname -s)-$(uname -m)" >&2
+		return 1
+		;;
+	esac
+	local path="$TOOLS_DIR/codex/node_modules/@openai/codex-${target%%/*}/${target#*/}/bin/codex"
+	if [[ ! -x $path ]]; then
+		echo "install-tools: $wrapper is installed but the native binary $path is not" >&2
+		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
+		return 1
+	fi
+	# A bare `codex --version` leaves a helper entry under ~/.codex/tmp;
+	# with HOME and CODEX_HOME pointing at nothing it writes no files.
+	local got scratch
+	scratch=$(mktemp -d)
+	got=$(HOME="$scratch" CODEX_HOME="$scratch/none" TMPDIR="$scratch" "$path" --version 2>/dev/null | head -n 1) || true
+	rm -rf "$scratch"
+	if [[ $got != "codex-cli $version" ]]; then
+		echo "install-tools: $path --version printed '${got}', want $version" >&2
+		return 1
+	fi
+	echo "$PWD/$path"
+}
+
 # install_zed_claude_adapter installs Zed's Claude ACP adapter into
 # .tools/claude-agent-acp. It runs Claude Code through the Claude Agent SDK,
 # which bundles its own native CLI (an optional dependency);
@@ -111,9 +153,10 @@ main() {
 			case $tool in
 			acpx) install_acpx ;;
 			claude) install_claude ;;
+			codex) install_codex ;;
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, zed-claude-adapter)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, zed-claude-adapter)" >&2
 				return 2
 				;;
 			esac
@@ -122,6 +165,7 @@ main() {
 	fi
 	install_acpx
 	install_claude
+	install_codex
 }
 
 main "$@"

@@ -13,8 +13,8 @@ import (
 // serialises calls.
 type Translator struct {
 	cwd      string
-	tools    map[string]bool            // item ids announced as tool calls
-	streamed map[string]bool            // agentMessage and reasoning ids that had deltas
+	tools    map[string]bool             // item ids announced as tool calls
+	streamed map[string]bool             // agentMessage and reasoning ids that had deltas
 	output   map[string]*strings.Builder // commandExecution output so far, by item id
 }
 
