@@ -4,13 +4,15 @@ go 1.26.0
 
 require (
 	github.com/coder/acp-go-sdk v0.13.5
+	github.com/creachadair/jrpc2 v1.3.6
 	github.com/gofrs/flock v0.13.1
 	github.com/google/go-cmp v0.7.0
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sync v0.24.0
+	golang.org/x/tools v0.52.0
 )
 
 require (
+	github.com/creachadair/mds v0.31.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )

@@ -23,6 +23,7 @@ import (
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/claude"
+	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/spf13/pflag"
 )
@@ -35,7 +36,7 @@ var knownAgents = []string{"claude", "codex", "opencode", "amp", "mock"}
 
 // backends returns the agents this build drives, in config-option order.
 func backends(log *slog.Logger) []bridge.Backend {
-	return []bridge.Backend{claude.New(claude.Options{Logger: log}), mock.New()}
+	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log}), mock.New()}
 }
 
 // checker is a backend that can tell whether its CLI is installed.
@@ -164,7 +165,7 @@ func checkAgent(name string, bs []bridge.Backend) error {
 		}
 	}
 	if slices.Contains(knownAgents, name) {
-		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (it drives claude and mock)", name, bridge.ErrAgentUnavailable, name)
+		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (it drives claude, codex and mock)", name, bridge.ErrAgentUnavailable, name)
 	}
 	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(knownAgents, ", "))
 }

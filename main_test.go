@@ -135,7 +135,7 @@ func TestRun_flags(t *testing.T) {
 	}{
 		{[]string{"--version"}, 0, "acpbridge " + version},
 		{[]string{"--help"}, 0, "--persist"},
-		{[]string{"--agent", "codex"}, 1, "does not drive codex yet"},
+		{[]string{"--agent", "amp"}, 1, "does not drive amp yet"},
 		{[]string{"--agent", "emacs"}, 1, `unknown agent; choose one of claude, codex, opencode, amp, mock`},
 		{[]string{"--persist", "sometimes"}, 1, "want auto, always or never"},
 		{[]string{"--log-level", "loud"}, 1, "--log-level"},

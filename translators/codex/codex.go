@@ -1,0 +1,280 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/coder/acp-go-sdk"
+	"github.com/creachadair/jrpc2"
+	"github.com/creachadair/jrpc2/channel"
+)
+
+// EnvVar overrides where the codex executable is.
+const EnvVar = "ACPBRIDGE_CODEX"
+
+// startTimeout bounds the server's answer to initialize (150–550 ms seen).
+const startTimeout = 60 * time.Second
+
+// Options configures the backend. The zero value finds `codex` on PATH.
+type Options struct {
+	Path      string   // the executable; "" means $ACPBRIDGE_CODEX, else codex on PATH
+	Env       []string // added to the bridge's environment for the server
+	ExtraArgs []string // added after `app-server`
+	Logger    *slog.Logger
+}
+
+// Backend runs Codex threads on one shared app-server.
+type Backend struct {
+	opts Options
+	log  *slog.Logger
+
+	startMu sync.Mutex // serialises starting the server
+
+	mu       sync.Mutex          // protects the fields below
+	srv      *server             // the running server, or nil
+	sessions map[string]*session // by thread id
+	models   []modelDoc          // model/list, once known
+}
+
+var _ bridge.Backend = (*Backend)(nil)
+
+// New returns the Codex backend.
+func New(opts Options) *Backend {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Backend{opts: opts, log: opts.Logger.With("agent", "codex"), sessions: map[string]*session{}}
+}
+
+// Info: codex takes images and embedded context, and thread/resume
+// returns the thread's history.
+func (b *Backend) Info() bridge.Info {
+	return bridge.Info{
+		Name:           "codex",
+		Title:          "Codex",
+		ReplaysHistory: true,
+		Prompt:         acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+		MCP:            acp.McpCapabilities{Http: true},
+	}
+}
+
+// Check reports whether the codex executable can be found.
+func (b *Backend) Check() error {
+	_, err := b.path()
+	return err
+}
+
+func (b *Backend) path() (string, error) {
+	if b.opts.Path != "" {
+		return exec.LookPath(b.opts.Path)
+	}
+	return proc.LookPath("codex", EnvVar)
+}
+
+// Open starts a thread (or resumes opts.NativeID) in the background; the
+// server itself starts with the first session.
+func (b *Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+	if _, err := b.path(); err != nil {
+		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	if err := checkMCP(opts.MCPServers); err != nil {
+		return nil, err
+	}
+	s := newSession(b, opts, ev)
+	go s.connect(opts)
+	return s, nil
+}
+
+// Close stops the server.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	srv := b.srv
+	b.srv = nil
+	b.mu.Unlock()
+	if srv != nil {
+		srv.stop()
+	}
+	return nil
+}
+
+// server is a running app-server and its JSON-RPC client.
+type server struct {
+	p   *proc.Process
+	cli *jrpc2.Client
+}
+
+// server returns the running server, starting one if there is none.
+func (b *Backend) server(ctx context.Context) (*server, error) {
+	b.startMu.Lock()
+	defer b.startMu.Unlock()
+	b.mu.Lock()
+	srv := b.srv
+	b.mu.Unlock()
+	if srv != nil {
+		return srv, nil
+	}
+	srv, err := b.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	b.srv = srv
+	b.mu.Unlock()
+	go b.watch(srv)
+	return srv, nil
+}
+
+// start runs `codex app-server` (with the plan tool on, so that turns can
+// report plans) and does the handshake.
+func (b *Backend) start(ctx context.Context) (*server, error) {
+	path, err := b.path()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	args := append([]string{"app-server", "-c", "tools.update_plan={enabled=true}"}, b.opts.ExtraArgs...)
+	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: append(os.Environ(), b.opts.Env...)})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	cli := jrpc2.NewClient(versionless(p.Stdout, p.Stdin), &jrpc2.ClientOptions{OnNotify: b.notify, OnCallback: b.callback})
+	srv := &server{p: p, cli: cli}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	init := map[string]any{"clientInfo": map[string]any{"name": "acpbridge", "title": "acpbridge", "version": "0.1"},
+		"capabilities": map[string]any{"experimentalApi": false}}
+	if err := srv.call(ctx, "initialize", init, nil); err != nil {
+		srv.stop()
+		return nil, fmt.Errorf("codex app-server did not start: %w", err)
+	}
+	if err := cli.Notify(ctx, "initialized", nil); err != nil {
+		srv.stop()
+		return nil, fmt.Errorf("codex app-server did not start: %w", err)
+	}
+	b.log.Debug("codex app-server started", "pid", p.Pid())
+	return srv, nil
+}
+
+// call makes a request; if the server died meanwhile, its exit (status
+// and stderr) is the better error: jrpc2 may lose a reply at EOF.
+func (srv *server) call(ctx context.Context, method string, params, result any) error {
+	err := srv.cli.CallResult(ctx, method, params, result)
+	if err != nil {
+		select {
+		case <-srv.p.Done():
+			return srv.p.Exited()
+		default:
+		}
+		return fmt.Errorf("codex %s: %w", method, err)
+	}
+	return nil
+}
+
+func (srv *server) stop() {
+	srv.p.Stop()
+	srv.cli.Close()
+}
+
+// watch waits for the server to exit and tells every session.
+func (b *Backend) watch(srv *server) {
+	<-srv.p.Done()
+	err := srv.p.Exited()
+	srv.cli.Close()
+	b.mu.Lock()
+	if b.srv == srv {
+		b.srv = nil
+	}
+	var ss []*session
+	for _, s := range b.sessions {
+		ss = append(ss, s)
+	}
+	b.mu.Unlock()
+	b.log.Warn("codex app-server exited", "err", err)
+	for _, s := range ss {
+		s.serverGone(srv, err)
+	}
+}
+
+// notify routes a notification to its thread's session.
+func (b *Backend) notify(req *jrpc2.Request) {
+	raw := json.RawMessage(req.ParamString())
+	if s := b.session(raw); s != nil {
+		s.notify(req.Method(), raw)
+	}
+}
+
+// callback routes a server request (an approval) to its thread's session.
+func (b *Backend) callback(ctx context.Context, req *jrpc2.Request) (any, error) {
+	raw := json.RawMessage(req.ParamString())
+	s := b.session(raw)
+	if s == nil {
+		return nil, jrpc2.Errorf(jrpc2.InvalidParams, "acpbridge has no session for this thread")
+	}
+	return s.request(ctx, req.Method(), raw)
+}
+
+func (b *Backend) session(raw json.RawMessage) *session {
+	var p struct {
+		ThreadID string `json:"threadId"`
+	}
+	if json.Unmarshal(raw, &p) != nil || p.ThreadID == "" {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[p.ThreadID]
+}
+
+func (b *Backend) register(thread string, s *session) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sessions[thread] = s
+}
+
+func (b *Backend) unregister(thread string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.sessions, thread)
+}
+
+// versionless frames JSON-RPC by lines and adds the "jsonrpc":"2.0" that
+// codex leaves out (and jrpc2 insists on) to every record received,
+// removing it from every record sent.
+func versionless(r io.Reader, wc io.WriteCloser) channel.Channel {
+	return versionlessChannel{channel.Line(r, wc)}
+}
+
+type versionlessChannel struct{ channel.Channel }
+
+var versionField = []byte(`"jsonrpc":"2.0",`)
+
+func (c versionlessChannel) Send(rec []byte) error {
+	return c.Channel.Send(bytes.Replace(rec, versionField, nil, 1))
+}
+
+func (c versionlessChannel) Recv() ([]byte, error) {
+	rec, err := c.Channel.Recv()
+	if err != nil || len(rec) == 0 || rec[0] != '{' || bytes.Contains(rec, []byte(`"jsonrpc"`)) {
+		return rec, err
+	}
+	return append(append([]byte{'{'}, versionField...), rec[1:]...), nil
+}
+
+// checkMCP refuses MCP servers codex can't take.
+func checkMCP(servers []acp.McpServer) error {
+	for _, s := range servers {
+		if s.Sse != nil {
+			return fmt.Errorf("%w: codex takes stdio and http MCP servers, not sse (%s)", bridge.ErrInvalidParams, s.Sse.Name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// History is the thread's conversation as thread/resume returned it, as
+// ACP updates: user messages, agent messages, reasoning and tool calls in
+// their final state.
+func (s *session) History(ctx context.Context) ([]acp.SessionUpdate, error) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.readyErr != nil {
+		return nil, s.readyErr
+	}
+	s.mu.Lock()
+	raw := s.history
+	s.mu.Unlock()
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var turns []struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &turns); err != nil {
+		return nil, fmt.Errorf("decoding codex history: %w", err)
+	}
+	tr := NewTranslator(s.cwd)
+	var out []acp.SessionUpdate
+	for _, turn := range turns {
+		for _, it := range turn.Items {
+			us, err := historyItem(tr, it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, us...)
+		}
+	}
+	return out, nil
+}
+
+// historyItem replays one stored item: a user message as the user's
+// chunks, anything else as if it had just completed.
+func historyItem(tr *Translator, raw json.RawMessage) ([]acp.SessionUpdate, error) {
+	var it struct {
+		Type    string `json:"type"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+			URL  string `json:"url"`
+			Path string `json:"path"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return nil, fmt.Errorf("decoding a codex history item: %w", err)
+	}
+	if it.Type != "userMessage" {
+		out, err := tr.completed(raw)
+		return out.Updates, err
+	}
+	var us []acp.SessionUpdate
+	for _, c := range it.Content {
+		switch c.Type {
+		case "text":
+			us = append(us, acp.UpdateUserMessageText(c.Text))
+		case "image", "localImage":
+			us = append(us, acp.UpdateUserMessageText("[image "+or(c.Path, "attached")+"]"))
+		}
+	}
+	return us, nil
+}
