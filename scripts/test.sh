@@ -23,4 +23,5 @@ fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-15s}" "$1"; }
 fuzz ./persist FuzzParseTranscript
 fuzz ./acp FuzzGuard
 fuzz ./translators/claude FuzzTranslate
+fuzz ./translators/codex FuzzTranslate
 echo "all tests passed"
