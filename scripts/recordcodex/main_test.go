@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+)
+
+func TestRewriter(t *testing.T) {
+	rw := newRewriter(
+		[]string{"/tmp/rc-1/project", "/private/tmp/rc-1/project"},
+		[]string{"/tmp/rc-1/.codex", "/private/tmp/rc-1/.codex"},
+		[]string{"/tmp/rc-1", "/private/tmp/rc-1"})
+	for in, want := range map[string]string{
+		`{"cwd":"/tmp/rc-1/project","x":"/tmp/rc-1/project/a.txt"}`:            `{"cwd":"/home/dev/project","x":"/home/dev/project/a.txt"}`,
+		`"path":"/tmp/rc-1/.codex/sessions/2026/11/21/rollout-x.jsonl"`:        `"path":"/home/dev/.codex/sessions/2026/11/21/rollout-x.jsonl"`,
+		`"codexHome":"/private/tmp/rc-1/.codex","tmp":"/private/tmp/rc-1/tmp"`: `"codexHome":"/home/dev/.codex","tmp":"/home/dev/tmp"`,
+		`nothing to see`: `nothing to see`,
+	} {
+		if got := rw.rewrite(in); got != want {
+			t.Errorf("rewrite(%s)\n got %s\nwant %s", in, got, want)
+		}
+	}
+}
+
+func TestAnswer(t *testing.T) {
+	roundTrip := func(v any) map[string]any {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		method, decision string
+		want             map[string]any
+	}{
+		{"item/commandExecution/requestApproval", "accept", map[string]any{"id": float64(0), "result": map[string]any{"decision": "accept"}}},
+		{"item/fileChange/requestApproval", "decline", map[string]any{"id": float64(0), "result": map[string]any{"decision": "decline"}}},
+		{"execCommandApproval", "accept", map[string]any{"id": float64(0), "result": map[string]any{"decision": "approved"}}},
+		{"applyPatchApproval", "cancel", map[string]any{"id": float64(0), "result": map[string]any{"decision": "abort"}}},
+	} {
+		if got := roundTrip(answer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s %s: %v", tc.method, tc.decision, got)
+		}
+	}
+	got := roundTrip(answer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
+	if e, _ := got["error"].(map[string]any); got["id"] != "x" || e["code"] != float64(-32601) {
+		t.Errorf("other request: %v", got)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	if _, err := parseFlags([]string{"hello"}, &stderr); err == nil {
+		t.Error("no -o: no error")
+	}
+	o, err := parseFlags([]string{"-o", "x.jsonl", "-approval", "never", "-args", "-c a=1", "p1", "p2"}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.out != "x.jsonl" || o.approval != "never" || o.sandbox != "danger-full-access" || o.decision != "accept" ||
+		!reflect.DeepEqual(o.extra, []string{"-c", "a=1"}) || !reflect.DeepEqual(o.prompts, []string{"p1", "p2"}) {
+		t.Errorf("options %+v", o)
+	}
+}
+
+// TestRecord records two turns with the real codex.
+func TestRecord(t *testing.T) {
+	bin := fakeresponses.CodexBin(t)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	reqs := filepath.Join(t.TempDir(), "reqs.json")
+	var stderr bytes.Buffer
+	o := options{out: out, codex: bin, approval: "untrusted", sandbox: "danger-full-access", decision: "accept",
+		clientName: "acpbridge", timeout: 30e9, requests: reqs,
+		prompts: []string{"run: mkdir -p /home/dev/project/made && echo made", "planupdate"}}
+	if err := record(o, &stderr); err != nil {
+		t.Fatalf("record: %v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var methods []string
+	var completed []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Turn struct{ Status string }
+				Item struct {
+					Type, Command, Cwd string
+				}
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		if strings.Contains(line, os.TempDir()+"/recordcodex-") {
+			t.Errorf("temporary path left in %s", line)
+		}
+		methods = append(methods, m.Method)
+		if m.Method == "turn/completed" {
+			completed = append(completed, m.Params.Turn.Status)
+		}
+		if m.Method == "item/completed" && m.Params.Item.Type == "commandExecution" {
+			if m.Params.Item.Cwd != "/home/dev/project" || !strings.Contains(m.Params.Item.Command, "/home/dev/project/made") {
+				t.Errorf("command item %s", line)
+			}
+		}
+	}
+	all := strings.Join(methods, " ")
+	for _, want := range []string{"item/commandExecution/requestApproval", "serverRequest/resolved", "turn/plan/updated"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %s in %s", want, all)
+		}
+	}
+	if !reflect.DeepEqual(completed, []string{"completed", "completed"}) {
+		t.Errorf("turns %v", completed)
+	}
+	if methods[0] != "" {
+		t.Errorf("the first line is %s, want the initialize response", methods[0])
+	}
+	b, err := os.ReadFile(reqs)
+	if err != nil || !strings.Contains(string(b), "/home/dev/project") {
+		t.Errorf("requests file: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "initialize answered") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
