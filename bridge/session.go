@@ -458,8 +458,10 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 		}
 		s.sendMu.Lock()
 		defer s.sendMu.Unlock()
+		acc := NewAccumulator(1, newID) // messages get ids, as live ones do
 		for _, u := range updates {
-			s.send(u)
+			out, _ := acc.Add(u)
+			s.send(out)
 		}
 		return nil
 	}

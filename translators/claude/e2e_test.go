@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 	"github.com/coder/acp-go-sdk"
 )
@@ -22,29 +24,29 @@ import (
 
 // realEditor starts a bridge whose Claude backend runs the real CLI against
 // a fake model, isolated in its own HOME.
-func realEditor(t *testing.T, state string) (*editor, *fakeapi.Server) {
+func realEditor(t *testing.T, state string) (*editortest.Editor, *fakeapi.Server) {
 	return realEditorIn(t, state, t.TempDir())
 }
 
 // realEditorIn is realEditor with Claude's HOME (and so its own session
 // files) in home.
-func realEditorIn(t *testing.T, state, home string) (*editor, *fakeapi.Server) {
+func realEditorIn(t *testing.T, state, home string) (*editortest.Editor, *fakeapi.Server) {
 	t.Helper()
 	bin := fakeapi.ClaudeBin(t)
 	srv := fakeapi.New(fakeapi.Directives())
 	t.Cleanup(srv.Close)
 	b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
-	return startEditor(t, b, state), srv
+	return editortest.StartEditor(t, b, state, bridge.PersistAuto), srv
 }
 
 func TestE2E_textTurn(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	id := e.newSession(t.TempDir())
-	resp, err := e.prompt(id, "Say hello")
+	id := e.NewSession(t.TempDir())
+	resp, err := e.Prompt(id, "Say hello")
 	if err != nil || resp.StopReason != acp.StopReasonEndTurn || resp.Usage == nil {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
-	if got := e.c.conversation(); !strings.Contains(got, "agent: "+fakeapi.AnswerTextPrefix+"Say hello") {
+	if got := e.Client.Conversation(); !strings.Contains(got, "agent: "+fakeapi.AnswerTextPrefix+"Say hello") {
 		t.Errorf("conversation:%s", got)
 	}
 }
@@ -53,15 +55,15 @@ func TestE2E_bashPermission(t *testing.T) {
 	for option, want := range map[string]string{"allow": "completed", "reject": "failed"} {
 		t.Run(option, func(t *testing.T) {
 			e, _ := realEditor(t, t.TempDir())
-			e.c.option = option
+			e.Client.Option = option
 			cwd := t.TempDir()
-			id := e.newSession(cwd)
-			if _, err := e.prompt(id, "RUN_BASH: touch made.txt && echo made"); err != nil {
+			id := e.NewSession(cwd)
+			if _, err := e.Prompt(id, "RUN_BASH: touch made.txt && echo made"); err != nil {
 				t.Fatal(err)
 			}
-			got := e.c.conversation()
-			if !strings.Contains(got, " execute "+want+" touch made.txt && echo made\n") || len(e.c.asked) != 1 {
-				t.Errorf("%d asks; conversation:%s", len(e.c.asked), got)
+			got := e.Client.Conversation()
+			if !strings.Contains(got, " execute "+want+" touch made.txt && echo made\n") || e.Client.Asked() != 1 {
+				t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
 			}
 			_, err := os.Stat(filepath.Join(cwd, "made.txt"))
 			if ran := err == nil; ran != (option == "allow") {
@@ -74,13 +76,12 @@ func TestE2E_bashPermission(t *testing.T) {
 func TestE2E_writeShowsADiff(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
-	id := e.newSession(cwd)
-	if _, err := e.prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
 		t.Fatal(err)
 	}
-	e.c.mu.Lock()
 	var diff *acp.ToolCallContentDiff
-	for _, u := range e.c.updates {
+	for _, u := range e.Client.Take() {
 		if tu := u.ToolCallUpdate; tu != nil {
 			for _, c := range tu.Content {
 				if c.Diff != nil {
@@ -89,7 +90,6 @@ func TestE2E_writeShowsADiff(t *testing.T) {
 			}
 		}
 	}
-	e.c.mu.Unlock()
 	path := filepath.Join(cwd, "notes.txt")
 	if diff == nil || diff.Path != path || diff.NewText != "hello world" || diff.OldText != nil {
 		t.Errorf("diff %+v; want a new file %s with hello world", diff, path)
@@ -101,11 +101,11 @@ func TestE2E_writeShowsADiff(t *testing.T) {
 
 func TestE2E_tasksBecomeThePlan(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	id := e.newSession(t.TempDir())
-	if _, err := e.prompt(id, "TASKS"); err != nil {
+	id := e.NewSession(t.TempDir())
+	if _, err := e.Prompt(id, "TASKS"); err != nil {
 		t.Fatal(err)
 	}
-	got := e.c.conversation()
+	got := e.Client.Conversation()
 	if !strings.Contains(got, "plan "+fakeapi.TaskActiveForm+" in_progress") || strings.Contains(got, "tool ") {
 		t.Errorf("conversation:%s\nwant the task as the plan, in progress, and no tool calls", got)
 	}
@@ -113,17 +113,17 @@ func TestE2E_tasksBecomeThePlan(t *testing.T) {
 
 func TestE2E_cancelMidStream(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	id := e.newSession(t.TempDir())
+	id := e.NewSession(t.TempDir())
 	done := make(chan acp.PromptResponse, 1)
 	go func() {
-		resp, err := e.prompt(id, "SLOW please")
+		resp, err := e.Prompt(id, "SLOW please")
 		if err != nil {
 			t.Errorf("prompt: %v", err)
 		}
 		done <- resp
 	}()
-	waitForText(t, e)
-	if err := e.cs.Cancel(e.ctx(), acp.CancelNotification{SessionId: id}); err != nil {
+	e.WaitFor(isText)
+	if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -134,27 +134,9 @@ func TestE2E_cancelMidStream(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("cancelled prompt did not return")
 	}
-	if resp, err := e.prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+	if resp, err := e.Prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("prompt after cancel: %+v, %v", resp, err)
 	}
-}
-
-// waitForText waits for the first agent message chunk.
-func waitForText(t *testing.T, e *editor) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		e.c.mu.Lock()
-		for _, u := range e.c.updates {
-			if u.AgentMessageChunk != nil {
-				e.c.mu.Unlock()
-				return
-			}
-		}
-		e.c.mu.Unlock()
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no agent text")
 }
 
 // TestE2E_restartLoadsAndContinuesTheConversation: after a bridge
@@ -164,21 +146,21 @@ func waitForText(t *testing.T, e *editor) {
 func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 	state, cwd, home := t.TempDir(), t.TempDir(), t.TempDir()
 	e, _ := realEditorIn(t, state, home)
-	id := e.newSession(cwd)
-	if _, err := e.prompt(id, "RUN_BASH: echo first"); err != nil {
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "RUN_BASH: echo first"); err != nil {
 		t.Fatal(err)
 	}
-	live := withPrompt("RUN_BASH: echo first", e.c.take())
-	e.stop()
+	live := editortest.WithPrompt("RUN_BASH: echo first", e.Client.Take())
+	e.Stop()
 
 	e2, srv := realEditorIn(t, state, home)
-	if _, err := e2.cs.LoadSession(e2.ctx(), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
+	if _, err := e2.CS.LoadSession(e2.Ctx(), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := e2.c.conversation(); got != live {
+	if got := e2.Client.Conversation(); got != live {
 		t.Errorf("replay:%s\nwant (live):%s", got, live)
 	}
-	if _, err := e2.prompt(id, "Say hello again"); err != nil {
+	if _, err := e2.Prompt(id, "Say hello again"); err != nil {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests()
@@ -197,20 +179,20 @@ func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 func TestE2E_lostClaudeSessionStartsFresh(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	e, _ := realEditor(t, state)
-	id := e.newSession(cwd)
-	if _, err := e.prompt(id, "Say hello"); err != nil {
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	e.stop()
+	e.Stop()
 	e2, _ := realEditor(t, state)
-	if _, err := e2.cs.ResumeSession(e2.ctx(), acp.ResumeSessionRequest{SessionId: id, Cwd: cwd}); err != nil {
+	if _, err := e2.CS.ResumeSession(e2.Ctx(), acp.ResumeSessionRequest{SessionId: id, Cwd: cwd}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := e2.prompt(id, "Say hello again")
+	resp, err := e2.Prompt(id, "Say hello again")
 	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
-	if got := e2.c.conversation(); !strings.Contains(got, "no longer has this conversation") {
+	if got := e2.Client.Conversation(); !strings.Contains(got, "no longer has this conversation") {
 		t.Errorf("conversation:%s\nwant the notice", got)
 	}
 }
@@ -220,13 +202,13 @@ func TestE2E_lostClaudeSessionStartsFresh(t *testing.T) {
 func TestE2E_killedMidTurn(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
-	id := e.newSession(cwd)
+	id := e.NewSession(cwd)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := e.prompt(id, "SLOW please")
+		_, err := e.Prompt(id, "SLOW please")
 		errc <- err
 	}()
-	waitForText(t, e)
+	e.WaitFor(isText)
 	pid := processIn(t, cwd)
 	syscall.Kill(pid, syscall.SIGKILL)
 	select {
@@ -237,7 +219,7 @@ func TestE2E_killedMidTurn(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("prompt did not return after the kill")
 	}
-	if resp, err := e.prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+	if resp, err := e.Prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("prompt after the kill: %+v, %v", resp, err)
 	}
 }
@@ -266,14 +248,16 @@ func processIn(t *testing.T, dir string) int {
 // answer the same error).
 func TestE2E_apiErrors(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	_, err := e.prompt(e.newSession(t.TempDir()), "ERROR_500")
+	_, err := e.Prompt(e.NewSession(t.TempDir()), "ERROR_500")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32603 || !strings.Contains(re.Message, "500") {
 		t.Errorf("HTTP 500: %v; want -32603 naming the status", err)
 	}
-	_, err = e.prompt(e.newSession(t.TempDir()), "AUTH_401")
+	_, err = e.Prompt(e.NewSession(t.TempDir()), "AUTH_401")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32000 || !strings.Contains(re.Message, "/login") {
 		t.Errorf("HTTP 401: %v; want auth_required (-32000) saying how to log in", err)
 	}
 }
 
 var _ = context.Background
+
+func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }

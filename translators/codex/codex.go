@@ -42,6 +42,7 @@ type Backend struct {
 
 	mu       sync.Mutex          // protects the fields below
 	srv      *server             // the running server, or nil
+	closing  bool                // Close was called
 	sessions map[string]*session // by thread id
 	models   []modelDoc          // model/list, once known
 }
@@ -99,7 +100,7 @@ func (b *Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Eve
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	srv := b.srv
-	b.srv = nil
+	b.srv, b.closing = nil, true
 	b.mu.Unlock()
 	if srv != nil {
 		srv.stop()
@@ -146,7 +147,8 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	cli := jrpc2.NewClient(versionless(p.Stdout, p.Stdin), &jrpc2.ClientOptions{OnNotify: b.notify, OnCallback: b.callback})
+	ch := versionless(p.Stdout, p.Stdin, b.notify)
+	cli := jrpc2.NewClient(ch, &jrpc2.ClientOptions{OnCallback: b.callback})
 	srv := &server{p: p, cli: cli}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -167,7 +169,12 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 // call makes a request; if the server died meanwhile, its exit (status
 // and stderr) is the better error: jrpc2 may lose a reply at EOF.
 func (srv *server) call(ctx context.Context, method string, params, result any) error {
-	err := srv.cli.CallResult(ctx, method, params, result)
+	var err error
+	if result == nil {
+		_, err = srv.cli.Call(ctx, method, params)
+	} else {
+		err = srv.cli.CallResult(ctx, method, params, result)
+	}
 	if err != nil {
 		select {
 		case <-srv.p.Done():
@@ -197,7 +204,12 @@ func (b *Backend) watch(srv *server) {
 	for _, s := range b.sessions {
 		ss = append(ss, s)
 	}
+	closing := b.closing
 	b.mu.Unlock()
+	if closing {
+		b.log.Debug("codex app-server stopped", "err", err)
+		return
+	}
 	b.log.Warn("codex app-server exited", "err", err)
 	for _, s := range ss {
 		s.serverGone(srv, err)
@@ -205,10 +217,9 @@ func (b *Backend) watch(srv *server) {
 }
 
 // notify routes a notification to its thread's session.
-func (b *Backend) notify(req *jrpc2.Request) {
-	raw := json.RawMessage(req.ParamString())
-	if s := b.session(raw); s != nil {
-		s.notify(req.Method(), raw)
+func (b *Backend) notify(method string, params json.RawMessage) {
+	if s := b.session(params); s != nil {
+		s.notify(method, params)
 	}
 }
 
@@ -249,11 +260,20 @@ func (b *Backend) unregister(thread string) {
 // versionless frames JSON-RPC by lines and adds the "jsonrpc":"2.0" that
 // codex leaves out (and jrpc2 insists on) to every record received,
 // removing it from every record sent.
-func versionless(r io.Reader, wc io.WriteCloser) channel.Channel {
-	return versionlessChannel{channel.Line(r, wc)}
+//
+// It also takes the notifications out of the stream and hands them to
+// notify itself, in order, on the reading goroutine: jrpc2 runs its
+// notification callback on goroutines that do not keep the order, and a
+// message's deltas must. Responses and server requests go on to jrpc2,
+// after every notification received before them has been handled.
+func versionless(r io.Reader, wc io.WriteCloser, notify func(method string, params json.RawMessage)) channel.Channel {
+	return versionlessChannel{Channel: channel.Line(r, wc), notify: notify}
 }
 
-type versionlessChannel struct{ channel.Channel }
+type versionlessChannel struct {
+	channel.Channel
+	notify func(method string, params json.RawMessage)
+}
 
 var versionField = []byte(`"jsonrpc":"2.0",`)
 
@@ -262,11 +282,33 @@ func (c versionlessChannel) Send(rec []byte) error {
 }
 
 func (c versionlessChannel) Recv() ([]byte, error) {
-	rec, err := c.Channel.Recv()
-	if err != nil || len(rec) == 0 || rec[0] != '{' || bytes.Contains(rec, []byte(`"jsonrpc"`)) {
-		return rec, err
+	for {
+		rec, err := c.Channel.Recv()
+		if err != nil || len(rec) == 0 || rec[0] != '{' {
+			return rec, err
+		}
+		if c.notification(rec) {
+			continue
+		}
+		if bytes.Contains(rec, []byte(`"jsonrpc"`)) {
+			return rec, nil
+		}
+		return append(append([]byte{'{'}, versionField...), rec[1:]...), nil
 	}
-	return append(append([]byte{'{'}, versionField...), rec[1:]...), nil
+}
+
+// notification dispatches rec if it is a notification.
+func (c versionlessChannel) notification(rec []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if c.notify == nil || json.Unmarshal(rec, &m) != nil || m.Method == "" || m.ID != nil {
+		return false
+	}
+	c.notify(m.Method, m.Params)
+	return true
 }
 
 // checkMCP refuses MCP servers codex can't take.

@@ -23,6 +23,7 @@ type preset struct {
 }
 
 var presets = map[string]preset{
+	"ask":         {"untrusted", "workspace-write", "workspaceWrite"},
 	"read-only":   {"on-request", "read-only", "readOnly"},
 	"auto":        {"on-request", "workspace-write", "workspaceWrite"},
 	"full-access": {"never", "danger-full-access", "dangerFullAccess"},
@@ -30,7 +31,8 @@ var presets = map[string]preset{
 
 var modes = []acp.SessionMode{
 	{Id: modeConfig, Name: "As configured", Description: ptr("Codex's own config.toml decides approvals and the sandbox")},
-	{Id: "read-only", Name: "Read only", Description: ptr("Read files; ask before edits and commands")},
+	{Id: "ask", Name: "Ask", Description: ptr("Ask before every command and edit that is not known to be safe")},
+	{Id: "read-only", Name: "Read only", Description: ptr("Read and run in a read-only sandbox")},
 	{Id: "auto", Name: "Auto", Description: ptr("Edit and run in the workspace; ask before anything else")},
 	{Id: "full-access", Name: "Full access", Description: ptr("Edit and run anything without asking")},
 }

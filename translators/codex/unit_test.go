@@ -18,11 +18,17 @@ import (
 func TestVersionless_addsAndStripsTheVersion(t *testing.T) {
 	r, w := io.Pipe()
 	out, in := io.Pipe()
-	ch := versionless(r, in)
-	go func() { io.WriteString(w, `{"id":1,"result":{}}`+"\n") }()
+	var seen []string
+	ch := versionless(r, in, func(method string, _ json.RawMessage) { seen = append(seen, method) })
+	go func() {
+		io.WriteString(w, `{"method":"a","params":{}}`+"\n"+`{"method":"b","params":{}}`+"\n"+`{"id":1,"result":{}}`+"\n")
+	}()
 	got, err := ch.Recv()
 	if err != nil || string(got) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Errorf("Recv = %s, %v", got, err)
+	}
+	if strings.Join(seen, ",") != "a,b" {
+		t.Errorf("notifications %v, want a,b handled in order before the response", seen)
 	}
 	go ch.Send([]byte(`{"jsonrpc":"2.0","id":2,"method":"turn/start"}`))
 	buf := make([]byte, 100)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,11 +75,15 @@ func (p *Process) wait() {
 func (p *Process) name() string { return p.cmd.Path }
 
 func (p *Process) tail() string {
-	if t := strings.TrimSpace(p.stderr.String()); t != "" {
+	if t := strings.TrimSpace(ansi.ReplaceAllString(p.stderr.String(), "")); t != "" {
 		return "; stderr: " + t
 	}
 	return ""
 }
+
+// ansi matches terminal colour codes, which CLIs write to stderr even when
+// it is not a terminal.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }

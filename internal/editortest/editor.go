@@ -1,0 +1,182 @@
+// Package editortest runs a bridge with one backend behind an ACP client
+// over in-memory pipes, the way an editor drives it, for backend tests.
+package editortest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	acpedge "github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Editor is an ACP client connected over in-memory pipes to a bridge that
+// runs one backend, as an editor would be.
+type Editor struct {
+	T      testing.TB
+	CS     *acp.ClientSideConnection
+	Client *Client
+
+	stdin  io.WriteCloser
+	served chan error
+}
+
+// StartEditor starts a bridge running b (persisting into state with mode)
+// and an initialized client for it. The bridge stops at the end of the test.
+func StartEditor(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode) *Editor {
+	t.Helper()
+	st, err := persist.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{b}, Default: b.Info().Name, Store: st,
+		Persist: mode, Logger: log, CancelGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	e := &Editor{T: t, Client: &Client{Option: "allow"}, stdin: inW, served: make(chan error, 1)}
+	go func() {
+		e.served <- acpedge.NewServer(m, "test", log).Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	e.CS = acp.NewClientSideConnection(e.Client, inW, outR)
+	t.Cleanup(e.Stop)
+	if _, err := e.CS.Initialize(e.Ctx(), acp.InitializeRequest{ProtocolVersion: acpedge.ProtocolVersion}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// Stop closes the editor's side and waits for the bridge (and so every
+// agent process it ran for its sessions) to finish.
+func (e *Editor) Stop() {
+	e.stdin.Close()
+	select {
+	case err := <-e.served:
+		e.served <- err
+	case <-time.After(30 * time.Second):
+		e.T.Error("bridge did not stop")
+	}
+}
+
+// Ctx is a context for one request.
+func (e *Editor) Ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	e.T.Cleanup(cancel)
+	return ctx
+}
+
+// NewSession makes a session in cwd.
+func (e *Editor) NewSession(cwd string) acp.SessionId {
+	e.T.Helper()
+	s, err := e.CS.NewSession(e.Ctx(), acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return s.SessionId
+}
+
+// Load loads a session.
+func (e *Editor) Load(id acp.SessionId, cwd string) {
+	e.T.Helper()
+	if _, err := e.CS.LoadSession(e.Ctx(), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
+		e.T.Fatal(err)
+	}
+}
+
+// Prompt sends a text prompt.
+func (e *Editor) Prompt(id acp.SessionId, text string) (acp.PromptResponse, error) {
+	return e.CS.Prompt(e.Ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+}
+
+// WaitFor waits until an update satisfying ok has arrived.
+func (e *Editor) WaitFor(ok func(acp.SessionUpdate) bool) {
+	e.T.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		e.Client.mu.Lock()
+		for _, n := range e.Client.updates {
+			if ok(n.Update) {
+				e.Client.mu.Unlock()
+				return
+			}
+		}
+		e.Client.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.T.Fatal("the update never came")
+}
+
+// Client records updates and answers every permission ask with Option.
+type Client struct {
+	acp.Client
+	Option string
+
+	mu      sync.Mutex
+	updates []acp.SessionNotification
+	asked   []acp.RequestPermissionRequest
+}
+
+func (c *Client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.updates = append(c.updates, n)
+	return nil
+}
+
+func (c *Client) RequestPermission(_ context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, r)
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(c.Option))}, nil
+}
+
+// Take returns the updates so far, of every session, and forgets them.
+func (c *Client) Take() []acp.SessionUpdate { return c.take(func(acp.SessionId) bool { return true }) }
+
+// TakeFor returns the updates so far of one session and forgets them.
+func (c *Client) TakeFor(id acp.SessionId) []acp.SessionUpdate {
+	return c.take(func(s acp.SessionId) bool { return s == id })
+}
+
+func (c *Client) take(match func(acp.SessionId) bool) []acp.SessionUpdate {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var us []acp.SessionUpdate
+	kept := c.updates[:0]
+	for _, n := range c.updates {
+		if match(n.SessionId) {
+			us = append(us, n.Update)
+		} else {
+			kept = append(kept, n)
+		}
+	}
+	c.updates = kept
+	return us
+}
+
+// Conversation renders the updates so far and forgets them.
+func (c *Client) Conversation() string { return acptest.Conversation(c.Take()) }
+
+// Asked is how many permission asks came.
+func (c *Client) Asked() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.asked)
+}
+
+// WithPrompt is a turn's updates as a replay shows them: the prompt first.
+func WithPrompt(prompt string, us []acp.SessionUpdate) string {
+	return acptest.Conversation(append([]acp.SessionUpdate{acp.UpdateUserMessageText(prompt)}, us...))
+}

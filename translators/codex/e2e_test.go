@@ -1,0 +1,249 @@
+package codex
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/coder/acp-go-sdk"
+)
+
+// The tests in this file run the real, pinned codex app-server (installed
+// by scripts/install-tools.sh) against the fake Responses API, isolated in
+// its own HOME and CODEX_HOME, through the bridge, driven by an ACP client.
+// They skip loudly when codex is missing, and fail instead under
+// ACPBRIDGE_REQUIRE_E2E=1.
+
+// world is one fake model and one codex home, which bridges can share.
+type world struct {
+	bin             string
+	srv             *fakeresponses.Server
+	home, codexHome string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{bin: fakeresponses.CodexBin(t), srv: fakeresponses.New(fakeresponses.Directives())}
+	t.Cleanup(w.srv.Close)
+	w.home, w.codexHome = fakeresponses.Home(t, w.srv.URL, fakeresponses.HomeOptions{})
+	return w
+}
+
+// bridge starts a bridge (persisting into state) on the world's codex.
+func (w *world) bridge(t *testing.T, state string, mode bridge.PersistMode) (*editortest.Editor, *Backend) {
+	b := New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome)})
+	return editortest.StartEditor(t, b, state, mode), b
+}
+
+func setMode(t *testing.T, e *editortest.Editor, id acp.SessionId, mode string) {
+	t.Helper()
+	if _, err := e.CS.SetSessionMode(e.Ctx(), acp.SetSessionModeRequest{SessionId: id, ModeId: acp.SessionModeId(mode)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
+
+func TestE2E_textTurn(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	resp, err := e.Prompt(id, "hello there")
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	if got := e.Client.Conversation(); !strings.Contains(got, "agent: Hello from fake model. You said: hello there") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+func TestE2E_commandApproval(t *testing.T) {
+	for option, want := range map[string]string{"accept": "completed", "decline": "failed"} {
+		t.Run(option, func(t *testing.T) {
+			e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+			e.Client.Option = option
+			cwd := t.TempDir()
+			id := e.NewSession(cwd)
+			setMode(t, e, id, "ask")
+			if _, err := e.Prompt(id, "run: mkdir -p made && echo made"); err != nil {
+				t.Fatal(err)
+			}
+			got := e.Client.Conversation()
+			if !strings.Contains(got, " execute "+want+" mkdir -p made && echo made\n") || e.Client.Asked() != 1 {
+				t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
+			}
+			_, err := os.Stat(filepath.Join(cwd, "made"))
+			if ran := err == nil; ran != (option == "accept") {
+				t.Errorf("the command ran: %v, want %v", ran, option == "accept")
+			}
+		})
+	}
+}
+
+func TestE2E_patchShowsADiff(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	e.Client.Option = "accept"
+	cwd := t.TempDir()
+	id := e.NewSession(cwd)
+	setMode(t, e, id, "ask")
+	if _, err := e.Prompt(id, "patch: hello.txt"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cwd, "hello.txt")
+	var diff *acp.ToolCallContentDiff
+	for _, u := range e.Client.Take() {
+		if tc := u.ToolCall; tc != nil {
+			for _, c := range tc.Content {
+				if c.Diff != nil {
+					diff = c.Diff
+				}
+			}
+		}
+	}
+	if diff == nil || diff.Path != path || !strings.Contains(diff.NewText, "hello from apply_patch") {
+		t.Errorf("diff %+v; want the new file %s", diff, path)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "hello from apply_patch") {
+		t.Errorf("file: %q, %v", b, err)
+	}
+}
+
+func TestE2E_planUpdate(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	if _, err := e.Prompt(id, "planupdate"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Client.Conversation(); !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+func TestE2E_interruptMidStream(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	done := make(chan acp.PromptResponse, 1)
+	go func() {
+		resp, err := e.Prompt(id, "slow please")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		done <- resp
+	}()
+	e.WaitFor(isText)
+	e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id})
+	select {
+	case resp := <-done:
+		if resp.StopReason != acp.StopReasonCancelled {
+			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled prompt did not return")
+	}
+	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("after the interrupt: %+v, %v", resp, err)
+	}
+}
+
+// TestE2E_restartLoadsAndContinuesTheThread: with --persist auto the
+// replay comes from codex's own history (thread/resume); with always, from
+// acpbridge's transcript. Either way the next prompt continues the thread.
+func TestE2E_restartLoadsAndContinuesTheThread(t *testing.T) {
+	for _, mode := range []bridge.PersistMode{bridge.PersistAuto, bridge.PersistAlways} {
+		t.Run(string(mode), func(t *testing.T) {
+			w := newWorld(t)
+			state, cwd := t.TempDir(), t.TempDir()
+			e, _ := w.bridge(t, state, mode)
+			id := e.NewSession(cwd)
+			if _, err := e.Prompt(id, "run: echo first"); err != nil {
+				t.Fatal(err)
+			}
+			live := editortest.WithPrompt("run: echo first", e.Client.Take())
+			e.Stop()
+
+			e2, _ := w.bridge(t, state, mode)
+			e2.Load(id, cwd)
+			if got := e2.Client.Conversation(); got != live {
+				t.Errorf("replay:%s\nwant (live):%s", got, live)
+			}
+			if _, err := e2.Prompt(id, "hello again"); err != nil {
+				t.Fatal(err)
+			}
+			reqs := w.srv.Requests()
+			input, _ := json.Marshal(reqs[len(reqs)-1].Raw["input"])
+			if !strings.Contains(string(input), "run: echo first") {
+				t.Errorf("the continued thread's request lacks the first turn: %.300s", input)
+			}
+		})
+	}
+}
+
+// TestE2E_serverKilledMidTurn kills the app-server during a turn: the
+// prompt fails with the exit, and the next prompt restarts the server and
+// resumes the thread.
+func TestE2E_serverKilledMidTurn(t *testing.T) {
+	e, b := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Prompt(id, "slow please")
+		errc <- err
+	}()
+	e.WaitFor(isText)
+	b.mu.Lock()
+	pid := b.srv.p.Pid()
+	b.mu.Unlock()
+	syscall.Kill(pid, syscall.SIGKILL)
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
+			t.Errorf("prompt when the server died: %v; want an error saying it was killed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the prompt did not return")
+	}
+	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("after the restart: %+v, %v", resp, err)
+	}
+}
+
+func TestE2E_modelErrorIsAClearError(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	_, err := e.Prompt(e.NewSession(t.TempDir()), "fail500")
+	var re *acp.RequestError
+	if !errors.As(err, &re) || re.Code != -32603 || !strings.Contains(re.Message, "internalServerError") {
+		t.Errorf("err %v; want -32603 with codex's message and error kind", err)
+	}
+}
+
+// TestE2E_twoSessionsAtOnce runs two turns at the same time on the one
+// server; each session sees only its own thread.
+func TestE2E_twoSessionsAtOnce(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	ids := []acp.SessionId{e.NewSession(t.TempDir()), e.NewSession(t.TempDir())}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() {
+			if _, err := e.Prompt(id, []string{"hello one", "hello two"}[i]); err != nil {
+				t.Errorf("session %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, id := range ids {
+		got := acptest.Conversation(e.Client.TakeFor(id))
+		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
+		if !strings.Contains(got, "You said: hello "+want) || strings.Contains(got, "hello "+other) {
+			t.Errorf("session %d:%s", i, got)
+		}
+	}
+}
