@@ -333,7 +333,8 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 	s.mu.Unlock()
 	askCtx, cancel := context.WithCancel(askCtx)
 	defer cancel()
-	go func() { <-ctx.Done(); cancel() }() // the server withdrew the request
+	stop := context.AfterFunc(ctx, cancel) // the server withdrew the request
+	defer stop()
 	title := info.Title
 	out, err := s.ev.RequestPermission(askCtx, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(p.ItemID), Title: &title}, options)
 	return map[string]any{"decision": decision(out, err)}, nil

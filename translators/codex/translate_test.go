@@ -45,6 +45,49 @@ func TestTranslator_golden(t *testing.T) {
 	}
 }
 
+// TestTranslator_recorded does the same for the app-server streams the
+// project records itself (scripts/record-codex.sh): the notifications of
+// testdata/recorded/X.jsonl in, X.acp expected.
+func TestTranslator_recorded(t *testing.T) {
+	files, _ := filepath.Glob("testdata/recorded/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no recordings")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
+			in, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := translateAll(t, notificationsOf(in))
+			want := strings.TrimSuffix(file, ".jsonl") + ".acp"
+			if *update {
+				os.WriteFile(want, []byte(got), 0o644)
+				return
+			}
+			exp, _ := os.ReadFile(want)
+			if diff := cmp.Diff(string(exp), got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// notificationsOf keeps the notifications of a recorded server stream.
+func notificationsOf(in []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(l, &m) == nil && m.Method != "" && m.ID == nil {
+			out = append(out, l)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
 // notification is one line of a golden input.
 type notification struct {
 	Method string          `json:"method"`
