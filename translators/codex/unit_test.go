@@ -150,3 +150,20 @@ func TestHistory_replaysAResumedThread(t *testing.T) {
 		t.Errorf("history:\n%s", got)
 	}
 }
+
+// TestMCPConfig pins the config override codex was seen to apply
+// (mcpServerStatus/list then lists the server for the thread).
+func TestMCPConfig(t *testing.T) {
+	cfg := mcpConfig([]acp.McpServer{
+		{Stdio: &acp.McpServerStdio{Name: "files", Command: "/bin/mcp-files", Args: []string{"-v"}, Env: []acp.EnvVariable{{Name: "K", Value: "v"}}}},
+		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "X-A", Value: "b"}}}},
+	})
+	got, _ := json.Marshal(cfg)
+	want := `{"mcp_servers":{"docs":{"http_headers":{"X-A":"b"},"url":"http://127.0.0.1:9/mcp"},"files":{"args":["-v"],"command":"/bin/mcp-files","env":{"K":"v"}}}}`
+	if string(got) != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if err := checkMCP([]acp.McpServer{{Sse: &acp.McpServerSse{Name: "old", Url: "http://x"}}}); !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("sse: %v, want ErrInvalidParams", err)
+	}
+}
