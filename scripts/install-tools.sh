@@ -14,10 +14,16 @@
 #           path printed is the native binary inside the package, which is
 #           what the tests run (the npm wrapper only execs it)
 #
-# Not installed by default (only scripts/bench-claude.sh needs it; large):
+# Not installed by default (only the benchmarks need them; large):
 #   zed-claude-adapter  Zed's Claude ACP adapter (npm
 #           @agentclientprotocol/claude-agent-acp), the "CL" anchor, into
-#           .tools/claude-agent-acp
+#           .tools/claude-agent-acp (scripts/bench-claude.sh)
+#   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
+#           @zed-industries/codex-acp), the "CXR" anchor, into
+#           .tools/zed-codex-acp (scripts/bench-codex.sh)
+#   acp-codex-adapter  the ACP org's TypeScript Codex ACP adapter (npm
+#           @agentclientprotocol/codex-acp), the "CXT" anchor, into
+#           .tools/codex-acp (scripts/bench-codex.sh)
 #
 # With arguments, installs only the named tools, e.g.
 #   bash scripts/install-tools.sh zed-claude-adapter
@@ -146,6 +152,21 @@ install_zed_claude_adapter() {
 	install_npm_tool @agentclientprotocol/claude-agent-acp 0.100.0 claude-agent-acp claude-agent-acp
 }
 
+# install_zed_codex_adapter installs Zed's Codex ACP adapter into
+# .tools/zed-codex-acp: a Rust binary (from a platform-specific optional
+# dependency) that links codex-core itself and runs no codex executable.
+install_zed_codex_adapter() {
+	install_npm_tool @zed-industries/codex-acp 0.16.0 codex-acp zed-codex-acp
+}
+
+# install_acp_codex_adapter installs the ACP org's Codex ACP adapter into
+# .tools/codex-acp. It drives `codex app-server`; it bundles its own
+# @openai/codex, and scripts/bench-codex.sh points it at the pinned .tools
+# codex instead ($CODEX_PATH).
+install_acp_codex_adapter() {
+	install_npm_tool @agentclientprotocol/codex-acp 2.6.0 codex-acp codex-acp
+}
+
 main() {
 	if (($# > 0)); then
 		local tool
@@ -155,8 +176,10 @@ main() {
 			claude) install_claude ;;
 			codex) install_codex ;;
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
+			zed-codex-adapter) install_zed_codex_adapter ;;
+			acp-codex-adapter) install_acp_codex_adapter ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, zed-claude-adapter)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
 				return 2
 				;;
 			esac

@@ -163,7 +163,7 @@ func TestMCPConfig(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	if err := checkMCP([]acp.McpServer{{Sse: &acp.McpServerSse{Name: "old", Url: "http://x"}}}); !errors.Is(err, bridge.ErrInvalidParams) {
+	if err := checkMCP([]acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://x", Headers: []acp.HttpHeader{}}}}); !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
 }
