@@ -32,6 +32,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/chunk"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 )
 
 // Block is one content block of a scripted reply.
@@ -355,12 +355,15 @@ type (
 
 // pieces cuts a text or thinking block into its deltas: exactly m.chunks
 // pieces (at most one per character) if the Reply set Chunks, else up to
-// three cut at spaces.
+// three cut at spaces (or anywhere, in a text without spaces).
 func (m *message) pieces(text string) []string {
 	if m.chunks > 0 {
-		return split(text, m.chunks)
+		return chunk.Split(text, m.chunks)
 	}
-	return splitWords(text, 3)
+	if !strings.Contains(text, " ") {
+		return chunk.Split(text, 3)
+	}
+	return chunk.Words(text, 3)
 }
 
 // blockJSON is a block as it appears complete in a JSON Message.
@@ -440,7 +443,7 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, m *message, 
 			ev(event{Type: "content_block_start", Index: &i,
 				ContentBlock: toolUseBlock{"tool_use", b.ID, b.Name, map[string]any{}}})
 			in, _ := json.Marshal(b.Input)
-			for _, p := range splitJSON(string(in), 3) {
+			for _, p := range chunk.JSON(string(in), 3) {
 				delta(i, inputJSONDelta{"input_json_delta", p})
 			}
 		default:
@@ -470,108 +473,6 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
 	case <-s.done:
 		return false
 	}
-}
-
-// split cuts s into n pieces of about equal length on rune boundaries;
-// fewer when s has fewer than n runes (one empty piece for "").
-func split(s string, n int) []string {
-	runes := utf8.RuneCountInString(s)
-	if n > runes {
-		n = runes
-	}
-	if n <= 1 {
-		return []string{s}
-	}
-	pieces := make([]string, 0, n)
-	per, extra := runes/n, runes%n
-	for i := range n {
-		k := per
-		if i < extra {
-			k++
-		}
-		j := 0
-		for range k {
-			_, size := utf8.DecodeRuneInString(s[j:])
-			j += size
-		}
-		pieces = append(pieces, s[:j])
-		s = s[j:]
-	}
-	return pieces
-}
-
-// splitWords cuts text into up to n pieces, each cut just before a space
-// (so a word, or a path, is never cut in two), as close to equal lengths
-// as the spaces allow; a text without spaces is cut like split.
-func splitWords(text string, n int) []string {
-	var cuts []int
-	for i := 1; i < len(text); i++ {
-		if text[i] == ' ' {
-			cuts = append(cuts, i)
-		}
-	}
-	if len(cuts) == 0 {
-		return split(text, n)
-	}
-	return cutAt(text, pick(cuts, len(text), n))
-}
-
-// splitJSON cuts a JSON text into up to n pieces, each cut just after a
-// '{', ':' or ',' outside string literals, so no string value is cut in
-// two (recordings can then rewrite paths line by line).
-func splitJSON(js string, n int) []string {
-	var cuts []int
-	inString, escaped := false, false
-	for i := 0; i < len(js)-1; i++ {
-		c := js[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && (c == '{' || c == ':' || c == ','):
-			cuts = append(cuts, i+1)
-		}
-	}
-	return cutAt(js, pick(cuts, len(js), n))
-}
-
-// pick chooses up to n-1 of the increasing positions cands, each the one
-// nearest to the next of the equal-length targets.
-func pick(cands []int, length, n int) []int {
-	var out []int
-	for k := 1; k < n && len(cands) > 0; k++ {
-		target := length * k / n
-		best := 0
-		for i, c := range cands {
-			if abs(c-target) < abs(cands[best]-target) {
-				best = i
-			}
-		}
-		out = append(out, cands[best])
-		cands = cands[best+1:]
-	}
-	return out
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// cutAt cuts s at the increasing positions cuts.
-func cutAt(s string, cuts []int) []string {
-	pieces := make([]string, 0, len(cuts)+1)
-	prev := 0
-	for _, c := range cuts {
-		pieces = append(pieces, s[prev:c])
-		prev = c
-	}
-	return append(pieces, s[prev:])
 }
 
 func errorType(status int) string {

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // sse is one server-sent event.
@@ -600,45 +599,6 @@ func TestCloseCutsStreams(t *testing.T) {
 	}
 	_, _ = io.Copy(io.Discard, br) // ends: the connection is closed
 	s.Close()                      // twice is fine
-}
-
-func TestSplit(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		f    func(string, int) []string
-		s    string
-		n    int
-		want []string
-	}{
-		{"split", split, "", 3, []string{""}},
-		{"split", split, "ab", 3, []string{"a", "b"}},
-		{"split", split, "abcdefg", 3, []string{"abc", "de", "fg"}},
-		{"split", split, "héllo wörld", 4, []string{"hél", "lo ", "wör", "ld"}},
-		{"split", split, "abc", 1, []string{"abc"}},
-		{"words", splitWords, "", 3, []string{""}},
-		{"words", splitWords, "hello", 3, []string{"he", "ll", "o"}},
-		{"words", splitWords, "one two", 3, []string{"one", " two"}},
-		{"words", splitWords, "Tool finished. Result was: /tmp/recordclaude-1/project/n.txt", 3,
-			[]string{"Tool finished. Result", " was:", " /tmp/recordclaude-1/project/n.txt"}},
-		{"words", splitWords, "aaa bbb ccc ddd eee fff", 3, []string{"aaa bbb", " ccc ddd", " eee fff"}},
-		{"json", splitJSON, "{}", 3, []string{"{", "}"}},
-		{"json", splitJSON, `{"a":"b"}`, 3, []string{"{", `"a":`, `"b"}`}},
-		{"json", splitJSON, `{"file_path":"/tmp/x,y:z/a.txt","content":"say \"hi\", then: bye"}`, 3,
-			[]string{`{"file_path":`, `"/tmp/x,y:z/a.txt","content":`, `"say \"hi\", then: bye"}`}},
-	} {
-		got := tc.f(tc.s, tc.n)
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s(%q, %d) = %q, want %q", tc.name, tc.s, tc.n, got, tc.want)
-		}
-		if strings.Join(got, "") != tc.s || len(got) > max(tc.n, 1) {
-			t.Errorf("%s(%q, %d) = %q: not a cut of s into at most n pieces", tc.name, tc.s, tc.n, got)
-		}
-		for _, p := range got {
-			if !utf8.ValidString(p) {
-				t.Errorf("%s(%q, %d): piece %q is not UTF-8", tc.name, tc.s, tc.n, p)
-			}
-		}
-	}
 }
 
 func TestEnv(t *testing.T) {

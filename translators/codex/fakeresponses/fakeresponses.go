@@ -35,6 +35,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/chunk"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -42,7 +43,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 )
 
 // Item is one output item of a scripted reply.
@@ -448,13 +448,13 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, m *response,
 	pieces := func(text string, kind int) []string {
 		switch {
 		case rep.Deltas > 0:
-			return split(text, rep.Deltas)
+			return chunk.Split(text, rep.Deltas)
 		case kind == 'j':
-			return splitJSON(text, 3)
+			return chunk.JSON(text, 3)
 		case kind == 'l':
-			return splitLines(text, 3)
+			return chunk.Lines(text, 3)
 		}
-		return splitWords(text, 4)
+		return chunk.Words(text, 4)
 	}
 	zero := 0
 
@@ -538,117 +538,6 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// split cuts s into n pieces of about equal length on rune boundaries;
-// fewer when s has fewer than n runes (one empty piece for "").
-func split(s string, n int) []string {
-	runes := utf8.RuneCountInString(s)
-	if n > runes {
-		n = runes
-	}
-	if n <= 1 {
-		return []string{s}
-	}
-	pieces := make([]string, 0, n)
-	per, extra := runes/n, runes%n
-	for i := range n {
-		k := per
-		if i < extra {
-			k++
-		}
-		j := 0
-		for range k {
-			_, size := utf8.DecodeRuneInString(s[j:])
-			j += size
-		}
-		pieces = append(pieces, s[:j])
-		s = s[j:]
-	}
-	return pieces
-}
-
-// splitWords cuts text into up to n pieces, each cut just before a space
-// (so a word, or a path, is never cut in two), as close to equal lengths
-// as the spaces allow; a text without spaces is one piece.
-func splitWords(text string, n int) []string {
-	var cuts []int
-	for i := 1; i < len(text); i++ {
-		if text[i] == ' ' {
-			cuts = append(cuts, i)
-		}
-	}
-	return cutAt(text, pick(cuts, len(text), n))
-}
-
-// splitLines cuts text into up to n pieces, each cut just after a newline.
-func splitLines(text string, n int) []string {
-	var cuts []int
-	for i := 0; i < len(text)-1; i++ {
-		if text[i] == '\n' {
-			cuts = append(cuts, i+1)
-		}
-	}
-	return cutAt(text, pick(cuts, len(text), n))
-}
-
-// splitJSON cuts a JSON text into up to n pieces, each cut just after a
-// '{', ':' or ',' outside string literals, so no string value is cut in
-// two (recordings can then rewrite paths line by line).
-func splitJSON(js string, n int) []string {
-	var cuts []int
-	inString, escaped := false, false
-	for i := 0; i < len(js)-1; i++ {
-		c := js[i]
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && (c == '{' || c == ':' || c == ','):
-			cuts = append(cuts, i+1)
-		}
-	}
-	return cutAt(js, pick(cuts, len(js), n))
-}
-
-// pick chooses up to n-1 of the increasing positions cands, each the one
-// nearest to the next of the equal-length targets.
-func pick(cands []int, length, n int) []int {
-	var out []int
-	for k := 1; k < n && len(cands) > 0; k++ {
-		target := length * k / n
-		best := 0
-		for i, c := range cands {
-			if abs(c-target) < abs(cands[best]-target) {
-				best = i
-			}
-		}
-		out = append(out, cands[best])
-		cands = cands[best+1:]
-	}
-	return out
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// cutAt cuts s at the increasing positions cuts.
-func cutAt(s string, cuts []int) []string {
-	pieces := make([]string, 0, len(cuts)+1)
-	prev := 0
-	for _, c := range cuts {
-		pieces = append(pieces, s[prev:c])
-		prev = c
-	}
-	return append(pieces, s[prev:])
-}
-
-// errorType is the OpenAI error type for an HTTP status.
 func errorType(status int) string {
 	switch {
 	case status == http.StatusUnauthorized:
