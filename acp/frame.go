@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 )
 
@@ -115,7 +116,7 @@ func (in *input) pass(line []byte, size int) error {
 		in.track.add(env.ID)
 	}
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
-		in.log.Debug("received", "method", string(env.Method), "id", string(env.ID), "bytes", size)
+		in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)
 	}
 	_, err = in.pw.Write(append(trimmed, '\n'))
 	return err
