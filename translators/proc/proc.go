@@ -6,7 +6,6 @@
 package proc
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -133,13 +132,6 @@ func (p *Process) Stop() {
 // crash).
 func (p *Process) Kill() error {
 	return signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
-}
-
-func signalGroup(pid int, sig syscall.Signal) error {
-	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
 }
 
 // Tail keeps the last bytes written to it.

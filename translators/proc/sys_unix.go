@@ -1,0 +1,16 @@
+//go:build unix
+
+package proc
+
+import (
+	"errors"
+	"syscall"
+)
+
+// signalGroup signals the child's whole process group.
+func signalGroup(pid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
