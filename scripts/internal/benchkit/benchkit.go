@@ -1,0 +1,78 @@
+// Package benchkit is what the benchmarks scripts/benchclaude and
+// scripts/benchcodex share: their common flags (Options), the run of an
+// agent process in a fresh temporary directory with a sampler on its
+// process tree (MakeDirs, Dirs.Start, Process), the timed protocol steps
+// of a run over ACP or another protocol (Session, Measure, ACPSession),
+// and the statistics and table of the report (Repeat, Table, Median, Num).
+//
+// The process tree is followed through /proc, so it works on Linux only.
+package benchkit
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+const (
+	// SampleEvery is how often the sampler reads an agent's process tree.
+	SampleEvery = 20 * time.Millisecond
+	// ExitGrace is how long an agent has to exit once its stdin is
+	// closed, and then its process tree to go once killed.
+	ExitGrace = 5 * time.Second
+)
+
+// Options are the flags both benchmarks take, and the repository.
+type Options struct {
+	Program   string        // the benchmark's name, for messages and temporary directories
+	Root      string        // the acpbridge repository, from the working directory
+	N         int           // runs per agent
+	Acpbridge string        // the acpbridge binary
+	Timeout   time.Duration // the limit of each protocol step
+	Verbose   bool          // print each run and the agents' stderr
+	Keep      bool          // keep each run's temporary directory
+	Only      string        // the agents to run
+
+	rootErr error // why there is no Root
+}
+
+// Flags finds the repository and returns the flag set of program with the
+// flags of o; timeout and only are the usage of -timeout and -only. The
+// program adds its own flags to it (with defaults under o.Root), then
+// calls Parse.
+func (o *Options) Flags(program, timeout, only string) *flag.FlagSet {
+	o.Program = program
+	o.Root, o.rootErr = RepoRoot()
+	fs := flag.NewFlagSet(program, flag.ContinueOnError)
+	fs.IntVar(&o.N, "n", 5, "runs per agent")
+	fs.StringVar(&o.Acpbridge, "acpbridge", filepath.Join(o.Root, "bin/acpbridge"), "the acpbridge `binary`")
+	fs.DurationVar(&o.Timeout, "timeout", 120*time.Second, timeout)
+	fs.BoolVar(&o.Verbose, "v", false, "print each run and pass the agents' stderr through")
+	fs.BoolVar(&o.Keep, "keep", false, "keep each run's temporary directory")
+	fs.StringVar(&o.Only, "only", "", only)
+	return fs
+}
+
+// Parse parses args with fs (from Flags) and checks -n. If the program
+// is not to go on, ok is false and status is its exit status: 0 for -h,
+// 2 for a usage error or a working directory outside the repository.
+func (o *Options) Parse(fs *flag.FlagSet, args []string) (status int, ok bool) {
+	if o.rootErr != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", o.Program, o.rootErr)
+		return 2, false
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if o.N < 1 {
+		fmt.Fprintf(os.Stderr, "%s: -n must be at least 1\n", o.Program)
+		return 2, false
+	}
+	return 0, true
+}
