@@ -43,11 +43,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -156,41 +156,21 @@ func findClaude() (string, error) {
 	}
 }
 
-// rewriter replaces temporary paths by the recorded ones.
-type rewriter struct{ r *strings.Replacer }
-
-// newRewriter rewrites cwd (which should be inside home) and home, in
-// each of the given spellings (e.g. also with symlinks resolved), and
-// their project slugs, longest first.
-func newRewriter(cwds, homes []string) rewriter {
-	type pair struct{ from, to string }
-	var pairs []pair
-	add := func(from, to string) {
-		if from != "" && from != to {
-			pairs = append(pairs, pair{from, to}, pair{slug(from), slug(to)})
-		}
-	}
-	for _, c := range cwds {
-		add(c, recordedCwd)
-	}
-	for _, h := range homes {
-		add(h, recordedHome)
-	}
-	// strings.NewReplacer tries the old strings in argument order at each
-	// position, so put the longer ones first: a cwd before its home.
-	for i := 1; i < len(pairs); i++ {
-		for j := i; j > 0 && len(pairs[j].from) > len(pairs[j-1].from); j-- {
-			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
-		}
-	}
-	var old []string
-	for _, p := range pairs {
-		old = append(old, p.from, p.to)
-	}
-	return rewriter{strings.NewReplacer(old...)}
+// newRewriter rewrites cwd (inside home) and home, in each of the given
+// spellings, and their project slugs.
+func newRewriter(cwds, homes []string) recordkit.Rewriter {
+	return recordkit.NewRewriter(
+		recordkit.Rule{From: cwds, To: recordedCwd}, recordkit.Rule{From: slugs(cwds), To: slug(recordedCwd)},
+		recordkit.Rule{From: homes, To: recordedHome}, recordkit.Rule{From: slugs(homes), To: slug(recordedHome)})
 }
 
-func (rw rewriter) rewrite(s string) string { return rw.r.Replace(s) }
+func slugs(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = slug(p)
+	}
+	return out
+}
 
 // slug is the CLI's project directory name for a path: every character
 // that is not an ASCII letter or digit becomes '-'.
@@ -204,29 +184,8 @@ func slug(path string) string {
 	return string(b)
 }
 
-// spellings is path and, if different, path with symlinks resolved.
-func spellings(path string) []string {
-	out := []string{path}
-	if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
-		out = append(out, r)
-	}
-	return out
-}
-
-// lockedWriter serialises writes: the CLI's stderr and our log share one.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 func record(o options, stderr io.Writer) error {
-	stderr = &lockedWriter{w: stderr}
+	stderr = &recordkit.LockedWriter{W: stderr}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "recordclaude: "+format+"\n", args...) }
 
 	home, err := os.MkdirTemp("", "recordclaude-")
@@ -242,7 +201,7 @@ func record(o options, stderr io.Writer) error {
 	if err := os.Mkdir(cwd, 0o755); err != nil {
 		return err
 	}
-	rw := newRewriter(spellings(cwd), spellings(home))
+	rw := newRewriter(recordkit.Spellings(cwd), recordkit.Spellings(home))
 	toReal := strings.NewReplacer(recordedCwd, cwd, recordedHome, home)
 
 	fake := fakeapi.New(fakeapi.Directives())
@@ -286,7 +245,7 @@ func record(o options, stderr io.Writer) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	logf("started %s %s", o.claude, strings.Join(quoteAll(args), " "))
+	logf("started %s %s", o.claude, strings.Join(recordkit.QuoteAll(args), " "))
 
 	var wmu sync.Mutex
 	send := func(v any) error {
@@ -323,7 +282,7 @@ func record(o options, stderr io.Writer) error {
 				firstLine = time.Since(start)
 			}
 			n++
-			bw.WriteString(rw.rewrite(string(line)))
+			bw.WriteString(rw.Rewrite(string(line)))
 			bw.WriteByte('\n')
 			bw.Flush() // so that -o - shows the stream as it comes
 			var msg struct {
@@ -435,7 +394,7 @@ func record(o options, stderr io.Writer) error {
 		failed = err
 	}
 	if o.requests != "" {
-		if err := writeRequests(o.requests, fake.Requests(), rw); err != nil && failed == nil {
+		if err := recordkit.WriteJSON(o.requests, fake.Requests(), rw); err != nil && failed == nil {
 			failed = err
 		}
 	}
@@ -466,23 +425,4 @@ func answer(id string, raw json.RawMessage) map[string]any {
 			"error": "recordclaude does not handle " + req.Subtype}
 	}
 	return map[string]any{"type": "control_response", "response": resp}
-}
-
-func writeRequests(path string, reqs []fakeapi.Request, rw rewriter) error {
-	b, err := json.MarshalIndent(reqs, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(rw.rewrite(string(b))+"\n"), 0o644)
-}
-
-func quoteAll(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\"'") {
-			a = strconv.Quote(a)
-		}
-		out[i] = a
-	}
-	return out
 }

@@ -19,7 +19,7 @@ func TestRewriter(t *testing.T) {
 		`/private/tmp/rc-1/project and /private/tmp/rc-1 and -private-tmp-rc-1`: `/home/dev/project and /home/dev and -home-dev`,
 		`nothing to see`: `nothing to see`,
 	} {
-		if got := rw.rewrite(in); got != want {
+		if got := rw.Rewrite(in); got != want {
 			t.Errorf("rewrite(%s)\n got %s\nwant %s", in, got, want)
 		}
 	}

@@ -46,6 +46,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 	"io"
 	"os"
 	"os/exec"
@@ -168,60 +169,11 @@ func findCodex(root string) (string, error) {
 	return p, nil
 }
 
-// rewriter replaces temporary paths by the recorded ones.
-type rewriter struct{ r *strings.Replacer }
-
 // newRewriter rewrites cwd and codexHome (both inside home) and home, in
-// each of the given spellings (e.g. also with symlinks resolved), longest
-// first.
-func newRewriter(cwds, codexHomes, homes []string) rewriter {
-	type pair struct{ from, to string }
-	var pairs []pair
-	add := func(froms []string, to string) {
-		for _, from := range froms {
-			if from != "" && from != to {
-				pairs = append(pairs, pair{from, to})
-			}
-		}
-	}
-	add(cwds, recordedCwd)
-	add(codexHomes, recordedCodexHome)
-	add(homes, recordedHome)
-	// strings.NewReplacer tries the old strings in argument order at each
-	// position, so put the longer ones first: a cwd before its home.
-	for i := 1; i < len(pairs); i++ {
-		for j := i; j > 0 && len(pairs[j].from) > len(pairs[j-1].from); j-- {
-			pairs[j], pairs[j-1] = pairs[j-1], pairs[j]
-		}
-	}
-	var old []string
-	for _, p := range pairs {
-		old = append(old, p.from, p.to)
-	}
-	return rewriter{strings.NewReplacer(old...)}
-}
-
-func (rw rewriter) rewrite(s string) string { return rw.r.Replace(s) }
-
-// spellings is path and, if different, path with symlinks resolved.
-func spellings(path string) []string {
-	out := []string{path}
-	if r, err := filepath.EvalSymlinks(path); err == nil && r != path {
-		out = append(out, r)
-	}
-	return out
-}
-
-// lockedWriter serialises writes: codex's stderr and our log share one.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// each of the given spellings.
+func newRewriter(cwds, codexHomes, homes []string) recordkit.Rewriter {
+	return recordkit.NewRewriter(recordkit.Rule{From: cwds, To: recordedCwd},
+		recordkit.Rule{From: codexHomes, To: recordedCodexHome}, recordkit.Rule{From: homes, To: recordedHome})
 }
 
 // message is the part of a JSON-RPC line the recorder looks at.
@@ -274,7 +226,7 @@ func legacyDecision(d string) string {
 }
 
 func record(o options, stderr io.Writer) error {
-	stderr = &lockedWriter{w: stderr}
+	stderr = &recordkit.LockedWriter{W: stderr}
 	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "recordcodex: "+format+"\n", args...) }
 
 	home, err := os.MkdirTemp("", "recordcodex-")
@@ -293,7 +245,7 @@ func record(o options, stderr io.Writer) error {
 			return err
 		}
 	}
-	rw := newRewriter(spellings(cwd), spellings(codexHome), spellings(home))
+	rw := newRewriter(recordkit.Spellings(cwd), recordkit.Spellings(codexHome), recordkit.Spellings(home))
 	toReal := strings.NewReplacer(recordedCwd, cwd, recordedCodexHome, codexHome, recordedHome, home)
 
 	fake := fakeresponses.New(fakeresponses.Directives())
@@ -338,7 +290,7 @@ func record(o options, stderr io.Writer) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	logf("started %s %s", o.codex, strings.Join(quoteAll(args), " "))
+	logf("started %s %s", o.codex, strings.Join(recordkit.QuoteAll(args), " "))
 
 	var wmu sync.Mutex
 	send := func(v any) error {
@@ -369,7 +321,7 @@ func record(o options, stderr io.Writer) error {
 				firstLine = time.Since(start)
 			}
 			n++
-			bw.WriteString(rw.rewrite(string(line)))
+			bw.WriteString(rw.Rewrite(string(line)))
 			bw.WriteByte('\n')
 			bw.Flush() // so that -o - shows the stream as it comes
 			var msg message
@@ -516,28 +468,9 @@ func record(o options, stderr io.Writer) error {
 		failed = err
 	}
 	if o.requests != "" {
-		if err := writeRequests(o.requests, fake.Requests(), rw); err != nil && failed == nil {
+		if err := recordkit.WriteJSON(o.requests, fake.Requests(), rw); err != nil && failed == nil {
 			failed = err
 		}
 	}
 	return failed
-}
-
-func writeRequests(path string, reqs []fakeresponses.Request, rw rewriter) error {
-	b, err := json.MarshalIndent(reqs, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(rw.rewrite(string(b))+"\n"), 0o644)
-}
-
-func quoteAll(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\"'{}") {
-			a = strconv.Quote(a)
-		}
-		out[i] = a
-	}
-	return out
 }

@@ -24,7 +24,7 @@ func TestRewriter(t *testing.T) {
 		`"codexHome":"/private/tmp/rc-1/.codex","tmp":"/private/tmp/rc-1/tmp"`: `"codexHome":"/home/dev/.codex","tmp":"/home/dev/tmp"`,
 		`nothing to see`: `nothing to see`,
 	} {
-		if got := rw.rewrite(in); got != want {
+		if got := rw.Rewrite(in); got != want {
 			t.Errorf("rewrite(%s)\n got %s\nwant %s", in, got, want)
 		}
 	}
