@@ -3,20 +3,14 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/acpbridge/acpbridge/internal/golden"
 	"strings"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
-	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected sections of testdata/accumulator/*.txtar")
 
 // step is one line of a golden file's input section: a live update, a user
 // prompt, or the end of a turn.
@@ -29,31 +23,10 @@ type step struct {
 // Accumulator as a session would and compares what is sent to the client,
 // what is stored, and what session/load replays from the store.
 func TestAccumulator_golden(t *testing.T) {
-	files, _ := filepath.Glob("testdata/accumulator/*.txtar")
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runGolden(t, section(t, ar, "in"))
-			if *update {
-				setSections(ar, got)
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			for _, name := range []string{"sent", "stored", "replay"} {
-				if diff := cmp.Diff(string(section(t, ar, name)), got[name]); diff != "" {
-					t.Errorf("%s (-want +got):\n%s", name, diff)
-				}
-			}
-		})
-	}
+	golden.Txtar(t, "testdata/accumulator/*.txtar", "in", func(t *testing.T, in []byte) []golden.Section {
+		got := runGolden(t, in)
+		return []golden.Section{{Name: "sent", Data: got["sent"]}, {Name: "stored", Data: got["stored"]}, {Name: "replay", Data: got["replay"]}}
+	})
 }
 
 func runGolden(t *testing.T, in []byte) map[string]string {
@@ -115,30 +88,4 @@ func jsonLines(t *testing.T, vs []any) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-func section(t *testing.T, ar *txtar.Archive, name string) []byte {
-	for _, f := range ar.Files {
-		if f.Name == name {
-			return f.Data
-		}
-	}
-	if *update {
-		return nil
-	}
-	t.Fatalf("no %q section", name)
-	return nil
-}
-
-func setSections(ar *txtar.Archive, got map[string]string) {
-	var files []txtar.File
-	for _, f := range ar.Files {
-		if f.Name == "in" {
-			files = append(files, f)
-		}
-	}
-	for _, name := range []string{"sent", "stored", "replay"} {
-		files = append(files, txtar.File{Name: name, Data: []byte(got[name])})
-	}
-	ar.Files = files
 }

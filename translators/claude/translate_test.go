@@ -3,75 +3,26 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
+	"github.com/acpbridge/acpbridge/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"golang.org/x/tools/txtar"
 )
 
-var update = flag.Bool("update", false, "rewrite the acp.jsonl sections of testdata/golden/*.txtar")
-
 // TestTranslator_golden feeds each file's claude.jsonl through a fresh
-// Translator and compares every update, and each turn's result, with
-// acp.jsonl.
+// Translator and compares what comes out with acp.jsonl.
 func TestTranslator_golden(t *testing.T) {
-	files, _ := filepath.Glob("testdata/golden/*.txtar")
-	if len(files) == 0 {
-		t.Fatal("no golden files")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := translateAll(t, section(ar, "claude.jsonl"))
-			if *update {
-				for i := range ar.Files {
-					if ar.Files[i].Name == "acp.jsonl" {
-						ar.Files[i].Data = []byte(got)
-					}
-				}
-				os.WriteFile(file, txtar.Format(ar), 0o644)
-				return
-			}
-			if diff := cmp.Diff(string(section(ar, "acp.jsonl")), got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	golden.Txtar(t, "testdata/golden/*.txtar", "claude.jsonl", func(t *testing.T, in []byte) []golden.Section {
+		return []golden.Section{{Name: "acp.jsonl", Data: translateAll(t, in)}}
+	})
 }
 
 // TestTranslator_recorded does the same for the streams the project
-// records itself (scripts/record-claude.sh): testdata/recorded/X.jsonl
-// in, X.acp expected.
+// records itself: testdata/recorded/X.jsonl in, X.acp expected.
 func TestTranslator_recorded(t *testing.T) {
-	files, _ := filepath.Glob("testdata/recorded/*.jsonl")
-	if len(files) == 0 {
-		t.Fatal("no recordings")
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
-			in, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := translateAll(t, withoutControl(in))
-			want := strings.TrimSuffix(file, ".jsonl") + ".acp"
-			if *update {
-				os.WriteFile(want, []byte(got), 0o644)
-				return
-			}
-			exp, _ := os.ReadFile(want)
-			if diff := cmp.Diff(string(exp), got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	golden.Pairs(t, "testdata/recorded/*.jsonl", ".acp", func(t *testing.T, in []byte) string {
+		return translateAll(t, withoutControl(in))
+	})
 }
 
 // withoutControl drops control messages, which the session handles.
@@ -124,22 +75,12 @@ func meta(m map[string]any) string {
 	return string(j) + "\n"
 }
 
-func section(ar *txtar.Archive, name string) []byte {
-	for _, f := range ar.Files {
-		if f.Name == name {
-			return f.Data
-		}
-	}
-	return nil
-}
-
 // FuzzTranslate: no input makes the translator panic, and whatever updates
 // it returns can be encoded.
 func FuzzTranslate(f *testing.F) {
 	files, _ := filepath.Glob("testdata/golden/*.txtar")
 	for _, file := range files {
-		ar, _ := txtar.ParseFile(file)
-		for _, l := range bytes.Split(section(ar, "claude.jsonl"), []byte("\n")) {
+		for _, l := range bytes.Split(golden.Read(file, "claude.jsonl"), []byte("\n")) {
 			if len(l) < 4096 {
 				f.Add(l)
 			}
