@@ -33,12 +33,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/acpbridge/acpbridge/internal/chunk"
+	"github.com/acpbridge/acpbridge/internal/fakehttp"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -99,13 +98,8 @@ type Server struct {
 	// appended to it as a per-test prefix.
 	URL string
 
-	srv    *httptest.Server
+	host   *fakehttp.Host[Request]
 	script Script
-	done   chan struct{} // closed by Close: in-flight delays stop
-	once   sync.Once
-
-	mu   sync.Mutex
-	reqs []Request
 
 	msgN     atomic.Int64 // message ids
 	toolN    atomic.Int64 // generated tool_use ids
@@ -118,28 +112,18 @@ func New(script Script) *Server {
 	if script == nil {
 		script = Directives()
 	}
-	s := &Server{script: script, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
+	s := &Server{script: script}
+	s.host = fakehttp.Start[Request](s.serve)
+	s.URL = s.host.URL()
 	return s
 }
 
 // Close stops the server: streams still running are cut off, and it
 // returns once every handler has returned.
-func (s *Server) Close() {
-	s.once.Do(func() {
-		close(s.done)
-		s.srv.CloseClientConnections()
-		s.srv.Close()
-	})
-}
+func (s *Server) Close() { s.host.Close() }
 
 // Requests returns every /v1/messages request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
+func (s *Server) Requests() []Request { return s.host.Requests() }
 
 // Env is the environment of claude.md §8.1 for running the real CLI
 // against the fake at baseURL (Server.URL, plus a per-test prefix if
@@ -184,7 +168,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == countTokensPath && r.Method == http.MethodPost:
 		_, _ = io.Copy(io.Discard, r.Body)
-		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 1000})
+		fakehttp.WriteJSON(w, http.StatusOK, map[string]any{"input_tokens": 1000})
 	case path == messagesPath && r.Method == http.MethodPost:
 		s.messages(w, r, prefix, path)
 	case path == messagesPath || path == countTokensPath:
@@ -206,9 +190,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, prefix, path s
 	}
 	req := decode(raw)
 	req.Path, req.Prefix = path, prefix
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	s.mu.Unlock()
+	s.host.Record(req)
 
 	rep := s.script(req)
 	n := s.msgN.Add(1)
@@ -226,10 +208,10 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, prefix, path s
 	}
 	m := s.message(req, rep, len(body), n)
 	if !req.Stream {
-		if !s.sleep(r.Context(), rep.Delay) {
+		if !s.host.Sleep(r.Context(), rep.Delay) {
 			return
 		}
-		writeJSON(w, http.StatusOK, m.json())
+		fakehttp.WriteJSON(w, http.StatusOK, m.json())
 		return
 	}
 	s.stream(w, r.Context(), m, rep)
@@ -400,30 +382,11 @@ func (m *message) start(out int) apiMessage {
 // stream writes m as server-sent events, pausing rep.Delay before each
 // delta. It returns early when the client goes away or the server closes.
 func (s *Server) stream(w http.ResponseWriter, ctx context.Context, m *message, rep Reply) {
-	fl, _ := w.(http.Flusher)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	send := fakehttp.SSE(w)
 	ok := true
-	ev := func(e event) {
-		if !ok {
-			return
-		}
-		b, err := json.Marshal(e)
-		if err == nil {
-			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b)
-		}
-		if err != nil {
-			ok = false
-			return
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-	}
+	ev := func(e event) { ok = ok && send(e.Type, e) }
 	delta := func(i int, d any) {
-		if ok && !s.sleep(ctx, rep.Delay) {
+		if ok && !s.host.Sleep(ctx, rep.Delay) {
 			ok = false
 		}
 		ev(event{Type: "content_block_delta", Index: &i, Delta: d})
@@ -458,23 +421,6 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, m *message, 
 	ev(event{Type: "message_stop"})
 }
 
-// sleep waits d, and reports false if ctx ended or the server closed first.
-func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.done:
-		return false
-	}
-}
-
 func errorType(status int) string {
 	switch status {
 	case http.StatusBadRequest:
@@ -496,15 +442,8 @@ func errorType(status int) string {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	writeJSON(w, status, map[string]any{
+	fakehttp.WriteJSON(w, status, map[string]any{
 		"type":  "error",
 		"error": map[string]any{"type": typ, "message": msg},
 	})

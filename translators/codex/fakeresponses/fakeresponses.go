@@ -36,11 +36,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/acpbridge/acpbridge/internal/chunk"
+	"github.com/acpbridge/acpbridge/internal/fakehttp"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -145,13 +144,8 @@ type Server struct {
 	// "http://127.0.0.1:41234/v1": codex POSTs to URL+"/responses".
 	URL string
 
-	srv    *httptest.Server
+	host   *fakehttp.Host[Request]
 	script Script
-	done   chan struct{} // closed by Close: in-flight delays stop
-	once   sync.Once
-
-	mu   sync.Mutex
-	reqs []Request
 
 	idN      atomic.Int64 // ids of responses, items and calls
 	inflight atomic.Int32 // handlers running, for tests
@@ -163,28 +157,18 @@ func New(script Script) *Server {
 	if script == nil {
 		script = Directives()
 	}
-	s := &Server{script: script, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL + "/v1"
+	s := &Server{script: script}
+	s.host = fakehttp.Start[Request](s.serve)
+	s.URL = s.host.URL() + "/v1"
 	return s
 }
 
 // Close stops the server: streams still running are cut off, and it
 // returns once every handler has returned.
-func (s *Server) Close() {
-	s.once.Do(func() {
-		close(s.done)
-		s.srv.CloseClientConnections()
-		s.srv.Close()
-	})
-}
+func (s *Server) Close() { s.host.Close() }
 
 // Requests returns every /responses request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
-}
+func (s *Server) Requests() []Request { return s.host.Requests() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.inflight.Add(1)
@@ -211,9 +195,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	req := decode(raw)
 	req.Path, req.Header = r.URL.Path, r.Header.Clone()
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	s.mu.Unlock()
+	s.host.Record(req)
 
 	rep := s.script(req)
 	n := s.idN.Add(1)
@@ -411,37 +393,19 @@ func (m *response) json(done bool) *apiResponse {
 // stream writes m as server-sent events, pausing rep.Delay before each
 // delta. It returns early when the client goes away or the server closes.
 func (s *Server) stream(w http.ResponseWriter, ctx context.Context, m *response, rep Reply) {
-	fl, _ := w.(http.Flusher)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	send := fakehttp.SSE(w)
 	ok := true
 	seq := 0
 	ev := func(e event) {
-		if !ok {
-			return
-		}
-		if ctx.Err() != nil {
-			ok = false
+		if ok = ok && ctx.Err() == nil; !ok {
 			return
 		}
 		e.SequenceNumber = seq
 		seq++
-		b, err := json.Marshal(e)
-		if err == nil {
-			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Type, b)
-		}
-		if err != nil {
-			ok = false
-			return
-		}
-		if fl != nil {
-			fl.Flush()
-		}
+		ok = send(e.Type, e)
 	}
 	pause := func() {
-		if ok && !s.sleep(ctx, rep.Delay) {
+		if ok && !s.host.Sleep(ctx, rep.Delay) {
 			ok = false
 		}
 	}
@@ -521,23 +485,6 @@ func paragraphs(text string) []string {
 	return out
 }
 
-// sleep waits d, and reports false if ctx ended or the server closed first.
-func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.done:
-		return false
-	}
-}
-
 func errorType(status int) string {
 	switch {
 	case status == http.StatusUnauthorized:
@@ -551,13 +498,6 @@ func errorType(status int) string {
 	}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
 // writeError answers an OpenAI-style error body:
 // {"error":{"message","type","param":null,"code"}}.
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
@@ -565,7 +505,7 @@ func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
 	if code != "" {
 		c = code
 	}
-	writeJSON(w, status, map[string]any{
+	fakehttp.WriteJSON(w, status, map[string]any{
 		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c},
 	})
 }

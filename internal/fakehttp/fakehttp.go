@@ -1,0 +1,106 @@
+// Package fakehttp is what the fake model servers (the Claude and Codex
+// fakes) share and no API defines: a server on loopback, the requests it
+// recorded, a Close that cuts off streams still running, and server-sent
+// event framing.
+package fakehttp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"time"
+)
+
+// Host serves a fake on 127.0.0.1 and records its decoded requests.
+type Host[R any] struct {
+	srv  *httptest.Server
+	done chan struct{} // closed by Close: delays stop
+	once sync.Once
+
+	mu   sync.Mutex // protects reqs
+	reqs []R
+}
+
+// Start serves h.
+func Start[R any](h http.HandlerFunc) *Host[R] {
+	return &Host[R]{srv: httptest.NewServer(h), done: make(chan struct{})}
+}
+
+// URL is the server's base URL, e.g. "http://127.0.0.1:41234".
+func (h *Host[R]) URL() string { return h.srv.URL }
+
+// Close stops the server: streams still running are cut off, and it
+// returns once every handler has returned.
+func (h *Host[R]) Close() {
+	h.once.Do(func() {
+		close(h.done)
+		h.srv.CloseClientConnections()
+		h.srv.Close()
+	})
+}
+
+// Record keeps a request.
+func (h *Host[R]) Record(r R) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reqs = append(h.reqs, r)
+}
+
+// Requests returns the requests recorded so far, in order.
+func (h *Host[R]) Requests() []R {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]R(nil), h.reqs...)
+}
+
+// Sleep waits d; it reports false if ctx ended or the host closed first.
+func (h *Host[R]) Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-h.done:
+		return false
+	}
+}
+
+// SSE starts a text/event-stream reply and returns the writer of its
+// frames ("event: typ" and "data: <json>", flushed). The writer reports
+// false once a write fails (the client is gone).
+func SSE(w http.ResponseWriter) func(typ string, data any) bool {
+	fl, _ := w.(http.Flusher)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return func(typ string, data any) bool {
+		b, err := json.Marshal(data)
+		if err == nil {
+			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+		}
+		if err != nil {
+			return false
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		return true
+	}
+}
+
+// WriteJSON answers with status and v as JSON.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
