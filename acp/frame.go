@@ -35,16 +35,17 @@ type input struct {
 	ended chan struct{} // closed when stdin has ended
 	err   error         // why stdin ended (nil for EOF); set before ended is closed
 	track *tracker
+	order *arrivals // nil when nobody asks
 	reply io.Writer
 	max   int
 	log   *slog.Logger
 }
 
 // guard starts copying r; out must be the writer the SDK writes to.
-func guard(r io.Reader, out *lockedWriter, max int, log *slog.Logger) *input {
-	in := &input{ended: make(chan struct{}), track: newTracker(), reply: out, max: max, log: log}
+func guard(r io.Reader, out *lockedWriter, order *arrivals, max int, log *slog.Logger) *input {
+	in := &input{ended: make(chan struct{}), track: newTracker(), order: order, reply: out, max: max, log: log}
 	in.pr, in.pw = io.Pipe()
-	out.track = in.track
+	out.track, out.order = in.track, order
 	go func() {
 		in.err = in.copy(r)
 		close(in.ended)
@@ -114,6 +115,9 @@ func (in *input) pass(line []byte, size int) error {
 	}
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)
+	}
+	if in.order != nil {
+		in.order.seen(env, trimmed)
 	}
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
 		in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)
@@ -204,7 +208,8 @@ func (in *input) refuse(id json.RawMessage, code int, message, detail string) {
 type lockedWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
-	track *tracker // set before the first write
+	track *tracker  // set before the first write
+	order *arrivals // likewise; may be nil
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -214,6 +219,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.track != nil {
 		if id, ok := responseID(p); ok {
 			l.track.done(id)
+			if l.order != nil {
+				l.order.answered(id)
+			}
 		}
 	}
 	return n, err

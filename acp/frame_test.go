@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -175,4 +176,53 @@ func TestServe_stdinClosedMidTurnAnswersAndKeepsTheTranscript(t *testing.T) {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// The SDK handles a prompt in its own goroutine and a cancel in its
+// notification queue; whichever it gets to first, a cancel applies to the
+// prompts read before it and to none read after it.
+func TestServe_cancelAppliesInArrivalOrder(t *testing.T) {
+	r := startRaw(t, t.TempDir())
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+	id := r.next(response(2))["result"].(map[string]any)["sessionId"].(string)
+	prompt := func(n int, text string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":%q}]}}`, n, id, text)
+	}
+	cancel := `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + id + `"}}`
+	for i := range 20 {
+		n := 10 + 2*i
+		r.send(cancel) // stray: nothing runs
+		r.send(prompt(n, "hi"))
+		if got := stopReason(r.next(response(n))); got != "end_turn" {
+			t.Fatalf("round %d: prompt after a stray cancel stopped %q, want end_turn", i, got)
+		}
+		r.send(prompt(n+1, "slow"))
+		r.send(cancel) // at once, maybe before the turn exists
+		if got := stopReason(r.next(response(n + 1))); got != "cancelled" {
+			t.Fatalf("round %d: prompt cancelled at once stopped %q, want cancelled", i, got)
+		}
+	}
+}
+
+func stopReason(m map[string]any) string {
+	res, _ := m["result"].(map[string]any)
+	return str(res["stopReason"])
+}
+
+func TestArrivals_forgetAnsweredPrompts(t *testing.T) {
+	a := newArrivals()
+	a.seen(envelope{ID: json.RawMessage(`7`), Method: json.RawMessage(`"session/prompt"`)}, []byte(`{"id":7,"method":"session/prompt","params":{"sessionId":"s"}}`))
+	a.answered(json.RawMessage(`7`)) // refused before any handler claimed it
+	a.seen(envelope{ID: json.RawMessage(`8`), Method: json.RawMessage(`"session/prompt"`)}, []byte(`{"id":8,"method":"session/prompt","params":{"sessionId":"s"}}`))
+	if got := a.prompt("s"); got != 2 {
+		t.Errorf("prompt after an answered one claimed arrival %d, want 2", got)
+	}
+	a.answered(json.RawMessage(`8`))
+	if len(a.prompts) != 0 || len(a.byID) != 0 {
+		t.Errorf("arrivals kept answered prompts: %v %v", a.prompts, a.byID)
+	}
+	if got := a.cancel("s"); got != 0 {
+		t.Errorf("cancel with none seen = %d, want 0", got)
+	}
 }

@@ -25,6 +25,7 @@ type Server struct {
 	version string
 	log     *slog.Logger
 	maxLine int
+	order   *arrivals
 
 	mu         sync.Mutex // protects clientCaps
 	clientCaps sdk.ClientCapabilities
@@ -37,7 +38,7 @@ var (
 
 // NewServer returns a Server for m; version is reported in agentInfo.
 func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
-	return &Server{m: m, version: version, log: log, maxLine: MaxLine}
+	return &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals()}
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
@@ -51,7 +52,7 @@ const DrainTimeout = 15 * time.Second
 // cancelled), so a script piped into the bridge gets every reply.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lockedWriter{w: w}
-	in := guard(r, out, s.maxLine, s.log)
+	in := guard(r, out, s.order, s.maxLine, s.log)
 	conn := sdk.NewAgentSideConnection(s, out, in)
 	conn.SetLogger(slog.New(quieter{s.log.Handler()}))
 	s.m.SetClient(client{conn, out})
@@ -171,26 +172,29 @@ func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDelete
 
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
+	at := s.order.prompt(string(req.SessionId))
 	sess, err := s.m.Get(string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
-	res, err := sess.Prompt(ctx, req.Prompt)
+	res, err := sess.Prompt(ctx, at, req.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
 	return sdk.PromptResponse{StopReason: res.StopReason, Usage: res.Usage}, nil
 }
 
-// Cancel cancels a session's running turn. It must return quickly: the SDK
-// handles notifications one at a time.
+// Cancel cancels a session's prompts that arrived before it, running or
+// not yet begun. It must return quickly: the SDK handles notifications one
+// at a time.
 func (s *Server) Cancel(_ context.Context, n sdk.CancelNotification) error {
+	at := s.order.cancel(string(n.SessionId))
 	sess, err := s.m.Get(string(n.SessionId))
 	if err != nil {
 		s.log.Debug("session/cancel for a session that is not open", "session", n.SessionId)
 		return nil
 	}
-	sess.Cancel()
+	sess.Cancel(at)
 	return nil
 }
 

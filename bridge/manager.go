@@ -290,7 +290,7 @@ func (m *Manager) CancelAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.sessions {
-		s.Cancel()
+		s.Cancel(0)
 	}
 }
 

@@ -28,6 +28,7 @@ type Session struct {
 	turn     *turn
 	prompted bool // the conversation has started; the agent can no longer change
 	closed   bool
+	cancels  Order // prompts that arrived before this are cancelled
 
 	sendMu sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc    *Accumulator
@@ -35,8 +36,16 @@ type Session struct {
 	keep   bool     // whether rec keeps entries, not just headers
 }
 
+// Order is where a client's message arrived on its connection, counted
+// from 1; 0 means unknown. The edge handles messages concurrently, so a
+// cancel can be handled before a prompt that arrived ahead of it has begun
+// its turn, or after one that arrived behind it has: Order lets a cancel
+// stop exactly the prompts that arrived before it.
+type Order uint64
+
 // turn is one running prompt.
 type turn struct {
+	at        Order
 	ctx       context.Context
 	cancel    context.CancelFunc
 	cancelled atomic.Bool
@@ -158,17 +167,21 @@ func (s *Session) send(u acp.SessionUpdate) {
 	}
 }
 
-// Prompt runs one turn. A second prompt while one runs gets ErrBusy. A
-// cancelled turn returns StopReasonCancelled and no error. ctx carries
-// values only: the turn ends on Cancel, close or Shutdown, not when a
-// request's ctx is done.
-func (s *Session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (TurnResult, error) {
+// Prompt runs one turn for a prompt that arrived at at. A second prompt
+// while one runs gets ErrBusy. A cancelled turn returns
+// StopReasonCancelled and no error; a prompt cancelled before its turn
+// began returns so without running. ctx carries values only: the turn
+// ends on Cancel, close or Shutdown, not when a request's ctx is done.
+func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBlock) (TurnResult, error) {
 	if err := s.checkPrompt(prompt); err != nil {
 		return TurnResult{}, err
 	}
-	t, n, err := s.beginTurn(ctx)
+	t, n, err := s.beginTurn(ctx, at)
 	if err != nil {
 		return TurnResult{}, err
+	}
+	if t == nil {
+		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	s.recordUser(prompt)
 	res, err := s.run(t, n, prompt)
@@ -220,8 +233,9 @@ func (s *Session) agentName() string {
 }
 
 // beginTurn claims the session for a turn, reopening an abandoned native
-// session first.
-func (s *Session) beginTurn(ctx context.Context) (*turn, Native, error) {
+// session first. It returns no turn and no error for a prompt already
+// cancelled.
+func (s *Session) beginTurn(ctx context.Context, at Order) (*turn, Native, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -231,7 +245,12 @@ func (s *Session) beginTurn(ctx context.Context) (*turn, Native, error) {
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: a prompt is already running in session %s; cancel it or wait for its response", ErrBusy, s.id)
 	}
-	t := &turn{done: make(chan struct{})}
+	if at != 0 && at < s.cancels {
+		s.mu.Unlock()
+		s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
+		return nil, nil, nil
+	}
+	t := &turn{at: at, done: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(s.m.ctx)
 	s.turn, s.prompted = t, true
 	n, opts := s.native, s.opts
@@ -363,12 +382,17 @@ func (s *Session) saveHeader() {
 	}
 }
 
-// Cancel cancels the running turn, if any. It returns at once.
-func (s *Session) Cancel() {
+// Cancel cancels the prompts that arrived before at: the running turn, and
+// those not yet begun. With at 0 it cancels the running turn, whenever its
+// prompt arrived. It returns at once.
+func (s *Session) Cancel(at Order) {
 	s.mu.Lock()
 	t := s.turn
+	if at > s.cancels {
+		s.cancels = at
+	}
 	s.mu.Unlock()
-	if t != nil {
+	if t != nil && (at == 0 || t.at < at) {
 		t.cancelled.Store(true)
 		t.cancel()
 	}
