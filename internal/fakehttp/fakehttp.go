@@ -24,10 +24,16 @@ type Host[R any] struct {
 	reqs []R
 }
 
-// Start serves h.
-func Start[R any](h http.HandlerFunc) *Host[R] {
-	return &Host[R]{srv: httptest.NewServer(h), done: make(chan struct{})}
+// New returns a host for h that listens but does not serve yet: set
+// whatever h reads first, then Start it. (A stray client, such as an agent
+// a previous test left retrying against a port now reused, can connect the
+// moment the port listens.)
+func New[R any](h http.HandlerFunc) *Host[R] {
+	return &Host[R]{srv: httptest.NewUnstartedServer(h), done: make(chan struct{})}
 }
+
+// Start serves.
+func (h *Host[R]) Start() { h.srv.Start() }
 
 // URL is the server's base URL, e.g. "http://127.0.0.1:41234".
 func (h *Host[R]) URL() string { return h.srv.URL }

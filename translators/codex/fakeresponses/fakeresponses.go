@@ -158,7 +158,8 @@ func New(script Script) *Server {
 		script = Directives()
 	}
 	s := &Server{script: script}
-	s.host = fakehttp.Start[Request](s.serve)
+	s.host = fakehttp.New[Request](s.serve)
+	s.host.Start()
 	s.URL = s.host.URL() + "/v1"
 	return s
 }
