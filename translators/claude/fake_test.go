@@ -71,7 +71,8 @@ func (f *fake) control(id string, req map[string]any) {
 	switch req["subtype"] {
 	case "initialize":
 		resp = map[string]any{"commands": []any{map[string]any{"name": "review", "description": "Review code", "argumentHint": "[target]"}},
-			"models": []any{map[string]any{"value": "default", "displayName": "Default"}, map[string]any{"value": "fake-fast", "displayName": "Fake Fast"}}}
+			"models": []any{map[string]any{"value": "default", "displayName": "Default", "resolvedModel": "fake-model-1"},
+				map[string]any{"value": "fake-fast", "displayName": "Fake Fast", "resolvedModel": "fake-fast-1"}}}
 	case "set_permission_mode":
 		resp = map[string]any{"mode": req["mode"]}
 	}
@@ -81,7 +82,11 @@ func (f *fake) control(id string, req map[string]any) {
 // turn plays one turn; words in the prompt pick the script.
 func (f *fake) turn(text string) {
 	f.turns++
-	f.send(map[string]any{"type": "system", "subtype": "init", "session_id": f.session, "permissionMode": "default", "slash_commands": []string{"review"}})
+	model := os.Getenv("FAKE_CLAUDE_MODEL") // as if set in Claude's settings
+	if model == "" {
+		model = "fake-model-1"
+	}
+	f.send(map[string]any{"type": "system", "subtype": "init", "session_id": f.session, "model": model, "permissionMode": "default", "slash_commands": []string{"review"}})
 	switch {
 	case strings.Contains(text, "crash"):
 		f.delta("partial answer")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,7 @@ type session struct {
 	mode     string
 	model    string
 	models   []bridge.Model
+	resolved map[string]string // model option → the model it runs, as initialize tells
 	turn     *turn
 	pending  map[string]chan reply         // host→CLI requests by request_id
 	asks     map[string]context.CancelFunc // CLI→host permission asks by request_id
@@ -143,8 +145,8 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 	defer cancel()
 	body, err := s.request(ctx, p, map[string]any{"subtype": "initialize", "hooks": nil})
 	var init struct {
-		Commands []struct{ Name, Description, ArgumentHint string } `json:"commands"`
-		Models   []struct{ Value, DisplayName, Description string } `json:"models"`
+		Commands []struct{ Name, Description, ArgumentHint string }                `json:"commands"`
+		Models   []struct{ Value, DisplayName, Description, ResolvedModel string } `json:"models"`
 	}
 	if err == nil {
 		err = json.Unmarshal(body, &init)
@@ -160,8 +162,12 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 			s.nativeID, s.readyErr = "", errLost
 		}
 	}
+	if len(init.Models) > 0 { // a restarted CLI tells them again
+		s.models, s.resolved = nil, make(map[string]string)
+	}
 	for _, m := range init.Models {
 		s.models = append(s.models, bridge.Model{ID: m.Value, Name: or(m.DisplayName, m.Value), Description: m.Description})
+		s.resolved[m.Value] = m.ResolvedModel
 	}
 	s.mu.Unlock()
 	close(ready)
@@ -254,9 +260,33 @@ func (s *session) translate(line []byte) {
 	if out.Mode != "" {
 		s.modeReported(out.Mode)
 	}
+	if out.Model != "" {
+		s.modelReported(out.Model)
+	}
 	if out.Result != nil {
 		s.endTurn(out.Result)
 	}
+}
+
+// modelReported follows the model Claude says it runs (system/init) when
+// it is not the one picked: one set in Claude's own settings, say. The
+// option that runs it becomes current, or the model itself if none does.
+func (s *session) modelReported(model string) {
+	s.mu.Lock()
+	if s.model == model || s.resolved[s.model] == model {
+		s.mu.Unlock()
+		return
+	}
+	id := model
+	if i := slices.IndexFunc(s.models, func(m bridge.Model) bool { return s.resolved[m.ID] == model }); i >= 0 {
+		id = s.models[i].ID
+	} else if len(s.models) > 0 {
+		s.models = append(s.models, bridge.Model{ID: model, Name: model})
+	}
+	s.model = id
+	s.mu.Unlock()
+	s.log.Debug("claude runs another model than the one picked", "model", model, "option", id)
+	s.ev.ConfigChanged()
 }
 
 // modeReported follows a mode change Claude made itself (ExitPlanMode).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,10 +71,10 @@ func (e *events) text() string {
 }
 
 // openFake opens a session on the fake CLI; args receives its command line.
-func openFake(t *testing.T, opts bridge.OpenOptions, ev *events) (bridge.Native, string) {
+func openFake(t *testing.T, opts bridge.OpenOptions, ev *events, env ...string) (bridge.Native, string) {
 	t.Helper()
 	args := filepath.Join(t.TempDir(), "args")
-	b := New(Options{Path: os.Args[0], Env: []string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}})
+	b := New(Options{Path: os.Args[0], Env: append([]string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}, env...)})
 	if opts.Cwd == "" {
 		opts.Cwd = t.TempDir()
 	}
@@ -225,6 +226,24 @@ func TestSession_argsModesAndModels(t *testing.T) {
 	}
 	if err := n.SetModel(ctx, "default"); err != nil || n.Models().Current != "default" {
 		t.Errorf("set model: %v, current %q", err, n.Models().Current)
+	}
+}
+
+func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
+	for _, tc := range []struct{ runs, want string }{
+		{"fake-model-1", "default"},  // what "default" runs
+		{"fake-fast-1", "fake-fast"}, // picked in Claude's settings
+		{"fake-odd-9", "fake-odd-9"}, // no option runs it
+	} {
+		ev := newEvents("allow")
+		n, _ := openFake(t, bridge.OpenOptions{}, ev, "FAKE_CLAUDE_MODEL="+tc.runs)
+		if _, err := prompt(t, n, "hi"); err != nil {
+			t.Fatal(err)
+		}
+		ms := n.Models()
+		if ms.Current != tc.want || !slices.ContainsFunc(ms.Available, func(m bridge.Model) bool { return m.ID == tc.want }) {
+			t.Errorf("claude runs %s: current model %q of %v, want %q", tc.runs, ms.Current, ms.Available, tc.want)
+		}
 	}
 }
 

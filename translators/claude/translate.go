@@ -45,6 +45,8 @@ type Output struct {
 	SessionID string
 	// Mode is the permission mode, when the message reports it.
 	Mode string
+	// Model is the model Claude runs, when the message reports it.
+	Model string
 	// Result is set by the message that ends a turn.
 	Result *Result
 	// Skipped names a message type the translator does not know.
@@ -78,6 +80,7 @@ type message struct {
 	IsSynthetic     bool            `json:"isSynthetic"`
 
 	// system/init and system/status
+	Model          string       `json:"model"`
 	PermissionMode string       `json:"permissionMode"`
 	SlashCommands  []string     `json:"slash_commands"`
 	CompactMeta    *compactMeta `json:"compact_metadata"`
@@ -113,7 +116,7 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 func (t *Translator) system(m message) Output {
 	switch m.Subtype {
 	case "init":
-		out := Output{SessionID: m.SessionID, Mode: m.PermissionMode}
+		out := Output{SessionID: m.SessionID, Mode: m.PermissionMode, Model: m.Model}
 		if len(t.commands) == 0 { // the initialize response's list, with descriptions, wins
 			out.Updates = t.Commands(commandsNamed(m.SlashCommands))
 		}
