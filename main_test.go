@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -63,9 +64,11 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// recorder is an ACP client that allows every permission ask.
+// recorder is an ACP client that allows every permission ask, or with
+// hold never answers one.
 type recorder struct {
 	sdk.Client
+	hold    bool
 	mu      sync.Mutex
 	updates []sdk.SessionUpdate
 }
@@ -77,7 +80,11 @@ func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) e
 	return nil
 }
 
-func (r *recorder) RequestPermission(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (r *recorder) RequestPermission(ctx context.Context, _ sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	if r.hold {
+		<-ctx.Done()
+		return sdk.RequestPermissionResponse{}, ctx.Err()
+	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("allow")}, nil
 }
 
@@ -124,6 +131,61 @@ func TestBridge_sessionSurvivesKill(t *testing.T) {
 	list, err := p2.cs.ListSessions(c, sdk.ListSessionsRequest{})
 	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "demo" {
 		t.Errorf("list after restart: %+v, %v", list, err)
+	}
+}
+
+// TestBridge_turnKilledMidwayIsKept kills the bridge while a turn waits
+// on a permission ask, once the turn's checkpoint is on disk: a new bridge
+// replays what the turn had streamed, the unfinished tool call failed.
+func TestBridge_turnKilledMidwayIsKept(t *testing.T) {
+	state := t.TempDir()
+	p := startProc(t, "--agent", "mock", "--state-dir", state)
+	p.client.hold = true
+	c := ctx(t)
+	if _, err := p.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.cs.NewSession(c, sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.cs.Prompt(c, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("think plan read edit")}})
+	file := filepath.Join(state, "sessions", string(s.SessionId)+".jsonl")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(file); bytes.Contains(b, []byte(`"draft":`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(file)
+			t.Fatalf("no checkpoint in %s:\n%s\nstderr: %s", file, b, p.stderr)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+
+	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
+	if _, err := p2.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.cs.LoadSession(c, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
+	}
+	var kinds []string
+	for _, u := range p2.client.take() {
+		switch {
+		case u.ToolCall != nil:
+			kinds = append(kinds, fmt.Sprintf("tool_call:%s:%s", u.ToolCall.Kind, u.ToolCall.Status))
+		case u.Plan != nil:
+			kinds = append(kinds, "plan")
+		case u.UserMessageChunk != nil:
+			kinds = append(kinds, "user")
+		case u.AgentThoughtChunk != nil:
+			kinds = append(kinds, "thought")
+		}
+	}
+	want := "user thought plan tool_call:read:completed tool_call:edit:failed"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("replay of a turn killed midway: %s, want %s", got, want)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 // Entry is a transcript entry as the Accumulator makes it, before encoding.
 type Entry struct {
 	Seq    int64
+	Draft  int64 // the checkpoint it belongs to; 0 for a final entry
 	Update acp.SessionUpdate
 }
 
@@ -23,7 +24,7 @@ func Encode(es []Entry) ([]persist.Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encoding transcript entry: %w", err)
 		}
-		out[i] = persist.Entry{Seq: e.Seq, Update: b}
+		out[i] = persist.Entry{Seq: e.Seq, Draft: e.Draft, Update: b}
 		if tc := e.Update.ToolCall; tc != nil {
 			out[i].Tool = string(tc.ToolCallId)
 		}
@@ -237,6 +238,32 @@ func (a *Accumulator) Flush() []Entry {
 	return done
 }
 
+// Checkpoint returns, as drafts numbered n, what the running turn has
+// streamed and not recorded yet: the open message so far, the open tool
+// calls (failed, as they would be if the bridge stopped now) and the plan.
+// It changes nothing; Flush's final entries replace the drafts on replay.
+func (a *Accumulator) Checkpoint(n int64) []Entry {
+	var es []Entry
+	if a.msg != nil {
+		es = a.msg.entries()
+	}
+	for _, t := range a.openTools() {
+		c := t.call
+		c.Status = acp.ToolCallStatusFailed
+		c.RawOutput = map[string]any{"error": "the bridge stopped before the tool call finished"}
+		es = append(es, Entry{Seq: t.seq, Update: acp.SessionUpdate{ToolCall: &c}})
+	}
+	if a.plan != nil {
+		p := a.plan.plan
+		es = append(es, Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
+	}
+	for i := range es {
+		es[i].Draft = n
+	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].Seq < es[j].Seq })
+	return es
+}
+
 func (a *Accumulator) openTools() []*toolEntry {
 	ts := make([]*toolEntry, 0, len(a.tools))
 	for _, t := range a.tools {
@@ -280,12 +307,13 @@ func chunkUpdate(kind, id string, b acp.ContentBlock) acp.SessionUpdate {
 	return acp.SessionUpdate{AgentMessageChunk: &acp.SessionUpdateAgentMessageChunk{Content: b, MessageId: &id}}
 }
 
-// Replay orders stored entries for session/load: by start, and a tool call
-// recorded more than once (updated after it finished) only once, in its
-// last state at its first place. The updates stay encoded.
+// Replay orders stored entries for session/load: by start, a tool call
+// recorded more than once (updated after it finished, or checkpointed) only
+// once, in its last state at its first place, and of a checkpointed
+// message or plan only its final entries, or its last draft if the bridge
+// stopped before the turn ended. The updates stay encoded.
 func Replay(entries []persist.Entry) []json.RawMessage {
-	sorted := make([]persist.Entry, len(entries))
-	copy(sorted, entries)
+	sorted := dropSuperseded(entries)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
 	out := make([]json.RawMessage, 0, len(sorted))
 	toolAt := make(map[string]int)
@@ -298,6 +326,45 @@ func Replay(entries []persist.Entry) []json.RawMessage {
 			toolAt[e.Tool] = len(out)
 		}
 		out = append(out, e.Update)
+	}
+	return out
+}
+
+// dropSuperseded returns a copy of entries without the drafts of messages
+// and plans that a later draft or final entries replaced. (Tool calls need
+// nothing: their last entry wins.)
+func dropSuperseded(entries []persist.Entry) []persist.Entry {
+	type latest struct {
+		final bool
+		draft int64
+	}
+	var bySeq map[int64]latest
+	for _, e := range entries {
+		if e.Draft == 0 || e.Tool != "" {
+			continue
+		}
+		if bySeq == nil {
+			bySeq = make(map[int64]latest)
+		}
+		l := bySeq[e.Seq]
+		l.draft = max(l.draft, e.Draft)
+		bySeq[e.Seq] = l
+	}
+	if bySeq == nil { // no drafts: the usual case
+		return append([]persist.Entry(nil), entries...)
+	}
+	for _, e := range entries {
+		if l, ok := bySeq[e.Seq]; ok && e.Draft == 0 && e.Tool == "" {
+			l.final = true
+			bySeq[e.Seq] = l
+		}
+	}
+	out := make([]persist.Entry, 0, len(entries))
+	for _, e := range entries {
+		if l, ok := bySeq[e.Seq]; ok && e.Tool == "" && (l.final && e.Draft != 0 || !l.final && e.Draft != l.draft) {
+			continue
+		}
+		out = append(out, e)
 	}
 	return out
 }

@@ -4,19 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/internal/golden"
 	"strings"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/internal/golden"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
 
 // step is one line of a golden file's input section: a live update, a user
-// prompt, or the end of a turn.
+// prompt, a checkpoint, or the end of a turn.
 type step struct {
-	User    []acp.ContentBlock `json:"user"`
-	EndTurn bool               `json:"endTurn"`
+	User       []acp.ContentBlock `json:"user"`
+	Checkpoint bool               `json:"checkpoint"`
+	EndTurn    bool               `json:"endTurn"`
 }
 
 // TestAccumulator_golden feeds each file's "in" section through an
@@ -30,7 +31,7 @@ func TestAccumulator_golden(t *testing.T) {
 }
 
 func runGolden(t *testing.T, in []byte) map[string]string {
-	n := 0
+	n, drafts := 0, int64(0)
 	acc := NewAccumulator(1, func() string { n++; return fmt.Sprintf("msg-%d", n) })
 	var sent, stored []any
 	var entries []persist.Entry
@@ -53,6 +54,9 @@ func runGolden(t *testing.T, in []byte) map[string]string {
 		case st.User != nil:
 			es := acc.User(st.User)
 			keep(es)
+		case st.Checkpoint:
+			drafts++
+			keep(acc.Checkpoint(drafts))
 		case st.EndTurn:
 			for _, u := range acc.Unfinished() {
 				out, es := acc.Add(u)

@@ -51,6 +51,11 @@ type Config struct {
 	// CancelGrace is how long a cancelled turn may take to stop before the
 	// bridge closes the agent and ends the turn anyway. Zero means 10s.
 	CancelGrace time.Duration
+	// Checkpoint is how soon what a running turn streamed is written to its
+	// transcript as a draft (complete messages and tool calls are written
+	// at once), so that a bridge killed mid-turn loses at most that much.
+	// Zero means 1s.
+	Checkpoint time.Duration
 }
 
 // Manager owns all sessions of one ACP connection.
@@ -78,6 +83,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	if cfg.CancelGrace == 0 {
 		cfg.CancelGrace = 10 * time.Second
+	}
+	if cfg.Checkpoint == 0 {
+		cfg.Checkpoint = time.Second
 	}
 	if (cfg.Persist == PersistNever) != (cfg.Store == nil) {
 		return nil, errors.New("a store is needed exactly when persisting")

@@ -32,8 +32,10 @@ type Session struct {
 
 	sendMu sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc    *Accumulator
-	rec    recorder // nil until the session is recorded
-	keep   bool     // whether rec keeps entries, not just headers
+	rec    recorder    // nil until the session is recorded
+	keep   bool        // whether rec keeps entries, not just headers
+	drafts int64       // checkpoints written
+	ckpt   *time.Timer // the pending checkpoint, if any
 }
 
 // Order is where a client's message arrived on its connection, counted
@@ -128,6 +130,35 @@ func (s *Session) deliverLocked(u acp.SessionUpdate) {
 	s.record(done)
 	s.observe(out)
 	s.send(out)
+	if s.ckpt == nil && s.keep {
+		if _, onDisk := s.rec.(*persist.Writer); onDisk {
+			s.ckpt = time.AfterFunc(s.m.cfg.Checkpoint, s.checkpoint)
+		}
+	}
+}
+
+// checkpoint records what the running turn streamed and has not recorded
+// as drafts. The write reaches the OS, not the disk: it survives the
+// bridge being killed, which is what it is for.
+func (s *Session) checkpoint() {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.ckpt == nil {
+		return // stopped while it waited for the lock
+	}
+	s.ckpt = nil
+	if es := s.acc.Checkpoint(s.drafts + 1); len(es) > 0 {
+		s.drafts++
+		s.record(es)
+	}
+}
+
+// stopCheckpoint drops the pending checkpoint; s.sendMu must be held.
+func (s *Session) stopCheckpoint() {
+	if s.ckpt != nil {
+		s.ckpt.Stop()
+		s.ckpt = nil
+	}
 }
 
 // record appends entries; s.sendMu must be held.
@@ -342,6 +373,7 @@ func (s *Session) endTurn(t *turn) {
 		s.deliverLocked(u)
 	}
 	s.record(s.acc.Flush())
+	s.stopCheckpoint()
 	s.sendMu.Unlock()
 	s.saveHeader()
 	s.finish(t)
@@ -420,6 +452,7 @@ func (s *Session) close() error {
 	}
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
+	s.stopCheckpoint()
 	if s.rec != nil {
 		if cerr := s.rec.Close(); cerr != nil {
 			err = cerr

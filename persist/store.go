@@ -75,7 +75,12 @@ type Entry struct {
 	Seq int64 `json:"seq"`
 	// Tool is the tool call id of a tool call entry, so that a replay can
 	// keep only the last state of a tool call recorded twice.
-	Tool   string          `json:"tool,omitempty"`
+	Tool string `json:"tool,omitempty"`
+	// Draft numbers a checkpoint of a turn still running: what it had
+	// streamed so far, recorded so that a bridge killed mid-turn keeps it.
+	// A later draft of the same Seq, or a final entry (Draft 0), replaces
+	// it on replay.
+	Draft  int64           `json:"draft,omitempty"`
 	Update json.RawMessage `json:"update"`
 }
 

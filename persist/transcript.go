@@ -14,6 +14,7 @@ type line struct {
 	Header *Header          `json:"header,omitempty"`
 	Seq    int64            `json:"seq,omitempty"`
 	Tool   string           `json:"tool,omitempty"`
+	Draft  int64            `json:"draft,omitempty"`
 	Update *json.RawMessage `json:"update,omitempty"`
 }
 
@@ -78,7 +79,7 @@ func (t *Transcript) add(raw []byte, seen *bool) error {
 		if u := *l.Update; len(u) == 0 || u[0] != '{' {
 			return errors.New("update is not an object")
 		}
-		t.Entries = append(t.Entries, Entry{Seq: l.Seq, Tool: l.Tool, Update: *l.Update})
+		t.Entries = append(t.Entries, Entry{Seq: l.Seq, Tool: l.Tool, Draft: l.Draft, Update: *l.Update})
 	default:
 		return errors.New("line is neither header nor entry")
 	}
@@ -108,7 +109,7 @@ func (w *Writer) Header() Header {
 func (w *Writer) Append(entries ...Entry) error {
 	var buf []byte
 	for _, e := range entries {
-		b, err := marshalLine(line{Seq: e.Seq, Tool: e.Tool, Update: &e.Update})
+		b, err := marshalLine(line{Seq: e.Seq, Tool: e.Tool, Draft: e.Draft, Update: &e.Update})
 		if err != nil {
 			return fmt.Errorf("encoding entry: %w", err)
 		}
