@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Fprintln(os.Stderr, "refusing to die")
-		select {}
+		time.Sleep(time.Hour)
 	case "loud":
 		for i := range 1000 {
 			fmt.Fprintf(os.Stderr, "line %d of noise\n", i)
@@ -60,7 +60,11 @@ func TestStop_closesStdinFirst(t *testing.T) {
 
 func TestStop_killsAChildThatIgnoresSIGTERM(t *testing.T) {
 	p := start(t, "stubborn")
-	time.Sleep(100 * time.Millisecond) // let it install its handler
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.Stderr(), "refusing to die"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) { // it says so once it ignores SIGTERM
+			t.Fatal("the child never started")
+		}
+	}
 	done := make(chan struct{})
 	go func() { p.Stop(); close(done) }()
 	select {
