@@ -219,27 +219,16 @@ func TestStreamFraming(t *testing.T) {
 func TestStreamFlushesEachEvent(t *testing.T) {
 	s := New(fixed(Reply{Blocks: []Block{{Type: "text", Text: "abcdef"}}, Delay: time.Hour}))
 	defer s.Close()
+	cut := time.AfterFunc(10*time.Second, s.Close) // ends the read below if it waits for the hour
+	defer cut.Stop()
 	resp := post(t, s.URL+"/v1/messages", body(true, userMsg(text("hi"))))
 	br := bufio.NewReader(resp.Body)
-	// message_start and content_block_start come before the first delay:
+	// message_start and content_block_start come before the hour's delay:
 	// they arrive only if each event is flushed.
-	got := make(chan error, 1)
-	go func() {
-		for range 6 {
-			if _, err := br.ReadString('\n'); err != nil {
-				got <- err
-				return
-			}
+	for range 6 {
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatalf("the first events never came (not flushed): %v", err)
 		}
-		got <- nil
-	}()
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first events never came: not flushed")
 	}
 }
 
