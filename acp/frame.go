@@ -35,7 +35,7 @@ type input struct {
 	ended chan struct{} // closed when stdin has ended
 	err   error         // why stdin ended (nil for EOF); set before ended is closed
 	track *tracker
-	order *arrivals // nil when nobody asks
+	order *arrivals
 	reply io.Writer
 	max   int
 	log   *slog.Logger
@@ -116,9 +116,7 @@ func (in *input) pass(line []byte, size int) error {
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)
 	}
-	if in.order != nil {
-		in.order.seen(env, trimmed)
-	}
+	in.order.seen(env, trimmed)
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
 		in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)
 	}
@@ -209,7 +207,7 @@ type lockedWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	track *tracker  // set before the first write
-	order *arrivals // likewise; may be nil
+	order *arrivals // likewise
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -219,9 +217,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.track != nil {
 		if id, ok := responseID(p); ok {
 			l.track.done(id)
-			if l.order != nil {
-				l.order.answered(id)
-			}
+			l.order.answered(id)
 		}
 	}
 	return n, err
