@@ -30,13 +30,19 @@ type Session struct {
 	closed   bool
 	cancels  Order // prompts that arrived before this are cancelled
 
-	sendMu sync.Mutex // serialises updates: accumulator, transcript and client see one order
-	acc    *Accumulator
-	rec    recorder    // nil until the session is recorded
-	keep   bool        // whether rec keeps entries, not just headers
-	drafts int64       // checkpoints written
-	ckpt   *time.Timer // the pending checkpoint, if any
+	sendMu         sync.Mutex // serialises updates: accumulator, transcript and client see one order
+	acc            *Accumulator
+	rec            recorder    // nil until the session is recorded
+	keep           bool        // whether rec keeps entries, not just headers
+	drafts         int64       // checkpoints written
+	ckpt           *time.Timer // the pending checkpoint, if any
+	turnDraftBytes int         // written by this turn's checkpoints
 }
+
+// draftBudget is how much a turn's checkpoints write before each doubles
+// the wait for the next: a turn that streams a long command's output for
+// minutes rewrites it a few times, not once a second.
+const draftBudget = 1 << 20
 
 // Order is where a client's message arrived on its connection, counted
 // from 1; 0 means unknown. The edge handles messages concurrently, so a
@@ -132,7 +138,7 @@ func (s *Session) deliverLocked(u acp.SessionUpdate) {
 	s.send(out)
 	if s.ckpt == nil && s.keep {
 		if _, onDisk := s.rec.(*persist.Writer); onDisk {
-			s.ckpt = time.AfterFunc(s.m.cfg.Checkpoint, s.checkpoint)
+			s.ckpt = time.AfterFunc(checkpointDelay(s.m.cfg.Checkpoint, s.turnDraftBytes), s.checkpoint)
 		}
 	}
 }
@@ -149,8 +155,14 @@ func (s *Session) checkpoint() {
 	s.ckpt = nil
 	if es := s.acc.Checkpoint(s.drafts + 1); len(es) > 0 {
 		s.drafts++
-		s.record(es)
+		s.turnDraftBytes += s.record(es)
 	}
+}
+
+// checkpointDelay is how long after an update the next checkpoint waits,
+// given what the turn's checkpoints have written.
+func checkpointDelay(base time.Duration, written int) time.Duration {
+	return base << min(written/draftBudget, 10)
 }
 
 // stopCheckpoint drops the pending checkpoint; s.sendMu must be held.
@@ -162,9 +174,10 @@ func (s *Session) stopCheckpoint() {
 }
 
 // record appends entries; s.sendMu must be held.
-func (s *Session) record(es []Entry) {
+// It returns how many bytes of updates it wrote.
+func (s *Session) record(es []Entry) int {
 	if s.rec == nil || !s.keep || len(es) == 0 {
-		return
+		return 0
 	}
 	enc, err := Encode(es)
 	if err == nil {
@@ -172,7 +185,13 @@ func (s *Session) record(es []Entry) {
 	}
 	if err != nil {
 		s.m.log.Error("recording transcript", "session", s.id, "err", err)
+		return 0
 	}
+	n := 0
+	for _, e := range enc {
+		n += len(e.Update)
+	}
+	return n
 }
 
 // observe keeps the header in step with updates that change it.
@@ -374,6 +393,7 @@ func (s *Session) endTurn(t *turn) {
 	}
 	s.record(s.acc.Flush())
 	s.stopCheckpoint()
+	s.turnDraftBytes = 0
 	s.sendMu.Unlock()
 	s.saveHeader()
 	s.finish(t)
