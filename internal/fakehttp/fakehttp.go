@@ -1,7 +1,7 @@
 // Package fakehttp is what the fake model servers (the Claude and Codex
 // fakes) share and no API defines: a server on loopback, the requests it
-// recorded, a Close that cuts off streams still running, and server-sent
-// event framing.
+// recorded, the handlers still running, a Close that cuts off streams, and
+// server-sent event framing.
 package fakehttp
 
 import (
@@ -11,14 +11,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Host serves a fake on 127.0.0.1 and records its decoded requests.
 type Host[R any] struct {
-	srv  *httptest.Server
-	done chan struct{} // closed by Close: delays stop
-	once sync.Once
+	srv      *httptest.Server
+	done     chan struct{} // closed by Close: delays stop
+	once     sync.Once
+	inFlight atomic.Int32 // handlers running
 
 	mu   sync.Mutex // protects reqs
 	reqs []R
@@ -29,7 +31,27 @@ type Host[R any] struct {
 // a previous test left retrying against a port now reused, can connect the
 // moment the port listens.)
 func New[R any](h http.HandlerFunc) *Host[R] {
-	return &Host[R]{srv: httptest.NewUnstartedServer(h), done: make(chan struct{})}
+	host := &Host[R]{done: make(chan struct{})}
+	host.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host.inFlight.Add(1)
+		defer host.inFlight.Add(-1)
+		h(w, r)
+	}))
+	return host
+}
+
+// InFlight is how many handlers are running.
+func (h *Host[R]) InFlight() int { return int(h.inFlight.Load()) }
+
+// WaitIdle waits until no handler runs; it reports how many still do
+// after within.
+func (h *Host[R]) WaitIdle(within time.Duration) error {
+	for deadline := time.Now().Add(within); h.InFlight() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d handlers still running after %v", h.InFlight(), within)
+		}
+	}
+	return nil
 }
 
 // Start serves.

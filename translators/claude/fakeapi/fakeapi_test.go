@@ -522,15 +522,11 @@ func TestStopReasonAndIDs(t *testing.T) {
 	}
 }
 
-// waitIdle waits until no handler of s runs.
+// waitIdle waits until no handler of s runs, or fails.
 func waitIdle(t *testing.T, s *Server, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for s.inflight.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d handlers still running after %v", s.inflight.Load(), within)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := s.host.WaitIdle(within); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -593,7 +589,7 @@ func TestCloseCutsStreams(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close took %v with a stream in flight", d)
 	}
-	if s.inflight.Load() != 0 {
+	if s.host.InFlight() != 0 {
 		t.Error("a handler still runs after Close")
 	}
 	_, _ = io.Copy(io.Discard, br) // ends: the connection is closed

@@ -147,8 +147,7 @@ type Server struct {
 	host   *fakehttp.Host[Request]
 	script Script
 
-	idN      atomic.Int64 // ids of responses, items and calls
-	inflight atomic.Int32 // handlers running, for tests
+	idN atomic.Int64 // ids of responses, items and calls
 }
 
 // New starts a fake on 127.0.0.1 that answers with script (Directives()
@@ -172,8 +171,6 @@ func (s *Server) Close() { s.host.Close() }
 func (s *Server) Requests() []Request { return s.host.Requests() }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/responses") && r.Method == http.MethodPost:
 		s.responses(w, r)

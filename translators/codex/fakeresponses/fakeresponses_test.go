@@ -329,15 +329,11 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// waitIdle waits until no handler runs, or fails.
+// waitIdle waits until no handler of s runs, or fails.
 func waitIdle(t *testing.T, s *Server, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for s.inflight.Load() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d handlers still running after %v", s.inflight.Load(), within)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := s.host.WaitIdle(within); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -358,8 +354,8 @@ func TestClientGoneStopsStream(t *testing.T) {
 	if _, err := readEvent(bufio.NewReader(resp.Body)); err != nil {
 		t.Fatal(err)
 	}
-	if s.inflight.Load() != 1 {
-		t.Fatalf("inflight %d, want 1", s.inflight.Load())
+	if s.host.InFlight() != 1 {
+		t.Fatalf("inflight %d, want 1", s.host.InFlight())
 	}
 	cancel()
 	waitIdle(t, s, 2*time.Second)
@@ -377,7 +373,7 @@ func TestCloseCutsStreams(t *testing.T) {
 	if d := time.Since(t0); d > 5*time.Second {
 		t.Errorf("Close took %v", d)
 	}
-	if n := s.inflight.Load(); n != 0 {
+	if n := s.host.InFlight(); n != 0 {
 		t.Errorf("%d handlers running after Close", n)
 	}
 	s.Close() // twice is fine
