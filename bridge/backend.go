@@ -23,11 +23,15 @@ type Backend interface {
 	Info() Info
 
 	// Open starts a native session, or resumes the one named by
-	// opts.NativeID. It should return quickly (warming a process up in the
+	// opts.NativeID. ctx is the session's lifetime: it ends when the
+	// session closes or the bridge shuts down, and a Native may tie its
+	// own to it. Open should return quickly (warming a process up in the
 	// background where it can) and report failures it can see at once,
 	// such as a missing executable, as errors wrapping ErrAgentUnavailable
 	// or ErrAuthRequired. events receives the session's updates and
-	// permission asks until Close; see Events.
+	// permission asks until Close; see Events. The session/new response
+	// carries the Native's Config as Open returns it, so a backend should
+	// know its options by then (waiting briefly for them if it must).
 	Open(ctx context.Context, opts OpenOptions, events Events) (Native, error)
 
 	// Close stops the backend and everything it shares. Sessions are closed
@@ -39,11 +43,6 @@ type Backend interface {
 type Info struct {
 	Name  string // the --agent name: "mock", "claude", ...
 	Title string // shown in the agent config option
-
-	// ReplaysHistory is set when a resumed native session can return its
-	// conversation (the Native implements HistoryReader), so that with
-	// --persist auto the bridge keeps only the session's header.
-	ReplaysHistory bool
 
 	// Prompt is what content a prompt may carry besides text and
 	// resource links.
@@ -57,8 +56,10 @@ type OpenOptions struct {
 	Cwd        string
 	MCPServers []acp.McpServer
 	NativeID   string // resume this native session; "" starts a new one
-	Mode       string // "" for the backend's default
-	Model      string // "" for the backend's default
+	// Config holds the values of config options chosen earlier in the
+	// session (by option id); an option not in it takes the backend's
+	// default. A value the backend no longer offers is ignored.
+	Config map[string]string
 }
 
 // Native is one open session of a backend.
@@ -71,23 +72,60 @@ type OpenOptions struct {
 // cancelled whatever Prompt returns then.
 //
 // Other methods may be called while a turn runs.
+//
+// A Native whose agent can return the conversation of a resumed session
+// also implements HistoryReader; that is the one way a backend says where
+// a session's history comes from.
 type Native interface {
 	// NativeID is the agent's own id for the session, or "" while the agent
 	// has not made one yet. The bridge reads it after Open and after each
 	// turn and records it for resume.
 	NativeID() string
-	Prompt(ctx context.Context, prompt []acp.ContentBlock) (TurnResult, error)
-	Modes() ModeState
-	SetMode(ctx context.Context, id string) error
-	Models() ModelState
-	SetModel(ctx context.Context, id string) error
+	Prompt(ctx context.Context, turn Turn) (TurnResult, error)
+	// Config lists the session's config options with their current
+	// values, in the order the client shows them. A session with modes
+	// offers them as the option with id ConfigMode.
+	Config() []ConfigOption
+	// SetConfig applies a new value of an option that is not NextTurn.
+	// The bridge has checked that the option and the value are offered.
+	SetConfig(ctx context.Context, id, value string) error
 	// Close ends the session and releases its process; it does not wait for
 	// the agent to finish a turn.
 	Close() error
 }
 
-// HistoryReader is implemented by a Native whose agent can return the
-// conversation of a resumed session (Info.ReplaysHistory).
+// Turn is one prompt and what changed before it.
+type Turn struct {
+	Prompt []acp.ContentBlock
+	// Config holds the NextTurn options the client changed since the last
+	// turn, by id: the Native applies them with this turn.
+	Config map[string]string
+}
+
+// ConfigOption is one of a session's settings, offered to the client as
+// an ACP select config option.
+type ConfigOption struct {
+	ID          string // "mode", "model", "effort", ...
+	Name        string
+	Description string
+	Category    acp.SessionConfigOptionCategory // mode, model, thought_level, or ""
+	Current     string
+	Choices     []Choice
+	// NextTurn is set when the agent takes a new value only with its next
+	// turn. The bridge then accepts a change at once, shows it as current,
+	// and hands it to the next Prompt in Turn.Config instead of calling
+	// SetConfig.
+	NextTurn bool
+}
+
+// Choice is one value of a ConfigOption.
+type Choice struct {
+	Value, Name, Description string
+}
+
+// HistoryReader is implemented by a Native whose agent returns the
+// conversation of a resumed session, so that with --persist auto the
+// bridge keeps only the session's header and replays the agent's history.
 type HistoryReader interface {
 	History(ctx context.Context) ([]acp.SessionUpdate, error)
 }
@@ -96,23 +134,6 @@ type HistoryReader interface {
 type TurnResult struct {
 	StopReason acp.StopReason
 	Usage      *acp.Usage // nil if the agent reports none
-}
-
-// ModeState lists a session's modes; Available is empty if it has none.
-type ModeState struct {
-	Current   string
-	Available []acp.SessionMode
-}
-
-// ModelState lists the models a session can use.
-type ModelState struct {
-	Current   string
-	Available []Model
-}
-
-// Model is one choice of model.
-type Model struct {
-	ID, Name, Description string
 }
 
 // Events is how a Native reports back. Its methods are safe for concurrent
@@ -128,9 +149,9 @@ type Events interface {
 	// turn's; when the turn is cancelled the ask resolves as cancelled.
 	RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error)
 
-	// ConfigChanged tells the bridge that Modes or Models changed (say,
-	// the agent reported its models once it had started), so that it
-	// sends the client the session's config options again. The Native
-	// must not hold its own locks when calling it.
+	// ConfigChanged tells the bridge that Config changed by itself (say,
+	// the agent reported its models once it had started, or switched its
+	// own mode), so that it sends the client the session's config options
+	// again. The Native must not hold its own locks when calling it.
 	ConfigChanged()
 }

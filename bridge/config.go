@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,7 +11,9 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
-// The config options every session offers (those the agent supports).
+// Config option ids the bridge itself knows: the mode (also offered as
+// ACP session modes, for clients that predate config options), the model,
+// and the agent, which the bridge adds to every session.
 const (
 	ConfigMode  = "mode"
 	ConfigModel = "model"
@@ -25,58 +28,74 @@ type State struct {
 
 // State returns the session's modes and config options.
 func (s *Session) State() State {
-	s.mu.Lock()
-	n, agent := s.native, s.backend.Info().Name
-	s.mu.Unlock()
 	var st State
-	var modes ModeState
-	var models ModelState
-	if n != nil {
-		modes, models = n.Modes(), n.Models()
+	for _, o := range s.options() {
+		if o.ID == ConfigMode {
+			st.Modes = modeState(o)
+		}
+		st.ConfigOptions = append(st.ConfigOptions, selectOption(o))
 	}
-	if len(modes.Available) > 0 {
-		st.Modes = &acp.SessionModeState{CurrentModeId: acp.SessionModeId(modes.Current), AvailableModes: modes.Available}
-		st.ConfigOptions = append(st.ConfigOptions, modeOption(modes))
-	}
-	if len(models.Available) > 0 {
-		st.ConfigOptions = append(st.ConfigOptions, modelOption(models))
-	}
-	st.ConfigOptions = append(st.ConfigOptions, s.m.agentOption(agent))
 	return st
 }
 
-func modeOption(ms ModeState) acp.SessionConfigOption {
-	opts := make(acp.SessionConfigSelectOptionsUngrouped, len(ms.Available))
-	for i, m := range ms.Available {
-		opts[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description}
+// options is the native session's config options, with the NextTurn
+// values the client picked and the agent has not taken yet, and the agent
+// option.
+func (s *Session) options() []ConfigOption {
+	s.mu.Lock()
+	n, agent, pending := s.native, s.backend.Info().Name, maps.Clone(s.pending)
+	s.mu.Unlock()
+	var opts []ConfigOption
+	if n != nil {
+		opts = n.Config()
 	}
-	return selectOption(ConfigMode, "Mode", acp.SessionConfigOptionCategoryMode, ms.Current, opts)
+	for i, o := range opts {
+		if v, ok := pending[o.ID]; ok {
+			opts[i].Current = v
+		}
+	}
+	return append(opts, s.m.agentOption(agent))
 }
 
-func modelOption(ms ModelState) acp.SessionConfigOption {
-	opts := make(acp.SessionConfigSelectOptionsUngrouped, len(ms.Available))
-	for i, m := range ms.Available {
-		opts[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(m.ID), Name: m.Name, Description: optional(m.Description)}
+// values is the current value of each option but the agent, for the
+// header.
+func values(opts []ConfigOption) map[string]string {
+	vs := map[string]string{}
+	for _, o := range opts {
+		if o.ID != ConfigAgent && o.Current != "" {
+			vs[o.ID] = o.Current
+		}
 	}
-	return selectOption(ConfigModel, "Model", acp.SessionConfigOptionCategoryModel, ms.Current, opts)
+	return vs
 }
 
-func (m *Manager) agentOption(current string) acp.SessionConfigOption {
-	infos := m.Agents()
-	opts := make(acp.SessionConfigSelectOptionsUngrouped, len(infos))
-	for i, in := range infos {
-		opts[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(in.Name), Name: in.Title}
+func modeState(o ConfigOption) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(o.Current), AvailableModes: []acp.SessionMode{}}
+	for _, c := range o.Choices {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(c.Value), Name: c.Name, Description: optional(c.Description)})
 	}
-	o := selectOption(ConfigAgent, "Agent", "", current, opts)
-	o.Select.Description = optional("The coding agent behind this session; it can change until the first prompt")
-	return o
+	return st
 }
 
-func selectOption(id, name string, cat acp.SessionConfigOptionCategory, current string, opts acp.SessionConfigSelectOptionsUngrouped) acp.SessionConfigOption {
-	o := acp.NewSessionConfigOptionSelect(acp.SessionConfigValueId(current), acp.SessionConfigSelectOptions{Ungrouped: &opts})
-	o.Select.Id, o.Select.Name = acp.SessionConfigId(id), name
-	if cat != "" {
-		o.Select.Category = &cat
+func selectOption(o ConfigOption) acp.SessionConfigOption {
+	choices := make(acp.SessionConfigSelectOptionsUngrouped, len(o.Choices))
+	for i, c := range o.Choices {
+		choices[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(c.Value), Name: c.Name, Description: optional(c.Description)}
+	}
+	so := acp.NewSessionConfigOptionSelect(acp.SessionConfigValueId(o.Current), acp.SessionConfigSelectOptions{Ungrouped: &choices})
+	so.Select.Id, so.Select.Name, so.Select.Description = acp.SessionConfigId(o.ID), o.Name, optional(o.Description)
+	if o.Category != "" {
+		cat := o.Category
+		so.Select.Category = &cat
+	}
+	return so
+}
+
+func (m *Manager) agentOption(current string) ConfigOption {
+	o := ConfigOption{ID: ConfigAgent, Name: "Agent", Current: current,
+		Description: "The coding agent behind this session; it can change until the first prompt"}
+	for _, in := range m.Agents() {
+		o.Choices = append(o.Choices, Choice{Value: in.Name, Name: in.Title})
 	}
 	return o
 }
@@ -88,40 +107,90 @@ func optional(s string) *string {
 	return &s
 }
 
-// SetMode switches the session's mode.
+// SetMode switches the session's mode (session/set_mode).
 func (s *Session) SetMode(ctx context.Context, id string) error {
-	if err := s.setMode(ctx, id); err != nil {
+	if err := s.set(ctx, ConfigMode, id); err != nil {
 		return err
 	}
 	s.deliver(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: s.State().ConfigOptions}})
 	return nil
 }
 
-func (s *Session) setMode(ctx context.Context, id string) error {
+// SetConfigOption sets one config option and returns them all.
+func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acp.SessionConfigOption, error) {
+	var err error
+	if id == ConfigAgent {
+		err = s.switchAgent(ctx, value)
+	} else {
+		err = s.set(ctx, id, value)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if id == ConfigMode {
+		s.deliver(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(value)}})
+	}
+	return s.State().ConfigOptions, nil
+}
+
+// set checks a value against the option's choices and applies it: now,
+// through the Native, or with the next turn for a NextTurn option.
+func (s *Session) set(ctx context.Context, id, value string) error {
 	n, err := s.liveNative()
 	if err != nil {
 		return err
 	}
-	ms := n.Modes()
-	if !slices.ContainsFunc(ms.Available, func(m acp.SessionMode) bool { return string(m.Id) == id }) {
-		return fmt.Errorf("%w: unknown mode %q; the modes are %s", ErrInvalidParams, id, modeIDs(ms))
+	opts := n.Config()
+	i := slices.IndexFunc(opts, func(o ConfigOption) bool { return o.ID == id })
+	if i < 0 {
+		return fmt.Errorf("%w: unknown config option %q; the options are %s", ErrInvalidParams, id, optionIDs(opts))
 	}
-	if err := n.SetMode(ctx, id); err != nil {
-		return fmt.Errorf("setting mode: %w", err)
+	o := opts[i]
+	if !slices.ContainsFunc(o.Choices, func(c Choice) bool { return c.Value == value }) {
+		return fmt.Errorf("%w: %s can't be %q; choose one of %s", ErrInvalidParams, id, value, choiceValues(o))
 	}
-	s.mu.Lock()
-	s.header.Mode = id
-	s.mu.Unlock()
+	if o.NextTurn {
+		s.mu.Lock()
+		if value == o.Current {
+			delete(s.pending, id)
+		} else {
+			s.pending[id] = value
+		}
+		s.mu.Unlock()
+	} else if err := n.SetConfig(ctx, id, value); err != nil {
+		return fmt.Errorf("setting %s: %w", id, err)
+	}
 	s.saveHeader()
 	return nil
 }
 
-func modeIDs(ms ModeState) string {
-	ids := make([]string, len(ms.Available))
-	for i, m := range ms.Available {
-		ids[i] = string(m.Id)
+func optionIDs(opts []ConfigOption) string {
+	ids := []string{ConfigAgent}
+	for _, o := range opts {
+		ids = append(ids, o.ID)
 	}
 	return strings.Join(ids, ", ")
+}
+
+func choiceValues(o ConfigOption) string {
+	vs := make([]string, len(o.Choices))
+	for i, c := range o.Choices {
+		vs[i] = c.Value
+	}
+	return strings.Join(vs, ", ")
+}
+
+// takePending hands the NextTurn values picked since the last turn to the
+// turn about to start.
+func (s *Session) takePending() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 {
+		return nil
+	}
+	p := s.pending
+	s.pending = map[string]string{}
+	return p
 }
 
 // liveNative returns the native session, reopening one abandoned after a
@@ -136,45 +205,6 @@ func (s *Session) liveNative() (Native, error) {
 		return nil, fmt.Errorf("%w: the agent of session %s is restarting; prompt again", ErrBusy, s.id)
 	}
 	return s.native, nil
-}
-
-// SetConfigOption sets one config option and returns them all.
-func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acp.SessionConfigOption, error) {
-	var err error
-	switch id {
-	case ConfigMode:
-		if err = s.setMode(ctx, value); err == nil {
-			s.deliver(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(value)}})
-		}
-	case ConfigModel:
-		err = s.setModel(ctx, value)
-	case ConfigAgent:
-		err = s.switchAgent(ctx, value)
-	default:
-		err = fmt.Errorf("%w: unknown config option %q", ErrInvalidParams, id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.State().ConfigOptions, nil
-}
-
-func (s *Session) setModel(ctx context.Context, id string) error {
-	n, err := s.liveNative()
-	if err != nil {
-		return err
-	}
-	if !slices.ContainsFunc(n.Models().Available, func(m Model) bool { return m.ID == id }) {
-		return fmt.Errorf("%w: unknown model %q", ErrInvalidParams, id)
-	}
-	if err := n.SetModel(ctx, id); err != nil {
-		return fmt.Errorf("setting model: %w", err)
-	}
-	s.mu.Lock()
-	s.header.Model = id
-	s.mu.Unlock()
-	s.saveHeader()
-	return nil
 }
 
 // switchAgent moves a session that has not started its conversation to
@@ -197,7 +227,7 @@ func (s *Session) switchAgent(ctx context.Context, name string) error {
 	prev := s.backend
 	s.backend = b
 	s.mu.Unlock()
-	opts.NativeID, opts.Mode, opts.Model = "", "", ""
+	opts.NativeID, opts.Config = "", nil
 	if err := s.open(ctx, opts); err != nil {
 		s.mu.Lock()
 		s.backend = prev
@@ -206,13 +236,14 @@ func (s *Session) switchAgent(ctx context.Context, name string) error {
 	}
 	s.mu.Lock()
 	s.header.Agent = name
-	s.header.NativeHistory = s.m.nativeHistory(b)
+	s.pending = map[string]string{}
+	native := s.header.NativeHistory
 	s.mu.Unlock()
 	if old != nil {
 		old.Close()
 	}
 	s.sendMu.Lock()
-	s.keep = !s.m.nativeHistory(b)
+	s.keep = !native
 	s.sendMu.Unlock()
 	s.saveHeader()
 	return nil

@@ -21,7 +21,8 @@ type PersistMode string
 const (
 	// PersistAuto records every session's header (for session/list and to
 	// resume the native session) and its full transcript unless the
-	// agent's own resume returns the history (Info.ReplaysHistory).
+	// agent's own resume returns the history (its Native is a
+	// HistoryReader).
 	PersistAuto PersistMode = "auto"
 	// PersistAlways records every session's full transcript.
 	PersistAlways PersistMode = "always"
@@ -134,8 +135,7 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 	}
 	b := m.backends[m.cfg.Default]
 	now := time.Now().UTC()
-	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now,
-		NativeHistory: m.nativeHistory(b)}
+	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
 	s := newSession(m, b, h, 0)
 	if err := s.open(ctx, OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
 		return nil, err
@@ -148,10 +148,6 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 	m.sessions[h.ID] = s
 	m.mu.Unlock()
 	return s, nil
-}
-
-func (m *Manager) nativeHistory(b Backend) bool {
-	return m.cfg.Persist == PersistAuto && b.Info().ReplaysHistory
 }
 
 // Load opens a stored session (or a live one) and replays its conversation
@@ -232,7 +228,7 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	h.Cwd = cwd
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
-	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Mode: h.Mode, Model: h.Model}
+	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
 	if err := s.open(ctx, opts); err != nil {
 		w.Close()
 		return nil, err

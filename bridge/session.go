@@ -20,13 +20,17 @@ type Session struct {
 	m  *Manager
 	id string
 
+	life context.Context // the session's lifetime, handed to its Native; ends at close
+	end  context.CancelFunc
+
 	mu       sync.Mutex // protects the fields below
 	backend  Backend
 	native   Native // nil after a turn that would not stop was abandoned
 	opts     OpenOptions
 	header   persist.Header
 	turn     *turn
-	prompted bool // the conversation has started; the agent can no longer change
+	prompted bool              // the conversation has started; the agent can no longer change
+	pending  map[string]string // NextTurn config values the agent has not taken yet
 	closed   bool
 	cancels  Order // prompts that arrived before this are cancelled
 
@@ -70,25 +74,32 @@ type recorder interface {
 }
 
 func newSession(m *Manager, b Backend, h persist.Header, nextSeq int64) *Session {
-	return &Session{m: m, id: h.ID, backend: b, header: h, acc: NewAccumulator(nextSeq, newID)}
+	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, acc: NewAccumulator(nextSeq, newID)}
+	s.life, s.end = context.WithCancel(m.ctx)
+	return s
 }
 
 // ID is the bridge's id for the session.
 func (s *Session) ID() string { return s.id }
 
-// open opens the native session and takes its mode and model into the
-// header.
-func (s *Session) open(ctx context.Context, opts OpenOptions) error {
-	n, err := s.backend.Open(ctx, opts, events{s})
+// open opens the native session and takes its config into the header.
+// For a new native session it also decides where history comes from:
+// with --persist auto, the agent's own when it can return it.
+func (s *Session) open(_ context.Context, opts OpenOptions) error {
+	n, err := s.backend.Open(s.life, opts, events{s})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.backend.Info().Name, err)
 	}
+	cfg := values(n.Config())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.native, s.opts = n, opts
 	s.header.NativeID = n.NativeID()
-	s.header.Mode = n.Modes().Current
-	s.header.Model = n.Models().Current
+	s.header.Config, s.header.Mode, s.header.Model = cfg, "", ""
+	if opts.NativeID == "" {
+		_, hr := n.(HistoryReader)
+		s.header.NativeHistory = hr && s.m.cfg.Persist == PersistAuto
+	}
 	return nil
 }
 
@@ -114,7 +125,7 @@ func newRecorder(store *persist.Store, w *persist.Writer, h persist.Header) (rec
 		return store.Create(h)
 	case w == nil:
 		return &memRecorder{}, nil
-	case w.Header() == h:
+	case w.Header().Equal(h):
 		return w, nil // nothing changed since the last header line
 	}
 	if err := w.SetHeader(h); err != nil {
@@ -196,13 +207,10 @@ func (s *Session) record(es []Entry) int {
 
 // observe keeps the header in step with updates that change it.
 func (s *Session) observe(u acp.SessionUpdate) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case u.CurrentModeUpdate != nil:
-		s.header.Mode = string(u.CurrentModeUpdate.CurrentModeId)
-	case u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil:
+	if u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil {
+		s.mu.Lock()
 		s.header.Title = *u.SessionInfoUpdate.Title
+		s.mu.Unlock()
 	}
 }
 
@@ -234,7 +242,7 @@ func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBloc
 		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	s.recordUser(prompt)
-	res, err := s.run(t, n, prompt)
+	res, err := s.run(t, n, Turn{Prompt: prompt, Config: s.takePending()})
 	s.endTurn(t)
 	if t.cancelled.Load() {
 		if err != nil {
@@ -346,14 +354,14 @@ func (s *Session) recordUser(prompt []acp.ContentBlock) {
 // run waits for the native turn; after a cancel it waits CancelGrace more,
 // then closes the native session (the next prompt reopens it) and gives
 // up on the turn.
-func (s *Session) run(t *turn, n Native, prompt []acp.ContentBlock) (TurnResult, error) {
+func (s *Session) run(t *turn, n Native, turn Turn) (TurnResult, error) {
 	type result struct {
 		tr  TurnResult
 		err error
 	}
 	ch := make(chan result, 1) // the goroutine never blocks, even if abandoned
 	go func() {
-		tr, err := n.Prompt(t.ctx, prompt)
+		tr, err := n.Prompt(t.ctx, turn)
 		ch <- result{tr, err}
 	}()
 	select {
@@ -412,7 +420,11 @@ func (s *Session) finish(t *turn) {
 // saveHeader records the current header with a fresh updatedAt and syncs
 // the transcript.
 func (s *Session) saveHeader() {
+	cfg := values(s.options())
 	s.mu.Lock()
+	if s.native != nil {
+		s.header.Config = cfg
+	}
 	if s.native != nil {
 		if id := s.native.NativeID(); id != "" {
 			s.header.NativeID = id
@@ -470,6 +482,7 @@ func (s *Session) close() error {
 	if n != nil {
 		err = n.Close()
 	}
+	s.end()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.stopCheckpoint()

@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"time"
 )
@@ -50,12 +51,17 @@ func (e *LockedError) Error() string {
 // Header describes a session. Later header lines in a transcript replace
 // earlier ones as a whole.
 type Header struct {
-	Version   int       `json:"v"`
-	ID        string    `json:"id"`
-	Agent     string    `json:"agent"`
-	NativeID  string    `json:"nativeId,omitempty"`
-	Cwd       string    `json:"cwd"`
-	Title     string    `json:"title,omitempty"`
+	Version  int    `json:"v"`
+	ID       string `json:"id"`
+	Agent    string `json:"agent"`
+	NativeID string `json:"nativeId,omitempty"`
+	Cwd      string `json:"cwd"`
+	Title    string `json:"title,omitempty"`
+	// Config holds the session's config option values by option id
+	// ("mode", "model", "effort", ...), to reopen its agent with them.
+	Config map[string]string `json:"config,omitempty"`
+	// Mode and Model are what headers held before Config; they are read,
+	// not written (see ConfigValues).
 	Mode      string    `json:"mode,omitempty"`
 	Model     string    `json:"model,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -63,6 +69,25 @@ type Header struct {
 	// NativeHistory is set when the transcript keeps no entries because the
 	// agent's own resume returns the history (--persist auto).
 	NativeHistory bool `json:"nativeHistory,omitempty"`
+}
+
+// Equal reports whether two headers say the same.
+func (h Header) Equal(o Header) bool { return reflect.DeepEqual(h, o) }
+
+// ConfigValues returns the header's config option values, taking those of
+// a header written before Config existed from its Mode and Model.
+func (h Header) ConfigValues() map[string]string {
+	if h.Config != nil || (h.Mode == "" && h.Model == "") {
+		return h.Config
+	}
+	c := map[string]string{}
+	if h.Mode != "" {
+		c["mode"] = h.Mode
+	}
+	if h.Model != "" {
+		c["model"] = h.Model
+	}
+	return c
 }
 
 // Entry is one completed piece of the conversation in its final state: a

@@ -1,8 +1,31 @@
 // Package claude drives the Claude Code CLI: one long-lived `claude`
 // process per session in stream-json mode, both ways, with the stdio
-// control protocol for permissions, interrupts, modes and models
-// (../shared/docs/claude.md). Translator turns its output into ACP
-// updates; the session owns the process and the control protocol.
+// control protocol for permissions, interrupts, modes, models and effort.
+// Translator turns its output into ACP updates; the session owns the
+// process and the control protocol.
+//
+// What the code relies on, as observed with Claude Code 2.1.197:
+//
+//   - The command line is what the official SDKs pass: --output-format
+//     stream-json --verbose --input-format stream-json
+//     --include-partial-messages --permission-prompt-tool stdio. While its
+//     stdin is open the CLI never exits on its own; closing it after the
+//     last result makes it exit.
+//   - Control requests go both ways as {"type":"control_request",
+//     "request_id","request":{"subtype",...}} and are answered with
+//     control_response. The host sends initialize (answered 0.5–0.9 s
+//     after spawn with the slash commands and models), interrupt,
+//     set_permission_mode, set_model and apply_flag_settings; the CLI
+//     sends can_use_tool (only with --permission-prompt-tool stdio) and
+//     control_cancel_request when it no longer wants an answer.
+//   - --resume replays nothing; a --resume of a session the CLI no longer
+//     has prints "No conversation found" on stderr.
+//   - bypassPermissions can be switched to only if the CLI was started
+//     with --allow-dangerously-skip-permissions, and as root only with
+//     IS_SANDBOX set.
+//   - --effort takes low, medium, high, xhigh or max; the effortLevel
+//     flag setting (apply_flag_settings) low to xhigh, or null for the
+//     default.
 package claude
 
 import (
@@ -11,11 +34,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
+	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -33,7 +56,11 @@ type Options struct {
 // Backend runs Claude Code sessions.
 type Backend struct {
 	opts Options
+	exe  agentkit.Executable
 	log  *slog.Logger
+
+	mu     sync.Mutex
+	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
 }
 
 var _ bridge.Backend = (*Backend)(nil)
@@ -43,7 +70,8 @@ func New(opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Backend{opts: opts, log: opts.Logger.With("agent", "claude")}
+	return &Backend{opts: opts, exe: agentkit.Executable{Name: "claude", Env: EnvVar, Path: opts.Path},
+		log: opts.Logger.With("agent", "claude")}
 }
 
 // Info: Claude takes images and embedded context; its resume replays
@@ -59,46 +87,66 @@ func (b *Backend) Info() bridge.Info {
 
 // Open starts (or resumes) a session and warms its process up in the
 // background, so that the first prompt doesn't pay the whole cold start.
-func (b *Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	path, err := b.path()
+func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+	path, err := b.exe.Find()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, err
 	}
 	mcp, err := mcpConfig(opts.MCPServers)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", bridge.ErrInvalidParams, err)
 	}
-	s := newSession(b, path, mcp, opts, ev)
+	s := newSession(ctx, b, path, mcp, opts, ev)
 	s.warm()
 	return s, nil
 }
 
-func (b *Backend) path() (string, error) {
-	if b.opts.Path != "" {
-		return exec.LookPath(b.opts.Path)
-	}
-	return proc.LookPath("claude", EnvVar)
-}
-
 // Check reports whether the claude executable can be found.
 func (b *Backend) Check() error {
-	_, err := b.path()
+	_, err := b.exe.Find()
 	return err
+}
+
+// knownModels returns the models the last CLI told, if any did.
+func (b *Backend) knownModels() []bridge.Choice {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.models
+}
+
+func (b *Backend) learnModels(models []bridge.Choice) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.models = models
 }
 
 // Close does nothing: sessions own their processes.
 func (b *Backend) Close() error { return nil }
 
+// launch is what a CLI starts with.
+type launch struct {
+	mode, model, effort string
+	resume, mcp         string
+	bypass              bool // bypassPermissions is offered
+}
+
 // args is the CLI's command line: what the official SDKs pass.
-func (b *Backend) args(mode, model, resume, mcp string) []string {
+func (b *Backend) args(l launch) []string {
 	args := []string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json",
 		"--include-partial-messages", "--permission-prompt-tool", "stdio"}
-	if mode != "" {
-		args = append(args, "--permission-mode", mode)
+	if l.bypass {
+		args = append(args, "--allow-dangerously-skip-permissions")
 	}
-	if model != "" && model != "default" {
-		args = append(args, "--model", model)
+	if l.mode != "" {
+		args = append(args, "--permission-mode", l.mode)
 	}
+	if l.model != "" && l.model != "default" {
+		args = append(args, "--model", l.model)
+	}
+	if l.effort != "" && l.effort != effortDefault {
+		args = append(args, "--effort", l.effort)
+	}
+	resume, mcp := l.resume, l.mcp
 	if resume != "" {
 		args = append(args, "--resume", resume)
 	}

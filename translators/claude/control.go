@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
@@ -102,39 +103,19 @@ func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
 		s.ev.Update(u)
 	}
 	s.trMu.Unlock()
-	ctx, cancel := context.WithCancel(s.askContext())
-	s.mu.Lock()
-	s.asks[id] = cancel
-	s.mu.Unlock()
-	go s.ask(ctx, p, id, req)
-}
-
-// askContext is the running turn's context, so that a cancelled turn
-// withdraws its asks, or the session's.
-func (s *session) askContext() context.Context {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.turn != nil {
-		return s.turn.ctx
-	}
-	return s.life
+	go s.ask(s.turns.Context(), p, id, req)
 }
 
 // ask puts a permission ask to the user and answers the CLI, unless the
-// CLI withdrew the ask meanwhile.
+// CLI withdrew the ask meanwhile (control_cancel_request).
 func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolAsk) {
-	title := describe(req.ToolName, req.Input, s.cwd).title
-	out, err := s.ev.RequestPermission(ctx, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(req.ToolUseID), Title: &title},
+	title := tools.Describe(req.ToolName, req.Input, s.cwd).Title
+	a := s.asks.Ask(ctx, id, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(req.ToolUseID), Title: &title},
 		permissionOptions(req.ToolName))
-	s.mu.Lock()
-	cancel, live := s.asks[id]
-	delete(s.asks, id)
-	s.mu.Unlock()
-	if !live {
-		return // withdrawn by control_cancel_request
+	if a.Withdrawn {
+		return
 	}
-	cancel()
-	resp, mode := decide(req, out, err)
+	resp, mode := decide(req, a)
 	s.respond(p, id, resp)
 	if mode != "" {
 		go s.switchMode(mode)
@@ -143,23 +124,12 @@ func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolA
 
 // switchMode applies the mode picked when a plan was approved.
 func (s *session) switchMode(mode string) {
-	if err := s.SetMode(s.life, mode); err != nil {
+	if err := s.SetConfig(s.life, optMode, mode); err != nil {
 		s.log.Warn("switching mode after the plan", "mode", mode, "err", err)
 		return
 	}
-	s.modeReported(mode)
-}
-
-// withdraw handles control_cancel_request: the CLI no longer wants an
-// answer (the turn was interrupted).
-func (s *session) withdraw(id string) {
-	s.mu.Lock()
-	cancel := s.asks[id]
-	delete(s.asks, id)
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
+	s.ev.Update(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}})
+	s.ev.ConfigChanged()
 }
 
 // Permission option ids.
@@ -188,14 +158,14 @@ func permissionOptions(tool string) []acp.PermissionOption {
 // decide turns the user's answer into the CLI's, and the mode to switch
 // to after an approved plan. Allow echoes the input: 2.1.197 rejects an
 // allow without updatedInput.
-func decide(req toolAsk, out acp.RequestPermissionOutcome, err error) (map[string]any, string) {
+func decide(req toolAsk, a agentkit.Answer) (map[string]any, string) {
 	switch {
-	case err != nil:
-		return deny("acpbridge could not ask the user: "+err.Error(), false), ""
-	case out.Selected == nil:
+	case a.Err != nil:
+		return deny("acpbridge could not ask the user: "+a.Err.Error(), false), ""
+	case a.Chosen() == "":
 		return deny("The user cancelled the turn.", true), ""
 	}
-	switch id := string(out.Selected.OptionId); id {
+	switch id := a.Chosen(); id {
 	case optAllow:
 		return allow(req.Input), ""
 	case optAlways:

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
@@ -33,8 +33,12 @@ type session struct {
 	ev   bridge.Events
 	log  *slog.Logger
 
-	life context.Context // ends at Close; permission asks outside a turn use it
+	life context.Context // ends at Close
 	end  context.CancelFunc
+
+	cfg   *agentkit.Settings
+	turns *agentkit.Turns[*Result] // the read loop reports each turn's end
+	asks  *agentkit.Asks           // can_use_tool asks by request_id
 
 	trMu sync.Mutex  // serialises the translator and the updates it makes
 	tr   *Translator // one per session, so tool ids and the task list survive restarts
@@ -43,24 +47,14 @@ type session struct {
 
 	mu       sync.Mutex // protects the fields below
 	p        *proc.Process
+	reading  chan struct{} // closed when p's read loop has finished
 	ready    chan struct{} // closed once p has answered initialize, or failed to
 	readyErr error
 	nativeID string
-	mode     string
-	model    string
-	models   []bridge.Model
-	resolved map[string]string // model option → the model it runs, as initialize tells
-	turn     *turn
-	pending  map[string]chan reply         // host→CLI requests by request_id
-	asks     map[string]context.CancelFunc // CLI→host permission asks by request_id
+	resolved map[string]string     // model option → the model it runs, as initialize tells
+	pending  map[string]chan reply // host→CLI requests by request_id
 	nextID   int
 	closed   bool
-}
-
-// turn is the prompt being answered.
-type turn struct {
-	ctx    context.Context
-	result chan *Result // buffered; the read loop sends the turn's end
 }
 
 // reply is the CLI's answer to a control request.
@@ -69,11 +63,17 @@ type reply struct {
 	err  error
 }
 
-func newSession(b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
+func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.log,
-		tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID, mode: or(opts.Mode, "default"), model: or(opts.Model, "default"),
-		pending: map[string]chan reply{}, asks: map[string]context.CancelFunc{}}
-	s.life, s.end = context.WithCancel(context.Background())
+		cfg:  agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption()),
+		asks: agentkit.NewAsks(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID,
+		resolved: map[string]string{}, pending: map[string]chan reply{}}
+	s.life, s.end = context.WithCancel(ctx)
+	s.turns = agentkit.NewTurns[*Result](s.life)
+	s.cfg.Restore(opts.Config)
+	if m := opts.Config[optModel]; m != "" {
+		s.cfg.Adopt(optModel, m) // claude takes any model name
+	}
 	return s
 }
 
@@ -89,15 +89,17 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		return s.p, s.ready
 	}
 	s.ready, s.readyErr = make(chan struct{}), nil
-	p, err := proc.Start(proc.Spec{Path: s.path, Args: s.b.args(s.mode, s.model, s.nativeID, s.mcp), Dir: s.cwd, Env: s.b.env()})
+	l := launch{mode: s.cfg.Get(optMode), model: s.cfg.Get(optModel), effort: s.cfg.Get(optEffort),
+		resume: s.nativeID, mcp: s.mcp, bypass: bypassAllowed()}
+	p, err := proc.Start(proc.Spec{Path: s.path, Args: s.b.args(l), Dir: s.cwd, Env: s.b.env()})
 	if err != nil {
 		s.readyErr = fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 		close(s.ready)
 		return nil, s.ready
 	}
-	s.p = p
+	s.p, s.reading = p, make(chan struct{})
 	s.log.Debug("claude started", "pid", p.Pid(), "resume", s.nativeID)
-	go s.read(p)
+	go s.read(p, s.reading)
 	go s.initialize(p, s.ready)
 	return p, s.ready
 }
@@ -162,11 +164,12 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 			s.nativeID, s.readyErr = "", errLost
 		}
 	}
+	var models []bridge.Choice
 	if len(init.Models) > 0 { // a restarted CLI tells them again
-		s.models, s.resolved = nil, make(map[string]string)
+		s.resolved = make(map[string]string)
 	}
 	for _, m := range init.Models {
-		s.models = append(s.models, bridge.Model{ID: m.Value, Name: or(m.DisplayName, m.Value), Description: m.Description})
+		models = append(models, bridge.Choice{Value: m.Value, Name: agentkit.Or(m.DisplayName, m.Value), Description: m.Description})
 		s.resolved[m.Value] = m.ResolvedModel
 	}
 	s.mu.Unlock()
@@ -177,13 +180,19 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 		return
 	}
 	s.commands(init.Commands)
-	s.ev.ConfigChanged()
+	if len(models) > 0 {
+		s.b.learnModels(models)
+		o := modelOption(models)
+		o.Current = s.cfg.Get(optModel)
+		s.cfg.Put(o)
+		s.ev.ConfigChanged()
+	}
 }
 
 func (s *session) commands(cmds []struct{ Name, Description, ArgumentHint string }) {
 	list := make([]acp.AvailableCommand, 0, len(cmds))
 	for _, c := range cmds {
-		ac := acp.AvailableCommand{Name: c.Name, Description: or(c.Description, "/"+c.Name)}
+		ac := acp.AvailableCommand{Name: c.Name, Description: agentkit.Or(c.Description, "/"+c.Name)}
 		if c.ArgumentHint != "" {
 			ac.Input = &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: c.ArgumentHint}}
 		}
@@ -198,7 +207,8 @@ func (s *session) commands(cmds []struct{ Name, Description, ArgumentHint string
 
 // read is the process's read loop: control messages are handled here,
 // everything else goes through the translator, in order.
-func (s *session) read(p *proc.Process) {
+func (s *session) read(p *proc.Process, done chan struct{}) {
+	defer close(done)
 	br := bufio.NewReaderSize(p.Stdout, 1<<20)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -232,7 +242,7 @@ func (s *session) handle(p *proc.Process, line []byte) {
 	case "control_request":
 		s.control(p, env.RequestID, env.Request)
 	case "control_cancel_request":
-		s.withdraw(env.RequestID)
+		s.asks.Withdraw(env.RequestID)
 	default:
 		s.translate(line)
 	}
@@ -264,7 +274,7 @@ func (s *session) translate(line []byte) {
 		s.modelReported(out.Model)
 	}
 	if out.Result != nil {
-		s.endTurn(out.Result)
+		s.turns.End(out.Result)
 	}
 }
 
@@ -272,45 +282,28 @@ func (s *session) translate(line []byte) {
 // it is not the one picked: one set in Claude's own settings, say. The
 // option that runs it becomes current, or the model itself if none does.
 func (s *session) modelReported(model string) {
+	current := s.cfg.Get(optModel)
 	s.mu.Lock()
-	if s.model == model || s.resolved[s.model] == model {
+	if current == model || s.resolved[current] == model {
 		s.mu.Unlock()
 		return
 	}
 	id := model
-	if i := slices.IndexFunc(s.models, func(m bridge.Model) bool { return s.resolved[m.ID] == model }); i >= 0 {
-		id = s.models[i].ID
-	} else if len(s.models) > 0 {
-		s.models = append(s.models, bridge.Model{ID: model, Name: model})
+	o, _ := s.cfg.Option(optModel)
+	if i := slices.IndexFunc(o.Choices, func(c bridge.Choice) bool { return s.resolved[c.Value] == model }); i >= 0 {
+		id = o.Choices[i].Value
 	}
-	s.model = id
 	s.mu.Unlock()
+	s.cfg.Adopt(optModel, id)
 	s.log.Debug("claude runs another model than the one picked", "model", model, "option", id)
 	s.ev.ConfigChanged()
 }
 
 // modeReported follows a mode change Claude made itself (ExitPlanMode).
 func (s *session) modeReported(mode string) {
-	s.mu.Lock()
-	changed := s.mode != mode
-	s.mode = mode
-	s.mu.Unlock()
-	if changed {
+	if s.cfg.Set(optMode, mode) {
 		s.ev.Update(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}})
 		s.ev.ConfigChanged()
-	}
-}
-
-func (s *session) endTurn(r *Result) {
-	s.mu.Lock()
-	t := s.turn
-	s.mu.Unlock()
-	if t == nil {
-		return // the end of a turn nobody waits for any more
-	}
-	select {
-	case t.result <- r:
-	default:
 	}
 }
 
@@ -322,26 +315,24 @@ func (s *session) exited(p *proc.Process) {
 	if s.p == p {
 		s.p = nil
 	}
-	pending, asks := s.pending, s.asks
-	s.pending, s.asks = map[string]chan reply{}, map[string]context.CancelFunc{}
+	pending := s.pending
+	s.pending = map[string]chan reply{}
 	closed := s.closed
 	s.mu.Unlock()
 	for _, ch := range pending {
 		ch <- reply{err: err}
 	}
-	for _, cancel := range asks {
-		cancel()
-	}
+	s.asks.WithdrawAll()
 	if !closed {
 		s.log.Warn("claude exited", "err", err)
 	}
-	s.endTurn(&Result{Err: fmt.Sprintf("%v (the next prompt restarts it)", err), Exited: true})
+	s.turns.End(&Result{Err: fmt.Sprintf("%v (the next prompt restarts it)", err), Exited: true})
 }
 
 // Prompt runs one turn: the prompt goes in as a user message and the turn
 // ends with Claude's result. A cancelled ctx interrupts the turn.
-func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge.TurnResult, error) {
-	msg, err := toClaude(prompt)
+func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+	msg, err := toClaude(turn.Prompt)
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
@@ -352,36 +343,21 @@ func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
-	t := &turn{ctx: ctx, result: make(chan *Result, 1)}
-	s.setTurn(t)
-	defer s.setTurn(nil)
+	t := s.turns.Begin(ctx)
+	defer t.Done()
 	if err := s.write(p, msg); err != nil {
 		return bridge.TurnResult{}, fmt.Errorf("sending the prompt to claude: %w", err)
 	}
-	r := s.wait(ctx, p, t)
-	return s.outcome(ctx, r)
-}
-
-func (s *session) setTurn(t *turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.turn = t
-}
-
-// wait waits for the turn's result; on cancel it interrupts Claude, which
-// then ends the turn (or the bridge gives up on it and closes the session).
-func (s *session) wait(ctx context.Context, p *proc.Process, t *turn) *Result {
-	select {
-	case r := <-t.result:
-		return r
-	case <-ctx.Done():
-	}
-	ictx, cancel := context.WithTimeout(s.life, 5*time.Second)
-	defer cancel()
-	if _, err := s.request(ictx, p, map[string]any{"subtype": "interrupt"}); err != nil {
+	// On cancel Claude is interrupted and ends the turn itself (or the
+	// bridge gives up on it and closes the session).
+	r, err := t.Wait(func(ctx context.Context) error {
+		_, err := s.request(ctx, p, map[string]any{"subtype": "interrupt"})
+		return err
+	}, &Result{StopReason: acp.StopReasonCancelled})
+	if err != nil {
 		s.log.Warn("interrupting claude", "err", err)
 	}
-	return <-t.result
+	return s.outcome(ctx, r)
 }
 
 // outcome turns Claude's result into the turn's.
@@ -426,90 +402,28 @@ func (s *session) NativeID() string {
 	return s.nativeID
 }
 
-// Close stops the process (stdin EOF, then signals) and withdraws asks.
+// Close stops the process (stdin EOF, then signals), withdraws asks, and
+// waits for the read loop, so that nothing reaches Events after it.
 func (s *session) Close() error {
 	s.mu.Lock()
 	s.closed = true
-	p := s.p
+	p, reading := s.p, s.reading
 	s.mu.Unlock()
 	s.end()
 	if p != nil {
 		p.Stop()
+		select {
+		case <-reading:
+		case <-time.After(closeWait):
+			s.log.Warn("claude's output did not end after it was stopped")
+		}
 	}
 	return nil
 }
 
-var modes = []acp.SessionMode{
-	{Id: "default", Name: "Default", Description: ptr("Ask before edits and commands")},
-	{Id: "acceptEdits", Name: "Accept edits", Description: ptr("Edit files without asking")},
-	{Id: "plan", Name: "Plan", Description: ptr("Plan, without editing or running anything")},
-	{Id: "bypassPermissions", Name: "Bypass permissions", Description: ptr("Do anything without asking")},
-}
-
-// Modes lists Claude's permission modes; bypassPermissions is left out
-// where the CLI refuses it (running as root outside a sandbox).
-func (s *session) Modes() bridge.ModeState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	avail := modes
-	if os.Geteuid() == 0 && os.Getenv("IS_SANDBOX") == "" {
-		avail = modes[:3]
-	}
-	return bridge.ModeState{Current: s.mode, Available: avail}
-}
-
-// aliases are offered until the CLI has told its models.
-var aliases = []bridge.Model{
-	{ID: "default", Name: "Default", Description: "Claude Code's default model"},
-	{ID: "sonnet", Name: "Sonnet"}, {ID: "opus", Name: "Opus"}, {ID: "haiku", Name: "Haiku"},
-}
-
-func (s *session) Models() bridge.ModelState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	avail := s.models
-	if len(avail) == 0 {
-		avail = aliases
-	}
-	return bridge.ModelState{Current: s.model, Available: avail}
-}
-
-// SetMode switches the permission mode through the control protocol.
-func (s *session) SetMode(ctx context.Context, id string) error {
-	if err := s.configure(ctx, map[string]any{"subtype": "set_permission_mode", "mode": id}); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mode = id
-	return nil
-}
-
-// SetModel switches the model through the control protocol.
-func (s *session) SetModel(ctx context.Context, id string) error {
-	var model any = id
-	if id == "default" {
-		model = nil
-	}
-	if err := s.configure(ctx, map[string]any{"subtype": "set_model", "model": model}); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.model = id
-	return nil
-}
-
-func (s *session) configure(ctx context.Context, req map[string]any) error {
-	p, err := s.ensure(ctx)
-	if err != nil {
-		return err
-	}
-	_, err = s.request(ctx, p, req)
-	return err
-}
-
-func ptr(s string) *string { return &s }
+// closeWait bounds Close's wait for the read loop: stdout stays open after
+// the CLI is killed only if something it started holds it.
+const closeWait = 3 * proc.Grace
 
 func truncate(b []byte, n int) string {
 	if len(b) > n {

@@ -90,7 +90,7 @@ func prompt(t *testing.T, n bridge.Native, text string) (bridge.TurnResult, erro
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock(text)})
+	return n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 }
 
 func TestSession_textTurn(t *testing.T) {
@@ -113,8 +113,8 @@ func TestSession_textTurn(t *testing.T) {
 	if n.NativeID() != "fake-session-1" {
 		t.Errorf("native id %q", n.NativeID())
 	}
-	if ms := n.Models(); len(ms.Available) != 2 || ms.Available[1].ID != "fake-fast" || ev.changed == 0 {
-		t.Errorf("models %+v after initialize (config changed %d times)", ms, ev.changed)
+	if o := option(n, optModel); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || ev.changed == 0 {
+		t.Errorf("models %+v after initialize (config changed %d times)", o, ev.changed)
 	}
 }
 
@@ -149,7 +149,7 @@ func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 	n, _ := openFake(t, bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-asked; cancel() }()
-	res, err := n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock("bash")})
+	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("bash")}})
 	if err != nil || res.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
 	}
@@ -163,7 +163,7 @@ func TestSession_cancelMidStreamInterrupts(t *testing.T) {
 	n, _ := openFake(t, bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-ev.chunk; cancel() }()
-	res, err := n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock("slow")})
+	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
 	if err != nil || res.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
 	}
@@ -208,25 +208,33 @@ func TestSession_authErrorIsAuthRequired(t *testing.T) {
 }
 
 func TestSession_argsModesAndModels(t *testing.T) {
-	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Mode: "plan", Model: "fake-fast",
+	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Config: map[string]string{optMode: "plan", optModel: "sonnet", optEffort: "high"},
 		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, newEvents("allow"))
 	if _, err := prompt(t, n, "hi"); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := os.ReadFile(args)
 	for _, want := range []string{"--permission-prompt-tool stdio", "--include-partial-messages", "--resume earlier",
-		"--permission-mode plan", "--model fake-fast", `--mcp-config {"mcpServers":{"docs":{"headers":{},"type":"http","url":"http://127.0.0.1:1/mcp"}}}`} {
+		"--permission-mode plan", "--model sonnet", "--effort high", `--mcp-config {"mcpServers":{"docs":{"headers":{},"type":"http","url":"http://127.0.0.1:1/mcp"}}}`} {
 		if !strings.Contains(string(a), want) {
 			t.Errorf("args %q lack %q", a, want)
 		}
 	}
 	ctx := context.Background()
-	if err := n.SetMode(ctx, "acceptEdits"); err != nil || n.Modes().Current != "acceptEdits" {
-		t.Errorf("set mode: %v, current %q", err, n.Modes().Current)
+	for id, v := range map[string]string{optMode: "acceptEdits", optModel: "default", optEffort: "low"} {
+		if err := n.SetConfig(ctx, id, v); err != nil || option(n, id).Current != v {
+			t.Errorf("set %s: %v, current %q", id, err, option(n, id).Current)
+		}
 	}
-	if err := n.SetModel(ctx, "default"); err != nil || n.Models().Current != "default" {
-		t.Errorf("set model: %v, current %q", err, n.Models().Current)
+}
+
+func option(n bridge.Native, id string) bridge.ConfigOption {
+	for _, o := range n.Config() {
+		if o.ID == id {
+			return o
+		}
 	}
+	return bridge.ConfigOption{}
 }
 
 func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
@@ -240,9 +248,9 @@ func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
 		if _, err := prompt(t, n, "hi"); err != nil {
 			t.Fatal(err)
 		}
-		ms := n.Models()
-		if ms.Current != tc.want || !slices.ContainsFunc(ms.Available, func(m bridge.Model) bool { return m.ID == tc.want }) {
-			t.Errorf("claude runs %s: current model %q of %v, want %q", tc.runs, ms.Current, ms.Available, tc.want)
+		o := option(n, optModel)
+		if o.Current != tc.want || !slices.ContainsFunc(o.Choices, func(c bridge.Choice) bool { return c.Value == tc.want }) {
+			t.Errorf("claude runs %s: current model %q of %v, want %q", tc.runs, o.Current, o.Choices, tc.want)
 		}
 	}
 }

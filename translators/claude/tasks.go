@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -25,8 +26,8 @@ func (ts *tasks) apply(name string, in map[string]any, result json.RawMessage) b
 	case "TodoWrite":
 		return ts.replace(in)
 	case "TaskCreate":
-		ts.list = append(ts.list, &task{id: createdID(result, len(ts.list)+1), subject: str(in, "subject", "content"),
-			activeForm: str(in, "activeForm"), status: "pending"})
+		ts.list = append(ts.list, &task{id: createdID(result, len(ts.list)+1), subject: agentkit.Input(in).Str("subject", "content"),
+			activeForm: agentkit.Input(in).Str("activeForm"), status: "pending"})
 		return true
 	case "TaskUpdate":
 		return ts.update(in)
@@ -39,8 +40,8 @@ func (ts *tasks) replace(in map[string]any) bool {
 	ts.list = ts.list[:0]
 	for i, td := range todos {
 		m, _ := td.(map[string]any)
-		ts.list = append(ts.list, &task{id: fmt.Sprint(i + 1), subject: str(m, "content", "subject"),
-			activeForm: str(m, "activeForm"), status: or(str(m, "status"), "pending")})
+		ts.list = append(ts.list, &task{id: fmt.Sprint(i + 1), subject: agentkit.Input(m).Str("content", "subject"),
+			activeForm: agentkit.Input(m).Str("activeForm"), status: agentkit.Or(agentkit.Input(m).Str("status"), "pending")})
 	}
 	return true
 }
@@ -51,14 +52,14 @@ func (ts *tasks) update(in map[string]any) bool {
 		if t.id != id {
 			continue
 		}
-		if s := str(in, "status"); s == "deleted" {
+		if s := agentkit.Input(in).Str("status"); s == "deleted" {
 			ts.list = append(ts.list[:i], ts.list[i+1:]...)
 			return true
 		} else if s != "" {
 			t.status = s
 		}
-		t.subject = or(str(in, "subject"), t.subject)
-		t.activeForm = or(str(in, "activeForm"), t.activeForm)
+		t.subject = agentkit.Or(agentkit.Input(in).Str("subject"), t.subject)
+		t.activeForm = agentkit.Or(agentkit.Input(in).Str("activeForm"), t.activeForm)
 		return true
 	}
 	return false

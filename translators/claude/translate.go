@@ -279,17 +279,12 @@ func (t *Translator) announce(id, name string, input map[string]any) Output {
 	if tc.hidden {
 		return Output{}
 	}
-	info := describe(name, tc.input, t.cwd)
+	info := tools.Describe(name, tc.input, t.cwd)
+	info.RawInput = rawInput(tc.input)
 	if !seen {
-		return Output{Updates: []acp.SessionUpdate{acp.StartToolCall(acp.ToolCallId(id), info.title,
-			acp.WithStartKind(info.kind), acp.WithStartStatus(acp.ToolCallStatusPending),
-			acp.WithStartContent(info.content), acp.WithStartLocations(info.locations),
-			acp.WithStartRawInput(rawInput(tc.input)))}}
+		return Output{Updates: []acp.SessionUpdate{info.Start(id, acp.ToolCallStatusPending)}}
 	}
-	return Output{Updates: []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(id),
-		acp.WithUpdateTitle(info.title), acp.WithUpdateKind(info.kind),
-		acp.WithUpdateContent(info.content), acp.WithUpdateLocations(info.locations),
-		acp.WithUpdateRawInput(rawInput(tc.input)))}}
+	return Output{Updates: []acp.SessionUpdate{info.Refresh(id)}}
 }
 
 func rawInput(in map[string]any) any {

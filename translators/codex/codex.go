@@ -40,11 +40,14 @@ type Backend struct {
 
 	startMu sync.Mutex // serialises starting the server
 
+	catMu sync.Mutex // serialises asking for the models
+
 	mu       sync.Mutex          // protects the fields below
 	srv      *server             // the running server, or nil
 	closing  bool                // Close was called
 	sessions map[string]*session // by thread id
 	models   []modelDoc          // model/list, once known
+	listed   bool                // model/list answered
 }
 
 var _ bridge.Backend = (*Backend)(nil)
@@ -61,11 +64,10 @@ func New(opts Options) *Backend {
 // returns the thread's history.
 func (b *Backend) Info() bridge.Info {
 	return bridge.Info{
-		Name:           "codex",
-		Title:          "Codex",
-		ReplaysHistory: true,
-		Prompt:         acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-		MCP:            acp.McpCapabilities{Http: true},
+		Name:   "codex",
+		Title:  "Codex",
+		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+		MCP:    acp.McpCapabilities{Http: true},
 	}
 }
 
@@ -82,18 +84,74 @@ func (b *Backend) path() (string, error) {
 	return proc.LookPath("codex", EnvVar)
 }
 
-// Open starts a thread (or resumes opts.NativeID) in the background; the
-// server itself starts with the first session.
-func (b *Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+// Open waits for the server and its models (started by Warm, or here by
+// the first session), so that the session's options are complete, then
+// starts the thread (or resumes opts.NativeID) in the background.
+func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
 	if _, err := b.path(); err != nil {
 		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
 	if err := checkMCP(opts.MCPServers); err != nil {
 		return nil, err
 	}
-	s := newSession(b, opts, ev)
+	if err := b.catalog(ctx); err != nil {
+		return nil, err
+	}
+	s := newSession(ctx, b, opts, ev)
 	go s.connect(opts)
 	return s, nil
+}
+
+// Warm starts the server and asks for its models in the background, so
+// that the first session/new finds them.
+func (b *Backend) Warm() {
+	if _, err := b.path(); err != nil {
+		return
+	}
+	go func() {
+		if err := b.catalog(context.Background()); err != nil {
+			b.log.Debug("warming codex up", "err", err)
+		}
+	}()
+}
+
+// catalog starts the server if needed and asks it for its models, once
+// per bridge. A server that does not start is an error; a model list it
+// can't give is not (the session then has no model options).
+func (b *Backend) catalog(ctx context.Context) error {
+	b.catMu.Lock()
+	defer b.catMu.Unlock()
+	if b.modelsKnown() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	srv, err := b.server(ctx)
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Data []modelDoc `json:"data"`
+	}
+	if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
+		b.log.Warn("listing codex models", "err", err)
+	}
+	b.mu.Lock()
+	b.models, b.listed = res.Data, true
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *Backend) modelsKnown() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.listed
+}
+
+func (b *Backend) modelDocs() []modelDoc {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.models
 }
 
 // Close stops the server.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -71,7 +72,7 @@ func historyItem(tr *Translator, raw json.RawMessage) ([]acp.SessionUpdate, erro
 		case "text":
 			us = append(us, acp.UpdateUserMessageText(c.Text))
 		case "image", "localImage":
-			us = append(us, acp.UpdateUserMessageText("[image "+or(c.Path, "attached")+"]"))
+			us = append(us, acp.UpdateUserMessageText("[image "+agentkit.Or(c.Path, "attached")+"]"))
 		}
 	}
 	return us, nil

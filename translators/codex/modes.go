@@ -1,19 +1,30 @@
 package codex
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
+)
+
+// Codex takes its mode (approval policy and sandbox), model and reasoning
+// effort with a turn (turn/start), and keeps them for the later turns of
+// the thread: all three are NextTurn options.
+const (
+	optMode   = bridge.ConfigMode
+	optModel  = bridge.ConfigModel
+	optEffort = "effort"
 )
 
 // modeConfig is the mode a session starts in unless the user picks one:
 // whatever codex's own config.toml says. The bridge sends no approval
 // policy or sandbox until the user picks a preset.
 const modeConfig = "config"
+
+// effortDefault leaves the effort to the model (and config.toml).
+const effortDefault = "default"
 
 // preset is a mode: an approval policy and a sandbox.
 type preset struct {
@@ -29,34 +40,23 @@ var presets = map[string]preset{
 	"full-access": {"never", "danger-full-access", "dangerFullAccess"},
 }
 
-var modes = []acp.SessionMode{
-	{Id: modeConfig, Name: "As configured", Description: ptr("Codex's own config.toml decides approvals and the sandbox")},
-	{Id: "ask", Name: "Ask", Description: ptr("Ask before every command and edit that is not known to be safe")},
-	{Id: "read-only", Name: "Read only", Description: ptr("Read and run in a read-only sandbox")},
-	{Id: "auto", Name: "Auto", Description: ptr("Edit and run in the workspace; ask before anything else")},
-	{Id: "full-access", Name: "Full access", Description: ptr("Edit and run anything without asking")},
+var modes = []bridge.Choice{
+	{Value: modeConfig, Name: "As configured", Description: "Codex's own config.toml decides approvals and the sandbox"},
+	{Value: "ask", Name: "Ask", Description: "Ask before every command and edit that is not known to be safe"},
+	{Value: "read-only", Name: "Read only", Description: "Read and run in a read-only sandbox"},
+	{Value: "auto", Name: "Auto", Description: "Edit and run in the workspace; ask before anything else"},
+	{Value: "full-access", Name: "Full access", Description: "Edit and run anything without asking"},
 }
 
-func ptr(s string) *string { return &s }
-
-func (s *session) Modes() bridge.ModeState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bridge.ModeState{Current: s.mode, Available: modes}
-}
-
-// SetMode picks a preset, sent with the next turn. Going back to the
-// config.toml policy is not possible inside a thread: codex keeps the
-// last override.
-func (s *session) SetMode(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if id == modeConfig && s.mode != modeConfig {
-		return fmt.Errorf("%w: codex keeps the last mode of a thread; start a new session to use config.toml's policy again", bridge.ErrInvalidParams)
+// modeOption offers the presets, and config.toml's policy only while no
+// preset has been sent: codex keeps the last override of a thread.
+func modeOption(current string) bridge.ConfigOption {
+	choices := modes
+	if current != modeConfig {
+		choices = modes[1:]
 	}
-	s.dirty = s.dirty || id != s.mode
-	s.mode = id
-	return nil
+	return bridge.ConfigOption{ID: optMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+		Current: current, Choices: choices, NextTurn: true}
 }
 
 // modelDoc is one entry of model/list, decoded leniently.
@@ -66,10 +66,12 @@ type modelDoc struct {
 	DisplayName               string            `json:"displayName"`
 	Description               string            `json:"description"`
 	Hidden                    bool              `json:"hidden"`
+	IsDefault                 bool              `json:"isDefault"`
+	DefaultReasoningEffort    string            `json:"defaultReasoningEffort"`
 	SupportedReasoningEfforts []json.RawMessage `json:"supportedReasoningEfforts"`
 }
 
-func (m modelDoc) slug() string { return or(m.Model, m.ID) }
+func (m modelDoc) slug() string { return agentkit.Or(m.Model, m.ID) }
 
 // efforts lists a model's reasoning efforts (strings or objects).
 func (m modelDoc) efforts() []string {
@@ -90,63 +92,31 @@ func (m modelDoc) efforts() []string {
 	return out
 }
 
-// loadModels asks the server for its models, once per bridge.
-func (s *session) loadModels(ctx context.Context) error {
-	s.b.mu.Lock()
-	known := s.b.models != nil
-	s.b.mu.Unlock()
-	if known {
-		return nil
-	}
-	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	var res struct {
-		Data []modelDoc `json:"data"`
-	}
-	if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
-		s.log.Warn("listing codex models", "err", err)
-		return nil // the session works without the list
-	}
-	s.b.mu.Lock()
-	s.b.models = res.Data
-	s.b.mu.Unlock()
-	return nil
-}
-
-// Models lists each model, and each with a reasoning effort as
-// "model/effort", so that effort is picked with the model.
-func (s *session) Models() bridge.ModelState {
-	s.b.mu.Lock()
-	docs := s.b.models
-	s.b.mu.Unlock()
-	var avail []bridge.Model
+// modelOptions are the model and effort options for the models of
+// model/list: every model that is not hidden, and every effort any of
+// them supports. current is the thread's model, or "" for codex's
+// default one.
+func modelOptions(docs []modelDoc, current string) (model, effort bridge.ConfigOption) {
+	model = bridge.ConfigOption{ID: optModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, NextTurn: true, Current: current}
+	effort = bridge.ConfigOption{ID: optEffort, Name: "Reasoning effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
+		NextTurn: true, Current: effortDefault,
+		Choices: []bridge.Choice{{Value: effortDefault, Name: "Default", Description: "The model's own default, or config.toml's"}}}
 	for _, m := range docs {
-		if m.Hidden {
+		if m.Hidden && m.slug() != current {
 			continue
 		}
-		name := or(m.DisplayName, m.slug())
-		avail = append(avail, bridge.Model{ID: m.slug(), Name: name, Description: m.Description})
+		model.Choices = append(model.Choices, bridge.Choice{Value: m.slug(), Name: agentkit.Or(m.DisplayName, m.slug()), Description: m.Description})
+		if model.Current == "" && m.IsDefault {
+			model.Current = m.slug()
+		}
 		for _, e := range m.efforts() {
-			avail = append(avail, bridge.Model{ID: m.slug() + "/" + e, Name: name + " (" + e + " effort)"})
+			if !slices.ContainsFunc(effort.Choices, func(c bridge.Choice) bool { return c.Value == e }) {
+				effort.Choices = append(effort.Choices, bridge.Choice{Value: e, Name: agentkit.Capitalize(e)})
+			}
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bridge.ModelState{Current: s.model, Available: avail}
-}
-
-// SetModel picks a model (and effort), sent with the next turn.
-func (s *session) SetModel(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.dirty = s.dirty || id != s.model
-	s.model = id
-	return nil
-}
-
-// splitModel splits "model/effort".
-func splitModel(id string) (model, effort string) {
-	model, effort, _ = strings.Cut(id, "/")
+	if model.Current != "" && !slices.ContainsFunc(model.Choices, func(c bridge.Choice) bool { return c.Value == model.Current }) {
+		model.Choices = append(model.Choices, bridge.Choice{Value: model.Current, Name: model.Current})
+	}
 	return model, effort
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -31,13 +32,13 @@ type session struct {
 	ready    chan struct{} // closed once the thread is started or resumed
 	readyErr error         // set before ready closes
 
+	cfg      *agentkit.Settings
+	restored map[string]string // the values recorded for a resumed thread, sent with thread/resume
+
 	mu      sync.Mutex // protects the fields below
 	srv     *server    // the server the thread is loaded in
 	thread  string
 	turn    *turnState
-	mode    string          // a preset (modes), or "config": codex's own config.toml
-	model   string          // the model, and "/effort" if one was picked
-	dirty   bool            // mode or model changed: send them with the next turn
 	history json.RawMessage // thread/resume's turns, for History
 }
 
@@ -49,11 +50,26 @@ type turnState struct {
 	err string        // the last error notification's message
 }
 
-func newSession(b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
+func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.log, tr: NewTranslator(opts.Cwd),
-		ready: make(chan struct{}), thread: opts.NativeID, mode: or(opts.Mode, modeConfig), model: opts.Model}
-	s.life, s.end = context.WithCancel(context.Background())
+		ready: make(chan struct{}), thread: opts.NativeID, restored: opts.Config}
+	s.life, s.end = context.WithCancel(ctx)
+	s.cfg = agentkit.NewSettings(modeOption(modeConfig))
+	if docs := b.modelDocs(); len(docs) > 0 {
+		model, effort := modelOptions(docs, "")
+		s.cfg.Put(model)
+		s.cfg.Put(effort)
+	}
+	s.cfg.Restore(opts.Config)
+	s.cfg.Put(modeOption(s.cfg.Get(optMode)))
 	return s
+}
+
+func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
+
+// SetConfig is never called: every codex option is NextTurn.
+func (s *session) SetConfig(_ context.Context, id, value string) error {
+	return fmt.Errorf("%w: codex takes %s with the next turn", bridge.ErrInvalidParams, id)
 }
 
 // connect starts the server if needed, then starts or resumes the thread.
@@ -61,16 +77,11 @@ func (s *session) connect(opts bridge.OpenOptions) {
 	ctx, cancel := context.WithTimeout(s.life, startTimeout)
 	defer cancel()
 	err := s.attach(ctx, opts.NativeID != "")
-	if err == nil {
-		err = s.loadModels(ctx)
-	}
 	s.readyErr = err
 	close(s.ready)
 	if err != nil {
 		s.log.Warn("codex thread did not start", "err", err)
-		return
 	}
-	s.ev.ConfigChanged()
 }
 
 // threadResult is what thread/start and thread/resume answer.
@@ -91,18 +102,18 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
 	params := map[string]any{"cwd": s.cwd}
-	if p, ok := presets[s.mode]; ok {
+	if p, ok := presets[s.cfg.Get(optMode)]; ok {
 		params["approvalPolicy"], params["sandbox"] = p.approval, p.sandbox
 	}
-	if model, _ := splitModel(s.model); model != "" {
-		params["model"] = model
+	if m := s.restored[optModel]; m != "" {
+		params["model"] = m
 	}
 	if cfg := mcpConfig(s.mcp); cfg != nil {
 		params["config"] = cfg
 	}
 	method := "thread/start"
+	s.mu.Lock()
 	if resume {
 		method, params["threadId"] = "thread/resume", s.thread
 	}
@@ -112,13 +123,26 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 		return err
 	}
 	s.mu.Lock()
-	s.srv, s.thread, s.history, s.dirty = srv, res.Thread.ID, res.Thread.Turns, false
-	if s.model == "" {
-		s.model = res.Model
-	}
+	s.srv, s.thread, s.history = srv, res.Thread.ID, res.Thread.Turns
 	s.mu.Unlock()
+	s.follow(res.Model, res.ReasoningEffort)
 	s.b.register(res.Thread.ID, s)
 	return nil
+}
+
+// follow takes the model and effort the thread runs with, as codex
+// reports them, into the options.
+func (s *session) follow(model, effort string) {
+	changed := false
+	if model != "" && s.cfg.Offers(optModel, model) {
+		changed = s.cfg.Set(optModel, model)
+	}
+	if effort != "" && s.cfg.Offers(optEffort, effort) && s.restored[optEffort] == "" {
+		changed = s.cfg.Set(optEffort, effort) || changed
+	}
+	if changed {
+		s.ev.ConfigChanged()
+	}
 }
 
 // wait waits for the thread, and re-attaches it if the server it was on
@@ -156,8 +180,8 @@ func (s *session) NativeID() string {
 
 // Prompt runs a turn: turn/start, then the notifications until
 // turn/completed. A cancelled ctx interrupts the turn.
-func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge.TurnResult, error) {
-	input, err := toCodex(prompt)
+func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+	input, err := toCodex(turn.Prompt)
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
@@ -176,7 +200,7 @@ func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge
 			ID string `json:"id"`
 		} `json:"turn"`
 	}
-	if err := srv.call(s.life, "turn/start", s.turnParams(input), &res); err != nil {
+	if err := srv.call(s.life, "turn/start", s.turnParams(input, turn.Config), &res); err != nil {
 		return bridge.TurnResult{}, err
 	}
 	s.mu.Lock()
@@ -185,25 +209,29 @@ func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge
 	return s.finish(ctx, srv, t, s.waitEnd(ctx, srv, t))
 }
 
-// turnParams are turn/start's: the input, and the mode and model if they
-// changed since the last turn (they stick for later turns).
-func (s *session) turnParams(input []map[string]any) map[string]any {
+// turnParams are turn/start's: the input, and the options changed since
+// the last turn (codex keeps them for the later turns).
+func (s *session) turnParams(input []map[string]any, changed map[string]string) map[string]any {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	params := map[string]any{"threadId": s.thread, "input": input}
-	if !s.dirty {
-		return params
-	}
-	if p, ok := presets[s.mode]; ok {
-		params["approvalPolicy"], params["sandboxPolicy"] = p.approval, map[string]any{"type": p.policy}
-	}
-	if model, effort := splitModel(s.model); model != "" {
-		params["model"] = model
-		if effort != "" {
-			params["effort"] = effort
+	s.mu.Unlock()
+	for id, v := range changed {
+		switch id {
+		case optMode:
+			if p, ok := presets[v]; ok {
+				params["approvalPolicy"], params["sandboxPolicy"] = p.approval, map[string]any{"type": p.policy}
+				s.cfg.Put(modeOption(v))
+			}
+		case optModel:
+			params["model"] = v
+			s.cfg.Set(id, v)
+		case optEffort:
+			if v != effortDefault {
+				params["effort"] = v
+			}
+			s.cfg.Set(id, v)
 		}
 	}
-	s.dirty = false
 	return params
 }
 
@@ -242,11 +270,11 @@ func (s *session) finish(ctx context.Context, srv *server, t *turnState, end *Tu
 	case ctx.Err() != nil || end.Status == "interrupted":
 		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case end.Status == "failed":
-		msg := or(end.Err, t.err)
+		msg := agentkit.Or(end.Err, t.err)
 		if strings.Contains(msg, "(unauthorized)") {
 			return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", bridge.ErrAuthRequired, msg)
 		}
-		return bridge.TurnResult{}, errors.New(or(msg, "the turn failed"))
+		return bridge.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
 	}
 	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 }
@@ -316,7 +344,7 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return map[string]any{"decision": "decline"}, nil
 	}
-	info := ToolInfo{Kind: acp.ToolKindEdit, Title: "Edit files"}
+	info := agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: "Edit files"}
 	if method == "item/commandExecution/requestApproval" {
 		info = command(p.Command, p.Cwd, p.CommandActions, s.cwd)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -199,23 +200,19 @@ func (t *Translator) started(raw json.RawMessage) (Output, error) {
 
 // Announce makes sure a tool call exists for an approval about an item the
 // notifications have not shown (yet).
-func (t *Translator) Announce(id string, info ToolInfo) []acp.SessionUpdate {
+func (t *Translator) Announce(id string, info agentkit.ToolInfo) []acp.SessionUpdate {
 	if t.tools[id] {
 		return nil
 	}
 	return t.announce(id, info, acp.ToolCallStatusPending)
 }
 
-func (t *Translator) announce(id string, info ToolInfo, status acp.ToolCallStatus) []acp.SessionUpdate {
+func (t *Translator) announce(id string, info agentkit.ToolInfo, status acp.ToolCallStatus) []acp.SessionUpdate {
 	if t.tools[id] {
-		return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateTitle(info.Title),
-			acp.WithUpdateKind(info.Kind), acp.WithUpdateStatus(status), acp.WithUpdateContent(info.Content),
-			acp.WithUpdateLocations(info.Locations), acp.WithUpdateRawInput(info.RawInput))}
+		return []acp.SessionUpdate{info.Refresh(id, acp.WithUpdateStatus(status))}
 	}
 	t.tools[id] = true
-	return []acp.SessionUpdate{acp.StartToolCall(acp.ToolCallId(id), info.Title, acp.WithStartKind(info.Kind),
-		acp.WithStartStatus(status), acp.WithStartContent(info.Content), acp.WithStartLocations(info.Locations),
-		acp.WithStartRawInput(info.RawInput))}
+	return []acp.SessionUpdate{info.Start(id, status)}
 }
 
 // completed shows a finished message (unless its deltas already did) or
@@ -258,7 +255,7 @@ func (t *Translator) outputDelta(id, delta string) Output {
 		t.output[id] = b
 	}
 	b.WriteString(delta)
-	return updates(acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent(texts(fence(b.String(), "console")))))
+	return updates(acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent(agentkit.Console(b.String()))))
 }
 
 func (t *Translator) usage(u *tokenUsage) Output {

@@ -80,50 +80,73 @@ func TestDecision(t *testing.T) {
 func ptrTo[T any](v T) *T { return &v }
 
 // TestModes_configIsTheDefaultAndOverridesAreSentOnce: no policy goes to
-// codex until the user picks a mode, then once, with the next turn.
+// codex until the user picks a mode, then once, with the next turn; and
+// config.toml's policy is no longer offered once a preset was sent.
 func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
-	s := newSession(New(Options{}), bridge.OpenOptions{Cwd: "/w"}, nil)
+	s := newSession(context.Background(), New(Options{}), bridge.OpenOptions{Cwd: "/w"}, nil)
 	s.thread = "T"
-	if s.Modes().Current != modeConfig {
-		t.Errorf("default mode %q", s.Modes().Current)
+	if got := s.cfg.Get(optMode); got != modeConfig {
+		t.Errorf("default mode %q", got)
 	}
-	p := s.turnParams(nil)
+	p := s.turnParams(nil, nil)
 	if _, ok := p["approvalPolicy"]; ok {
 		t.Errorf("turn params %v override config.toml without a mode picked", p)
 	}
-	ctx := context.Background()
-	s.SetMode(ctx, "read-only")
-	s.SetModel(ctx, "gpt-x/high")
-	p = s.turnParams(nil)
+	p = s.turnParams(nil, map[string]string{optMode: "read-only", optModel: "gpt-x", optEffort: "high"})
 	if p["approvalPolicy"] != "on-request" || p["model"] != "gpt-x" || p["effort"] != "high" ||
 		p["sandboxPolicy"].(map[string]any)["type"] != "readOnly" {
 		t.Errorf("turn params after picking: %v", p)
 	}
-	if p = s.turnParams(nil); len(p) != 2 {
+	if p = s.turnParams(nil, nil); len(p) != 2 {
 		t.Errorf("the overrides were sent again: %v", p)
 	}
-	if err := s.SetMode(ctx, modeConfig); !errors.Is(err, bridge.ErrInvalidParams) {
-		t.Errorf("back to config: %v", err)
+	if s.cfg.Offers(optMode, modeConfig) {
+		t.Errorf("config.toml's policy is still offered after a preset was sent")
 	}
 }
 
-func TestModels_effortsArePickedWithTheModel(t *testing.T) {
+// TestModels_modelAndEffortAreSeparateOptions: every listed model is a
+// model choice and every effort any of them supports an effort choice.
+func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 	b := New(Options{})
-	json.Unmarshal([]byte(`[{"id":"fake-model","displayName":"Fake","supportedReasoningEfforts":[{"reasoningEffort":"low"},"high"]},{"id":"secret","hidden":true}]`), &b.models)
-	s := newSession(b, bridge.OpenOptions{Cwd: "/w", Model: "fake-model"}, nil)
-	var ids []string
-	for _, m := range s.Models().Available {
-		ids = append(ids, m.ID)
+	json.Unmarshal([]byte(`[{"id":"fake-model","displayName":"Fake","isDefault":true,"supportedReasoningEfforts":[{"reasoningEffort":"low"},"high"]},{"id":"other","supportedReasoningEfforts":["medium","high"]},{"id":"secret","hidden":true}]`), &b.models)
+	s := newSession(context.Background(), b, bridge.OpenOptions{Cwd: "/w"}, nil)
+	got := map[string][]string{}
+	current := map[string]string{}
+	for _, o := range s.Config() {
+		current[o.ID] = o.Current
+		for _, c := range o.Choices {
+			got[o.ID] = append(got[o.ID], c.Value)
+		}
+		if !o.NextTurn {
+			t.Errorf("option %s applies at once; codex takes it with a turn", o.ID)
+		}
 	}
-	if diff := cmp.Diff([]string{"fake-model", "fake-model/low", "fake-model/high"}, ids); diff != "" {
-		t.Errorf("models (-want +got):\n%s", diff)
+	want := map[string][]string{
+		optMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
+		optModel:  {"fake-model", "other"},
+		optEffort: {effortDefault, "low", "high", "medium"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("choices (-want +got):\n%s", diff)
+	}
+	if current[optModel] != "fake-model" || current[optEffort] != effortDefault {
+		t.Errorf("current %v, want the default model and effort", current)
 	}
 }
 
-func TestHunkTexts(t *testing.T) {
-	old, updated := hunkTexts("@@ -1,2 +1,2 @@\n keep\n-before\n+after\n")
-	if old != "keep\nbefore\n" || updated != "keep\nafter\n" {
-		t.Errorf("old %q, new %q", old, updated)
+// TestModels_restoredValuesAreKept: a resumed session keeps the mode,
+// model and effort recorded for it.
+func TestModels_restoredValuesAreKept(t *testing.T) {
+	b := New(Options{})
+	json.Unmarshal([]byte(`[{"id":"a","isDefault":true,"supportedReasoningEfforts":["low"]},{"id":"b"}]`), &b.models)
+	s := newSession(context.Background(), b, bridge.OpenOptions{Cwd: "/w", NativeID: "T",
+		Config: map[string]string{optMode: "auto", optModel: "b", optEffort: "low"}}, nil)
+	if s.cfg.Get(optMode) != "auto" || s.cfg.Get(optModel) != "b" || s.cfg.Get(optEffort) != "low" {
+		t.Errorf("restored options %v", s.Config())
+	}
+	if s.cfg.Offers(optMode, modeConfig) {
+		t.Errorf("config.toml's policy offered for a thread that had a preset")
 	}
 }
 
@@ -138,7 +161,7 @@ func TestHistory_replaysAResumedThread(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(New(Options{}), bridge.OpenOptions{Cwd: "/home/dev/project"}, nil)
+	s := newSession(context.Background(), New(Options{}), bridge.OpenOptions{Cwd: "/home/dev/project"}, nil)
 	s.history, s.readyErr = res.Thread.Turns, nil
 	close(s.ready)
 	us, err := s.History(context.Background())

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -50,72 +51,53 @@ func (*Backend) Info() bridge.Info {
 
 // Open starts a mock session, or "resumes" one by keeping its id.
 func (*Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	s := &session{ev: ev, cwd: opts.Cwd, id: opts.NativeID, mode: "default", model: models[0].ID}
+	s := &session{ev: ev, cwd: opts.Cwd, id: opts.NativeID, cfg: agentkit.NewSettings(modeOption(), modelOption())}
 	if s.id == "" {
 		s.id = fmt.Sprintf("mock-%d", time.Now().UnixNano())
 	}
-	if opts.Mode != "" {
-		s.mode = opts.Mode
-	}
-	if opts.Model != "" {
-		s.model = opts.Model
-	}
+	s.cfg.Restore(opts.Config)
 	return s, nil
 }
 
 // Close does nothing: the mock shares nothing between sessions.
 func (*Backend) Close() error { return nil }
 
-var (
-	modes = []acp.SessionMode{
-		{Id: "default", Name: "Default", Description: ptr("Ask before every edit")},
-		{Id: "acceptEdits", Name: "Accept edits", Description: ptr("Edit without asking")},
-	}
-	models = []bridge.Model{
-		{ID: "mock-small", Name: "Mock Small", Description: "Streams in words"},
-		{ID: "mock-large", Name: "Mock Large", Description: "Streams in words, and says so"},
-	}
-)
+// The mock's mode applies at once; its model, like Codex's, with the next
+// turn.
+func modeOption() bridge.ConfigOption {
+	return bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: "default",
+		Choices: []bridge.Choice{
+			{Value: "default", Name: "Default", Description: "Ask before every edit"},
+			{Value: "acceptEdits", Name: "Accept edits", Description: "Edit without asking"},
+		}}
+}
 
-func ptr(s string) *string { return &s }
+func modelOption() bridge.ConfigOption {
+	return bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, Current: "mock-small",
+		NextTurn: true, Choices: []bridge.Choice{
+			{Value: "mock-small", Name: "Mock Small", Description: "Streams in words"},
+			{Value: "mock-large", Name: "Mock Large", Description: "Streams in words, and says so"},
+		}}
+}
 
 // session is one mock conversation.
 type session struct {
 	ev  bridge.Events
 	cwd string
 	id  string
+	cfg *agentkit.Settings
 
 	mu          sync.Mutex // protects the fields below
-	mode, model string
-	alwaysAllow bool // the user chose "always allow" for edits
-	calls       int  // tool calls made, for their ids
+	alwaysAllow bool       // the user chose "always allow" for edits
+	calls       int        // tool calls made, for their ids
 }
 
 func (s *session) NativeID() string { return s.id }
 
-func (s *session) Modes() bridge.ModeState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bridge.ModeState{Current: s.mode, Available: modes}
-}
+func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
 
-func (s *session) Models() bridge.ModelState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bridge.ModelState{Current: s.model, Available: models}
-}
-
-func (s *session) SetMode(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mode = id
-	return nil
-}
-
-func (s *session) SetModel(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.model = id
+func (s *session) SetConfig(_ context.Context, id, value string) error {
+	s.cfg.Set(id, value)
 	return nil
 }
 
@@ -129,7 +111,9 @@ func (s *session) nextCallID() acp.ToolCallId {
 }
 
 // Prompt plays the turn the prompt's words ask for.
-func (s *session) Prompt(ctx context.Context, prompt []acp.ContentBlock) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, in bridge.Turn) (bridge.TurnResult, error) {
+	s.cfg.Restore(in.Config)
+	prompt := in.Prompt
 	t := &turn{s: s, ctx: ctx, words: wordsOf(prompt)}
 	if t.has("slow") {
 		t.delay = 50 * time.Millisecond

@@ -55,7 +55,7 @@ func play(t *testing.T, text string, answer acp.RequestPermissionOutcome) ([]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := n.Prompt(context.Background(), []acp.ContentBlock{acp.TextBlock(text)})
+	res, err := n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 	return ev.kinds, res, err
 }
 
@@ -105,7 +105,7 @@ func TestMock_cancelledContextStopsTheTurn(t *testing.T) {
 	n, _ := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w"}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := n.Prompt(ctx, []acp.ContentBlock{acp.TextBlock("slow demo")})
+	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow demo")}})
 	if err != nil || res.StopReason != acp.StopReasonCancelled || len(ev.kinds) != 0 {
 		t.Errorf("cancelled: %+v, %v, updates %v", res, err, ev.kinds)
 	}

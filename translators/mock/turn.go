@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -92,9 +93,7 @@ func (t *turn) think() error {
 }
 
 func (t *turn) answer(prompt []acp.ContentBlock) error {
-	t.s.mu.Lock()
-	model := t.s.model
-	t.s.mu.Unlock()
+	model := t.s.cfg.Get(bridge.ConfigModel)
 	text := "You said: " + promptText(prompt)
 	if model == "mock-large" {
 		text = "(mock-large) " + text
@@ -209,8 +208,9 @@ func (t *turn) edit() error {
 // allowed asks the client unless the mode or an earlier "always" says yes.
 func (t *turn) allowed(id acp.ToolCallId, path string) (bool, error) {
 	t.s.mu.Lock()
-	skip := t.s.mode == "acceptEdits" || t.s.alwaysAllow
+	always := t.s.alwaysAllow
 	t.s.mu.Unlock()
+	skip := always || t.s.cfg.Get(bridge.ConfigMode) == "acceptEdits"
 	if skip {
 		return true, nil
 	}

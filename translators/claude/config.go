@@ -1,0 +1,104 @@
+package claude
+
+import (
+	"context"
+	"os"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Claude applies its mode, model and effort at once, through the control
+// protocol, so none of its options is NextTurn.
+const (
+	optMode   = bridge.ConfigMode
+	optModel  = bridge.ConfigModel
+	optEffort = "effort"
+)
+
+// effortDefault leaves the effort to Claude Code's settings and model.
+const effortDefault = "default"
+
+var modes = []bridge.Choice{
+	{Value: "default", Name: "Default", Description: "Ask before edits and commands"},
+	{Value: "acceptEdits", Name: "Accept edits", Description: "Edit files without asking"},
+	{Value: "plan", Name: "Plan", Description: "Plan, without editing or running anything"},
+	{Value: "bypassPermissions", Name: "Bypass permissions", Description: "Do anything without asking"},
+}
+
+// bypassAllowed: the CLI refuses bypassPermissions as root outside a
+// sandbox (IS_SANDBOX unset), so it is offered only elsewhere.
+func bypassAllowed() bool { return os.Geteuid() != 0 || os.Getenv("IS_SANDBOX") != "" }
+
+func modeOption() bridge.ConfigOption {
+	choices := modes
+	if !bypassAllowed() {
+		choices = modes[:3]
+	}
+	return bridge.ConfigOption{ID: optMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+		Current: "default", Choices: choices}
+}
+
+// aliases are offered until a CLI has told its models.
+var aliases = []bridge.Choice{
+	{Value: "default", Name: "Default", Description: "Claude Code's default model"},
+	{Value: "sonnet", Name: "Sonnet"}, {Value: "opus", Name: "Opus"}, {Value: "haiku", Name: "Haiku"},
+}
+
+func modelOption(models []bridge.Choice) bridge.ConfigOption {
+	if len(models) == 0 {
+		models = aliases
+	}
+	return bridge.ConfigOption{ID: optModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
+		Current: "default", Choices: models}
+}
+
+func effortOption() bridge.ConfigOption {
+	return bridge.ConfigOption{ID: optEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
+		Current: effortDefault, Description: "How hard Claude thinks before it answers",
+		Choices: []bridge.Choice{
+			{Value: effortDefault, Name: "Default", Description: "As Claude Code's settings and the model decide"},
+			{Value: "low", Name: "Low"}, {Value: "medium", Name: "Medium"},
+			{Value: "high", Name: "High"}, {Value: "xhigh", Name: "Extra high"},
+		}}
+}
+
+func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
+
+// SetConfig applies an option through the control protocol, starting the
+// CLI first if it is not running.
+func (s *session) SetConfig(ctx context.Context, id, value string) error {
+	var req map[string]any
+	switch id {
+	case optMode:
+		req = map[string]any{"subtype": "set_permission_mode", "mode": value}
+	case optModel:
+		var model any = value
+		if value == "default" {
+			model = nil
+		}
+		req = map[string]any{"subtype": "set_model", "model": model}
+	case optEffort:
+		var level any = value
+		if value == effortDefault {
+			level = nil
+		}
+		req = map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": level}}
+	default:
+		return nil
+	}
+	if err := s.configure(ctx, req); err != nil {
+		return err
+	}
+	s.cfg.Set(id, value)
+	return nil
+}
+
+func (s *session) configure(ctx context.Context, req map[string]any) error {
+	p, err := s.ensure(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.request(ctx, p, req)
+	return err
+}

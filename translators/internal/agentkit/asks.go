@@ -1,0 +1,82 @@
+package agentkit
+
+import (
+	"context"
+	"sync"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Asks are a session's permission asks waiting for the client: the agent
+// asks, the client answers, the answer goes back to the agent. An ask is
+// withdrawn (answered cancelled on the ACP side) when its context ends,
+// that is when the turn is cancelled, when the agent takes it back
+// (Withdraw) or when the agent exits (WithdrawAll).
+type Asks struct {
+	ev bridge.Events
+
+	mu      sync.Mutex
+	pending map[string]context.CancelFunc
+}
+
+// NewAsks returns the asks of a session that reports through ev.
+func NewAsks(ev bridge.Events) *Asks {
+	return &Asks{ev: ev, pending: map[string]context.CancelFunc{}}
+}
+
+// Answer is the client's answer to an ask.
+type Answer struct {
+	Outcome acp.RequestPermissionOutcome
+	Err     error // the client could not be asked
+	// Withdrawn is set when the agent took the ask back or exited while
+	// the client thought: the agent wants no answer.
+	Withdrawn bool
+}
+
+// Chosen is the option the client picked, or "" if the ask was
+// cancelled or failed.
+func (a Answer) Chosen() string {
+	if a.Err != nil || a.Outcome.Selected == nil {
+		return ""
+	}
+	return string(a.Outcome.Selected.OptionId)
+}
+
+// Ask puts the agent's ask key (unique among the session's pending asks)
+// about call to the client, and waits for the answer. ctx is the turn's.
+func (as *Asks) Ask(ctx context.Context, key string, call acp.ToolCallUpdate, options []acp.PermissionOption) Answer {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	as.mu.Lock()
+	as.pending[key] = cancel
+	as.mu.Unlock()
+	out, err := as.ev.RequestPermission(ctx, call, options)
+	as.mu.Lock()
+	_, live := as.pending[key]
+	delete(as.pending, key)
+	as.mu.Unlock()
+	return Answer{Outcome: out, Err: err, Withdrawn: !live}
+}
+
+// Withdraw takes back one ask.
+func (as *Asks) Withdraw(key string) {
+	as.mu.Lock()
+	cancel := as.pending[key]
+	delete(as.pending, key)
+	as.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// WithdrawAll takes back every pending ask.
+func (as *Asks) WithdrawAll() {
+	as.mu.Lock()
+	pending := as.pending
+	as.pending = map[string]context.CancelFunc{}
+	as.mu.Unlock()
+	for _, cancel := range pending {
+		cancel()
+	}
+}

@@ -1,0 +1,113 @@
+package agentkit
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// InterruptTimeout bounds how long an agent may take to acknowledge an
+// interrupt; the turn then waits for its end as usual (the bridge gives
+// up on it after its own grace period and closes the session).
+const InterruptTimeout = 5 * time.Second
+
+// Turns is a session's running turn, if any: the bridge runs one at a
+// time, and the agent's reader reports its end here. E is how the agent
+// says a turn ended. It is safe for concurrent use.
+type Turns[E any] struct {
+	life context.Context // the session's; asks outside a turn use it
+
+	mu  sync.Mutex
+	cur *Turn[E]
+}
+
+// Turn is one running prompt.
+type Turn[E any] struct {
+	ctx   context.Context
+	life  context.Context
+	end   chan E // buffered: the first end reported wins
+	turns *Turns[E]
+}
+
+// NewTurns returns the Turns of a session that lives as long as life.
+func NewTurns[E any](life context.Context) *Turns[E] {
+	return &Turns[E]{life: life}
+}
+
+// Begin makes a turn with ctx (cancelled when the client cancels) the
+// running one. Call Done when it has ended.
+func (ts *Turns[E]) Begin(ctx context.Context) *Turn[E] {
+	t := &Turn[E]{ctx: ctx, life: ts.life, end: make(chan E, 1), turns: ts}
+	ts.mu.Lock()
+	ts.cur = t
+	ts.mu.Unlock()
+	return t
+}
+
+// Done clears the running turn.
+func (t *Turn[E]) Done() {
+	t.turns.mu.Lock()
+	defer t.turns.mu.Unlock()
+	if t.turns.cur == t {
+		t.turns.cur = nil
+	}
+}
+
+// Context is the turn's context.
+func (t *Turn[E]) Context() context.Context { return t.ctx }
+
+// Running returns the running turn, or nil.
+func (ts *Turns[E]) Running() *Turn[E] {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.cur
+}
+
+// Context is the running turn's context, or the session's between turns:
+// what a permission ask should be withdrawn with.
+func (ts *Turns[E]) Context() context.Context {
+	if t := ts.Running(); t != nil {
+		return t.ctx
+	}
+	return ts.life
+}
+
+// End reports how the running turn ended; it reports whether there was
+// one to tell. Later ends of the same turn are dropped.
+func (ts *Turns[E]) End(e E) bool {
+	t := ts.Running()
+	if t == nil {
+		return false
+	}
+	t.Finish(e)
+	return true
+}
+
+// Finish reports how this turn ended, if nothing has yet.
+func (t *Turn[E]) Finish(e E) {
+	select {
+	case t.end <- e:
+	default:
+	}
+}
+
+// Wait waits for the turn's end. If the client cancels first, it calls
+// interrupt (with InterruptTimeout) and waits on for the end the
+// interrupted agent reports; if the session ends meanwhile, it returns
+// gone.
+func (t *Turn[E]) Wait(interrupt func(context.Context) error, gone E) (E, error) {
+	select {
+	case e := <-t.end:
+		return e, nil
+	case <-t.ctx.Done():
+	}
+	ictx, cancel := context.WithTimeout(t.life, InterruptTimeout)
+	err := interrupt(ictx)
+	cancel()
+	select {
+	case e := <-t.end:
+		return e, err
+	case <-t.life.Done():
+		return gone, err
+	}
+}
