@@ -76,11 +76,13 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 }
 
 // Initialize answers with the bridge's capabilities: those of the default
-// agent for prompts and MCP, and the session methods it implements.
+// agent for prompts and MCP, and the session methods it implements. The
+// default agent starts warming up meanwhile.
 func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	s.mu.Lock()
 	s.clientCaps = req.ClientCapabilities
 	s.mu.Unlock()
+	s.m.Warm()
 	info := s.m.DefaultInfo()
 	return sdk.InitializeResponse{
 		ProtocolVersion: ProtocolVersion,

@@ -39,6 +39,13 @@ type Backend interface {
 	Close() error
 }
 
+// Warmer is implemented by a Backend that can start what its sessions
+// share before the first one needs it. Warm returns at once; what it
+// starts is stopped by Close.
+type Warmer interface {
+	Warm()
+}
+
 // Info is what the bridge needs to know about a backend.
 type Info struct {
 	Name  string // the --agent name: "mock", "claude", ...

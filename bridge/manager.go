@@ -119,6 +119,14 @@ func (m *Manager) getClient() Client {
 // DefaultInfo describes the backend that new sessions use.
 func (m *Manager) DefaultInfo() Info { return m.backends[m.cfg.Default].Info() }
 
+// Warm lets the default backend start what its sessions share, in the
+// background, so that the first session/new finds it ready.
+func (m *Manager) Warm() {
+	if w, ok := m.backends[m.cfg.Default].(Warmer); ok {
+		w.Warm()
+	}
+}
+
 // Agents lists the backends this bridge can run, in order.
 func (m *Manager) Agents() []Info {
 	infos := make([]Info, len(m.cfg.Backends))

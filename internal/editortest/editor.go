@@ -80,11 +80,24 @@ func (e *Editor) Ctx() context.Context {
 // NewSession makes a session in cwd.
 func (e *Editor) NewSession(cwd string) acp.SessionId {
 	e.T.Helper()
+	return e.NewSessionResponse(cwd).SessionId
+}
+
+// NewSessionResponse makes a session in cwd and returns the whole answer.
+func (e *Editor) NewSessionResponse(cwd string) acp.NewSessionResponse {
+	e.T.Helper()
 	s, err := e.CS.NewSession(e.Ctx(), acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	return s.SessionId
+	return s
+}
+
+// SetConfig sets a session's config option.
+func (e *Editor) SetConfig(id acp.SessionId, option, value string) ([]acp.SessionConfigOption, error) {
+	resp, err := e.CS.SetSessionConfigOption(e.Ctx(), acp.SetSessionConfigOptionRequest{ValueId: &acp.SetSessionConfigOptionValueId{
+		SessionId: id, ConfigId: acp.SessionConfigId(option), Value: acp.SessionConfigValueId(value)}})
+	return resp.ConfigOptions, err
 }
 
 // Load loads a session.

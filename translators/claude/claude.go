@@ -31,7 +31,6 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -94,7 +93,7 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	}
 	mcp, err := mcpConfig(opts.MCPServers)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrInvalidParams, err)
+		return nil, err
 	}
 	s := newSession(ctx, b, path, mcp, opts, ev)
 	s.warm()
@@ -170,34 +169,18 @@ func (b *Backend) env() []string {
 
 // mcpConfig turns ACP's MCP servers into --mcp-config JSON.
 func mcpConfig(servers []acp.McpServer) (string, error) {
-	if len(servers) == 0 {
-		return "", nil
+	ms, err := agentkit.MCPServers("claude", servers, agentkit.MCPStdio, agentkit.MCPHTTP, agentkit.MCPSSE)
+	if err != nil || len(ms) == 0 {
+		return "", err
 	}
 	cfg := map[string]any{}
-	for _, s := range servers {
-		switch {
-		case s.Stdio != nil:
-			env := map[string]string{}
-			for _, e := range s.Stdio.Env {
-				env[e.Name] = e.Value
-			}
-			cfg[s.Stdio.Name] = map[string]any{"type": "stdio", "command": s.Stdio.Command, "args": s.Stdio.Args, "env": env}
-		case s.Http != nil:
-			cfg[s.Http.Name] = map[string]any{"type": "http", "url": s.Http.Url, "headers": headers(s.Http.Headers)}
-		case s.Sse != nil:
-			cfg[s.Sse.Name] = map[string]any{"type": "sse", "url": s.Sse.Url, "headers": headers(s.Sse.Headers)}
-		default:
-			return "", fmt.Errorf("claude takes stdio, http and sse MCP servers only")
+	for _, m := range ms {
+		if m.Transport == agentkit.MCPStdio {
+			cfg[m.Name] = map[string]any{"type": m.Transport, "command": m.Command, "args": m.Args, "env": m.Env}
+		} else {
+			cfg[m.Name] = map[string]any{"type": m.Transport, "url": m.URL, "headers": m.Headers}
 		}
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": cfg})
 	return string(b), err
-}
-
-func headers(hs []acp.HttpHeader) map[string]string {
-	m := map[string]string{}
-	for _, h := range hs {
-		m[h.Name] = h.Value
-	}
-	return m
 }

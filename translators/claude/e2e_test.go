@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 	"github.com/coder/acp-go-sdk"
@@ -261,3 +263,54 @@ func TestE2E_apiErrors(t *testing.T) {
 var _ = context.Background
 
 func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
+
+// TestE2E_configOptions: the session/new answer carries mode, model and
+// effort at once; every mode offered can be set on the real CLI;
+// bypassPermissions (where offered) writes without asking; the effort
+// picked reaches the model request.
+func TestE2E_configOptions(t *testing.T) {
+	e, srv := realEditor(t, t.TempDir())
+	cwd := t.TempDir()
+	resp := e.NewSessionResponse(cwd)
+	choices := acptest.Choices(resp.ConfigOptions)
+	for _, id := range []string{optMode, optModel, optEffort, bridge.ConfigAgent} {
+		if len(choices[id]) == 0 {
+			t.Errorf("session/new offers no %s option: %v", id, choices)
+		}
+	}
+	if resp.Modes == nil || len(resp.Modes.AvailableModes) != len(choices[optMode]) {
+		t.Errorf("modes %+v do not match the mode option %v", resp.Modes, choices[optMode])
+	}
+	id := resp.SessionId
+	for _, mode := range choices[optMode] {
+		opts, err := e.SetConfig(id, optMode, mode)
+		if err != nil || acptest.Current(opts)[optMode] != mode {
+			t.Errorf("mode %s: %v (current %q)", mode, err, acptest.Current(opts)[optMode])
+		}
+	}
+	if _, err := e.SetConfig(id, optEffort, "low"); err != nil {
+		t.Fatal(err)
+	}
+	mode := "acceptEdits"
+	if slices.Contains(choices[optMode], "bypassPermissions") {
+		mode = "bypassPermissions"
+	}
+	if _, err := e.SetConfig(id, optMode, mode); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Prompt(id, "WRITE_FILE: bypass.txt written"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cwd, "bypass.txt")); err != nil || string(b) != "written" || e.Client.Asked() != 0 {
+		t.Errorf("in mode %s: file %q, %v, %d asks; want it written without asking", mode, b, err, e.Client.Asked())
+	}
+	var effort any
+	for _, r := range srv.Requests() {
+		if oc, ok := r.Raw["output_config"].(map[string]any); ok && r.Path == "/v1/messages" {
+			effort = oc["effort"]
+		}
+	}
+	if effort != "low" {
+		t.Errorf("the model was asked with effort %v, want low", effort)
+	}
+}

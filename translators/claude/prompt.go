@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -23,39 +23,19 @@ type userContent struct {
 
 // toClaude converts an ACP prompt into Claude content blocks, as the Zed
 // adapter does: links become @-mentions, embedded text resources become
-// context, images pass through. What Claude can't take is refused, never
+// context, images pass through, and the ACP spelling of an MCP prompt
+// command becomes Claude's. What Claude can't take is refused, never
 // dropped.
 func toClaude(prompt []acp.ContentBlock) (userMessage, error) {
-	var blocks []map[string]any
-	for i, b := range prompt {
-		block, err := convert(b)
-		if err != nil {
-			return userMessage{}, fmt.Errorf("%w: prompt block %d: %v", bridge.ErrInvalidParams, i, err)
-		}
-		blocks = append(blocks, block)
+	blocks, err := agentkit.Lower(prompt, agentkit.Lowering[map[string]any]{
+		Agent: "claude",
+		Text:  func(s string) map[string]any { return text(mcpCommand(s)) },
+		Image: image,
+	})
+	if err != nil {
+		return userMessage{}, err
 	}
 	return userMessage{Type: "user", Message: userContent{Role: "user", Content: blocks}}, nil
-}
-
-func convert(b acp.ContentBlock) (map[string]any, error) {
-	switch {
-	case b.Text != nil:
-		return text(mcpCommand(b.Text.Text)), nil
-	case b.Image != nil:
-		return image(b.Image)
-	case b.ResourceLink != nil:
-		return text(mention(b.ResourceLink.Name, b.ResourceLink.Uri)), nil
-	case b.Resource != nil:
-		r := b.Resource.Resource
-		if r.TextResourceContents == nil {
-			return nil, fmt.Errorf("claude takes text resources only, not binary ones (%s)", blobURI(r))
-		}
-		t := r.TextResourceContents
-		return text(mention(t.Uri, t.Uri) + "\n<context ref=\"" + t.Uri + "\">\n" + t.Text + "\n</context>"), nil
-	case b.Audio != nil:
-		return nil, fmt.Errorf("claude does not take audio")
-	}
-	return nil, fmt.Errorf("unknown content type")
 }
 
 func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
@@ -73,11 +53,6 @@ func image(img *acp.ContentBlockImage) (map[string]any, error) {
 	return map[string]any{"type": "image", "source": source}, nil
 }
 
-func mention(name, uri string) string {
-	name = strings.TrimPrefix(name, "file://")
-	return "[@" + name + "](" + uri + ")"
-}
-
 // mcpCommand rewrites the ACP spelling of an MCP prompt command,
 // /mcp:server:cmd args, to Claude's /server:cmd (MCP) args.
 func mcpCommand(s string) string {
@@ -87,11 +62,4 @@ func mcpCommand(s string) string {
 	}
 	cmd, args, _ := strings.Cut(rest, " ")
 	return strings.TrimSpace("/" + cmd + " (MCP) " + args)
-}
-
-func blobURI(r acp.EmbeddedResourceResource) string {
-	if r.BlobResourceContents != nil {
-		return r.BlobResourceContents.Uri
-	}
-	return "no uri"
 }

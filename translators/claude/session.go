@@ -173,6 +173,12 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 		s.resolved[m.Value] = m.ResolvedModel
 	}
 	s.mu.Unlock()
+	if len(models) > 0 { // before ready: a turn's system/init may name one
+		s.b.learnModels(models)
+		current := s.cfg.Get(optModel)
+		s.cfg.Put(modelOption(models))
+		s.cfg.Adopt(optModel, current)
+	}
 	close(ready)
 	if err != nil {
 		s.log.Warn("claude did not start", "err", err)
@@ -181,10 +187,6 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 	}
 	s.commands(init.Commands)
 	if len(models) > 0 {
-		s.b.learnModels(models)
-		o := modelOption(models)
-		o.Current = s.cfg.Get(optModel)
-		s.cfg.Put(o)
 		s.ev.ConfigChanged()
 	}
 }
@@ -330,34 +332,29 @@ func (s *session) exited(p *proc.Process) {
 }
 
 // Prompt runs one turn: the prompt goes in as a user message and the turn
-// ends with Claude's result. A cancelled ctx interrupts the turn.
+// ends with Claude's result. A cancelled ctx interrupts the turn (Claude
+// then ends it itself, or the bridge gives up on it and closes the
+// session).
 func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
 	msg, err := toClaude(turn.Prompt)
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
-	p, err := s.ensure(ctx)
-	if ctx.Err() != nil {
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
-	}
-	if err != nil {
-		return bridge.TurnResult{}, err
-	}
-	t := s.turns.Begin(ctx)
-	defer t.Done()
-	if err := s.write(p, msg); err != nil {
-		return bridge.TurnResult{}, fmt.Errorf("sending the prompt to claude: %w", err)
-	}
-	// On cancel Claude is interrupted and ends the turn itself (or the
-	// bridge gives up on it and closes the session).
-	r, err := t.Wait(func(ctx context.Context) error {
-		_, err := s.request(ctx, p, map[string]any{"subtype": "interrupt"})
-		return err
-	}, &Result{StopReason: acp.StopReasonCancelled})
-	if err != nil {
-		s.log.Warn("interrupting claude", "err", err)
-	}
-	return s.outcome(ctx, r)
+	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*Result, *proc.Process]{
+		Ready: s.ensure,
+		Send: func(_ context.Context, p *proc.Process) error {
+			if err := s.write(p, msg); err != nil {
+				return fmt.Errorf("sending the prompt to claude: %w", err)
+			}
+			return nil
+		},
+		Interrupt: func(ctx context.Context, p *proc.Process) error {
+			_, err := s.request(ctx, p, map[string]any{"subtype": "interrupt"})
+			return err
+		},
+		Gone:    &Result{StopReason: acp.StopReasonCancelled},
+		Outcome: s.outcome,
+	})
 }
 
 // outcome turns Claude's result into the turn's.

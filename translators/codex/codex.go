@@ -8,11 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 	"github.com/creachadair/jrpc2"
@@ -36,6 +36,7 @@ type Options struct {
 // Backend runs Codex threads on one shared app-server.
 type Backend struct {
 	opts Options
+	exe  agentkit.Executable
 	log  *slog.Logger
 
 	startMu sync.Mutex // serialises starting the server
@@ -57,7 +58,8 @@ func New(opts Options) *Backend {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Backend{opts: opts, log: opts.Logger.With("agent", "codex"), sessions: map[string]*session{}}
+	return &Backend{opts: opts, exe: agentkit.Executable{Name: "codex", Env: EnvVar, Path: opts.Path},
+		log: opts.Logger.With("agent", "codex"), sessions: map[string]*session{}}
 }
 
 // Info: codex takes images and embedded context, and thread/resume
@@ -73,25 +75,18 @@ func (b *Backend) Info() bridge.Info {
 
 // Check reports whether the codex executable can be found.
 func (b *Backend) Check() error {
-	_, err := b.path()
+	_, err := b.exe.Find()
 	return err
-}
-
-func (b *Backend) path() (string, error) {
-	if b.opts.Path != "" {
-		return exec.LookPath(b.opts.Path)
-	}
-	return proc.LookPath("codex", EnvVar)
 }
 
 // Open waits for the server and its models (started by Warm, or here by
 // the first session), so that the session's options are complete, then
 // starts the thread (or resumes opts.NativeID) in the background.
 func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	if _, err := b.path(); err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	if _, err := b.exe.Find(); err != nil {
+		return nil, err
 	}
-	if err := checkMCP(opts.MCPServers); err != nil {
+	if _, err := mcpConfig(opts.MCPServers); err != nil {
 		return nil, err
 	}
 	if err := b.catalog(ctx); err != nil {
@@ -105,7 +100,7 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 // Warm starts the server and asks for its models in the background, so
 // that the first session/new finds them.
 func (b *Backend) Warm() {
-	if _, err := b.path(); err != nil {
+	if _, err := b.exe.Find(); err != nil {
 		return
 	}
 	go func() {
@@ -187,8 +182,15 @@ func (b *Backend) server(ctx context.Context) (*server, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	b.srv = srv
+	closing := b.closing
+	if !closing {
+		b.srv = srv
+	}
 	b.mu.Unlock()
+	if closing { // Close ran while it started: leave nothing behind
+		srv.stop()
+		return nil, fmt.Errorf("%w: the codex backend is closed", bridge.ErrAgentUnavailable)
+	}
 	go b.watch(srv)
 	return srv, nil
 }
@@ -196,9 +198,9 @@ func (b *Backend) server(ctx context.Context) (*server, error) {
 // start runs `codex app-server` (with the plan tool on, so that turns can
 // report plans) and does the handshake.
 func (b *Backend) start(ctx context.Context) (*server, error) {
-	path, err := b.path()
+	path, err := b.exe.Find()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, err
 	}
 	args := append([]string{"app-server", "-c", "tools.update_plan={enabled=true}"}, b.opts.ExtraArgs...)
 	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: append(os.Environ(), b.opts.Env...)})
@@ -348,7 +350,13 @@ func (c versionlessChannel) Recv() ([]byte, error) {
 		if c.notification(rec) {
 			continue
 		}
-		if bytes.Contains(rec, []byte(`"jsonrpc"`)) {
+		// Only a top-level member counts: params and results may hold a
+		// "jsonrpc" key of their own (a tool's arguments, say).
+		var top map[string]json.RawMessage
+		if json.Unmarshal(rec, &top) != nil {
+			return rec, nil // jrpc2 reports what is wrong with it
+		}
+		if _, ok := top["jsonrpc"]; ok {
 			return rec, nil
 		}
 		return append(append([]byte{'{'}, versionField...), rec[1:]...), nil
@@ -367,14 +375,4 @@ func (c versionlessChannel) notification(rec []byte) bool {
 	}
 	c.notify(m.Method, m.Params)
 	return true
-}
-
-// checkMCP refuses MCP servers codex can't take.
-func checkMCP(servers []acp.McpServer) error {
-	for _, s := range servers {
-		if s.Sse != nil {
-			return fmt.Errorf("%w: codex takes stdio and http MCP servers, not sse (%s)", bridge.ErrInvalidParams, s.Sse.Name)
-		}
-	}
-	return nil
 }

@@ -1,6 +1,29 @@
 // Package codex drives Codex through one shared `codex app-server` process
 // per bridge, spoken to as a JSON-RPC client (github.com/creachadair/jrpc2)
 // over its stdio: threads are sessions, turns are prompts, and approvals
-// arrive as requests from the server (../shared/docs/codex.md). Translator
-// turns a thread's notifications into ACP updates.
+// arrive as requests from the server. Translator turns a thread's
+// notifications into ACP updates.
+//
+// What the code relies on, as observed with codex 0.169.0:
+//
+//   - Messages are JSON-RPC 2.0 without the "jsonrpc" member, one per
+//     line. The client sends initialize, then the initialized
+//     notification.
+//   - model/list answers {data:[{id, model, displayName, hidden,
+//     isDefault, supportedReasoningEfforts, defaultReasoningEffort}]}.
+//   - thread/start and thread/resume take cwd, model, approvalPolicy,
+//     sandbox and config overrides (config.mcp_servers for MCP servers),
+//     and answer the thread (with its turns on resume), its model and its
+//     reasoningEffort. turn/start takes the input items and, optionally,
+//     approvalPolicy, sandboxPolicy, model and effort, which stick for the
+//     thread's later turns; a thread can't go back to config.toml's policy.
+//   - A turn streams item/started, deltas and item/completed
+//     notifications, and ends with turn/completed (status completed,
+//     interrupted or failed); turn/interrupt makes it end as interrupted.
+//   - Approvals are requests from the server
+//     (item/commandExecution/requestApproval,
+//     item/fileChange/requestApproval) answered with a decision: accept,
+//     acceptForSession, decline or cancel.
+//   - The plan tool is off unless the server runs with
+//     -c tools.update_plan={enabled=true}.
 package codex

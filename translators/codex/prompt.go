@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -12,35 +12,7 @@ import (
 // data URLs, links as @-mentions, embedded text as context. What codex
 // can't take is refused, never dropped.
 func toCodex(prompt []acp.ContentBlock) ([]map[string]any, error) {
-	var items []map[string]any
-	for i, b := range prompt {
-		it, err := inputItem(b)
-		if err != nil {
-			return nil, fmt.Errorf("%w: prompt block %d: %v", bridge.ErrInvalidParams, i, err)
-		}
-		items = append(items, it)
-	}
-	return items, nil
-}
-
-func inputItem(b acp.ContentBlock) (map[string]any, error) {
-	switch {
-	case b.Text != nil:
-		return text(b.Text.Text), nil
-	case b.Image != nil:
-		return image(b.Image)
-	case b.ResourceLink != nil:
-		return text("[@" + b.ResourceLink.Name + "](" + b.ResourceLink.Uri + ")"), nil
-	case b.Resource != nil:
-		t := b.Resource.Resource.TextResourceContents
-		if t == nil {
-			return nil, fmt.Errorf("codex takes text resources only, not binary ones")
-		}
-		return text("[@" + strings.TrimPrefix(t.Uri, "file://") + "](" + t.Uri + ")\n<context ref=\"" + t.Uri + "\">\n" + t.Text + "\n</context>"), nil
-	case b.Audio != nil:
-		return nil, fmt.Errorf("acpbridge does not pass audio to codex")
-	}
-	return nil, fmt.Errorf("unknown content type")
+	return agentkit.Lower(prompt, agentkit.Lowering[map[string]any]{Agent: "codex", Text: text, Image: image})
 }
 
 func text(s string) map[string]any {
@@ -60,27 +32,19 @@ func image(img *acp.ContentBlockImage) (map[string]any, error) {
 }
 
 // mcpConfig is the thread's config override for the client's MCP servers
-// (codex's mcp_servers table), or nil.
-func mcpConfig(servers []acp.McpServer) map[string]any {
-	if len(servers) == 0 {
-		return nil
+// (codex's mcp_servers table), or nil. Codex takes stdio and http ones.
+func mcpConfig(servers []acp.McpServer) (map[string]any, error) {
+	ms, err := agentkit.MCPServers("codex", servers, agentkit.MCPStdio, agentkit.MCPHTTP)
+	if err != nil || len(ms) == 0 {
+		return nil, err
 	}
 	table := map[string]any{}
-	for _, s := range servers {
-		switch {
-		case s.Stdio != nil:
-			env := map[string]string{}
-			for _, e := range s.Stdio.Env {
-				env[e.Name] = e.Value
-			}
-			table[s.Stdio.Name] = map[string]any{"command": s.Stdio.Command, "args": s.Stdio.Args, "env": env}
-		case s.Http != nil:
-			headers := map[string]string{}
-			for _, h := range s.Http.Headers {
-				headers[h.Name] = h.Value
-			}
-			table[s.Http.Name] = map[string]any{"url": s.Http.Url, "http_headers": headers}
+	for _, m := range ms {
+		if m.Transport == agentkit.MCPStdio {
+			table[m.Name] = map[string]any{"command": m.Command, "args": m.Args, "env": m.Env}
+		} else {
+			table[m.Name] = map[string]any{"url": m.URL, "http_headers": m.Headers}
 		}
 	}
-	return map[string]any{"mcp_servers": table}
+	return map[string]any{"mcp_servers": table}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -34,26 +33,22 @@ type session struct {
 
 	cfg      *agentkit.Settings
 	restored map[string]string // the values recorded for a resumed thread, sent with thread/resume
+	turns    *agentkit.Turns[*TurnEnd]
+	asks     *agentkit.Asks // approvals by item id
 
 	mu      sync.Mutex // protects the fields below
 	srv     *server    // the server the thread is loaded in
 	thread  string
-	turn    *turnState
+	turnID  string          // the running turn's, once turn/start answered
+	turnErr string          // the last error notification's message in the running turn
 	history json.RawMessage // thread/resume's turns, for History
-}
-
-// turnState is the running turn.
-type turnState struct {
-	ctx context.Context
-	id  string
-	end chan *TurnEnd // buffered; the turn's end
-	err string        // the last error notification's message
 }
 
 func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.log, tr: NewTranslator(opts.Cwd),
 		ready: make(chan struct{}), thread: opts.NativeID, restored: opts.Config}
 	s.life, s.end = context.WithCancel(ctx)
+	s.turns, s.asks = agentkit.NewTurns[*TurnEnd](s.life), agentkit.NewAsks(ev)
 	s.cfg = agentkit.NewSettings(modeOption(modeConfig))
 	if docs := b.modelDocs(); len(docs) > 0 {
 		model, effort := modelOptions(docs, "")
@@ -109,7 +104,7 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 	if m := s.restored[optModel]; m != "" {
 		params["model"] = m
 	}
-	if cfg := mcpConfig(s.mcp); cfg != nil {
+	if cfg, _ := mcpConfig(s.mcp); cfg != nil { // checked by Open
 		params["config"] = cfg
 	}
 	method := "thread/start"
@@ -179,34 +174,46 @@ func (s *session) NativeID() string {
 }
 
 // Prompt runs a turn: turn/start, then the notifications until
-// turn/completed. A cancelled ctx interrupts the turn.
+// turn/completed. A cancelled ctx interrupts the turn, and codex completes
+// it as interrupted; a session closed meanwhile was given up on.
 func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
 	input, err := toCodex(turn.Prompt)
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
-	srv, err := s.wait(ctx)
-	if ctx.Err() != nil {
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
-	}
-	if err != nil {
-		return bridge.TurnResult{}, err
-	}
-	t := &turnState{ctx: ctx, end: make(chan *TurnEnd, 1)}
-	s.setTurn(t)
-	defer s.setTurn(nil)
+	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*TurnEnd, *server]{
+		Ready: s.wait,
+		Send: func(_ context.Context, srv *server) error {
+			return s.startTurn(srv, s.turnParams(input, turn.Config))
+		},
+		Interrupt: func(ctx context.Context, srv *server) error {
+			s.mu.Lock()
+			params := map[string]any{"threadId": s.thread, "turnId": s.turnID}
+			s.mu.Unlock()
+			return srv.call(ctx, "turn/interrupt", params, nil)
+		},
+		Gone:    &TurnEnd{Status: "interrupted"},
+		Outcome: s.finish,
+	})
+}
+
+// startTurn sends turn/start and keeps the turn's id for an interrupt.
+func (s *session) startTurn(srv *server, params map[string]any) error {
+	s.mu.Lock()
+	s.turnID, s.turnErr = "", ""
+	s.mu.Unlock()
 	var res struct {
 		Turn struct {
 			ID string `json:"id"`
 		} `json:"turn"`
 	}
-	if err := srv.call(s.life, "turn/start", s.turnParams(input, turn.Config), &res); err != nil {
-		return bridge.TurnResult{}, err
+	if err := srv.call(s.life, "turn/start", params, &res); err != nil {
+		return err
 	}
 	s.mu.Lock()
-	t.id = res.Turn.ID
+	s.turnID = res.Turn.ID
 	s.mu.Unlock()
-	return s.finish(ctx, srv, t, s.waitEnd(ctx, srv, t))
+	return nil
 }
 
 // turnParams are turn/start's: the input, and the options changed since
@@ -235,42 +242,15 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 	return params
 }
 
-func (s *session) setTurn(t *turnState) {
+func (s *session) finish(ctx context.Context, end *TurnEnd) (bridge.TurnResult, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.turn = t
-}
-
-// waitEnd waits for turn/completed; on cancel it interrupts the turn,
-// which codex then completes as interrupted.
-func (s *session) waitEnd(ctx context.Context, srv *server, t *turnState) *TurnEnd {
-	select {
-	case end := <-t.end:
-		return end
-	case <-ctx.Done():
-	}
-	ictx, cancel := context.WithTimeout(s.life, 5*time.Second)
-	defer cancel()
-	s.mu.Lock()
-	params := map[string]any{"threadId": s.thread, "turnId": t.id}
+	lastErr := s.turnErr
 	s.mu.Unlock()
-	if err := srv.call(ictx, "turn/interrupt", params, nil); err != nil {
-		s.log.Warn("interrupting codex", "err", err)
-	}
-	select {
-	case end := <-t.end:
-		return end
-	case <-s.life.Done(): // closed: the bridge gave up on the turn
-		return &TurnEnd{Status: "interrupted"}
-	}
-}
-
-func (s *session) finish(ctx context.Context, srv *server, t *turnState, end *TurnEnd) (bridge.TurnResult, error) {
 	switch {
 	case ctx.Err() != nil || end.Status == "interrupted":
 		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case end.Status == "failed":
-		msg := agentkit.Or(end.Err, t.err)
+		msg := agentkit.Or(end.Err, lastErr)
 		if strings.Contains(msg, "(unauthorized)") {
 			return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", bridge.ErrAuthRequired, msg)
 		}
@@ -291,17 +271,13 @@ func (s *session) notify(method string, raw json.RawMessage) {
 	for _, u := range out.Updates {
 		s.ev.Update(u)
 	}
-	s.mu.Lock()
-	t := s.turn
-	if t != nil && out.Err != "" {
-		t.err = out.Err
+	if out.Err != "" {
+		s.mu.Lock()
+		s.turnErr = out.Err
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
-	if t != nil && out.End != nil {
-		select {
-		case t.end <- out.End:
-		default:
-		}
+	if out.End != nil {
+		s.turns.End(out.End)
 	}
 }
 
@@ -309,14 +285,11 @@ func (s *session) notify(method string, raw json.RawMessage) {
 // restarts the server and resumes the thread.
 func (s *session) serverGone(srv *server, err error) {
 	s.mu.Lock()
-	t := s.turn
 	mine := s.srv == srv
 	s.mu.Unlock()
-	if t != nil && mine {
-		select {
-		case t.end <- &TurnEnd{Status: "failed", Err: fmt.Sprintf("%v (the next prompt restarts it)", err)}:
-		default:
-		}
+	if mine {
+		s.asks.WithdrawAll()
+		s.turns.End(&TurnEnd{Status: "failed", Err: fmt.Sprintf("%v (the next prompt restarts it)", err)})
 	}
 }
 
@@ -353,19 +326,11 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 		s.ev.Update(u)
 	}
 	s.trMu.Unlock()
-	askCtx := s.life
-	s.mu.Lock()
-	if s.turn != nil {
-		askCtx = s.turn.ctx
-	}
-	s.mu.Unlock()
-	askCtx, cancel := context.WithCancel(askCtx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, cancel) // the server withdrew the request
+	stop := context.AfterFunc(ctx, func() { s.asks.Withdraw(p.ItemID) }) // the server took the request back
 	defer stop()
 	title := info.Title
-	out, err := s.ev.RequestPermission(askCtx, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(p.ItemID), Title: &title}, options)
-	return map[string]any{"decision": decision(out, err)}, nil
+	a := s.asks.Ask(s.turns.Context(), p.ItemID, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(p.ItemID), Title: &title}, options)
+	return map[string]any{"decision": decision(a)}, nil
 }
 
 var options = []acp.PermissionOption{
@@ -375,13 +340,12 @@ var options = []acp.PermissionOption{
 }
 
 // decision maps the user's answer; a cancelled ask cancels codex's turn.
-func decision(out acp.RequestPermissionOutcome, err error) string {
-	if err != nil || out.Selected == nil {
-		return "cancel"
-	}
-	switch id := string(out.Selected.OptionId); id {
+func decision(a agentkit.Answer) string {
+	switch id := a.Chosen(); id {
 	case "accept", "acceptForSession":
 		return id
+	case "":
+		return "cancel"
 	}
 	return "decline"
 }

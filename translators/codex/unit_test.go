@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -68,11 +69,11 @@ func TestDecision(t *testing.T) {
 		ptrTo(sel("accept")): "accept", ptrTo(sel("acceptForSession")): "acceptForSession",
 		ptrTo(sel("decline")): "decline", ptrTo(acp.NewRequestPermissionOutcomeCancelled()): "cancel",
 	} {
-		if got := decision(*out, nil); got != want {
+		if got := decision(agentkit.Answer{Outcome: *out}); got != want {
 			t.Errorf("decision(%+v) = %s, want %s", *out, got, want)
 		}
 	}
-	if got := decision(sel("accept"), errors.New("client gone")); got != "cancel" {
+	if got := decision(agentkit.Answer{Outcome: sel("accept"), Err: errors.New("client gone")}); got != "cancel" {
 		t.Errorf("an ask that failed = %s, want cancel", got)
 	}
 }
@@ -177,16 +178,19 @@ func TestHistory_replaysAResumedThread(t *testing.T) {
 // TestMCPConfig pins the config override codex was seen to apply
 // (mcpServerStatus/list then lists the server for the thread).
 func TestMCPConfig(t *testing.T) {
-	cfg := mcpConfig([]acp.McpServer{
+	cfg, err := mcpConfig([]acp.McpServer{
 		{Stdio: &acp.McpServerStdio{Name: "files", Command: "/bin/mcp-files", Args: []string{"-v"}, Env: []acp.EnvVariable{{Name: "K", Value: "v"}}}},
 		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "X-A", Value: "b"}}}},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	got, _ := json.Marshal(cfg)
 	want := `{"mcp_servers":{"docs":{"http_headers":{"X-A":"b"},"url":"http://127.0.0.1:9/mcp"},"files":{"args":["-v"],"command":"/bin/mcp-files","env":{"K":"v"}}}}`
 	if string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	if err := checkMCP([]acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://x", Headers: []acp.HttpHeader{}}}}); !errors.Is(err, bridge.ErrInvalidParams) {
+	if _, err := mcpConfig([]acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://x", Headers: []acp.HttpHeader{}}}}); !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
 }

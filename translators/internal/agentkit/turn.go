@@ -2,8 +2,12 @@ package agentkit
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/coder/acp-go-sdk"
 )
 
 // InterruptTimeout bounds how long an agent may take to acknowledge an
@@ -110,4 +114,44 @@ func (t *Turn[E]) Wait(interrupt func(context.Context) error, gone E) (E, error)
 	case <-t.life.Done():
 		return gone, err
 	}
+}
+
+// TurnSpec is how an agent runs a turn, for Run. C is what the turn is
+// sent on (a process, a server connection).
+type TurnSpec[E, C any] struct {
+	// Ready waits until the agent can take the turn: started, resumed.
+	Ready func(ctx context.Context) (C, error)
+	// Send hands the agent the prompt.
+	Send func(ctx context.Context, c C) error
+	// Interrupt asks the agent to stop the turn.
+	Interrupt func(ctx context.Context, c C) error
+	// Gone is the end of a turn whose session closed while it waited.
+	Gone E
+	// Outcome makes the turn's result of how it ended; ctx tells whether
+	// the client cancelled it.
+	Outcome func(ctx context.Context, end E) (bridge.TurnResult, error)
+}
+
+// Run runs one turn: it waits for the agent, begins the turn, sends the
+// prompt and waits for the end the agent reports through ts.End,
+// interrupting the agent if ctx is cancelled. A turn cancelled before it
+// was sent ends cancelled.
+func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec TurnSpec[E, C]) (bridge.TurnResult, error) {
+	c, err := spec.Ready(ctx)
+	if ctx.Err() != nil {
+		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+	}
+	if err != nil {
+		return bridge.TurnResult{}, err
+	}
+	t := ts.Begin(ctx)
+	defer t.Done()
+	if err := spec.Send(ctx, c); err != nil {
+		return bridge.TurnResult{}, err
+	}
+	end, err := t.Wait(func(ctx context.Context) error { return spec.Interrupt(ctx, c) }, spec.Gone)
+	if err != nil {
+		log.Warn("interrupting the agent", "err", err)
+	}
+	return spec.Outcome(ctx, end)
 }
