@@ -134,8 +134,9 @@ type TurnSpec[E, C any] struct {
 
 // Run runs one turn: it waits for the agent, begins the turn, sends the
 // prompt and waits for the end the agent reports through ts.End,
-// interrupting the agent if ctx is cancelled. A turn cancelled before it
-// was sent ends cancelled.
+// interrupting the agent if ctx is cancelled (a failed interrupt is
+// logged to log, if not nil). A turn cancelled before it was sent ends
+// cancelled.
 func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec TurnSpec[E, C]) (bridge.TurnResult, error) {
 	c, err := spec.Ready(ctx)
 	if ctx.Err() != nil {
@@ -150,7 +151,7 @@ func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec Tur
 		return bridge.TurnResult{}, err
 	}
 	end, err := t.Wait(func(ctx context.Context) error { return spec.Interrupt(ctx, c) }, spec.Gone)
-	if err != nil {
+	if err != nil && log != nil {
 		log.Warn("interrupting the agent", "err", err)
 	}
 	return spec.Outcome(ctx, end)
