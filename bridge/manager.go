@@ -66,8 +66,10 @@ type Manager struct {
 	log      *slog.Logger
 
 	// ctx lives until Shutdown. Turns and sends to the client derive from
-	// it rather than from a request's ctx, so that a cancelled prompt can
-	// still deliver its final updates (see ../shared/docs/acp.md §9.3).
+	// it rather than from a request's ctx: the SDK cancels a prompt's ctx
+	// on session/cancel before the bridge hears of it, and a notification
+	// sent with a cancelled ctx is dropped, yet a cancelled prompt must
+	// still deliver its final updates, before it answers "cancelled".
 	ctx  context.Context
 	stop context.CancelFunc
 

@@ -1,6 +1,6 @@
 // Command benchclaude compares acpbridge with Zed's Claude ACP adapter
-// (npm @agentclientprotocol/claude-agent-acp, the "CL" anchor of
-// shared/docs/anchors.md) on the same Claude Code CLI and the same fake
+// (npm @agentclientprotocol/claude-agent-acp, called "CL" in the team's
+// comparisons) on the same Claude Code CLI and the same fake
 // model (translators/claude/fakeapi), offline.
 //
 // Usage:

@@ -1,6 +1,6 @@
 // Command benchcodex measures acpbridge's Codex backend against the same
 // pinned `codex app-server` driven directly, and against the npm Codex ACP
-// adapters of shared/docs/anchors.md ("CXT" @agentclientprotocol/codex-acp
+// adapters ("CXT" @agentclientprotocol/codex-acp
 // and "CXR" @zed-industries/codex-acp), all offline, on one fake Responses
 // API (translators/codex/fakeresponses).
 //

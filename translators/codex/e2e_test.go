@@ -16,6 +16,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 	"github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
 )
 
 // The tests in this file run the real, pinned codex app-server (installed
@@ -245,5 +246,44 @@ func TestE2E_twoSessionsAtOnce(t *testing.T) {
 		if !strings.Contains(got, "You said: hello "+want) || strings.Contains(got, "hello "+other) {
 			t.Errorf("session %d:%s", i, got)
 		}
+	}
+}
+
+// TestE2E_configOptions: the session/new answer offers the mode, the model
+// and the reasoning effort as separate options, from the real server's
+// model list; an effort picked reaches the model with the next turn.
+func TestE2E_configOptions(t *testing.T) {
+	w := newWorld(t)
+	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	resp := e.NewSessionResponse(t.TempDir())
+	choices, current := acptest.Choices(resp.ConfigOptions), acptest.Current(resp.ConfigOptions)
+	want := map[string][]string{
+		optMode:            {modeConfig, "ask", "read-only", "auto", "full-access"},
+		optModel:           {fakeresponses.Model},
+		optEffort:          {effortDefault, "low", "medium", "high", "xhigh"},
+		bridge.ConfigAgent: {"codex"},
+	}
+	if diff := cmp.Diff(want, choices); diff != "" {
+		t.Errorf("session/new options (-want +got):\n%s", diff)
+	}
+	if current[optModel] != fakeresponses.Model || current[optEffort] != effortDefault || current[optMode] != modeConfig {
+		t.Errorf("current values %v", current)
+	}
+	id := resp.SessionId
+	opts, err := e.SetConfig(id, optEffort, "high")
+	if err != nil || acptest.Current(opts)[optEffort] != "high" {
+		t.Fatalf("set effort: %v, %v", err, acptest.Current(opts))
+	}
+	if _, err := e.Prompt(id, "hello there"); err != nil {
+		t.Fatal(err)
+	}
+	var effort any
+	for _, r := range w.srv.Requests() {
+		if rs, ok := r.Raw["reasoning"].(map[string]any); ok {
+			effort = rs["effort"]
+		}
+	}
+	if effort != "high" {
+		t.Errorf("the model was asked with effort %v, want high", effort)
 	}
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
-// describe maps a tool item to an ACP tool call (after the Codex tables in
-// ../shared/docs/anchors.md §4); ok is false for items that are not tools.
+// describe maps a tool item to an ACP tool call, as Zed's Codex adapters
+// show them; ok is false for items that are not tools. Codex's items are
+// typed, so this switch on the item type is its tool table.
 func describe(it item, cwd string) (agentkit.ToolInfo, bool) {
 	switch it.Type {
 	case "commandExecution":
