@@ -31,9 +31,6 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
-	"strings"
 	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -44,19 +41,12 @@ import (
 // EnvVar overrides where the claude executable is.
 const EnvVar = "ACPBRIDGE_CLAUDE"
 
-// Options configures the backend. The zero value finds `claude` on PATH.
-type Options struct {
-	Path      string   // the executable; "" means $ACPBRIDGE_CLAUDE, else claude on PATH
-	Env       []string // added to the bridge's environment for the CLI
-	ExtraArgs []string // added to the CLI's arguments
-	Logger    *slog.Logger
-}
+// Options configures the backend; ExtraArgs go after the arguments the bridge passes.
+type Options = agentkit.Options
 
 // Backend runs Claude Code sessions.
 type Backend struct {
-	opts Options
-	exe  agentkit.Executable
-	log  *slog.Logger
+	agentkit.CLI
 
 	mu     sync.Mutex
 	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
@@ -66,11 +56,7 @@ var _ bridge.Backend = (*Backend)(nil)
 
 // New returns the Claude backend.
 func New(opts Options) *Backend {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	return &Backend{opts: opts, exe: agentkit.Executable{Name: "claude", Env: EnvVar, Path: opts.Path},
-		log: opts.Logger.With("agent", "claude")}
+	return &Backend{CLI: agentkit.NewCLI("claude", EnvVar, opts)}
 }
 
 // Info: Claude takes images and embedded context; its resume replays
@@ -87,7 +73,7 @@ func (b *Backend) Info() bridge.Info {
 // Open starts (or resumes) a session and warms its process up in the
 // background, so that the first prompt doesn't pay the whole cold start.
 func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	path, err := b.exe.Find()
+	path, err := b.Find()
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +84,6 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	s := newSession(ctx, b, path, mcp, opts, ev)
 	s.warm()
 	return s, nil
-}
-
-// Check reports whether the claude executable can be found.
-func (b *Backend) Check() error {
-	_, err := b.exe.Find()
-	return err
 }
 
 // knownModels returns the models the last CLI told, if any did.
@@ -152,20 +132,12 @@ func (b *Backend) args(l launch) []string {
 	if mcp != "" {
 		args = append(args, "--mcp-config", mcp)
 	}
-	return append(args, b.opts.ExtraArgs...)
+	return b.Args(args...)
 }
 
 // env is the bridge's environment without CLAUDECODE (set inside Claude
 // Code itself, it would make the CLI think it is nested), plus Options.Env.
-func (b *Backend) env() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CLAUDECODE=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, b.opts.Env...)
-}
+func (b *Backend) env() []string { return b.Env("CLAUDECODE") }
 
 // mcpConfig turns ACP's MCP servers into --mcp-config JSON.
 func mcpConfig(servers []acp.McpServer) (string, error) {

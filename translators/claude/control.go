@@ -98,11 +98,9 @@ func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
 		s.respond(p, id, allow(req.Input))
 		return
 	}
-	s.trMu.Lock()
-	for _, u := range s.tr.Announce(req.ToolUseID, req.ToolName, req.Input) {
-		s.ev.Update(u)
-	}
-	s.trMu.Unlock()
+	s.out.Lock()
+	s.out.Send(s.tr.Announce(req.ToolUseID, req.ToolName, req.Input))
+	s.out.Unlock()
 	go s.ask(s.turns.Context(), p, id, req)
 }
 

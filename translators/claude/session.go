@@ -40,8 +40,8 @@ type session struct {
 	turns *agentkit.Turns[*Result] // the read loop reports each turn's end
 	asks  *agentkit.Asks           // can_use_tool asks by request_id
 
-	trMu sync.Mutex  // serialises the translator and the updates it makes
-	tr   *Translator // one per session, so tool ids and the task list survive restarts
+	out *agentkit.Updates // serialises the translator and the updates it makes
+	tr  *Translator       // one per session, so tool ids and the task list survive restarts
 
 	writeMu sync.Mutex // serialises writes to the process's stdin
 
@@ -64,9 +64,9 @@ type reply struct {
 }
 
 func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
-	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.log,
+	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.Log(),
 		cfg:  agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption()),
-		asks: agentkit.NewAsks(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID,
+		asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID,
 		resolved: map[string]string{}, pending: map[string]chan reply{}}
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns = agentkit.NewTurns[*Result](s.life)
@@ -200,11 +200,9 @@ func (s *session) commands(cmds []struct{ Name, Description, ArgumentHint string
 		}
 		list = append(list, ac)
 	}
-	s.trMu.Lock()
-	defer s.trMu.Unlock()
-	for _, u := range s.tr.Commands(list) {
-		s.ev.Update(u)
-	}
+	s.out.Lock()
+	defer s.out.Unlock()
+	s.out.Send(s.tr.Commands(list))
 }
 
 // read is the process's read loop: control messages are handled here,
@@ -251,8 +249,8 @@ func (s *session) handle(p *proc.Process, line []byte) {
 }
 
 func (s *session) translate(line []byte) {
-	s.trMu.Lock()
-	defer s.trMu.Unlock()
+	s.out.Lock()
+	defer s.out.Unlock()
 	out, err := s.tr.Translate(line)
 	if err != nil {
 		s.log.Warn("skipping a claude message", "err", err)
@@ -261,9 +259,7 @@ func (s *session) translate(line []byte) {
 	if out.Skipped != "" {
 		s.log.Debug("skipping an unknown claude message", "type", out.Skipped)
 	}
-	for _, u := range out.Updates {
-		s.ev.Update(u)
-	}
+	s.out.Send(out.Updates)
 	if out.SessionID != "" {
 		s.mu.Lock()
 		s.nativeID = out.SessionID

@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"sync"
-	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -22,22 +19,12 @@ import (
 // EnvVar overrides where the codex executable is.
 const EnvVar = "ACPBRIDGE_CODEX"
 
-// startTimeout bounds the server's answer to initialize (150–550 ms seen).
-const startTimeout = 60 * time.Second
-
-// Options configures the backend. The zero value finds `codex` on PATH.
-type Options struct {
-	Path      string   // the executable; "" means $ACPBRIDGE_CODEX, else codex on PATH
-	Env       []string // added to the bridge's environment for the server
-	ExtraArgs []string // added after `app-server`
-	Logger    *slog.Logger
-}
+// Options configures the backend; ExtraArgs go after `app-server`.
+type Options = agentkit.Options
 
 // Backend runs Codex threads on one shared app-server.
 type Backend struct {
-	opts Options
-	exe  agentkit.Executable
-	log  *slog.Logger
+	agentkit.CLI
 
 	startMu sync.Mutex // serialises starting the server
 
@@ -55,11 +42,7 @@ var _ bridge.Backend = (*Backend)(nil)
 
 // New returns the Codex backend.
 func New(opts Options) *Backend {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	return &Backend{opts: opts, exe: agentkit.Executable{Name: "codex", Env: EnvVar, Path: opts.Path},
-		log: opts.Logger.With("agent", "codex"), sessions: map[string]*session{}}
+	return &Backend{CLI: agentkit.NewCLI("codex", EnvVar, opts), sessions: map[string]*session{}}
 }
 
 // Info: codex takes images and embedded context, and thread/resume
@@ -73,17 +56,11 @@ func (b *Backend) Info() bridge.Info {
 	}
 }
 
-// Check reports whether the codex executable can be found.
-func (b *Backend) Check() error {
-	_, err := b.exe.Find()
-	return err
-}
-
 // Open waits for the server and its models (started by Warm, or here by
 // the first session), so that the session's options are complete, then
 // starts the thread (or resumes opts.NativeID) in the background.
 func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	if _, err := b.exe.Find(); err != nil {
+	if err := b.Check(); err != nil {
 		return nil, err
 	}
 	if _, err := mcpConfig(opts.MCPServers); err != nil {
@@ -100,12 +77,12 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 // Warm starts the server and asks for its models in the background, so
 // that the first session/new finds them.
 func (b *Backend) Warm() {
-	if _, err := b.exe.Find(); err != nil {
+	if err := b.Check(); err != nil {
 		return
 	}
 	go func() {
 		if err := b.catalog(context.Background()); err != nil {
-			b.log.Debug("warming codex up", "err", err)
+			b.Log().Debug("warming codex up", "err", err)
 		}
 	}()
 }
@@ -129,7 +106,7 @@ func (b *Backend) catalog(ctx context.Context) error {
 		Data []modelDoc `json:"data"`
 	}
 	if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
-		b.log.Warn("listing codex models", "err", err)
+		b.Log().Warn("listing codex models", "err", err)
 	}
 	b.mu.Lock()
 	b.models, b.listed = res.Data, true
@@ -198,12 +175,12 @@ func (b *Backend) server(ctx context.Context) (*server, error) {
 // start runs `codex app-server` (with the plan tool on, so that turns can
 // report plans) and does the handshake.
 func (b *Backend) start(ctx context.Context) (*server, error) {
-	path, err := b.exe.Find()
+	path, err := b.Find()
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"app-server", "-c", "tools.update_plan={enabled=true}"}, b.opts.ExtraArgs...)
-	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: append(os.Environ(), b.opts.Env...)})
+	args := b.Args("app-server", "-c", "tools.update_plan={enabled=true}")
+	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.Env()})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
@@ -222,7 +199,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 		srv.stop()
 		return nil, fmt.Errorf("codex app-server did not start: %w", err)
 	}
-	b.log.Debug("codex app-server started", "pid", p.Pid())
+	b.Log().Debug("codex app-server started", "pid", p.Pid())
 	return srv, nil
 }
 
@@ -267,10 +244,10 @@ func (b *Backend) watch(srv *server) {
 	closing := b.closing
 	b.mu.Unlock()
 	if closing {
-		b.log.Debug("codex app-server stopped", "err", err)
+		b.Log().Debug("codex app-server stopped", "err", err)
 		return
 	}
-	b.log.Warn("codex app-server exited", "err", err)
+	b.Log().Warn("codex app-server exited", "err", err)
 	for _, s := range ss {
 		s.serverGone(srv, err)
 	}

@@ -13,13 +13,8 @@ import (
 // ACP updates: user messages, agent messages, reasoning and tool calls in
 // their final state.
 func (s *session) History(ctx context.Context) ([]acp.SessionUpdate, error) {
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if s.readyErr != nil {
-		return nil, s.readyErr
+	if err := s.connected(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	raw := s.history

@@ -3,16 +3,19 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
+
+// startTimeout bounds the server's answer to initialize (150–550 ms seen),
+// and a thread's start.
+const startTimeout = 60 * time.Second
 
 // session is one Codex thread.
 type session struct {
@@ -25,8 +28,8 @@ type session struct {
 	life context.Context // ends at Close
 	end  context.CancelFunc
 
-	trMu sync.Mutex // serialises the translator and the updates it makes
-	tr   *Translator
+	out *agentkit.Updates // serialises the translator and the updates it makes
+	tr  *Translator
 
 	ready    chan struct{} // closed once the thread is started or resumed
 	readyErr error         // set before ready closes
@@ -45,10 +48,10 @@ type session struct {
 }
 
 func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
-	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.log, tr: NewTranslator(opts.Cwd),
+	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
 		ready: make(chan struct{}), thread: opts.NativeID, restored: opts.Config}
 	s.life, s.end = context.WithCancel(ctx)
-	s.turns, s.asks = agentkit.NewTurns[*TurnEnd](s.life), agentkit.NewAsks(ev)
+	s.turns, s.asks, s.out = agentkit.NewTurns[*TurnEnd](s.life), agentkit.NewAsks(ev), agentkit.NewUpdates(ev)
 	s.cfg = agentkit.NewSettings(modeOption(modeConfig))
 	if docs := b.modelDocs(); len(docs) > 0 {
 		model, effort := modelOptions(docs, "")
@@ -140,16 +143,22 @@ func (s *session) follow(model, effort string) {
 	}
 }
 
+// connected waits until the thread was first started or resumed, and
+// says if it was not.
+func (s *session) connected(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.readyErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // wait waits for the thread, and re-attaches it if the server it was on
 // has died.
 func (s *session) wait(ctx context.Context) (*server, error) {
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if s.readyErr != nil {
-		return nil, s.readyErr
+	if err := s.connected(ctx); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	srv := s.srv
@@ -242,35 +251,27 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 	return params
 }
 
+// finish makes the turn's result of how it ended.
 func (s *session) finish(ctx context.Context, end *TurnEnd) (bridge.TurnResult, error) {
 	s.mu.Lock()
 	lastErr := s.turnErr
 	s.mu.Unlock()
-	switch {
-	case ctx.Err() != nil || end.Status == "interrupted":
+	if ctx.Err() != nil {
 		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
-	case end.Status == "failed":
-		msg := agentkit.Or(end.Err, lastErr)
-		if strings.Contains(msg, "(unauthorized)") {
-			return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", bridge.ErrAuthRequired, msg)
-		}
-		return bridge.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
 	}
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return end.result(lastErr)
 }
 
 // notify translates a notification about this thread, in order.
 func (s *session) notify(method string, raw json.RawMessage) {
-	s.trMu.Lock()
-	defer s.trMu.Unlock()
+	s.out.Lock()
+	defer s.out.Unlock()
 	out, err := s.tr.Translate(method, raw)
 	if err != nil {
 		s.log.Warn("skipping a codex notification", "method", method, "err", err)
 		return
 	}
-	for _, u := range out.Updates {
-		s.ev.Update(u)
-	}
+	s.out.Send(out.Updates)
 	if out.Err != "" {
 		s.mu.Lock()
 		s.turnErr = out.Err
@@ -321,11 +322,9 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 	if method == "item/commandExecution/requestApproval" {
 		info = command(p.Command, p.Cwd, p.CommandActions, s.cwd)
 	}
-	s.trMu.Lock()
-	for _, u := range s.tr.Announce(p.ItemID, info) {
-		s.ev.Update(u)
-	}
-	s.trMu.Unlock()
+	s.out.Lock()
+	s.out.Send(s.tr.Announce(p.ItemID, info))
+	s.out.Unlock()
 	stop := context.AfterFunc(ctx, func() { s.asks.Withdraw(p.ItemID) }) // the server took the request back
 	defer stop()
 	title := info.Title

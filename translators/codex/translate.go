@@ -2,9 +2,11 @@ package codex
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -40,6 +42,23 @@ type TurnEnd struct {
 	TurnID string
 	Status string // completed, interrupted, failed
 	Err    string // the turn's error message, if it failed
+}
+
+// result is the bridge's view of the turn's end; lastErr is the message
+// of the turn's last error notification, which a failed turn may not
+// repeat.
+func (end *TurnEnd) result(lastErr string) (bridge.TurnResult, error) {
+	switch end.Status {
+	case "interrupted":
+		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+	case "failed":
+		msg := agentkit.Or(end.Err, lastErr)
+		if strings.Contains(msg, "(unauthorized)") {
+			return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", bridge.ErrAuthRequired, msg)
+		}
+		return bridge.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
+	}
+	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 }
 
 // params holds the fields the notifications share; item is decoded later.

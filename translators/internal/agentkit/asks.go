@@ -80,3 +80,21 @@ func (as *Asks) WithdrawAll() {
 		cancel()
 	}
 }
+
+// Updates serialises a session's translator and the updates it makes, so
+// that the client sees them in the order the agent sent them: hold it
+// while translating, and Send what the translator made.
+type Updates struct {
+	sync.Mutex
+	ev bridge.Events
+}
+
+// NewUpdates returns the Updates of a session that reports through ev.
+func NewUpdates(ev bridge.Events) *Updates { return &Updates{ev: ev} }
+
+// Send delivers updates in order; call it with the lock held.
+func (u *Updates) Send(us []acp.SessionUpdate) {
+	for _, up := range us {
+		u.ev.Update(up)
+	}
+}
