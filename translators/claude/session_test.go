@@ -266,3 +266,28 @@ func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
 		t.Errorf("Check without claude: %v; want it to name %s", err, EnvVar)
 	}
 }
+
+// TestSession_closeStopsUpdates: once Close returns, the session reports
+// nothing more, even while Claude was streaming.
+func TestSession_closeStopsUpdates(t *testing.T) {
+	ev := newEvents("allow")
+	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
+	}()
+	<-ev.chunk
+	n.Close()
+	ev.mu.Lock()
+	seen := len(ev.updates)
+	ev.mu.Unlock()
+	<-done
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	if len(ev.updates) != seen {
+		t.Errorf("%d updates after Close returned: %v", len(ev.updates)-seen, ev.updates[seen:])
+	}
+}
