@@ -65,7 +65,7 @@ type OpenOptions struct {
 	NativeID   string // resume this native session; "" starts a new one
 	// Config holds the values of config options chosen earlier in the
 	// session (by option id); an option not in it takes the backend's
-	// default. A value the backend no longer offers is ignored.
+	// default; a value the backend no longer offers may be ignored.
 	Config map[string]string
 }
 

@@ -120,7 +120,7 @@ func (s *Session) SetMode(ctx context.Context, id string) error {
 func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acp.SessionConfigOption, error) {
 	var err error
 	if id == ConfigAgent {
-		err = s.switchAgent(ctx, value)
+		err = s.switchAgent(value)
 	} else {
 		err = s.set(ctx, id, value)
 	}
@@ -209,7 +209,7 @@ func (s *Session) liveNative() (Native, error) {
 
 // switchAgent moves a session that has not started its conversation to
 // another backend.
-func (s *Session) switchAgent(ctx context.Context, name string) error {
+func (s *Session) switchAgent(name string) error {
 	b := s.m.backends[name]
 	if b == nil {
 		return fmt.Errorf("%w: agent %q is not available here; choose one of %s", ErrInvalidParams, name, s.m.agentNames())
@@ -228,7 +228,7 @@ func (s *Session) switchAgent(ctx context.Context, name string) error {
 	s.backend = b
 	s.mu.Unlock()
 	opts.NativeID, opts.Config = "", nil
-	if err := s.open(ctx, opts); err != nil {
+	if err := s.open(opts); err != nil {
 		s.mu.Lock()
 		s.backend = prev
 		s.mu.Unlock()

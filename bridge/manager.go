@@ -147,7 +147,7 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
 	s := newSession(m, b, h, 0)
-	if err := s.open(ctx, OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+	if err := s.open(OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
 		return nil, err
 	}
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
@@ -239,7 +239,7 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
 	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
-	if err := s.open(ctx, opts); err != nil {
+	if err := s.open(opts); err != nil {
 		w.Close()
 		return nil, err
 	}

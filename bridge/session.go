@@ -85,7 +85,7 @@ func (s *Session) ID() string { return s.id }
 // open opens the native session and takes its config into the header.
 // For a new native session it also decides where history comes from:
 // with --persist auto, the agent's own when it can return it.
-func (s *Session) open(_ context.Context, opts OpenOptions) error {
+func (s *Session) open(opts OpenOptions) error {
 	n, err := s.backend.Open(s.life, opts, events{s})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.backend.Info().Name, err)
@@ -234,7 +234,7 @@ func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBloc
 	if err := s.checkPrompt(prompt); err != nil {
 		return TurnResult{}, err
 	}
-	t, n, err := s.beginTurn(ctx, at)
+	t, n, err := s.beginTurn(at)
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -293,7 +293,7 @@ func (s *Session) agentName() string {
 // beginTurn claims the session for a turn, reopening an abandoned native
 // session first. It returns no turn and no error for a prompt already
 // cancelled.
-func (s *Session) beginTurn(ctx context.Context, at Order) (*turn, Native, error) {
+func (s *Session) beginTurn(at Order) (*turn, Native, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -317,7 +317,7 @@ func (s *Session) beginTurn(ctx context.Context, at Order) (*turn, Native, error
 		return t, n, nil
 	}
 	opts.NativeID = s.nativeID()
-	if err := s.open(ctx, opts); err != nil {
+	if err := s.open(opts); err != nil {
 		s.finish(t)
 		return nil, nil, err
 	}
@@ -424,8 +424,6 @@ func (s *Session) saveHeader() {
 	s.mu.Lock()
 	if s.native != nil {
 		s.header.Config = cfg
-	}
-	if s.native != nil {
 		if id := s.native.NativeID(); id != "" {
 			s.header.NativeID = id
 		}
