@@ -233,7 +233,7 @@ type envelope struct {
 func (s *session) handle(p *proc.Process, line []byte) {
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
-		s.log.Warn("claude printed a line that is not JSON; skipping it", "line", truncate(line, 200))
+		s.log.Warn("claude printed a line that is not JSON; skipping it", "line", agentkit.Truncate(line, 200))
 		return
 	}
 	switch env.Type {
@@ -417,10 +417,3 @@ func (s *session) Close() error {
 // closeWait bounds Close's wait for the read loop: stdout stays open after
 // the CLI is killed only if something it started holds it.
 const closeWait = 3 * proc.Grace
-
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
-}

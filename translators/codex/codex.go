@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -184,7 +186,9 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	ch := versionless(p.Stdout, p.Stdin, b.notify)
+	ch := versionless(p.Stdout, p.Stdin, b.notify, func(line []byte) {
+		b.Log().Warn("codex printed a line that is not JSON-RPC; skipping it", "line", agentkit.Truncate(line, 200))
+	})
 	cli := jrpc2.NewClient(ch, &jrpc2.ClientOptions{OnCallback: b.callback})
 	srv := &server{p: p, cli: cli}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
@@ -212,16 +216,29 @@ func (srv *server) call(ctx context.Context, method string, params, result any) 
 	} else {
 		err = srv.cli.CallResult(ctx, method, params, result)
 	}
-	if err != nil {
+	if err == nil {
+		return nil
+	}
+	var rpcErr *jrpc2.Error
+	if !errors.As(err, &rpcErr) && ctx.Err() == nil {
+		// The connection failed under a live request: jrpc2 fails calls as
+		// soon as stdout ends, before the process is reaped.
 		select {
 		case <-srv.p.Done():
-			return srv.p.Exited()
-		default:
+		case <-time.After(exitWait):
 		}
-		return fmt.Errorf("codex %s: %w", method, err)
 	}
-	return nil
+	select {
+	case <-srv.p.Done():
+		return srv.p.Exited()
+	default:
+	}
+	return fmt.Errorf("codex %s: %w", method, err)
 }
+
+// exitWait is how long a call that lost its connection waits for the
+// server's exit, whose status and stderr say more.
+const exitWait = 2 * time.Second
 
 func (srv *server) stop() {
 	srv.p.Stop()
@@ -302,14 +319,17 @@ func (b *Backend) unregister(thread string) {
 // notify itself, in order, on the reading goroutine: jrpc2 runs its
 // notification callback on goroutines that do not keep the order, and a
 // message's deltas must. Responses and server requests go on to jrpc2,
-// after every notification received before them has been handled.
-func versionless(r io.Reader, wc io.WriteCloser, notify func(method string, params json.RawMessage)) channel.Channel {
-	return versionlessChannel{Channel: channel.Line(r, wc), notify: notify}
+// after every notification received before them has been handled. A line
+// that is not a JSON object is handed to skip and dropped: jrpc2 would
+// shut the connection down over it.
+func versionless(r io.Reader, wc io.WriteCloser, notify func(method string, params json.RawMessage), skip func(line []byte)) channel.Channel {
+	return versionlessChannel{Channel: channel.Line(r, wc), notify: notify, skip: skip}
 }
 
 type versionlessChannel struct {
 	channel.Channel
 	notify func(method string, params json.RawMessage)
+	skip   func(line []byte)
 }
 
 var versionField = []byte(`"jsonrpc":"2.0",`)
@@ -321,35 +341,35 @@ func (c versionlessChannel) Send(rec []byte) error {
 func (c versionlessChannel) Recv() ([]byte, error) {
 	for {
 		rec, err := c.Channel.Recv()
-		if err != nil || len(rec) == 0 || rec[0] != '{' {
+		if err != nil {
 			return rec, err
 		}
-		if c.notification(rec) {
-			continue
-		}
-		// Only a top-level member counts: params and results may hold a
+		// Only top-level members count: params and results may hold a
 		// "jsonrpc" key of their own (a tool's arguments, say).
 		var top map[string]json.RawMessage
-		if json.Unmarshal(rec, &top) != nil {
-			return rec, nil // jrpc2 reports what is wrong with it
+		if json.Unmarshal(rec, &top) != nil || top == nil {
+			if c.skip != nil && len(bytes.TrimSpace(rec)) > 0 {
+				c.skip(rec)
+			}
+			continue
+		}
+		if c.notification(top) {
+			continue
 		}
 		if _, ok := top["jsonrpc"]; ok {
 			return rec, nil
 		}
-		return append(append([]byte{'{'}, versionField...), rec[1:]...), nil
+		return append(append([]byte{'{'}, versionField...), bytes.TrimLeft(rec, " \t")[1:]...), nil
 	}
 }
 
-// notification dispatches rec if it is a notification.
-func (c versionlessChannel) notification(rec []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	}
-	if c.notify == nil || json.Unmarshal(rec, &m) != nil || m.Method == "" || m.ID != nil {
+// notification dispatches a record that is a notification: a method and
+// no id.
+func (c versionlessChannel) notification(top map[string]json.RawMessage) bool {
+	var method string
+	if _, call := top["id"]; call || c.notify == nil || json.Unmarshal(top["method"], &method) != nil || method == "" {
 		return false
 	}
-	c.notify(m.Method, m.Params)
+	c.notify(method, top["params"])
 	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -34,13 +35,13 @@ type session struct {
 	ready    chan struct{} // closed once the thread is started or resumed
 	readyErr error         // set before ready closes
 
-	cfg      *agentkit.Settings
-	restored map[string]string // the values recorded for a resumed thread, sent with thread/resume
-	turns    *agentkit.Turns[*TurnEnd]
-	asks     *agentkit.Asks // approvals by item id
+	cfg   *agentkit.Settings
+	turns *agentkit.Turns[*TurnEnd]
+	asks  *agentkit.Asks // approvals by item id
 
-	mu      sync.Mutex // protects the fields below
-	srv     *server    // the server the thread is loaded in
+	mu      sync.Mutex        // protects the fields below
+	picked  map[string]string // values the user chose (recorded, or sent with a turn): a resume sends the model again
+	srv     *server           // the server the thread is loaded in
 	thread  string
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
@@ -49,7 +50,7 @@ type session struct {
 
 func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
-		ready: make(chan struct{}), thread: opts.NativeID, restored: opts.Config}
+		ready: make(chan struct{}), thread: opts.NativeID, picked: maps.Clone(opts.Config)}
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns, s.asks, s.out = agentkit.NewTurns[*TurnEnd](s.life), agentkit.NewAsks(ev), agentkit.NewUpdates(ev)
 	s.cfg = agentkit.NewSettings(modeOption(modeConfig))
@@ -104,7 +105,7 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 	if p, ok := presets[s.cfg.Get(optMode)]; ok {
 		params["approvalPolicy"], params["sandbox"] = p.approval, p.sandbox
 	}
-	if m := s.restored[optModel]; m != "" {
+	if m := s.pickedValue(optModel); m != "" {
 		params["model"] = m
 	}
 	if cfg, _ := mcpConfig(s.mcp); cfg != nil { // checked by Open
@@ -120,12 +121,21 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 	if err := srv.call(ctx, method, params, &res); err != nil {
 		return err
 	}
+	if s.life.Err() != nil {
+		return fmt.Errorf("the session was closed while codex started its thread")
+	}
 	s.mu.Lock()
 	s.srv, s.thread, s.history = srv, res.Thread.ID, res.Thread.Turns
 	s.mu.Unlock()
 	s.follow(res.Model, res.ReasoningEffort)
 	s.b.register(res.Thread.ID, s)
 	return nil
+}
+
+func (s *session) pickedValue(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.picked[id]
 }
 
 // follow takes the model and effort the thread runs with, as codex
@@ -135,7 +145,7 @@ func (s *session) follow(model, effort string) {
 	if model != "" && s.cfg.Offers(optModel, model) {
 		changed = s.cfg.Set(optModel, model)
 	}
-	if effort != "" && s.cfg.Offers(optEffort, effort) && s.restored[optEffort] == "" {
+	if effort != "" && s.cfg.Offers(optEffort, effort) && s.pickedValue(optEffort) == "" {
 		changed = s.cfg.Set(optEffort, effort) || changed
 	}
 	if changed {
@@ -230,6 +240,10 @@ func (s *session) startTurn(srv *server, params map[string]any) error {
 func (s *session) turnParams(input []map[string]any, changed map[string]string) map[string]any {
 	s.mu.Lock()
 	params := map[string]any{"threadId": s.thread, "input": input}
+	if s.picked == nil {
+		s.picked = map[string]string{}
+	}
+	maps.Copy(s.picked, changed)
 	s.mu.Unlock()
 	for id, v := range changed {
 		switch id {

@@ -20,7 +20,7 @@ func TestVersionless_addsAndStripsTheVersion(t *testing.T) {
 	r, w := io.Pipe()
 	out, in := io.Pipe()
 	var seen []string
-	ch := versionless(r, in, func(method string, _ json.RawMessage) { seen = append(seen, method) })
+	ch := versionless(r, in, func(method string, _ json.RawMessage) { seen = append(seen, method) }, nil)
 	go func() {
 		io.WriteString(w, `{"method":"a","params":{}}`+"\n"+`{"method":"b","params":{}}`+"\n"+`{"id":1,"result":{}}`+"\n")
 	}()

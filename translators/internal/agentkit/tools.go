@@ -248,3 +248,11 @@ func Capitalize(s string) string {
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
 }
+
+// Truncate shows at most n bytes of a line an agent printed, for a log.
+func Truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,1130 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/coder/acp-go-sdk"
+)
+
+// The tests in this file drive the Backend and its sessions against the
+// fake app-server of fakeappserver_test.go (this test binary, re-executed),
+// so they run everywhere, under -short and -race.
+
+// waitGuard bounds every wait; it is only there so that a broken test
+// fails instead of hanging.
+const waitGuard = 30 * time.Second
+
+// fakeCodex is one fake codex installation: the log of what its servers
+// were sent and sent back, and its threads "on disk", which every backend
+// made from it shares.
+type fakeCodex struct {
+	log   string
+	env   []string
+	state string
+}
+
+func newFakeCodex(t *testing.T, env ...string) *fakeCodex {
+	t.Helper()
+	dir := t.TempDir()
+	fc := &fakeCodex{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "threads.json")}
+	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state,
+		// Under -race, a process sleeps a second before it exits, by
+		// default; and the fake's own races must not go unseen.
+		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(dir, "race"))}, env...)
+	t.Cleanup(func() { // after the backends' cleanups have stopped the servers
+		reports, _ := filepath.Glob(filepath.Join(dir, "race.*"))
+		for _, r := range reports {
+			b, _ := os.ReadFile(r)
+			t.Errorf("the fake app-server raced:\n%s", b)
+		}
+	})
+	return fc
+}
+
+// testBinary is this test binary, which plays codex.
+func testBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return exe
+}
+
+// backend makes a Backend running the fake; the test closes it.
+func (fc *fakeCodex) backend(t *testing.T) *Backend {
+	t.Helper()
+	b := New(Options{Path: testBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// openSession opens a session; the test closes it.
+func openSession(t *testing.T, b *Backend, opts bridge.OpenOptions, ev bridge.Events) bridge.Native {
+	t.Helper()
+	if opts.Cwd == "" {
+		opts.Cwd = t.TempDir()
+	}
+	s, err := b.Open(context.Background(), opts, ev)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// waitReady waits for the session's thread (History waits for it) and returns
+// its id.
+func waitReady(t *testing.T, s bridge.Native) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	defer cancel()
+	if _, err := s.(bridge.HistoryReader).History(ctx); err != nil {
+		t.Fatalf("the thread did not start: %v", err)
+	}
+	return s.NativeID()
+}
+
+func textTurn(text string, cfg map[string]string) bridge.Turn {
+	return bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}, Config: cfg}
+}
+
+// runPrompt runs one turn, within waitGuard.
+func runPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) (bridge.TurnResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	defer cancel()
+	res, err := s.Prompt(ctx, textTurn(text, cfg))
+	if ctx.Err() != nil {
+		t.Fatalf("prompt %q did not end", text)
+	}
+	return res, err
+}
+
+// mustPrompt runs a turn that must end normally.
+func mustPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) {
+	t.Helper()
+	res, err := runPrompt(t, s, text, cfg)
+	if err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt %q: %+v, %v", text, res, err)
+	}
+}
+
+// wireMsg is one logged message.
+type wireMsg struct {
+	Dir string `json:"dir"`
+	Msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params map[string]any  `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+		Args []string `json:"args"`
+	} `json:"msg"`
+	raw string
+}
+
+// messages reads the log so far: its complete lines, as a server may be
+// writing one.
+func (fc *fakeCodex) messages(t *testing.T) []wireMsg {
+	t.Helper()
+	b, err := os.ReadFile(fc.log)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
+	var out []wireMsg
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" {
+			continue
+		}
+		var w wireMsg
+		if err := json.Unmarshal([]byte(l), &w); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		w.raw = l
+		out = append(out, w)
+	}
+	return out
+}
+
+// sent returns the params of every request or notification of method the
+// servers received.
+func (fc *fakeCodex) sent(t *testing.T, method string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, w := range fc.messages(t) {
+		if w.Dir == "client->server" && w.Msg.Method == method {
+			out = append(out, w.Msg.Params)
+		}
+	}
+	return out
+}
+
+// answers returns the results the client sent for the servers' requests.
+func (fc *fakeCodex) answers(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, w := range fc.messages(t) {
+		if w.Dir == "client->server" && w.Msg.Method == "" {
+			out = append(out, string(w.Msg.Result))
+		}
+	}
+	return out
+}
+
+// count counts the log records of a direction ("start", "exit", …).
+func (fc *fakeCodex) count(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, w := range fc.messages(t) {
+		if w.Dir == dir {
+			n++
+		}
+	}
+	return n
+}
+
+// waitLog waits until the log satisfies ok.
+func (fc *fakeCodex) waitLog(t *testing.T, what string, ok func([]wireMsg) bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitGuard)
+	for !ok(fc.messages(t)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// recorder records what a session reports, and answers permission asks
+// with choice: an option id, "" to cancel the ask, or "wait" to wait for
+// the turn to be cancelled.
+type recorder struct {
+	choice string
+
+	mu      sync.Mutex
+	updates []acp.SessionUpdate
+	asks    []acp.ToolCallUpdate
+	changed int
+	poke    chan struct{}
+}
+
+func newRecorder(choice string) *recorder {
+	return &recorder{choice: choice, poke: make(chan struct{}, 1)}
+}
+
+func (e *recorder) signal() {
+	select {
+	case e.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (e *recorder) Update(u acp.SessionUpdate) {
+	e.mu.Lock()
+	e.updates = append(e.updates, u)
+	e.mu.Unlock()
+	e.signal()
+}
+
+func (e *recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
+	e.mu.Lock()
+	e.asks = append(e.asks, call)
+	e.mu.Unlock()
+	e.signal()
+	switch e.choice {
+	case "":
+		return acp.NewRequestPermissionOutcomeCancelled(), nil
+	case "wait":
+		<-ctx.Done()
+		return acp.RequestPermissionOutcome{}, ctx.Err()
+	}
+	if !slices.ContainsFunc(options, func(o acp.PermissionOption) bool { return string(o.OptionId) == e.choice }) {
+		return acp.RequestPermissionOutcome{}, errors.New("no option " + e.choice)
+	}
+	return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(e.choice)), nil
+}
+
+func (e *recorder) ConfigChanged() {
+	e.mu.Lock()
+	e.changed++
+	e.mu.Unlock()
+}
+
+// take returns the updates so far and forgets them.
+func (e *recorder) take() []acp.SessionUpdate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	us := e.updates
+	e.updates = nil
+	return us
+}
+
+func (e *recorder) snapshot() (updates []acp.SessionUpdate, asks []acp.ToolCallUpdate, changed int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.updates), slices.Clone(e.asks), e.changed
+}
+
+func (e *recorder) conversation() string {
+	us, _, _ := e.snapshot()
+	return acptest.Conversation(us)
+}
+
+// waitFor waits for an update (or ask) that makes ok true.
+func (e *recorder) waitFor(t *testing.T, what string, ok func(us []acp.SessionUpdate, asks []acp.ToolCallUpdate) bool) {
+	t.Helper()
+	timeout := time.After(waitGuard)
+	for {
+		us, asks, _ := e.snapshot()
+		if ok(us, asks) {
+			return
+		}
+		select {
+		case <-e.poke:
+		case <-timeout:
+			t.Fatalf("waited in vain for %s", what)
+		}
+	}
+}
+
+func hasAgentText(us []acp.SessionUpdate, _ []acp.ToolCallUpdate) bool {
+	return slices.ContainsFunc(us, func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+}
+
+func findOption(opts []bridge.ConfigOption, id string) (bridge.ConfigOption, bool) {
+	i := slices.IndexFunc(opts, func(o bridge.ConfigOption) bool { return o.ID == id })
+	if i < 0 {
+		return bridge.ConfigOption{}, false
+	}
+	return opts[i], true
+}
+
+func choiceValues(o bridge.ConfigOption) []string {
+	var out []string
+	for _, c := range o.Choices {
+		out = append(out, c.Value)
+	}
+	return out
+}
+
+// TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
+// lists the models before it returns, so the session's options are
+// complete in the session/new response.
+func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	if b.Info().Name != "codex" || b.Check() != nil {
+		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
+	}
+	ev := newRecorder("accept")
+	s := openSession(t, b, bridge.OpenOptions{}, ev)
+	cfg := s.Config()
+	var ids []string
+	for _, o := range cfg {
+		ids = append(ids, o.ID)
+		if !o.NextTurn {
+			t.Errorf("option %s is not NextTurn", o.ID)
+		}
+	}
+	if strings.Join(ids, ",") != "mode,model,effort" {
+		t.Fatalf("options %v, want mode,model,effort", ids)
+	}
+	mode, _ := findOption(cfg, optMode)
+	model, _ := findOption(cfg, optModel)
+	effort, _ := findOption(cfg, optEffort)
+	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != effortDefault {
+		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
+	}
+	if got := strings.Join(choiceValues(model), ","); got != "fake-model,fake-fast" {
+		t.Errorf("models %s; want the listed ones but the hidden", got)
+	}
+	if got := strings.Join(choiceValues(effort), ","); got != "default,low,medium,high,minimal" {
+		t.Errorf("efforts %s", got)
+	}
+	if err := s.SetConfig(context.Background(), optModel, "fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("SetConfig: %v; every codex option is NextTurn", err)
+	}
+	id := waitReady(t, s)
+	if id == "" {
+		t.Fatal("no thread id once the thread started")
+	}
+	if h, err := s.(bridge.HistoryReader).History(context.Background()); err != nil || len(h) != 0 {
+		t.Errorf("a new thread's history: %v, %v", h, err)
+	}
+	starts := fc.sent(t, "thread/start")
+	if len(starts) != 1 || len(starts[0]) != 1 || starts[0]["cwd"] == nil {
+		t.Errorf("thread/start %v; want the cwd alone (config.toml decides the rest)", starts)
+	}
+	w := fc.messages(t)
+	if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "app-server -c tools.update_plan={enabled=true}" {
+		t.Errorf("the server was started as %v", w[0].Msg.Args)
+	}
+	var methods []string
+	for _, m := range w {
+		if m.Dir == "client->server" {
+			methods = append(methods, m.Msg.Method)
+			if strings.Contains(m.raw, `"jsonrpc"`) {
+				t.Errorf("the client sent the version member codex leaves out: %s", m.raw)
+			}
+		}
+	}
+	if got := strings.Join(methods, ","); got != "initialize,initialized,model/list,thread/start" {
+		t.Errorf("the client sent %s", got)
+	}
+}
+
+// TestFake_textTurn streams a message by its deltas, with the usage.
+func TestFake_textTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	ev := newRecorder("accept")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "hello there", nil)
+	us := ev.take()
+	if got := acptest.Conversation(us); got != "\nagent: Hello from fake model. You said: hello there\n" {
+		t.Errorf("conversation %q", got)
+	}
+	chunks := 0
+	var usage *acp.SessionUsageUpdate
+	for _, u := range us {
+		if u.AgentMessageChunk != nil {
+			chunks++
+		}
+		if u.UsageUpdate != nil {
+			usage = u.UsageUpdate
+		}
+	}
+	if chunks < 2 {
+		t.Errorf("%d chunks; want the message streamed by its deltas", chunks)
+	}
+	if usage == nil || usage.Used != 49 || usage.Size != 258400 {
+		t.Errorf("usage %+v", usage)
+	}
+	turns := fc.sent(t, "turn/start")
+	if len(turns) != 1 || turns[0]["threadId"] != s.NativeID() {
+		t.Fatalf("turn/start %v", turns)
+	}
+	for _, k := range []string{"approvalPolicy", "sandboxPolicy", "model", "effort"} {
+		if _, ok := turns[0][k]; ok {
+			t.Errorf("turn/start carries %s though nothing was picked: %v", k, turns[0])
+		}
+	}
+	in, _ := json.Marshal(turns[0]["input"])
+	if string(in) != `[{"text":"hello there","text_elements":[],"type":"text"}]` {
+		t.Errorf("input %s", in)
+	}
+}
+
+// TestFake_commandApproval: the tool call is announced, the user asked,
+// and the answer goes back to codex as its decision.
+func TestFake_commandApproval(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		choice, decision, status string
+		stop                     acp.StopReason
+	}{
+		{"accept", "accept", "completed", acp.StopReasonEndTurn},
+		{"acceptForSession", "acceptForSession", "completed", acp.StopReasonEndTurn},
+		{"decline", "decline", "failed", acp.StopReasonEndTurn},
+		{"", "cancel", "failed", acp.StopReasonCancelled}, // the client cancelled the ask: codex ends the turn
+	} {
+		t.Run(tc.decision, func(t *testing.T) {
+			t.Parallel()
+			fc := newFakeCodex(t)
+			ev := newRecorder(tc.choice)
+			cwd := t.TempDir()
+			s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+			res, err := runPrompt(t, s, "approve: mkdir -p made", nil)
+			if err != nil || res.StopReason != tc.stop {
+				t.Fatalf("prompt: %+v, %v; want %s", res, err, tc.stop)
+			}
+			us, asks, _ := ev.snapshot()
+			if len(asks) != 1 || asks[0].ToolCallId != "call_2" || asks[0].Title == nil || *asks[0].Title != "mkdir -p made" {
+				t.Fatalf("asks %+v", asks)
+			}
+			got := acptest.Conversation(us)
+			if !strings.Contains(got, "tool call_2 execute "+tc.status+" mkdir -p made\n") {
+				t.Errorf("conversation:%s", got)
+			}
+			if ans := fc.answers(t); len(ans) != 1 || ans[0] != `{"decision":"`+tc.decision+`"}` {
+				t.Errorf("answers %v; want decision %s", ans, tc.decision)
+			}
+			if tc.decision == "accept" {
+				var out string
+				for _, u := range us {
+					if tu := u.ToolCallUpdate; tu != nil && tu.RawOutput != nil {
+						b, _ := json.Marshal(tu.RawOutput)
+						out = string(b)
+					}
+				}
+				if !strings.Contains(out, `"exitCode":0`) || !strings.Contains(out, `"output":"made\n"`) {
+					t.Errorf("raw output %s", out)
+				}
+				if !strings.Contains(got, "Tool finished. Output was: made (accept)") {
+					t.Errorf("conversation:%s", got)
+				}
+			}
+		})
+	}
+}
+
+// TestFake_approvalBeforeItsItem: an approval for an item not announced
+// yet announces it, pending, before the ask.
+func TestFake_approvalBeforeItsItem(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	ev := newRecorder("accept")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "approve early", nil)
+	us := ev.take()
+	i := slices.IndexFunc(us, func(u acp.SessionUpdate) bool { return u.ToolCall != nil })
+	if i < 0 || us[i].ToolCall.Status != acp.ToolCallStatusPending || us[i].ToolCall.Kind != acp.ToolKindExecute {
+		t.Fatalf("first tool update %+v; want the call announced pending by the approval", us)
+	}
+	if got := acptest.Conversation(us); !strings.Contains(got, "tool call_2 execute completed mkdir -p made\n") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+// TestFake_patchApproval shows the file change as a diff and asks.
+func TestFake_patchApproval(t *testing.T) {
+	t.Parallel()
+	for choice, status := range map[string]string{"accept": "completed", "decline": "failed"} {
+		t.Run(choice, func(t *testing.T) {
+			t.Parallel()
+			fc := newFakeCodex(t)
+			ev := newRecorder(choice)
+			cwd := t.TempDir()
+			s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+			mustPrompt(t, s, "patch: hello.txt", nil)
+			us, asks, _ := ev.snapshot()
+			if len(asks) != 1 || asks[0].Title == nil || *asks[0].Title != "Edit files" {
+				t.Errorf("asks %+v", asks)
+			}
+			var diff *acp.ToolCallContentDiff
+			for _, u := range us {
+				if tc := u.ToolCall; tc != nil {
+					for _, c := range tc.Content {
+						if c.Diff != nil {
+							diff = c.Diff
+						}
+					}
+				}
+			}
+			if diff == nil || diff.Path != filepath.Join(cwd, "hello.txt") || diff.NewText != "hello from apply_patch\n" {
+				t.Errorf("diff %+v", diff)
+			}
+			if got := acptest.Conversation(us); !strings.Contains(got, "tool call_2 edit "+status+" Create hello.txt\n") {
+				t.Errorf("conversation:%s", got)
+			}
+		})
+	}
+}
+
+// TestFake_cancelInterruptsTheTurn: a cancelled prompt sends turn/interrupt
+// for the running turn and returns cancelled once codex completes it; the
+// thread then takes the next prompt.
+func TestFake_cancelInterruptsTheTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	ev := newRecorder("accept")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		res bridge.TurnResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := s.Prompt(ctx, textTurn("slow please", nil))
+		done <- result{res, err}
+	}()
+	ev.waitFor(t, "the first delta", hasAgentText)
+	cancel()
+	select {
+	case r := <-done:
+		if r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
+			t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
+		}
+	case <-time.After(waitGuard):
+		t.Fatal("the cancelled prompt did not return")
+	}
+	ints := fc.sent(t, "turn/interrupt")
+	if len(ints) != 1 || ints[0]["threadId"] != s.NativeID() || ints[0]["turnId"] == "" {
+		t.Fatalf("turn/interrupt %v", ints)
+	}
+	for _, w := range fc.messages(t) {
+		if w.Dir == "server->client" && w.Msg.Error != nil {
+			t.Errorf("codex refused: %s", w.raw) // e.g. the interrupt named the wrong turn
+		}
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); !strings.Contains(got, "You said: hello again") || strings.Contains(got, "tick") {
+		t.Errorf("the next turn:%s", got)
+	}
+}
+
+// TestFake_cancelWhileAsking: a turn cancelled while the user is being
+// asked cancels the ask, and codex's turn with it.
+func TestFake_cancelWhileAsking(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	ev := newRecorder("wait")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	var res bridge.TurnResult
+	go func() {
+		var err error
+		res, err = s.Prompt(ctx, textTurn("approve this", nil))
+		done <- err
+	}()
+	ev.waitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []acp.ToolCallUpdate) bool { return len(asks) == 1 })
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil || res.StopReason != acp.StopReasonCancelled {
+			t.Fatalf("prompt: %+v, %v", res, err)
+		}
+	case <-time.After(waitGuard):
+		t.Fatal("the cancelled prompt did not return")
+	}
+	// The answer may reach codex after the interrupt has ended the turn.
+	fc.waitLog(t, "the answer to the ask", func([]wireMsg) bool { return len(fc.answers(t)) > 0 })
+	if ans := fc.answers(t); len(ans) != 1 || ans[0] != `{"decision":"cancel"}` {
+		t.Errorf("answers %v; want cancel", ans)
+	}
+	mustPrompt(t, s, "hello again", nil)
+}
+
+// TestFake_failedTurn: a failed turn is an error with codex's message and
+// error kind; the retried error before it is not.
+func TestFake_failedTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	_, err := runPrompt(t, s, "fail500", nil)
+	if err == nil || err.Error() != "We’re currently experiencing high demand, which may cause temporary errors. (internalServerError)" {
+		t.Fatalf("err %v", err)
+	}
+	if errors.Is(err, bridge.ErrAuthRequired) {
+		t.Errorf("%v is not an auth error", err)
+	}
+	mustPrompt(t, s, "hello again", nil)
+}
+
+// TestFake_unauthorized: a 401 (reported by the error notification only)
+// asks the user to log in.
+func TestFake_unauthorized(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	_, err := runPrompt(t, s, "unauthorized", nil)
+	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "codex login") {
+		t.Fatalf("err %v; want ErrAuthRequired with codex's message", err)
+	}
+}
+
+// TestFake_serverCrashMidTurn: the turn ends with the exit and its stderr;
+// the next prompt restarts the server and resumes the thread.
+func TestFake_serverCrashMidTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	ev := newRecorder("accept")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "hello there", nil)
+	thread := s.NativeID()
+	_, err := runPrompt(t, s, "crash now", nil)
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake codex: boom, the model stream broke") ||
+		!strings.Contains(err.Error(), "the next prompt restarts it") {
+		t.Fatalf("err %v; want the exit with its stderr", err)
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); !strings.Contains(got, "You said: hello again") {
+		t.Errorf("after the restart:%s", got)
+	}
+	if n := fc.count(t, "start"); n != 2 {
+		t.Errorf("%d servers started, want 2", n)
+	}
+	resumes := fc.sent(t, "thread/resume")
+	if len(resumes) != 1 || resumes[0]["threadId"] != thread {
+		t.Errorf("thread/resume %v; want thread %s resumed", resumes, thread)
+	}
+	if s.NativeID() != thread {
+		t.Errorf("thread %s, want %s still", s.NativeID(), thread)
+	}
+	h, err := s.(bridge.HistoryReader).History(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := acptest.Conversation(h); !strings.Contains(got, "user: hello there\nagent: Hello from fake model. You said: hello there\nuser: crash now\nagent: partial answer") {
+		t.Errorf("history after the restart:%s", got)
+	}
+}
+
+// TestFake_historyOfAResumedThread: a session that resumes a thread
+// replays it as the live turns showed it, and continues it.
+func TestFake_historyOfAResumedThread(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	cwd := t.TempDir()
+	ev := newRecorder("accept")
+	s1 := openSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
+	var live []acp.SessionUpdate
+	for _, p := range []string{"hello there", "approve: mkdir -p made", "think first", "patch: hello.txt", "mcp ping"} {
+		mustPrompt(t, s1, p, nil)
+		live = append(append(live, acp.UpdateUserMessageText(p)), ev.take()...)
+	}
+	thread := s1.NativeID()
+	s1.Close()
+
+	ev2 := newRecorder("accept")
+	s2 := openSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: thread}, ev2)
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	defer cancel()
+	h, err := s2.(bridge.HistoryReader).History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := acptest.Conversation(h), acptest.Conversation(live)
+	if got != want {
+		t.Errorf("history:%s\nwant (live):%s", got, want)
+	}
+	if !strings.Contains(got, " other completed rpc: forward\n") {
+		t.Errorf("history lacks the MCP call, whose arguments hold a \"jsonrpc\" key:%s", got)
+	}
+	if s2.NativeID() != thread {
+		t.Errorf("resumed thread %s, want %s", s2.NativeID(), thread)
+	}
+	mustPrompt(t, s2, "hello again", nil)
+	if n := fc.count(t, "start"); n != 1 {
+		t.Errorf("%d servers; the sessions share one", n)
+	}
+}
+
+// TestFake_resumeTakesTheRecordedOptions: a resumed session shows the
+// options recorded for it and resumes the thread with them.
+func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	s1 := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
+	mustPrompt(t, s1, "hello there", nil)
+	thread := s1.NativeID()
+	s1.Close()
+
+	ev := newRecorder("accept")
+	cfg := map[string]string{optMode: "auto", optModel: "fake-fast", optEffort: "low"}
+	s2 := openSession(t, b, bridge.OpenOptions{NativeID: thread, Config: cfg}, ev)
+	waitReady(t, s2)
+	opts := s2.Config()
+	for id, want := range cfg {
+		if o, _ := findOption(opts, id); o.Current != want {
+			t.Errorf("%s = %q, want %q", id, o.Current, want)
+		}
+	}
+	if mode, _ := findOption(opts, optMode); slices.Contains(choiceValues(mode), modeConfig) {
+		t.Errorf("config.toml's policy offered for a thread that had a preset: %v", choiceValues(mode))
+	}
+	resumes := fc.sent(t, "thread/resume")
+	if len(resumes) != 1 {
+		t.Fatalf("thread/resume %v", resumes)
+	}
+	r := resumes[0]
+	if r["threadId"] != thread || r["approvalPolicy"] != "on-request" || r["sandbox"] != "workspace-write" || r["model"] != "fake-fast" {
+		t.Errorf("thread/resume %v", r)
+	}
+	if _, _, changed := ev.snapshot(); changed != 0 {
+		t.Errorf("%d ConfigChanged; codex reported what was restored", changed)
+	}
+}
+
+// TestFake_nextTurnOptions: options picked between turns go with the next
+// turn/start, once.
+func TestFake_nextTurnOptions(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	mustPrompt(t, s, "one", map[string]string{optMode: "ask", optModel: "fake-fast", optEffort: "high"})
+	mustPrompt(t, s, "two", nil)
+	mustPrompt(t, s, "three", map[string]string{optEffort: effortDefault})
+	turns := fc.sent(t, "turn/start")
+	if len(turns) != 3 {
+		t.Fatalf("turn/start %v", turns)
+	}
+	first := turns[0]
+	policy, _ := json.Marshal(first["sandboxPolicy"])
+	if first["approvalPolicy"] != "untrusted" || string(policy) != `{"type":"workspaceWrite"}` || first["model"] != "fake-fast" || first["effort"] != "high" {
+		t.Errorf("first turn/start %v", first)
+	}
+	for i, p := range turns[1:] {
+		for _, k := range []string{"approvalPolicy", "sandboxPolicy", "model", "effort"} {
+			if _, ok := p[k]; ok {
+				t.Errorf("turn/start %d sends %s again: %v", i+2, k, p)
+			}
+		}
+	}
+	opts := s.Config()
+	for id, want := range map[string]string{optMode: "ask", optModel: "fake-fast", optEffort: effortDefault} {
+		if o, _ := findOption(opts, id); o.Current != want {
+			t.Errorf("%s = %q, want %q", id, o.Current, want)
+		}
+	}
+	if mode, _ := findOption(opts, optMode); slices.Contains(choiceValues(mode), modeConfig) {
+		t.Errorf("config.toml's policy still offered once a preset was sent")
+	}
+}
+
+// TestFake_presetAtStart: a mode and model known at Open go with
+// thread/start.
+func TestFake_presetAtStart(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{optMode: "read-only", optModel: "fake-fast"}}, newRecorder("accept"))
+	waitReady(t, s)
+	starts := fc.sent(t, "thread/start")
+	if len(starts) != 1 || starts[0]["approvalPolicy"] != "on-request" || starts[0]["sandbox"] != "read-only" || starts[0]["model"] != "fake-fast" {
+		t.Errorf("thread/start %v", starts)
+	}
+}
+
+// TestFake_followsTheThreadsModel: the model and effort codex reports for
+// a new thread (its config.toml's) become the options' values.
+func TestFake_followsTheThreadsModel(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t, fakeModelEnv+"=fake-fast", fakeEffortEnv+"=low")
+	ev := newRecorder("accept")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	waitReady(t, s)
+	opts := s.Config()
+	model, _ := findOption(opts, optModel)
+	effort, _ := findOption(opts, optEffort)
+	if model.Current != "fake-fast" || effort.Current != "low" {
+		t.Errorf("model %q effort %q; want codex's", model.Current, effort.Current)
+	}
+	if _, _, changed := ev.snapshot(); changed != 1 {
+		t.Errorf("%d ConfigChanged, want 1", changed)
+	}
+}
+
+// TestFake_closeUnregisters: the server's requests about a thread reach
+// its session while it is open, and no longer once it is closed.
+func TestFake_closeUnregisters(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	evA, evB := newRecorder("accept"), newRecorder("accept")
+	sA := openSession(t, b, bridge.OpenOptions{}, evA)
+	sB := openSession(t, b, bridge.OpenOptions{}, evB)
+	threadA := waitReady(t, sA)
+	mustPrompt(t, sB, "askthread:"+threadA, nil)
+	if _, asks, _ := evA.snapshot(); len(asks) != 1 {
+		t.Errorf("session A was asked %d times, want 1", len(asks))
+	}
+	if got := evB.conversation(); !strings.Contains(got, "answered: accept") {
+		t.Errorf("B:%s", got)
+	}
+	sA.Close()
+	evB.take()
+	mustPrompt(t, sB, "askthread:"+threadA, nil)
+	if _, asks, _ := evA.snapshot(); len(asks) != 1 {
+		t.Errorf("the closed session was asked")
+	}
+	if got := evB.conversation(); !strings.Contains(got, "answered: error: acpbridge has no session for this thread") {
+		t.Errorf("B:%s", got)
+	}
+}
+
+// TestFake_twoSessionsAtOnce: two turns at once on the one server; each
+// session sees its own thread only.
+func TestFake_twoSessionsAtOnce(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	evs := []*recorder{newRecorder("accept"), newRecorder("accept")}
+	ss := []bridge.Native{openSession(t, b, bridge.OpenOptions{}, evs[0]), openSession(t, b, bridge.OpenOptions{}, evs[1])}
+	var wg sync.WaitGroup
+	for i, s := range ss {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+			defer cancel()
+			if res, err := s.Prompt(ctx, textTurn([]string{"hello one", "hello two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
+				t.Errorf("session %d: %+v, %v", i, res, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, ev := range evs {
+		got := ev.conversation()
+		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
+		if !strings.Contains(got, "You said: hello "+want) || strings.Contains(got, "hello "+other) {
+			t.Errorf("session %d:%s", i, got)
+		}
+	}
+	if n := fc.count(t, "start"); n != 1 {
+		t.Errorf("%d servers, want 1", n)
+	}
+}
+
+// TestFake_notifications: plans, reasoning, MCP calls and thread names.
+func TestFake_notifications(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	ev := newRecorder("accept")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "plan it", nil)
+	if got := ev.conversation(); !strings.Contains(got, "agent: Planning.Plan updated.\n") || !strings.HasSuffix(got, "plan first step in_progress\nplan second step pending\n") {
+		t.Errorf("plan:%s", got)
+	}
+	ev.take()
+	mustPrompt(t, s, "think", nil)
+	if got := ev.conversation(); got != "\nthought: Planning the answer.\n\nChecking twice.\nagent: Thought it through.\n" {
+		t.Errorf("reasoning %q", got)
+	}
+	ev.take()
+	mustPrompt(t, s, "mcp", nil)
+	if got := ev.conversation(); !strings.Contains(got, " other completed rpc: forward\n") {
+		t.Errorf("mcp:%s", got)
+	}
+	ev.take()
+	mustPrompt(t, s, "browse", nil)
+	if got := ev.conversation(); !strings.Contains(got, ` fetch completed Search the web for "acp protocol"`) ||
+		!strings.Contains(got, " fetch completed Open https://agentclientprotocol.com\n") {
+		t.Errorf("web:%s", got)
+	}
+	ev.take()
+	mustPrompt(t, s, "question", nil) // a request the bridge does not take is refused, and the turn goes on
+	if got := ev.conversation(); !strings.Contains(got, "answered: error: acpbridge does not handle item/tool/requestUserInput") {
+		t.Errorf("question:%s", got)
+	}
+	ev.take()
+	mustPrompt(t, s, "rename", nil)
+	us := ev.take()
+	if !slices.ContainsFunc(us, func(u acp.SessionUpdate) bool {
+		return u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil && *u.SessionInfoUpdate.Title == "Fake thread"
+	}) {
+		t.Errorf("no title update in %+v", us)
+	}
+}
+
+// TestFake_promptErrors: content codex can't take is refused before any
+// turn starts; a prompt cancelled before it starts is cancelled.
+func TestFake_promptErrors(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
+	if !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("audio: %v, want ErrInvalidParams", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, err := s.Prompt(ctx, textTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
+		t.Errorf("cancelled before it started: %+v, %v", res, err)
+	}
+	waitReady(t, s)
+	if turns := fc.sent(t, "turn/start"); len(turns) != 0 {
+		t.Errorf("turn/start sent: %v", turns)
+	}
+	mustPrompt(t, s, "hello", nil)
+}
+
+// TestFake_imagesAndResources: an image goes to codex as a data URL, and
+// comes back in the history as a placeholder.
+func TestFake_imagesAndResources(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	defer cancel()
+	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
+	if err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	thread := s.NativeID()
+	s.Close()
+	s2 := openSession(t, b, bridge.OpenOptions{NativeID: thread}, newRecorder("accept"))
+	h, err := s2.(bridge.HistoryReader).History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := acptest.Conversation(h); !strings.HasPrefix(got, "\nuser: look[image attached]\nagent: Hello from fake model. You said: look\n") {
+		t.Errorf("history %q", got)
+	}
+}
+
+// TestFake_resumeUnknownThread: a thread codex does not have fails the
+// session's prompts and history with codex's error.
+func TestFake_resumeUnknownThread(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{NativeID: "01a1ffff-0000-7000-8000-000000000000"}, newRecorder("accept"))
+	if _, err := runPrompt(t, s, "hello", nil); err == nil || !strings.Contains(err.Error(), "no rollout found") {
+		t.Errorf("prompt: %v", err)
+	}
+	if _, err := s.(bridge.HistoryReader).History(context.Background()); err == nil || !strings.Contains(err.Error(), "no rollout found") {
+		t.Errorf("history: %v", err)
+	}
+}
+
+// TestFake_backendCloseStopsTheServer: Close ends the server (by closing
+// its stdin, on which codex exits).
+func TestFake_backendCloseStopsTheServer(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
+	mustPrompt(t, s, "hello", nil)
+	s.Close()
+	b.Close()
+	if n := fc.count(t, "exit"); n != 1 {
+		t.Errorf("the server exited %d times by Close, want 1", n)
+	}
+	b.Close()
+}
+
+// TestFake_closedBackendLeavesNoServer: whatever Open does after Close,
+// no server is left running.
+func TestFake_closedBackendLeavesNoServer(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	b.Close()
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept")); err == nil {
+		t.Errorf("Open after Close succeeded")
+	}
+	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
+		t.Errorf("%d servers started after Close, %d stopped", started, exited)
+	}
+}
+
+// TestFake_warm starts the server and lists the models before any
+// session; Open then finds them.
+func TestFake_warm(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	b.Warm()
+	fc.waitLog(t, "the model list", func(ws []wireMsg) bool {
+		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
+	})
+	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
+	if model, ok := findOption(s.Config(), optModel); !ok || model.Current != "fake-model" {
+		t.Errorf("model option %+v", model)
+	}
+	waitReady(t, s)
+	if n, m := len(fc.sent(t, "initialize")), len(fc.sent(t, "model/list")); n != 1 || m != 1 {
+		t.Errorf("%d initialize, %d model/list; want one each", n, m)
+	}
+}
+
+// TestFake_noModelList: a server that can't list its models still runs
+// sessions, which offer the mode only.
+func TestFake_noModelList(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t, fakeNoModels+"=1")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	if opts := s.Config(); len(opts) != 1 || opts[0].ID != optMode {
+		t.Errorf("options %+v; want the mode alone", opts)
+	}
+	mustPrompt(t, s, "hello", nil)
+}
+
+// TestFake_serverDoesNotStart: a server that exits at start fails Open.
+func TestFake_serverDoesNotStart(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t, fakeExitEnv+"=fake codex: config.toml is broken")
+	b := fc.backend(t)
+	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept"))
+	if err == nil || !strings.Contains(err.Error(), "fake codex: config.toml is broken") {
+		t.Fatalf("Open: %v; want the server's exit and stderr", err)
+	}
+}
+
+// TestFake_resumeAfterACrashKeepsThePickedModel: the model picked in a
+// turn, not the one recorded at Open, goes with the thread/resume that
+// follows a crash.
+func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{optModel: "fake-fast"}}, newRecorder("accept"))
+	mustPrompt(t, s, "hello there", map[string]string{optModel: "fake-model"})
+	if _, err := runPrompt(t, s, "crash now", nil); err == nil {
+		t.Fatal("the crash was not reported")
+	}
+	mustPrompt(t, s, "hello again", nil)
+	resumes := fc.sent(t, "thread/resume")
+	if len(resumes) != 1 || resumes[0]["model"] != "fake-model" {
+		t.Errorf("thread/resume %v; want the model picked last", resumes)
+	}
+	if o, _ := findOption(s.Config(), optModel); o.Current != "fake-model" {
+		t.Errorf("model after the restart %q", o.Current)
+	}
+}
+
+// TestFake_mcpServers: stdio and http servers go to codex as a config
+// override of the thread; sse ones are refused.
+func TestFake_mcpServers(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir(),
+		MCPServers: []acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}}}}, newRecorder("accept"))
+	if !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("sse: %v, want ErrInvalidParams", err)
+	}
+	if n := fc.count(t, "start"); n != 0 {
+		t.Errorf("a refused Open started the server")
+	}
+	s := openSession(t, b, bridge.OpenOptions{MCPServers: []acp.McpServer{
+		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{}}}}}, newRecorder("accept"))
+	waitReady(t, s)
+	starts := fc.sent(t, "thread/start")
+	cfg, _ := json.Marshal(starts[0]["config"])
+	if string(cfg) != `{"mcp_servers":{"docs":{"http_headers":{},"url":"http://127.0.0.1:9/mcp"}}}` {
+		t.Errorf("config %s", cfg)
+	}
+}
+
+// TestFake_missingExecutable: no codex is ErrAgentUnavailable, at Open;
+// Warm does nothing.
+func TestFake_missingExecutable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "codex")
+	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	b.Warm()
+	if b.Check() == nil {
+		t.Errorf("Check found %s", missing)
+	}
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
+	}
+	t.Setenv(EnvVar, missing)
+	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
+	}
+}
