@@ -94,8 +94,8 @@ type threadResult struct {
 }
 
 // attach starts a thread, or resumes the session's, on the running server.
-// The mode and model go along only if the user picked them: otherwise
-// codex's config.toml applies.
+// A preset mode and a model go along only if the session has them (picked
+// by the user, or recorded for it): otherwise codex's config.toml applies.
 func (s *session) attach(ctx context.Context, resume bool) error {
 	srv, err := s.b.server(ctx)
 	if err != nil {
