@@ -106,17 +106,7 @@ func (ts *tasks) plan() acp.SessionUpdate {
 		if t.status == "in_progress" && t.activeForm != "" {
 			content = t.activeForm
 		}
-		entries = append(entries, acp.PlanEntry{Content: content, Priority: acp.PlanEntryPriorityMedium, Status: planStatus(t.status)})
+		entries = append(entries, agentkit.PlanEntry(content, t.status, ""))
 	}
 	return acp.UpdatePlan(entries...)
-}
-
-func planStatus(s string) acp.PlanEntryStatus {
-	switch s {
-	case "in_progress":
-		return acp.PlanEntryStatusInProgress
-	case "completed":
-		return acp.PlanEntryStatusCompleted
-	}
-	return acp.PlanEntryStatusPending
 }

@@ -14,22 +14,20 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 		return agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: agentkit.Or(in.Str("command"), "Terminal"), Content: agentkit.Texts(in.Str("description"))}
 	},
 	"Read": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		path := filePath(in, cwd)
-		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "Read " + agentkit.Or(agentkit.RelPath(path, cwd), "file") + agentkit.LineRange(in.Num("offset"), in.Num("limit")),
-			Locations: agentkit.At(path, in.Num("offset"))}
+		return agentkit.FileRead(filePath(in, cwd), cwd, in.Num("offset"), in.Num("limit"))
 	},
 	"Write": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return fileEdit("Write ", in, cwd, agentkit.Edit{New: in.Str("content"), Created: true})
+		return agentkit.FileEdit("Write ", filePath(in, cwd), cwd, agentkit.Edit{New: in.Str("content"), Created: true})
 	},
 	"Edit": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return fileEdit("Edit ", in, cwd, agentkit.Edit{Old: in.Str("old_string"), New: in.Str("new_string")})
+		return agentkit.FileEdit("Edit ", filePath(in, cwd), cwd, agentkit.Edit{Old: in.Str("old_string"), New: in.Str("new_string")})
 	},
 	"MultiEdit": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		var edits []agentkit.Edit
 		for _, e := range in.Objects("edits") {
 			edits = append(edits, agentkit.Edit{Old: e.Str("old_string"), New: e.Str("new_string")})
 		}
-		return fileEdit("Edit ", in, cwd, edits...)
+		return agentkit.FileEdit("Edit ", filePath(in, cwd), cwd, edits...)
 	},
 	"NotebookEdit": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		path := filePath(in, cwd)
@@ -37,11 +35,11 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 			Locations: agentkit.At(path, 0), Content: agentkit.Texts(in.Str("new_source"))}
 	},
 	"Glob": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + agentkit.Or(in.Str("pattern"), "files") + inDir(in, cwd),
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + agentkit.Or(in.Str("pattern"), "files") + agentkit.InDir(in, cwd),
 			Locations: agentkit.At(agentkit.AbsPath(in.Str("path"), cwd), 0)}
 	},
 	"Grep": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Search for " + agentkit.Quote(in.Str("pattern")) + inDir(in, cwd)}
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Search for " + agentkit.Quote(in.Str("pattern")) + agentkit.InDir(in, cwd)}
 	},
 	"LS": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "List " + agentkit.Or(agentkit.RelPath(filePath(in, cwd), cwd), "directory")}
@@ -75,12 +73,6 @@ func subagent(in agentkit.Input, _ string) agentkit.ToolInfo {
 // filePath is the absolute path a file tool works on.
 func filePath(in agentkit.Input, cwd string) string {
 	return agentkit.AbsPath(in.Str("file_path", "notebook_path", "path"), cwd)
-}
-
-func fileEdit(verb string, in agentkit.Input, cwd string, edits ...agentkit.Edit) agentkit.ToolInfo {
-	path := filePath(in, cwd)
-	return agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: verb + agentkit.Or(agentkit.RelPath(path, cwd), "file"),
-		Locations: agentkit.At(path, 0), Content: agentkit.Diffs(path, edits...)}
 }
 
 // otherTool covers the tools with no file or command to show.
@@ -144,13 +136,6 @@ func stripReminders(s string) string {
 		return strings.TrimRight(s[:i], "\n")
 	}
 	return s
-}
-
-func inDir(in agentkit.Input, cwd string) string {
-	if p := in.Str("path"); p != "" {
-		return " in " + agentkit.RelPath(p, cwd)
-	}
-	return ""
 }
 
 func firstQuestion(in agentkit.Input) string {

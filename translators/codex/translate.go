@@ -308,14 +308,7 @@ func errorText(e *errorDoc) string {
 func plan(steps []planStep) acp.SessionUpdate {
 	entries := make([]acp.PlanEntry, len(steps))
 	for i, s := range steps {
-		st := acp.PlanEntryStatusPending
-		switch s.Status {
-		case "inProgress", "in_progress":
-			st = acp.PlanEntryStatusInProgress
-		case "completed":
-			st = acp.PlanEntryStatusCompleted
-		}
-		entries[i] = acp.PlanEntry{Content: s.Step, Priority: acp.PlanEntryPriorityMedium, Status: st}
+		entries[i] = agentkit.PlanEntry(s.Step, s.Status, "")
 	}
 	return acp.UpdatePlan(entries...)
 }

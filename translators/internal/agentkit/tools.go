@@ -256,3 +256,44 @@ func Truncate(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// FileRead shows a read of the file at path (absolute), from line offset
+// for limit lines when they are given.
+func FileRead(path, cwd string, offset, limit int) ToolInfo {
+	return ToolInfo{Kind: acp.ToolKindRead, Title: "Read " + Or(RelPath(path, cwd), "file") + LineRange(offset, limit), Locations: At(path, offset)}
+}
+
+// FileEdit shows edits of the file at path (absolute): titled with verb
+// and the path, with its location and a diff per edit.
+func FileEdit(verb, path, cwd string, edits ...Edit) ToolInfo {
+	return ToolInfo{Kind: acp.ToolKindEdit, Title: verb + Or(RelPath(path, cwd), "file"), Locations: At(path, 0), Content: Diffs(path, edits...)}
+}
+
+// InDir is a search title's " in <dir>", for the input's "path", or "".
+func InDir(in Input, cwd string) string {
+	if p := in.Str("path"); p != "" {
+		return " in " + RelPath(p, cwd)
+	}
+	return ""
+}
+
+// PlanEntry is one entry of an agent's todo list or plan as an ACP plan
+// entry. Agents spell statuses pending, in_progress (or inProgress),
+// completed and cancelled (shown as completed), and priorities high,
+// medium and low (medium when absent).
+func PlanEntry(content, status, priority string) acp.PlanEntry {
+	e := acp.PlanEntry{Content: content, Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatusPending}
+	switch status {
+	case "in_progress", "inProgress":
+		e.Status = acp.PlanEntryStatusInProgress
+	case "completed", "cancelled":
+		e.Status = acp.PlanEntryStatusCompleted
+	}
+	switch priority {
+	case "high":
+		e.Priority = acp.PlanEntryPriorityHigh
+	case "low":
+		e.Priority = acp.PlanEntryPriorityLow
+	}
+	return e
+}
