@@ -14,5 +14,6 @@ require (
 
 require (
 	github.com/creachadair/mds v0.31.0 // indirect
+	github.com/tmaxmax/go-sse v0.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )

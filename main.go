@@ -25,6 +25,7 @@ import (
 	"github.com/acpbridge/acpbridge/translators/claude"
 	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/mock"
+	"github.com/acpbridge/acpbridge/translators/opencode"
 	"github.com/spf13/pflag"
 )
 
@@ -36,7 +37,8 @@ var knownAgents = []string{"claude", "codex", "opencode", "amp", "mock"}
 
 // backends returns the agents this build drives, in config-option order.
 func backends(log *slog.Logger) []bridge.Backend {
-	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log}), mock.New()}
+	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log}),
+		opencode.New(opencode.Options{Logger: log}), mock.New()}
 }
 
 // checker is a backend that can tell whether its CLI is installed.

@@ -1,0 +1,170 @@
+package opencode
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// OpenCode takes the agent (mode), the model and its variant (effort) with
+// each prompt, so all three are NextTurn options.
+const (
+	optMode   = bridge.ConfigMode
+	optModel  = bridge.ConfigModel
+	optEffort = "effort"
+)
+
+// effortDefault sends no variant: the model's own default.
+const effortDefault = "default"
+
+// catalog is what the server offers: its primary agents (the modes) and
+// its providers' models.
+type catalog struct {
+	agents       []bridge.Choice
+	defaultAgent string
+	models       []modelInfo
+	defaultModel string // "provider/model"
+}
+
+// modelInfo is one model of a provider.
+type modelInfo struct {
+	ref      string // "provider/model"
+	name     string
+	context  int
+	variants []string
+}
+
+// readCatalog asks the server for its agents, providers and configured
+// model.
+func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error) {
+	var agents []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Mode        string `json:"mode"`
+		Hidden      bool   `json:"hidden"`
+	}
+	if err := srv.call(ctx, http.MethodGet, "/agent", dir, nil, &agents); err != nil {
+		return nil, err
+	}
+	var providers struct {
+		Providers []struct {
+			ID     string `json:"id"`
+			Name   string `json:"name"`
+			Models map[string]struct {
+				ID    string `json:"id"`
+				Name  string `json:"name"`
+				Limit struct {
+					Context int `json:"context"`
+				} `json:"limit"`
+				Variants map[string]any `json:"variants"`
+			} `json:"models"`
+		} `json:"providers"`
+		Default map[string]string `json:"default"`
+	}
+	if err := srv.call(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Model        string `json:"model"`
+		DefaultAgent string `json:"default_agent"`
+	}
+	if err := srv.call(ctx, http.MethodGet, "/config", dir, nil, &cfg); err != nil {
+		return nil, err
+	}
+	cat := &catalog{defaultModel: cfg.Model, defaultAgent: cfg.DefaultAgent}
+	for _, a := range agents {
+		if (a.Mode == "primary" || a.Mode == "all") && !a.Hidden {
+			cat.agents = append(cat.agents, bridge.Choice{Value: a.Name, Name: a.Name, Description: a.Description})
+		}
+	}
+	for _, p := range providers.Providers {
+		for id, m := range p.Models {
+			mi := modelInfo{ref: p.ID + "/" + id, name: m.Name + " (" + p.Name + ")", context: m.Limit.Context}
+			for v := range m.Variants {
+				mi.variants = append(mi.variants, v)
+			}
+			sortEfforts(mi.variants)
+			cat.models = append(cat.models, mi)
+		}
+		if cat.defaultModel == "" && providers.Default[p.ID] != "" {
+			cat.defaultModel = p.ID + "/" + providers.Default[p.ID]
+		}
+	}
+	sort.Slice(cat.models, func(i, j int) bool { return cat.models[i].ref < cat.models[j].ref })
+	if cat.defaultAgent == "" && len(cat.agents) > 0 {
+		cat.defaultAgent = cat.agents[0].Value
+		if slices.ContainsFunc(cat.agents, func(c bridge.Choice) bool { return c.Value == "build" }) {
+			cat.defaultAgent = "build"
+		}
+	}
+	if len(cat.agents) == 0 {
+		return nil, fmt.Errorf("opencode offers no primary agent")
+	}
+	return cat, nil
+}
+
+// effortOrder sorts the usual variant names from least to most effort.
+var effortOrder = []string{"minimal", "low", "medium", "high", "xhigh", "max"}
+
+func sortEfforts(vs []string) {
+	rank := func(v string) int {
+		if i := slices.Index(effortOrder, v); i >= 0 {
+			return i
+		}
+		return len(effortOrder)
+	}
+	sort.Slice(vs, func(i, j int) bool {
+		if ri, rj := rank(vs[i]), rank(vs[j]); ri != rj {
+			return ri < rj
+		}
+		return vs[i] < vs[j]
+	})
+}
+
+// options are a session's config options from the catalog.
+func (c *catalog) options() []bridge.ConfigOption {
+	opts := []bridge.ConfigOption{{ID: optMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+		Current: c.defaultAgent, Choices: c.agents, NextTurn: true}}
+	if len(c.models) == 0 {
+		return opts
+	}
+	model := bridge.ConfigOption{ID: optModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
+		Current: c.defaultModel, NextTurn: true}
+	effort := bridge.ConfigOption{ID: optEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
+		Current: effortDefault, NextTurn: true,
+		Choices: []bridge.Choice{{Value: effortDefault, Name: "Default", Description: "The model's own default"}}}
+	var efforts []string
+	for _, m := range c.models {
+		model.Choices = append(model.Choices, bridge.Choice{Value: m.ref, Name: m.name})
+		for _, v := range m.variants {
+			if !slices.Contains(efforts, v) {
+				efforts = append(efforts, v)
+			}
+		}
+	}
+	sortEfforts(efforts)
+	for _, v := range efforts {
+		effort.Choices = append(effort.Choices, bridge.Choice{Value: v, Name: agentkit.Capitalize(v)})
+	}
+	opts = append(opts, model)
+	if len(efforts) > 0 {
+		opts = append(opts, effort)
+	}
+	return opts
+}
+
+// contextOf is a model's context window, or 0 if unknown.
+func (c *catalog) contextOf(ref string) int {
+	for _, m := range c.models {
+		if m.ref == ref {
+			return m.context
+		}
+	}
+	return 0
+}

@@ -1,0 +1,112 @@
+package opencode
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Permission option ids are OpenCode's replies.
+var permissionOptions = []acp.PermissionOption{
+	{OptionId: "once", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
+	{OptionId: "always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways},
+	{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+}
+
+// permission asks the client about a permission.asked and replies to
+// OpenCode, unless it was answered elsewhere meanwhile. A cancelled ask
+// is a reject: the turn is being aborted anyway.
+func (s *session) permission(a *PermissionAsk) {
+	info := s.askInfo(a)
+	id := a.ID
+	if a.Tool != nil && a.Tool.CallID != "" {
+		id = a.Tool.CallID
+	}
+	s.out.Lock()
+	s.out.Send(s.tr.Announce(id, info))
+	s.out.Unlock()
+	call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &info.Title, Kind: &info.Kind,
+		RawInput: info.RawInput, Locations: info.Locations, Content: info.Content}
+	ans := s.asks.Ask(s.turns.Context(), a.ID, call, permissionOptions)
+	if ans.Withdrawn {
+		return
+	}
+	reply := "reject"
+	if c := ans.Chosen(); c == "once" || c == "always" {
+		reply = c
+	}
+	s.reply("/permission/"+a.ID+"/reply", map[string]any{"reply": reply})
+}
+
+// askInfo shows what a permission is for: the command, or the edit with
+// its diff.
+func (s *session) askInfo(a *PermissionAsk) agentkit.ToolInfo {
+	md := a.Metadata
+	var info agentkit.ToolInfo
+	switch a.Permission {
+	case "bash":
+		info = agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: agentkit.Or(md.Str("command"), strings.Join(a.Patterns, " "))}
+	case "edit":
+		path := agentkit.AbsPath(md.Str("filepath", "filePath"), s.dir)
+		info = agentkit.FileEdit("Edit ", path, s.dir, agentkit.UnifiedEdit(md.Str("diff")))
+	case "webfetch":
+		info = agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Fetch " + agentkit.Or(md.Str("url"), strings.Join(a.Patterns, " "))}
+	case "read":
+		info = agentkit.FileRead(agentkit.AbsPath(md.Str("filepath", "filePath"), s.dir), s.dir, 0, 0)
+	default:
+		info = agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: a.Permission + agentkit.Prefixed(" ", strings.Join(a.Patterns, " "))}
+	}
+	info.RawInput = map[string]any{"permission": a.Permission, "patterns": a.Patterns, "metadata": md, "always": a.Always}
+	return info
+}
+
+// question puts OpenCode's questions to the client one by one, as
+// permission asks whose options are the answers, and replies with the
+// answers, or rejects the question if the client would not answer.
+func (s *session) question(q *QuestionAsk) {
+	id := q.ID
+	var answers [][]string
+	for _, qu := range q.Questions {
+		opts := make([]acp.PermissionOption, 0, len(qu.Options)+1)
+		for i, o := range qu.Options {
+			name := o.Label + agentkit.Prefixed(" — ", o.Description)
+			opts = append(opts, acp.PermissionOption{OptionId: acp.PermissionOptionId("answer-" + strconv.Itoa(i)), Name: name, Kind: acp.PermissionOptionKindAllowOnce})
+		}
+		opts = append(opts, acp.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: acp.PermissionOptionKindRejectOnce})
+		title, kind := agentkit.Or(qu.Question, qu.Header), acp.ToolKindOther
+		call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &title, Kind: &kind}
+		ans := s.asks.Ask(s.turns.Context(), id, call, opts)
+		if ans.Withdrawn {
+			return
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(ans.Chosen(), "answer-"))
+		if err != nil || i < 0 || i >= len(qu.Options) {
+			s.reply("/question/"+id+"/reject", nil)
+			return
+		}
+		answers = append(answers, []string{qu.Options[i].Label})
+	}
+	s.reply("/question/"+id+"/reply", map[string]any{"answers": answers})
+}
+
+// reply answers an ask on the session's server.
+func (s *session) reply(path string, body any) {
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	if srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.life, callTimeout)
+	defer cancel()
+	if body == nil {
+		body = map[string]any{}
+	}
+	if err := srv.call(ctx, http.MethodPost, path, s.dir, body, nil); err != nil {
+		s.log.Warn("answering opencode", "path", path, "err", err)
+	}
+}

@@ -1,0 +1,31 @@
+package opencode
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// toOpenCode converts an ACP prompt into prompt parts: text as text parts,
+// images as file parts with a data (or http) URL; links and embedded text
+// become text (agentkit.Lower). What OpenCode can't take is refused.
+func toOpenCode(prompt []acp.ContentBlock) ([]map[string]any, error) {
+	return agentkit.Lower(prompt, agentkit.Lowering[map[string]any]{Agent: "opencode", Text: text, Image: image})
+}
+
+func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+
+func image(img *acp.ContentBlockImage) (map[string]any, error) {
+	part := map[string]any{"type": "file", "mime": img.MimeType, "filename": "image"}
+	switch {
+	case img.Data != "":
+		part["url"] = "data:" + img.MimeType + ";base64," + img.Data
+	case img.Uri != nil && (strings.HasPrefix(*img.Uri, "http") || strings.HasPrefix(*img.Uri, "file://")):
+		part["url"] = *img.Uri
+	default:
+		return nil, fmt.Errorf("an image needs data or a uri")
+	}
+	return part, nil
+}

@@ -1,0 +1,311 @@
+package opencode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/translators/proc"
+	sse "github.com/tmaxmax/go-sse"
+)
+
+// Timeouts of the server's start and of each HTTP call. A call's own
+// timeout does not apply to the event stream, which lasts.
+const (
+	startTimeout = 60 * time.Second
+	callTimeout  = 30 * time.Second
+)
+
+// authUser is the user name of the server's HTTP basic authentication;
+// the password is OPENCODE_SERVER_PASSWORD, fresh for every server.
+const authUser = "opencode"
+
+// listening is the line `opencode serve` prints once it listens.
+var listening = regexp.MustCompile(`opencode server listening on (http://\S+)`)
+
+// server is a running `opencode serve` and what the bridge has open on it.
+type server struct {
+	p        *proc.Process
+	base     *url.URL
+	password string
+	client   *http.Client // calls; each has its own timeout
+	stream   *http.Client // event streams: no timeout
+
+	dispatch func(dir string, ev Event) // every event of every stream, in order per stream
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	streams map[string]*eventStream // by directory
+}
+
+// startServer runs `opencode serve` on loopback with a fresh password and
+// waits until it is healthy.
+func startServer(ctx context.Context, path string, args, env []string, log *slog.Logger, dispatch func(dir string, ev Event)) (*server, error) {
+	password, err := randomPassword()
+	if err != nil {
+		return nil, err
+	}
+	p, err := proc.Start(proc.Spec{Path: path, Args: append([]string{"serve", "--port", "0", "--hostname", "127.0.0.1"}, args...),
+		Env: append(env, "OPENCODE_SERVER_PASSWORD="+password)})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	base, err := listenURL(ctx, p)
+	if err != nil {
+		p.Stop()
+		return nil, err
+	}
+	s := &server{p: p, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
+		dispatch: dispatch, log: log, streams: map[string]*eventStream{}}
+	if err := s.healthy(ctx); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+func randomPassword() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making the server's password: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// listenURL reads the server's stdout up to its "listening" line (--port 0
+// does not pick a free port: the URL is the truth), then keeps draining
+// it so that the server never blocks on a full pipe.
+func listenURL(ctx context.Context, p *proc.Process) (*url.URL, error) {
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(p.Stdout)
+		sc.Buffer(nil, 1<<20)
+		sent := false
+		for sc.Scan() {
+			if m := listening.FindSubmatch(sc.Bytes()); m != nil && !sent {
+				found <- string(m[1])
+				sent = true
+			}
+		}
+		io.Copy(io.Discard, p.Stdout)
+	}()
+	select {
+	case u := <-found:
+		return url.Parse(u)
+	case <-p.Done():
+		return nil, fmt.Errorf("opencode serve did not start: %w", p.Exited())
+	case <-ctx.Done():
+		return nil, fmt.Errorf("opencode serve did not say where it listens within %v", startTimeout)
+	}
+}
+
+// healthy polls /global/health until the server says it is healthy: it
+// listens before it is ready.
+func (s *server) healthy(ctx context.Context) error {
+	var last error
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		var h struct {
+			Healthy bool   `json:"healthy"`
+			Version string `json:"version"`
+		}
+		last = s.call(ctx, http.MethodGet, "/global/health", "", nil, &h)
+		if last == nil && h.Healthy {
+			return nil
+		}
+		select {
+		case <-s.p.Done():
+			return fmt.Errorf("opencode serve did not start: %w", s.p.Exited())
+		case <-ctx.Done():
+			return fmt.Errorf("opencode serve was not healthy within %v: %v", startTimeout, last)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// call makes one HTTP call for directory dir ("" for none), with body
+// encoded as JSON, and decodes the answer into out (if not nil).
+func (s *server) call(ctx context.Context, method, path, dir string, body, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	req, err := s.request(ctx, method, path, dir, body)
+	if err != nil {
+		return err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return s.failed(method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return s.failed(method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("opencode %s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("opencode %s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// failed is a call's error; if the server died meanwhile, its exit
+// (status and stderr) says more.
+func (s *server) failed(method, path string, err error) error {
+	select {
+	case <-s.p.Done():
+		return s.p.Exited()
+	default:
+	}
+	return fmt.Errorf("opencode %s %s: %w", method, path, err)
+}
+
+// request makes an authenticated request for directory dir.
+func (s *server) request(ctx context.Context, method, path, dir string, body any) (*http.Request, error) {
+	u := s.base.JoinPath(path)
+	if dir != "" {
+		u.RawQuery = url.Values{"directory": {dir}}.Encode()
+	}
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), r)
+	if err != nil {
+		return nil, err
+	}
+	req.SetBasicAuth(authUser, s.password)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+func (s *server) alive() bool {
+	select {
+	case <-s.p.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// stop closes the event streams and stops the process group.
+func (s *server) stop() {
+	s.mu.Lock()
+	streams := s.streams
+	s.streams = map[string]*eventStream{}
+	s.mu.Unlock()
+	for _, es := range streams {
+		es.close()
+	}
+	s.p.Stop()
+}
+
+// eventStream is the one SSE consumer of a directory's instance: it
+// reconnects when the stream drops, as long as the server runs.
+type eventStream struct {
+	s    *server
+	dir  string
+	stop context.CancelFunc
+
+	connected chan struct{} // closed at the first server.connected
+	once      sync.Once
+}
+
+// events returns the directory's event stream, connecting it if needed,
+// and waits until it is connected, so that a prompt sent after it misses
+// nothing.
+func (s *server) events(ctx context.Context, dir string) error {
+	s.mu.Lock()
+	es := s.streams[dir]
+	if es == nil {
+		var sctx context.Context
+		es = &eventStream{s: s, dir: dir, connected: make(chan struct{})}
+		sctx, es.stop = context.WithCancel(context.Background())
+		s.streams[dir] = es
+		go es.run(sctx)
+	}
+	s.mu.Unlock()
+	select {
+	case <-es.connected:
+		return nil
+	case <-s.p.Done():
+		return s.p.Exited()
+	case <-ctx.Done():
+		return fmt.Errorf("opencode's event stream for %s did not connect: %w", dir, ctx.Err())
+	}
+}
+
+func (es *eventStream) close() { es.stop() }
+
+// run reads the stream, reconnecting after a drop until stopped or the
+// server is gone.
+func (es *eventStream) run(ctx context.Context) {
+	for wait := 50 * time.Millisecond; ctx.Err() == nil && es.s.alive(); wait = min(2*wait, 2*time.Second) {
+		if err := es.read(ctx); err != nil && ctx.Err() == nil && es.s.alive() {
+			es.s.log.Debug("opencode event stream dropped; reconnecting", "dir", es.dir, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+}
+
+// maxEvent bounds one event: a tool part carries its whole output.
+const maxEvent = 64 << 20
+
+func (es *eventStream) read(ctx context.Context) error {
+	req, err := es.s.request(ctx, http.MethodGet, "/event", es.dir, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := es.s.stream.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /event: %s", resp.Status)
+	}
+	for e, err := range sse.Read(resp.Body, &sse.ReadConfig{MaxEventSize: maxEvent}) {
+		if err != nil {
+			return err
+		}
+		var ev Event
+		if json.Unmarshal([]byte(e.Data), &ev) != nil {
+			es.s.log.Warn("opencode sent an event that is not JSON; skipping it", "data", agentkit.Truncate([]byte(e.Data), 200))
+			continue
+		}
+		if ev.Type == "server.connected" {
+			es.once.Do(func() { close(es.connected) })
+		}
+		es.s.dispatch(es.dir, ev)
+	}
+	return errors.New("the event stream ended")
+}

@@ -1,0 +1,336 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// rules are the permission rules of every session the bridge creates:
+// OpenCode allows everything unless told to ask, and the editor should be
+// asked before a command runs, a file is edited or a page is fetched.
+var rules = []map[string]string{
+	{"permission": "bash", "pattern": "*", "action": "ask"},
+	{"permission": "edit", "pattern": "*", "action": "ask"},
+	{"permission": "webfetch", "pattern": "*", "action": "ask"},
+}
+
+// session is one OpenCode session.
+type session struct {
+	b   *Backend
+	cat *catalog
+	ev  bridge.Events
+	dir string
+	mcp map[string]any
+	log *slog.Logger
+
+	life context.Context // ends at Close
+	end  context.CancelFunc
+
+	cfg   *agentkit.Settings
+	turns *agentkit.Turns[*turnEnd]
+	asks  *agentkit.Asks    // permission and question asks by request id
+	out   *agentkit.Updates // serialises the translator and the updates it makes
+	tr    *Translator
+
+	ready    chan struct{} // closed once the session exists on a server
+	readyErr error         // set before ready closes
+
+	mu     sync.Mutex // protects the fields below
+	srv    *server
+	id     string
+	armed  bool          // the running turn has started on the server: its idle ends it
+	err    *SessionError // the running turn's error, if any
+	usage  acp.Usage     // the running turn's, summed over its steps
+	used   int           // the context the last step used
+	closed bool
+}
+
+// turnEnd is how a turn ended: normally, with the session's error, or
+// because the server died.
+type turnEnd struct {
+	err  *SessionError
+	gone error
+}
+
+func newSession(ctx context.Context, b *Backend, cat *catalog, opts bridge.OpenOptions, mcp map[string]any, ev bridge.Events) *session {
+	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, mcp: mcp, log: b.Log(), id: opts.NativeID,
+		cfg: agentkit.NewSettings(cat.options()...), asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev),
+		tr: NewTranslator(opts.Cwd), ready: make(chan struct{})}
+	s.life, s.end = context.WithCancel(ctx)
+	s.turns = agentkit.NewTurns[*turnEnd](s.life)
+	s.cfg.Restore(opts.Config)
+	return s
+}
+
+func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
+
+// SetConfig is never called: every OpenCode option is NextTurn.
+func (s *session) SetConfig(_ context.Context, id, _ string) error {
+	return fmt.Errorf("%w: opencode takes %s with the next prompt", bridge.ErrInvalidParams, id)
+}
+
+func (s *session) NativeID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// connect makes the session ready on the server: its directory's event
+// stream connected, the session created (or found again), the client's
+// MCP servers added.
+func (s *session) connect() {
+	ctx, cancel := context.WithTimeout(s.life, startTimeout)
+	defer cancel()
+	srv, err := s.attach(ctx)
+	if err == nil {
+		s.mu.Lock()
+		s.srv = srv
+		s.mu.Unlock()
+	}
+	s.readyErr = err
+	close(s.ready)
+	if err != nil {
+		s.log.Warn("opencode session did not start", "err", err)
+	}
+}
+
+// attach gets the session onto the running server, starting one if
+// needed.
+func (s *session) attach(ctx context.Context) (*server, error) {
+	srv, err := s.b.server(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.events(ctx, s.dir); err != nil {
+		return nil, err
+	}
+	for name, cfg := range s.mcp {
+		body := map[string]any{"name": name, "config": cfg}
+		if err := srv.call(ctx, http.MethodPost, "/mcp", s.dir, body, nil); err != nil {
+			return nil, fmt.Errorf("adding MCP server %s: %w", name, err)
+		}
+	}
+	id := s.NativeID()
+	if id != "" {
+		if err := srv.call(ctx, http.MethodGet, "/session/"+id, s.dir, nil, nil); err != nil {
+			return nil, fmt.Errorf("opencode has no session %s to resume: %w", id, err)
+		}
+	} else {
+		var created struct {
+			ID string `json:"id"`
+		}
+		if err := srv.call(ctx, http.MethodPost, "/session", s.dir, map[string]any{"permission": rules}, &created); err != nil {
+			return nil, err
+		}
+		id = created.ID
+	}
+	if s.life.Err() != nil {
+		return nil, errors.New("the session was closed while opencode started it")
+	}
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+	s.b.register(id, s)
+	return srv, nil
+}
+
+// wait waits until the session is ready, and re-attaches it to a new
+// server if the one it was on has died.
+func (s *session) wait(ctx context.Context) (*server, error) {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if s.readyErr != nil {
+		return nil, s.readyErr
+	}
+	s.mu.Lock()
+	srv := s.srv
+	s.mu.Unlock()
+	if srv.alive() {
+		return srv, nil
+	}
+	srv, err := s.attach(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("restarting opencode: %w", err)
+	}
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+	return srv, nil
+}
+
+// Prompt runs a turn: prompt_async, then the session's events until it
+// is idle again. A cancelled ctx aborts the turn.
+func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+	parts, err := toOpenCode(turn.Prompt)
+	if err != nil {
+		return bridge.TurnResult{}, err
+	}
+	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*turnEnd, *server]{
+		Ready: s.wait,
+		Send: func(ctx context.Context, srv *server) error {
+			return s.send(ctx, srv, parts, turn.Config)
+		},
+		Interrupt: func(ctx context.Context, srv *server) error {
+			return srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
+		},
+		Gone:    &turnEnd{},
+		Outcome: s.outcome,
+	})
+}
+
+// send posts the prompt with the mode, model and effort it runs with.
+func (s *session) send(ctx context.Context, srv *server, parts []map[string]any, changed map[string]string) error {
+	s.cfg.Restore(changed)
+	s.mu.Lock()
+	s.armed, s.err, s.usage, s.used = false, nil, acp.Usage{}, 0
+	id := s.id
+	s.mu.Unlock()
+	body := map[string]any{"parts": parts, "agent": s.cfg.Get(optMode)}
+	if provider, model, ok := strings.Cut(s.cfg.Get(optModel), "/"); ok {
+		body["model"] = map[string]any{"providerID": provider, "modelID": model}
+	}
+	if v := s.cfg.Get(optEffort); v != "" && v != effortDefault {
+		body["variant"] = v
+	}
+	return srv.call(ctx, http.MethodPost, "/session/"+id+"/prompt_async", s.dir, body, nil)
+}
+
+// outcome turns how the turn ended into its result, with its usage.
+func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult, error) {
+	s.mu.Lock()
+	usage, used := s.usage, s.used
+	s.mu.Unlock()
+	res := bridge.TurnResult{StopReason: acp.StopReasonEndTurn}
+	if usage.TotalTokens > 0 {
+		res.Usage = &usage
+		if size := s.cat.contextOf(s.cfg.Get(optModel)); size > 0 {
+			s.ev.Update(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}})
+		}
+	}
+	switch {
+	case ctx.Err() != nil || (end.err != nil && end.err.Aborted()):
+		res.StopReason = acp.StopReasonCancelled
+		return res, nil
+	case end.gone != nil:
+		return bridge.TurnResult{}, fmt.Errorf("%v (the next prompt restarts it)", end.gone)
+	case end.err == nil:
+		return res, nil
+	case end.err.Name == "ProviderAuthError":
+		return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `opencode auth login`, or set your provider's API key", bridge.ErrAuthRequired, end.err.Message())
+	}
+	return bridge.TurnResult{}, fmt.Errorf("%s: %s", end.err.Name, end.err.Message())
+}
+
+// notify translates an event of this session, in order.
+func (s *session) notify(ev Event) {
+	s.out.Lock()
+	out, err := s.tr.Translate(ev)
+	if err != nil {
+		s.out.Unlock()
+		s.log.Warn("skipping an opencode event", "type", ev.Type, "err", err)
+		return
+	}
+	s.out.Send(out.Updates)
+	s.out.Unlock()
+	s.track(out)
+	switch {
+	case out.Ask != nil:
+		go s.permission(out.Ask)
+	case out.Question != nil:
+		go s.question(out.Question)
+	case out.Replied != "":
+		s.asks.Withdraw(out.Replied)
+	case out.Model != nil || out.Agent != "":
+		s.follow(out.Model, out.Agent)
+	}
+}
+
+// track keeps the running turn's state: started, failed, its usage, and
+// its end, the first idle once it started.
+func (s *session) track(out Output) {
+	s.mu.Lock()
+	switch {
+	case out.Busy:
+		s.armed = true
+	case out.Err != nil:
+		s.err, s.armed = out.Err, true
+	case out.Step != nil:
+		s.usage.InputTokens += out.Step.Input
+		s.usage.OutputTokens += out.Step.Output
+		s.usage.TotalTokens += out.Step.Total
+		s.used = out.Step.Input + out.Step.Cache.Read
+	}
+	ended := out.Idle && s.armed
+	if ended {
+		s.armed = false
+	}
+	end := &turnEnd{err: s.err}
+	s.mu.Unlock()
+	if ended {
+		s.turns.End(end)
+	}
+}
+
+// follow takes the agent and model OpenCode reports for the session.
+func (s *session) follow(model *ModelRef, agent string) {
+	changed := false
+	if agent != "" && s.cfg.Offers(optMode, agent) {
+		changed = s.cfg.Set(optMode, agent)
+	}
+	if model != nil && model.ProviderID != "" {
+		if ref := model.ProviderID + "/" + model.ID; s.cfg.Offers(optModel, ref) {
+			changed = s.cfg.Set(optModel, ref) || changed
+		}
+	}
+	if changed {
+		s.ev.ConfigChanged()
+	}
+}
+
+// serverGone ends a running turn when the server dies.
+func (s *session) serverGone(srv *server, err error) {
+	s.mu.Lock()
+	mine := s.srv == srv
+	s.mu.Unlock()
+	if mine {
+		s.asks.WithdrawAll()
+		s.turns.End(&turnEnd{gone: err})
+	}
+}
+
+// Close forgets the session (OpenCode keeps it for resume).
+func (s *session) Close() error {
+	s.end()
+	s.mu.Lock()
+	s.closed = true
+	id := s.id
+	s.mu.Unlock()
+	if id != "" {
+		s.b.unregister(id, s)
+	}
+	return nil
+}
+
+// sessionOf is the session an event is about.
+func sessionOf(ev Event) string {
+	var p struct {
+		SessionID string `json:"sessionID"`
+	}
+	if json.Unmarshal(ev.Properties, &p) != nil {
+		return ""
+	}
+	return p.SessionID
+}

@@ -1,0 +1,433 @@
+package opencode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Translator turns the events of one OpenCode session into ACP session
+// updates. It is not safe for concurrent use; the session serialises
+// calls.
+type Translator struct {
+	cwd   string
+	roles map[string]string  // message id → "user" or "assistant"
+	parts map[string]*part   // text and reasoning parts by part id
+	tools map[string]*callSt // tool calls by call id
+	title string             // the last title reported
+}
+
+// part is a text or reasoning part: how much of its text the client has.
+type part struct {
+	kind string // "text" or "reasoning"
+	sent int    // bytes of text sent
+}
+
+// callSt is what the client has been shown of a tool call.
+type callSt struct {
+	shown  bool
+	status string
+	seen   string // the input and status last shown, to skip repeats
+}
+
+// NewTranslator returns a Translator for a session in cwd.
+func NewTranslator(cwd string) *Translator {
+	return &Translator{cwd: cwd, roles: map[string]string{}, parts: map[string]*part{}, tools: map[string]*callSt{}}
+}
+
+// Event is one event of OpenCode's SSE stream.
+type Event struct {
+	ID         string          `json:"id,omitempty"`
+	Type       string          `json:"type"`
+	Properties json.RawMessage `json:"properties"`
+}
+
+// Output is what one event means.
+type Output struct {
+	Updates []acp.SessionUpdate
+	// Busy is set when the session started working on a prompt, Idle when
+	// it stopped: the end of a turn (OpenCode may repeat it after an abort).
+	Busy, Idle bool
+	// Err is a session error: how the turn failed, or that it was aborted.
+	Err *SessionError
+	// Step is the token use and cost of one finished model step.
+	Step *Tokens
+	// Ask is a permission ask, Question a question for the user.
+	Ask      *PermissionAsk
+	Question *QuestionAsk
+	// Replied names a permission or question answered (possibly elsewhere).
+	Replied string
+	// Model and Agent are what the session now runs with, as reported.
+	Model *ModelRef
+	Agent string
+	// Skipped names an event type the translator ignores.
+	Skipped string
+}
+
+// SessionError is session.error's error.
+type SessionError struct {
+	Name string `json:"name"`
+	Data struct {
+		Message    string `json:"message"`
+		StatusCode int    `json:"statusCode"`
+	} `json:"data"`
+}
+
+// Aborted reports the error of a turn the bridge aborted.
+func (e *SessionError) Aborted() bool { return e.Name == "MessageAbortedError" }
+
+// Message is the error's text for the user.
+func (e *SessionError) Message() string {
+	msg := agentkit.Or(e.Data.Message, e.Name)
+	if e.Data.StatusCode != 0 {
+		msg += fmt.Sprintf(" (HTTP %d)", e.Data.StatusCode)
+	}
+	return msg
+}
+
+// Tokens is a step's use.
+type Tokens struct {
+	Total     int `json:"total"`
+	Input     int `json:"input"`
+	Output    int `json:"output"`
+	Reasoning int `json:"reasoning"`
+	Cache     struct {
+		Read  int `json:"read"`
+		Write int `json:"write"`
+	} `json:"cache"`
+	Cost float64 `json:"-"`
+}
+
+// ModelRef names a model: provider and model id, and the variant (effort).
+type ModelRef struct {
+	ID         string `json:"id"`
+	ProviderID string `json:"providerID"`
+	Variant    string `json:"variant,omitempty"`
+}
+
+// PermissionAsk is permission.asked.
+type PermissionAsk struct {
+	ID         string         `json:"id"`
+	Permission string         `json:"permission"`
+	Patterns   []string       `json:"patterns"`
+	Metadata   agentkit.Input `json:"metadata"`
+	Always     []string       `json:"always"`
+	Tool       *struct {
+		MessageID string `json:"messageID"`
+		CallID    string `json:"callID"`
+	} `json:"tool"`
+}
+
+// QuestionAsk is question.asked.
+type QuestionAsk struct {
+	ID        string     `json:"id"`
+	Questions []Question `json:"questions"`
+}
+
+// Question is one question of a question.asked.
+type Question struct {
+	Question string `json:"question"`
+	Header   string `json:"header"`
+	Multiple bool   `json:"multiple"`
+	Options  []struct {
+		Label       string `json:"label"`
+		Description string `json:"description"`
+	} `json:"options"`
+}
+
+// properties is the union of the properties the translator reads.
+type properties struct {
+	SessionID string          `json:"sessionID"`
+	Info      json.RawMessage `json:"info"`
+	Part      json.RawMessage `json:"part"`
+	MessageID string          `json:"messageID"`
+	PartID    string          `json:"partID"`
+	Field     string          `json:"field"`
+	Delta     string          `json:"delta"`
+	Status    *struct {
+		Type    string `json:"type"`
+		Attempt int    `json:"attempt"`
+		Message string `json:"message"`
+	} `json:"status"`
+	Error     *SessionError `json:"error"`
+	Todos     []todo        `json:"todos"`
+	RequestID string        `json:"requestID"`
+	ID        string        `json:"id"`
+}
+
+type todo struct {
+	Content  string `json:"content"`
+	Status   string `json:"status"`
+	Priority string `json:"priority"`
+}
+
+// Translate turns one event into updates.
+func (t *Translator) Translate(ev Event) (Output, error) {
+	var p properties
+	if len(ev.Properties) > 0 {
+		if err := json.Unmarshal(ev.Properties, &p); err != nil {
+			return Output{}, fmt.Errorf("decoding %s: %w", ev.Type, err)
+		}
+	}
+	switch ev.Type {
+	case "message.updated":
+		return t.message(p.Info)
+	case "message.part.updated":
+		return t.part(p.Part)
+	case "message.part.delta":
+		return t.delta(p), nil
+	case "session.status":
+		return t.status(p), nil
+	case "session.idle":
+		return Output{Idle: true}, nil
+	case "session.error":
+		return Output{Err: p.Error}, nil
+	case "session.updated", "session.created":
+		return t.session(p.Info)
+	case "todo.updated":
+		return Output{Updates: []acp.SessionUpdate{plan(p.Todos)}}, nil
+	case "permission.asked":
+		var a PermissionAsk
+		err := json.Unmarshal(ev.Properties, &a)
+		return Output{Ask: &a}, err
+	case "question.asked":
+		var q QuestionAsk
+		err := json.Unmarshal(ev.Properties, &q)
+		return Output{Question: &q}, err
+	case "permission.replied", "question.replied", "question.rejected":
+		return Output{Replied: agentkit.Or(p.RequestID, p.ID)}, nil
+	}
+	return Output{Skipped: ev.Type}, nil
+}
+
+// message records who wrote a message; an assistant message also says
+// which agent and model run it.
+func (t *Translator) message(raw json.RawMessage) (Output, error) {
+	var m struct {
+		ID         string `json:"id"`
+		Role       string `json:"role"`
+		Agent      string `json:"agent"`
+		ModelID    string `json:"modelID"`
+		ProviderID string `json:"providerID"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return Output{}, fmt.Errorf("decoding a message: %w", err)
+	}
+	t.roles[m.ID] = m.Role
+	return Output{}, nil
+}
+
+// session reports a new title.
+func (t *Translator) session(raw json.RawMessage) (Output, error) {
+	var s struct {
+		Title string    `json:"title"`
+		Agent string    `json:"agent"`
+		Model *ModelRef `json:"model"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Output{}, fmt.Errorf("decoding a session: %w", err)
+	}
+	out := Output{Model: s.Model, Agent: s.Agent}
+	if s.Title != "" && s.Title != t.title && !strings.HasPrefix(s.Title, "New session - ") {
+		t.title = s.Title
+		title := s.Title
+		out.Updates = append(out.Updates, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: &title}})
+	}
+	return out, nil
+}
+
+// partDoc is a message part, decoded leniently.
+type partDoc struct {
+	ID        string  `json:"id"`
+	MessageID string  `json:"messageID"`
+	Type      string  `json:"type"`
+	Text      string  `json:"text"`
+	Tool      string  `json:"tool"`
+	CallID    string  `json:"callID"`
+	State     toolDoc `json:"state"`
+	Tokens    *Tokens `json:"tokens"`
+	Cost      float64 `json:"cost"`
+	Synthetic bool    `json:"synthetic"`
+}
+
+// toolDoc is a tool part's state.
+type toolDoc struct {
+	Status   string         `json:"status"`
+	Input    agentkit.Input `json:"input"`
+	Output   string         `json:"output"`
+	Title    string         `json:"title"`
+	Error    string         `json:"error"`
+	Metadata agentkit.Input `json:"metadata"`
+}
+
+func (t *Translator) part(raw json.RawMessage) (Output, error) {
+	var p partDoc
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return Output{}, fmt.Errorf("decoding a part: %w", err)
+	}
+	if t.roles[p.MessageID] == "user" {
+		return Output{}, nil // the prompt, echoed
+	}
+	switch p.Type {
+	case "text", "reasoning":
+		return Output{Updates: t.text(p.ID, p.Type, p.Text)}, nil
+	case "tool":
+		return Output{Updates: t.tool(p)}, nil
+	case "step-finish":
+		if p.Tokens != nil {
+			tk := *p.Tokens
+			tk.Cost = p.Cost
+			return Output{Step: &tk}, nil
+		}
+	}
+	return Output{}, nil
+}
+
+// text sends what a part's text adds to what was sent.
+func (t *Translator) text(id, kind, text string) []acp.SessionUpdate {
+	st := t.parts[id]
+	if st == nil {
+		st = &part{kind: kind}
+		t.parts[id] = st
+	}
+	if len(text) <= st.sent {
+		return nil
+	}
+	more := text[st.sent:]
+	st.sent = len(text)
+	return []acp.SessionUpdate{chunk(kind, more)}
+}
+
+func (t *Translator) delta(p properties) Output {
+	if p.Field != "text" || p.Delta == "" || t.roles[p.MessageID] == "user" {
+		return Output{}
+	}
+	st := t.parts[p.PartID]
+	if st == nil {
+		st = &part{kind: "text"}
+		t.parts[p.PartID] = st
+	}
+	st.sent += len(p.Delta)
+	return Output{Updates: []acp.SessionUpdate{chunk(st.kind, p.Delta)}}
+}
+
+func chunk(kind, text string) acp.SessionUpdate {
+	if kind == "reasoning" {
+		return acp.UpdateAgentThoughtText(text)
+	}
+	return acp.UpdateAgentMessageText(text)
+}
+
+func (t *Translator) status(p properties) Output {
+	if p.Status == nil {
+		return Output{}
+	}
+	switch p.Status.Type {
+	case "busy":
+		return Output{Busy: true}
+	case "retry":
+		text := fmt.Sprintf("OpenCode is retrying the model request (attempt %d): %s\n\n", p.Status.Attempt, p.Status.Message)
+		return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentThoughtText(text)}}
+	}
+	return Output{}
+}
+
+// tool shows a tool part: announced at first sight, refreshed while it
+// runs (with live output), finished once it completes or fails.
+func (t *Translator) tool(p partDoc) []acp.SessionUpdate {
+	if p.CallID == "" || p.Tool == "todowrite" { // the todo list is shown as the plan
+		return nil
+	}
+	st := t.tools[p.CallID]
+	if st == nil {
+		st = &callSt{}
+		t.tools[p.CallID] = st
+	}
+	info := tools.Describe(p.Tool, p.State.Input, t.cwd)
+	info.RawInput = p.State.Input
+	if info.RawInput == nil {
+		info.RawInput = map[string]any{}
+	}
+	status := toolStatus(p.State.Status)
+	var out []acp.SessionUpdate
+	if !st.shown {
+		st.shown, st.status = true, string(status)
+		out = append(out, info.Start(p.CallID, status))
+		if status != acp.ToolCallStatusCompleted && status != acp.ToolCallStatusFailed {
+			return append(out, t.running(p)...)
+		}
+	} else if p.State.Status == "running" || p.State.Status == "pending" {
+		if seen := fmt.Sprint(status, info.Title, p.State.Input); seen != st.seen {
+			st.seen = seen
+			out = append(out, info.Refresh(p.CallID, acp.WithUpdateStatus(status)))
+		}
+		return append(out, t.running(p)...)
+	}
+	st.status = string(status)
+	return append(out, finish(p))
+}
+
+// Announce makes sure a tool call exists for a permission ask about a
+// call the events have not shown (yet).
+func (t *Translator) Announce(id string, info agentkit.ToolInfo) []acp.SessionUpdate {
+	st := t.tools[id]
+	if st != nil && st.shown {
+		return nil
+	}
+	t.tools[id] = &callSt{shown: true, status: string(acp.ToolCallStatusPending)}
+	return []acp.SessionUpdate{info.Start(id, acp.ToolCallStatusPending)}
+}
+
+// running is a running call's live output, if it has any.
+func (t *Translator) running(p partDoc) []acp.SessionUpdate {
+	if p.State.Status != "running" {
+		return nil
+	}
+	if out := p.State.Metadata.Str("output"); out != "" && p.Tool == "bash" {
+		return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(p.CallID), acp.WithUpdateContent(agentkit.Console(out)))}
+	}
+	return nil
+}
+
+func toolStatus(s string) acp.ToolCallStatus {
+	switch s {
+	case "running":
+		return acp.ToolCallStatusInProgress
+	case "completed":
+		return acp.ToolCallStatusCompleted
+	case "error":
+		return acp.ToolCallStatusFailed
+	}
+	return acp.ToolCallStatusPending
+}
+
+// finish is a finished call's last update: its status, output and raw
+// output. Edits keep their diff (content replaces the whole collection).
+func finish(p partDoc) acp.SessionUpdate {
+	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(toolStatus(p.State.Status))}
+	if p.State.Status == "error" {
+		opts = append(opts, acp.WithUpdateContent(agentkit.Texts(p.State.Error)),
+			acp.WithUpdateRawOutput(map[string]any{"error": p.State.Error}))
+		return acp.UpdateToolCall(acp.ToolCallId(p.CallID), opts...)
+	}
+	if content := resultContent(p.Tool, p.State.Output); content != nil {
+		opts = append(opts, acp.WithUpdateContent(content))
+	}
+	raw := map[string]any{"output": p.State.Output}
+	if p.State.Metadata != nil {
+		raw["metadata"] = p.State.Metadata
+	}
+	opts = append(opts, acp.WithUpdateRawOutput(raw))
+	return acp.UpdateToolCall(acp.ToolCallId(p.CallID), opts...)
+}
+
+func plan(todos []todo) acp.SessionUpdate {
+	entries := make([]acp.PlanEntry, 0, len(todos))
+	for _, td := range todos {
+		entries = append(entries, agentkit.PlanEntry(td.Content, td.Status, td.Priority))
+	}
+	return acp.UpdatePlan(entries...)
+}

@@ -1,0 +1,107 @@
+package opencode
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/golden"
+)
+
+// TestTranslator_golden feeds each file's opencode.jsonl (SSE events of a
+// real server) through a fresh Translator and compares what comes out
+// with acp.jsonl.
+func TestTranslator_golden(t *testing.T) {
+	golden.Txtar(t, "testdata/golden/*.txtar", "opencode.jsonl", func(t *testing.T, in []byte) []golden.Section {
+		return []golden.Section{{Name: "acp.jsonl", Data: translateAll(t, in)}}
+	})
+}
+
+// translateAll renders the updates of each event, and as a "#" line what
+// else it means to the session.
+func translateAll(t *testing.T, in []byte) string {
+	tr := NewTranslator("/home/dev/project")
+	var b strings.Builder
+	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+		var ev Event
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		out, err := tr.Translate(ev)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, u := range out.Updates {
+			j, err := json.Marshal(u)
+			if err != nil {
+				t.Fatalf("line %d: %v", i+1, err)
+			}
+			b.Write(j)
+			b.WriteByte('\n')
+		}
+		if note := notes(out); len(note) > 0 {
+			j, _ := json.Marshal(map[string]any{"#": note})
+			b.Write(j)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func notes(out Output) map[string]any {
+	n := map[string]any{}
+	if out.Busy {
+		n["busy"] = true
+	}
+	if out.Idle {
+		n["idle"] = true
+	}
+	if out.Err != nil {
+		n["error"] = out.Err.Message()
+	}
+	if out.Step != nil {
+		n["step"] = out.Step
+	}
+	if out.Ask != nil {
+		n["ask"] = out.Ask.ID
+	}
+	if out.Question != nil {
+		n["question"] = out.Question.ID
+	}
+	if out.Replied != "" {
+		n["replied"] = out.Replied
+	}
+	return n
+}
+
+// FuzzTranslate: nothing makes the translator panic, and whatever updates
+// it returns encode.
+func FuzzTranslate(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"message.part.delta","properties":{"messageID":"m","partID":"p","field":"text","delta":"hi"}}`,
+		`{"type":"message.part.updated","properties":{"part":{"type":"tool","tool":"bash","callID":"c","state":{"status":"running","input":{"command":"ls"},"metadata":{"output":"a"}}}}}`,
+		`{"type":"todo.updated","properties":{"todos":[{"content":"x","status":"in_progress","priority":"high"}]}}`,
+		`{"type":"session.error","properties":{"error":{"name":"APIError","data":{"message":"m","statusCode":400}}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var ev Event
+		if json.Unmarshal(line, &ev) != nil {
+			return
+		}
+		tr := NewTranslator("/w")
+		for range 2 {
+			out, err := tr.Translate(ev)
+			if err != nil {
+				return
+			}
+			for _, u := range out.Updates {
+				if _, err := json.Marshal(u); err != nil {
+					t.Fatalf("update does not encode: %v", err)
+				}
+			}
+		}
+	})
+}
