@@ -13,6 +13,10 @@
 #           end-to-end tests against translators/codex/fakeresponses; the
 #           path printed is the native binary inside the package, which is
 #           what the tests run (the npm wrapper only execs it)
+#   opencode  the OpenCode CLI (npm opencode-ai), used by the OpenCode
+#           backend's end-to-end tests against translators/opencode/fakechat;
+#           the path printed is the native binary inside the package's
+#           platform-specific optional dependency
 #
 # Not installed by default (only the benchmarks need them; large):
 #   zed-claude-adapter  Zed's Claude ACP adapter (npm
@@ -144,6 +148,54 @@ install_codex() {
 	echo "$PWD/$path"
 }
 
+# install_opencode installs the OpenCode CLI into .tools/opencode and prints
+# the path of its native binary: the Bun single-file executable that the
+# platform-specific optional dependency (opencode-linux-x64, …) ships in
+# its bin/. The package's postinstall hard-links it to the wrapper's
+# bin/opencode.exe and runs it with --version; the tests run the
+# dependency's copy directly.
+install_opencode() {
+	local version=1.18.33
+	local pkg
+	case "$(uname -s)-$(uname -m)" in
+	Linux-x86_64) pkg=opencode-linux-x64 ;;
+	Linux-aarch64 | Linux-arm64) pkg=opencode-linux-arm64 ;;
+	Darwin-x86_64) pkg=opencode-darwin-x64 ;;
+	Darwin-arm64) pkg=opencode-darwin-arm64 ;;
+	*)
+		echo "install-tools: no native opencode binary known for $(uname -s)-$(uname -m)" >&2
+		return 1
+		;;
+	esac
+	# Any run of opencode, even --version (≈1 s), creates its directories
+	# under the XDG base directories and TMPDIR; point them at a scratch
+	# directory, for the postinstall's run too.
+	local scratch wrapper got
+	scratch=$(mktemp -d)
+	wrapper=$(XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" XDG_CACHE_HOME="$scratch/cache" \
+		XDG_STATE_HOME="$scratch/state" TMPDIR="$scratch" install_npm_tool opencode-ai "$version" opencode opencode) || {
+		rm -rf "$scratch"
+		return 1
+	}
+	local path="$TOOLS_DIR/opencode/node_modules/$pkg/bin/opencode"
+	if [[ ! -x $path ]]; then
+		rm -rf "$scratch"
+		echo "install-tools: $wrapper is installed but the native binary $path is not" >&2
+		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
+		return 1
+	fi
+	got=$(HOME="$scratch" XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" \
+		XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" TMPDIR="$scratch" \
+		OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 \
+		"$path" --version 2>/dev/null | head -n 1) || true
+	rm -rf "$scratch"
+	if [[ $got != "$version" ]]; then
+		echo "install-tools: $path --version printed '${got}', want $version" >&2
+		return 1
+	fi
+	echo "$PWD/$path"
+}
+
 # install_zed_claude_adapter installs Zed's Claude ACP adapter into
 # .tools/claude-agent-acp. It runs Claude Code through the Claude Agent SDK,
 # which bundles its own native CLI (an optional dependency);
@@ -175,11 +227,12 @@ main() {
 			acpx) install_acpx ;;
 			claude) install_claude ;;
 			codex) install_codex ;;
+			opencode) install_opencode ;;
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
 				return 2
 				;;
 			esac
@@ -189,6 +242,7 @@ main() {
 	install_acpx
 	install_claude
 	install_codex
+	install_opencode
 }
 
 main "$@"

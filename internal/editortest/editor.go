@@ -189,6 +189,13 @@ func (c *Client) Asked() int {
 	return len(c.asked)
 }
 
+// Asks returns the permission asks so far.
+func (c *Client) Asks() []acp.RequestPermissionRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]acp.RequestPermissionRequest(nil), c.asked...)
+}
+
 // WithPrompt is a turn's updates as a replay shows them: the prompt first.
 func WithPrompt(prompt string, us []acp.SessionUpdate) string {
 	return acptest.Conversation(append([]acp.SessionUpdate{acp.UpdateUserMessageText(prompt)}, us...))

@@ -222,7 +222,7 @@ func (s *server) stop() {
 	for _, es := range streams {
 		es.close()
 	}
-	s.p.Stop()
+	s.p.Terminate() // a server ignores its stdin ending
 }
 
 // eventStream is the one SSE consumer of a directory's instance: it

@@ -128,6 +128,13 @@ func (p *Process) Stop() {
 	<-p.done
 }
 
+// Terminate stops a process that does not exit when its stdin ends (a
+// server): SIGTERM to its process group, then the rest of Stop's ladder.
+func (p *Process) Terminate() {
+	signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+	p.Stop()
+}
+
 // Kill sends SIGKILL to the process group at once (tests use it to play a
 // crash).
 func (p *Process) Kill() error {

@@ -1,0 +1,334 @@
+package opencode
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
+	"github.com/coder/acp-go-sdk"
+)
+
+// The tests in this file run the real, pinned opencode (installed by
+// scripts/install-tools.sh) against the fake Chat Completions API,
+// isolated in its own HOME, through the bridge, driven by an ACP client.
+// They skip loudly when opencode is missing, and fail instead under
+// ACPBRIDGE_REQUIRE_E2E=1. Most share one server (a start costs seconds);
+// each test works in a directory of its own.
+
+// world is one fake model and one OpenCode home.
+type world struct {
+	bin  string
+	srv  *fakechat.Server
+	home string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{bin: fakechat.OpencodeBin(t), srv: fakechat.New(fakechat.Directives())}
+	t.Cleanup(w.srv.Close)
+	w.home = fakechat.Home(t, w.srv.URL)
+	return w
+}
+
+func (w *world) backend() *Backend {
+	return New(Options{Path: w.bin, Env: fakechat.Env(w.home, fakechat.ConfigPath(w.home))})
+}
+
+// shared is the backend most tests share: one server for them all.
+var shared struct {
+	once sync.Once
+	w    *world
+	b    *Backend
+}
+
+// kept is a Backend whose Close leaves the shared server running: it
+// dies with the test binary (its process group is killed when the bridge
+// process goes).
+type kept struct{ *Backend }
+
+func (kept) Close() error { return nil }
+
+// sharedEditor starts a bridge on the shared server.
+func sharedEditor(t *testing.T) (*editortest.Editor, *world) {
+	t.Helper()
+	bin := fakechat.OpencodeBin(t) // skips before anything is shared
+	shared.once.Do(func() {
+		srv := fakechat.New(fakechat.Directives())
+		home, err := os.MkdirTemp("", "acpbridge-opencode-e2e-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fakechat.WriteHome(home, srv.URL); err != nil {
+			t.Fatal(err)
+		}
+		shared.w = &world{bin: bin, srv: srv, home: home}
+		shared.b = shared.w.backend()
+	})
+	return editortest.StartEditor(t, kept{shared.b}, t.TempDir(), bridge.PersistAuto), shared.w
+}
+
+// workspace is a fresh git repository to work in.
+func workspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Logf("git init: %v: %s (continuing without git)", err, out)
+	}
+	return dir
+}
+
+func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
+
+func TestE2E_textTurnAndOptions(t *testing.T) {
+	e, _ := sharedEditor(t)
+	resp := e.NewSessionResponse(workspace(t))
+	choices := acptest.Choices(resp.ConfigOptions)
+	if !contains(choices[optMode], "build") || !contains(choices[optMode], "plan") || !contains(choices[optModel], fakechat.ModelRef) {
+		t.Errorf("session/new options %v; want modes build and plan and the fake model", choices)
+	}
+	if cur := acptest.Current(resp.ConfigOptions); cur[optMode] != "build" || cur[optModel] != fakechat.ModelRef {
+		t.Errorf("current options %v", cur)
+	}
+	pr, err := e.Prompt(resp.SessionId, "hello there")
+	if err != nil || pr.StopReason != acp.StopReasonEndTurn || pr.Usage == nil {
+		t.Fatalf("prompt: %+v, %v", pr, err)
+	}
+	if got := e.Client.Conversation(); !strings.Contains(got, "agent: "+fakechat.AnswerTextPrefix+"hello there") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestE2E_bashPermission(t *testing.T) {
+	for option, want := range map[string]string{"once": "completed", "reject": "failed"} {
+		t.Run(option, func(t *testing.T) {
+			e, _ := sharedEditor(t)
+			e.Client.Option = option
+			cwd := workspace(t)
+			id := e.NewSession(cwd)
+			if _, err := e.Prompt(id, "run: touch made.txt && echo made"); err != nil {
+				t.Fatal(err)
+			}
+			got := e.Client.Conversation()
+			if !strings.Contains(got, " execute "+want+" touch made.txt && echo made\n") || e.Client.Asked() != 1 {
+				t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
+			}
+			_, err := os.Stat(filepath.Join(cwd, "made.txt"))
+			if ran := err == nil; ran != (option == "once") {
+				t.Errorf("the command ran: %v, want %v", ran, option == "once")
+			}
+		})
+	}
+}
+
+// TestE2E_writeAskShowsTheDiff: the permission ask for a write carries
+// the diff the editor reviews, and the file is written once allowed.
+func TestE2E_writeAskShowsTheDiff(t *testing.T) {
+	e, _ := sharedEditor(t)
+	e.Client.Option = "once"
+	cwd := workspace(t)
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "write: notes.txt hello world"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cwd, "notes.txt")
+	asks := e.Client.Asks()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	var diff *acp.ToolCallContentDiff
+	for _, c := range asks[0].ToolCall.Content {
+		if c.Diff != nil {
+			diff = c.Diff
+		}
+	}
+	if diff == nil || diff.Path != path || !strings.Contains(diff.NewText, "hello world") {
+		t.Errorf("ask %+v; want the diff of %s", asks[0].ToolCall, path)
+	}
+	if b, err := os.ReadFile(path); err != nil || strings.TrimSpace(string(b)) != "hello world" {
+		t.Errorf("file: %q, %v", b, err)
+	}
+}
+
+func TestE2E_todoIsThePlan(t *testing.T) {
+	e, _ := sharedEditor(t)
+	id := e.NewSession(workspace(t))
+	if _, err := e.Prompt(id, "todo"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.Client.Conversation()
+	if !strings.Contains(got, "plan first step in_progress\nplan second step pending\n") || strings.Contains(got, "todowrite") {
+		t.Errorf("conversation:%s\nwant the todo list as the plan", got)
+	}
+}
+
+// TestE2E_questionIsAChoice: OpenCode's question becomes a permission ask
+// whose options are the answers; the answer picked reaches the model.
+func TestE2E_questionIsAChoice(t *testing.T) {
+	e, w := sharedEditor(t)
+	e.Client.Option = "answer-1"
+	id := e.NewSession(workspace(t))
+	if _, err := e.Prompt(id, "ask"); err != nil {
+		t.Fatal(err)
+	}
+	asks := e.Client.Asks()
+	if len(asks) != 1 || len(asks[0].Options) != 3 || asks[0].Options[1].OptionId != "answer-1" {
+		t.Fatalf("asks %+v; want the question with red, blue and a way out", asks)
+	}
+	if !strings.Contains(lastResult(w), `"blue"`) {
+		t.Errorf("the model got %q; want the answer blue", lastResult(w))
+	}
+}
+
+// lastResult is the content of the tool result the model last got.
+func lastResult(w *world) string {
+	reqs := w.srv.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if len(reqs[i].Results) > 0 {
+			return reqs[i].Results[0].Content
+		}
+	}
+	return ""
+}
+
+func TestE2E_imageReachesTheModel(t *testing.T) {
+	e, _ := sharedEditor(t)
+	id := e.NewSession(workspace(t))
+	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+	_, err := e.CS.Prompt(e.Ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("look at this"), acp.ImageBlock(png, "image/png")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Client.Conversation(); !strings.Contains(got, fakechat.ImagesText(1)) {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+// TestE2E_cancelThenTheNextTurn: a cancelled slow turn answers cancelled,
+// and the idle OpenCode repeats after an abort does not end the next turn
+// early.
+func TestE2E_cancelThenTheNextTurn(t *testing.T) {
+	e, _ := sharedEditor(t)
+	id := e.NewSession(workspace(t))
+	done := make(chan acp.PromptResponse, 1)
+	go func() {
+		resp, err := e.Prompt(id, "slow please")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		done <- resp
+	}()
+	e.WaitFor(isText)
+	if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case resp := <-done:
+		if resp.StopReason != acp.StopReasonCancelled {
+			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("cancelled prompt did not return")
+	}
+	e.Client.Take()
+	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt after cancel: %+v, %v", resp, err)
+	}
+	if got := e.Client.Conversation(); !strings.Contains(got, fakechat.AnswerTextPrefix+"hello again") {
+		t.Errorf("the turn after the cancel:%s\nwant its whole answer", got)
+	}
+}
+
+func TestE2E_modelError(t *testing.T) {
+	e, _ := sharedEditor(t)
+	_, err := e.Prompt(e.NewSession(workspace(t)), "fail400")
+	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32603 || !strings.Contains(re.Message, fakechat.Fail400Message) {
+		t.Errorf("HTTP 400 from the model: %v; want -32603 with its message", err)
+	}
+}
+
+// TestE2E_serverKilledMidTurn: the turn fails with the server's exit, and
+// the next prompt starts another server and continues the session.
+func TestE2E_serverKilledMidTurn(t *testing.T) {
+	w := newWorld(t)
+	b := w.backend()
+	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(workspace(t))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Prompt(id, "slow please")
+		errc <- err
+	}()
+	e.WaitFor(isText)
+	b.mu.Lock()
+	srv := b.srv
+	b.mu.Unlock()
+	syscall.Kill(-srv.p.Pid(), syscall.SIGKILL)
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("prompt on a killed server: %v; want an error saying it was killed", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("prompt did not return after the kill")
+	}
+	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("prompt after the kill: %+v, %v", resp, err)
+	}
+}
+
+// TestE2E_restartLoadsAndContinues: after a bridge restart, session/load
+// replays acpbridge's transcript, and the next prompt continues the same
+// OpenCode session (the model sees the earlier turn).
+func TestE2E_restartLoadsAndContinues(t *testing.T) {
+	w := newWorld(t)
+	state, cwd := t.TempDir(), workspace(t)
+	e := editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto)
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "hello there"); err != nil {
+		t.Fatal(err)
+	}
+	live := editortest.WithPrompt("hello there", e.Client.Take())
+	e.Stop()
+
+	e2 := editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto)
+	e2.Load(id, cwd)
+	if got := e2.Client.Conversation(); got != live {
+		t.Errorf("replay:%s\nwant (live):%s", got, live)
+	}
+	if _, err := e2.Prompt(id, "second prompt"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := w.srv.Requests()
+	last := reqs[len(reqs)-1]
+	if !strings.Contains(strings.Join(userTexts(last), "\n"), "hello there") {
+		t.Errorf("the continued session's request lacks the first turn: %q", userTexts(last))
+	}
+}
+
+func userTexts(r fakechat.Request) []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role == "user" {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
