@@ -24,4 +24,5 @@ fuzz ./persist FuzzParseTranscript
 fuzz ./acp FuzzGuard
 fuzz ./translators/claude FuzzTranslate
 fuzz ./translators/codex FuzzTranslate
+fuzz ./translators/opencode FuzzTranslate
 echo "all tests passed"
