@@ -13,11 +13,13 @@ import (
 
 // Config option ids the bridge itself knows: the mode (also offered as
 // ACP session modes, for clients that predate config options), the model,
-// and the agent, which the bridge adds to every session.
+// and the agent, which the bridge adds to every session. Backends that
+// offer a thinking effort call it ConfigEffort.
 const (
-	ConfigMode  = "mode"
-	ConfigModel = "model"
-	ConfigAgent = "agent"
+	ConfigMode   = "mode"
+	ConfigModel  = "model"
+	ConfigEffort = "effort"
+	ConfigAgent  = "agent"
 )
 
 // State is what session/new, load and resume answer with.

@@ -122,7 +122,7 @@ func (b *Backend) args(l launch) []string {
 	if l.model != "" && l.model != "default" {
 		args = append(args, "--model", l.model)
 	}
-	if l.effort != "" && l.effort != effortDefault {
+	if l.effort != "" && l.effort != agentkit.EffortDefault {
 		args = append(args, "--effort", l.effort)
 	}
 	resume, mcp := l.resume, l.mcp

@@ -5,19 +5,12 @@ import (
 	"os"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
 // Claude applies its mode, model and effort at once, through the control
 // protocol, so none of its options is NextTurn.
-const (
-	optMode   = bridge.ConfigMode
-	optModel  = bridge.ConfigModel
-	optEffort = "effort"
-)
-
-// effortDefault leaves the effort to Claude Code's settings and model.
-const effortDefault = "default"
 
 var modes = []bridge.Choice{
 	{Value: "default", Name: "Default", Description: "Ask before edits and commands"},
@@ -35,7 +28,7 @@ func modeOption() bridge.ConfigOption {
 	if !bypassAllowed() {
 		choices = modes[:3]
 	}
-	return bridge.ConfigOption{ID: optMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+	return bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
 		Current: "default", Choices: choices}
 }
 
@@ -49,18 +42,14 @@ func modelOption(models []bridge.Choice) bridge.ConfigOption {
 	if len(models) == 0 {
 		models = aliases
 	}
-	return bridge.ConfigOption{ID: optModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
+	return bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
 		Current: "default", Choices: models}
 }
 
 func effortOption() bridge.ConfigOption {
-	return bridge.ConfigOption{ID: optEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
-		Current: effortDefault, Description: "How hard Claude thinks before it answers",
-		Choices: []bridge.Choice{
-			{Value: effortDefault, Name: "Default", Description: "As Claude Code's settings and the model decide"},
-			{Value: "low", Name: "Low"}, {Value: "medium", Name: "Medium"},
-			{Value: "high", Name: "High"}, {Value: "xhigh", Name: "Extra high"},
-		}}
+	o := agentkit.EffortOption("As Claude Code's settings and the model decide", false, "low", "medium", "high", "xhigh")
+	o.Description = "How hard Claude thinks before it answers"
+	return o
 }
 
 func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
@@ -70,17 +59,17 @@ func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
 func (s *session) SetConfig(ctx context.Context, id, value string) error {
 	var req map[string]any
 	switch id {
-	case optMode:
+	case bridge.ConfigMode:
 		req = map[string]any{"subtype": "set_permission_mode", "mode": value}
-	case optModel:
+	case bridge.ConfigModel:
 		var model any = value
 		if value == "default" {
 			model = nil
 		}
 		req = map[string]any{"subtype": "set_model", "model": model}
-	case optEffort:
+	case bridge.ConfigEffort:
 		var level any = value
-		if value == effortDefault {
+		if value == agentkit.EffortDefault {
 			level = nil
 		}
 		req = map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": level}}

@@ -273,29 +273,29 @@ func TestE2E_configOptions(t *testing.T) {
 	cwd := t.TempDir()
 	resp := e.NewSessionResponse(cwd)
 	choices := acptest.Choices(resp.ConfigOptions)
-	for _, id := range []string{optMode, optModel, optEffort, bridge.ConfigAgent} {
+	for _, id := range []string{bridge.ConfigMode, bridge.ConfigModel, bridge.ConfigEffort, bridge.ConfigAgent} {
 		if len(choices[id]) == 0 {
 			t.Errorf("session/new offers no %s option: %v", id, choices)
 		}
 	}
-	if resp.Modes == nil || len(resp.Modes.AvailableModes) != len(choices[optMode]) {
-		t.Errorf("modes %+v do not match the mode option %v", resp.Modes, choices[optMode])
+	if resp.Modes == nil || len(resp.Modes.AvailableModes) != len(choices[bridge.ConfigMode]) {
+		t.Errorf("modes %+v do not match the mode option %v", resp.Modes, choices[bridge.ConfigMode])
 	}
 	id := resp.SessionId
-	for _, mode := range choices[optMode] {
-		opts, err := e.SetConfig(id, optMode, mode)
-		if err != nil || acptest.Current(opts)[optMode] != mode {
-			t.Errorf("mode %s: %v (current %q)", mode, err, acptest.Current(opts)[optMode])
+	for _, mode := range choices[bridge.ConfigMode] {
+		opts, err := e.SetConfig(id, bridge.ConfigMode, mode)
+		if err != nil || acptest.Current(opts)[bridge.ConfigMode] != mode {
+			t.Errorf("mode %s: %v (current %q)", mode, err, acptest.Current(opts)[bridge.ConfigMode])
 		}
 	}
-	if _, err := e.SetConfig(id, optEffort, "low"); err != nil {
+	if _, err := e.SetConfig(id, bridge.ConfigEffort, "low"); err != nil {
 		t.Fatal(err)
 	}
 	mode := "acceptEdits"
-	if slices.Contains(choices[optMode], "bypassPermissions") {
+	if slices.Contains(choices[bridge.ConfigMode], "bypassPermissions") {
 		mode = "bypassPermissions"
 	}
-	if _, err := e.SetConfig(id, optMode, mode); err != nil {
+	if _, err := e.SetConfig(id, bridge.ConfigMode, mode); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Prompt(id, "WRITE_FILE: bypass.txt written"); err != nil {

@@ -71,8 +71,8 @@ func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.O
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns = agentkit.NewTurns[*Result](s.life)
 	s.cfg.Restore(opts.Config)
-	if m := opts.Config[optModel]; m != "" {
-		s.cfg.Adopt(optModel, m) // claude takes any model name
+	if m := opts.Config[bridge.ConfigModel]; m != "" {
+		s.cfg.Adopt(bridge.ConfigModel, m) // claude takes any model name
 	}
 	return s
 }
@@ -89,7 +89,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		return s.p, s.ready
 	}
 	s.ready, s.readyErr = make(chan struct{}), nil
-	l := launch{mode: s.cfg.Get(optMode), model: s.cfg.Get(optModel), effort: s.cfg.Get(optEffort),
+	l := launch{mode: s.cfg.Get(bridge.ConfigMode), model: s.cfg.Get(bridge.ConfigModel), effort: s.cfg.Get(bridge.ConfigEffort),
 		resume: s.nativeID, mcp: s.mcp, bypass: bypassAllowed()}
 	p, err := proc.Start(proc.Spec{Path: s.path, Args: s.b.args(l), Dir: s.cwd, Env: s.b.env()})
 	if err != nil {
@@ -175,9 +175,9 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 	s.mu.Unlock()
 	if len(models) > 0 { // before ready: a turn's system/init may name one
 		s.b.learnModels(models)
-		current := s.cfg.Get(optModel)
+		current := s.cfg.Get(bridge.ConfigModel)
 		s.cfg.Put(modelOption(models))
-		s.cfg.Adopt(optModel, current)
+		s.cfg.Adopt(bridge.ConfigModel, current)
 	}
 	close(ready)
 	if err != nil {
@@ -280,26 +280,26 @@ func (s *session) translate(line []byte) {
 // it is not the one picked: one set in Claude's own settings, say. The
 // option that runs it becomes current, or the model itself if none does.
 func (s *session) modelReported(model string) {
-	current := s.cfg.Get(optModel)
+	current := s.cfg.Get(bridge.ConfigModel)
 	s.mu.Lock()
 	if current == model || s.resolved[current] == model {
 		s.mu.Unlock()
 		return
 	}
 	id := model
-	o, _ := s.cfg.Option(optModel)
+	o, _ := s.cfg.Option(bridge.ConfigModel)
 	if i := slices.IndexFunc(o.Choices, func(c bridge.Choice) bool { return s.resolved[c.Value] == model }); i >= 0 {
 		id = o.Choices[i].Value
 	}
 	s.mu.Unlock()
-	s.cfg.Adopt(optModel, id)
+	s.cfg.Adopt(bridge.ConfigModel, id)
 	s.log.Debug("claude runs another model than the one picked", "model", model, "option", id)
 	s.ev.ConfigChanged()
 }
 
 // modeReported follows a mode change Claude made itself (ExitPlanMode).
 func (s *session) modeReported(mode string) {
-	if s.cfg.Set(optMode, mode) {
+	if s.cfg.Set(bridge.ConfigMode, mode) {
 		s.ev.Update(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}})
 		s.ev.ConfigChanged()
 	}

@@ -113,7 +113,7 @@ func TestSession_textTurn(t *testing.T) {
 	if n.NativeID() != "fake-session-1" {
 		t.Errorf("native id %q", n.NativeID())
 	}
-	if o := option(n, optModel); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || ev.changed == 0 {
+	if o := option(n, bridge.ConfigModel); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || ev.changed == 0 {
 		t.Errorf("models %+v after initialize (config changed %d times)", o, ev.changed)
 	}
 }
@@ -208,7 +208,7 @@ func TestSession_authErrorIsAuthRequired(t *testing.T) {
 }
 
 func TestSession_argsModesAndModels(t *testing.T) {
-	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Config: map[string]string{optMode: "plan", optModel: "sonnet", optEffort: "high"},
+	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigModel: "sonnet", bridge.ConfigEffort: "high"},
 		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, newEvents("allow"))
 	if _, err := prompt(t, n, "hi"); err != nil {
 		t.Fatal(err)
@@ -221,7 +221,7 @@ func TestSession_argsModesAndModels(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	for id, v := range map[string]string{optMode: "acceptEdits", optModel: "default", optEffort: "low"} {
+	for id, v := range map[string]string{bridge.ConfigMode: "acceptEdits", bridge.ConfigModel: "default", bridge.ConfigEffort: "low"} {
 		if err := n.SetConfig(ctx, id, v); err != nil || option(n, id).Current != v {
 			t.Errorf("set %s: %v, current %q", id, err, option(n, id).Current)
 		}
@@ -248,7 +248,7 @@ func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
 		if _, err := prompt(t, n, "hi"); err != nil {
 			t.Fatal(err)
 		}
-		o := option(n, optModel)
+		o := option(n, bridge.ConfigModel)
 		if o.Current != tc.want || !slices.ContainsFunc(o.Choices, func(c bridge.Choice) bool { return c.Value == tc.want }) {
 			t.Errorf("claude runs %s: current model %q of %v, want %q", tc.runs, o.Current, o.Choices, tc.want)
 		}

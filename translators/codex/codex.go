@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -28,23 +27,18 @@ type Options = agentkit.Options
 type Backend struct {
 	agentkit.CLI
 
-	startMu sync.Mutex // serialises starting the server
-
-	catMu sync.Mutex // serialises asking for the models
-
-	mu       sync.Mutex          // protects the fields below
-	srv      *server             // the running server, or nil
-	closing  bool                // Close was called
-	sessions map[string]*session // by thread id
-	models   []modelDoc          // model/list, once known
-	listed   bool                // model/list answered
+	shared   agentkit.Shared[*server]
+	sessions agentkit.Registry[*session] // by thread id
+	models   agentkit.Lazy[[]modelDoc]   // model/list
 }
 
 var _ bridge.Backend = (*Backend)(nil)
 
 // New returns the Codex backend.
 func New(opts Options) *Backend {
-	return &Backend{CLI: agentkit.NewCLI("codex", EnvVar, opts), sessions: map[string]*session{}}
+	b := &Backend{CLI: agentkit.NewCLI("codex", EnvVar, opts)}
+	b.shared.Start, b.shared.Gone = b.start, b.gone
+	return b
 }
 
 // Info: codex takes images and embedded context, and thread/resume
@@ -93,50 +87,32 @@ func (b *Backend) Warm() {
 // per bridge. A server that does not start is an error; a model list it
 // can't give is not (the session then has no model options).
 func (b *Backend) catalog(ctx context.Context) error {
-	b.catMu.Lock()
-	defer b.catMu.Unlock()
-	if b.modelsKnown() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	srv, err := b.server(ctx)
-	if err != nil {
-		return err
-	}
-	var res struct {
-		Data []modelDoc `json:"data"`
-	}
-	if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
-		b.Log().Warn("listing codex models", "err", err)
-	}
-	b.mu.Lock()
-	b.models, b.listed = res.Data, true
-	b.mu.Unlock()
-	return nil
-}
-
-func (b *Backend) modelsKnown() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.listed
+	_, err := b.models.Get(func() ([]modelDoc, error) {
+		ctx, cancel := context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+		srv, err := b.shared.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var res struct {
+			Data []modelDoc `json:"data"`
+		}
+		if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
+			b.Log().Warn("listing codex models", "err", err)
+		}
+		return res.Data, nil
+	})
+	return err
 }
 
 func (b *Backend) modelDocs() []modelDoc {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.models
+	docs, _ := b.models.Peek()
+	return docs
 }
 
 // Close stops the server.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	srv := b.srv
-	b.srv, b.closing = nil, true
-	b.mu.Unlock()
-	if srv != nil {
-		srv.stop()
-	}
+	b.shared.Close()
 	return nil
 }
 
@@ -144,34 +120,6 @@ func (b *Backend) Close() error {
 type server struct {
 	p   *proc.Process
 	cli *jrpc2.Client
-}
-
-// server returns the running server, starting one if there is none.
-func (b *Backend) server(ctx context.Context) (*server, error) {
-	b.startMu.Lock()
-	defer b.startMu.Unlock()
-	b.mu.Lock()
-	srv := b.srv
-	b.mu.Unlock()
-	if srv != nil {
-		return srv, nil
-	}
-	srv, err := b.start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	closing := b.closing
-	if !closing {
-		b.srv = srv
-	}
-	b.mu.Unlock()
-	if closing { // Close ran while it started: leave nothing behind
-		srv.stop()
-		return nil, fmt.Errorf("%w: the codex backend is closed", bridge.ErrAgentUnavailable)
-	}
-	go b.watch(srv)
-	return srv, nil
 }
 
 // start runs `codex app-server` (with the plan tool on, so that turns can
@@ -196,11 +144,11 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	init := map[string]any{"clientInfo": map[string]any{"name": "acpbridge", "title": "acpbridge", "version": "0.1"},
 		"capabilities": map[string]any{"experimentalApi": false}}
 	if err := srv.call(ctx, "initialize", init, nil); err != nil {
-		srv.stop()
+		srv.Stop()
 		return nil, fmt.Errorf("codex app-server did not start: %w", err)
 	}
 	if err := cli.Notify(ctx, "initialized", nil); err != nil {
-		srv.stop()
+		srv.Stop()
 		return nil, fmt.Errorf("codex app-server did not start: %w", err)
 	}
 	b.Log().Debug("codex app-server started", "pid", p.Pid())
@@ -240,32 +188,22 @@ func (srv *server) call(ctx context.Context, method string, params, result any) 
 // server's exit, whose status and stderr say more.
 const exitWait = 2 * time.Second
 
-func (srv *server) stop() {
+// Stop stops the server and its client.
+func (srv *server) Stop() {
 	srv.p.Stop()
 	srv.cli.Close()
 }
 
-// watch waits for the server to exit and tells every session.
-func (b *Backend) watch(srv *server) {
-	<-srv.p.Done()
-	err := srv.p.Exited()
-	srv.cli.Close()
-	b.mu.Lock()
-	if b.srv == srv {
-		b.srv = nil
-	}
-	var ss []*session
-	for _, s := range b.sessions {
-		ss = append(ss, s)
-	}
-	closing := b.closing
-	b.mu.Unlock()
-	if closing {
-		b.Log().Debug("codex app-server stopped", "err", err)
-		return
-	}
+// Done is closed once the server has exited.
+func (srv *server) Done() <-chan struct{} { return srv.p.Done() }
+
+// Exited is how the server exited, with its stderr.
+func (srv *server) Exited() error { return srv.p.Exited() }
+
+// gone tells every session that the server died.
+func (b *Backend) gone(srv *server, err error) {
 	b.Log().Warn("codex app-server exited", "err", err)
-	for _, s := range ss {
+	for _, s := range b.sessions.All() {
 		s.serverGone(srv, err)
 	}
 }
@@ -294,21 +232,8 @@ func (b *Backend) session(raw json.RawMessage) *session {
 	if json.Unmarshal(raw, &p) != nil || p.ThreadID == "" {
 		return nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.sessions[p.ThreadID]
-}
-
-func (b *Backend) register(thread string, s *session) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sessions[thread] = s
-}
-
-func (b *Backend) unregister(thread string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.sessions, thread)
+	s, _ := b.sessions.Get(p.ThreadID)
+	return s
 }
 
 // versionless frames JSON-RPC by lines and adds the "jsonrpc":"2.0" that

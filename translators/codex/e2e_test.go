@@ -15,6 +15,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -200,9 +201,8 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 		errc <- err
 	}()
 	e.WaitFor(isText)
-	b.mu.Lock()
-	pid := b.srv.p.Pid()
-	b.mu.Unlock()
+	srv, _ := b.shared.Running()
+	pid := srv.p.Pid()
 	syscall.Kill(pid, syscall.SIGKILL)
 	select {
 	case err := <-errc:
@@ -258,20 +258,20 @@ func TestE2E_configOptions(t *testing.T) {
 	resp := e.NewSessionResponse(t.TempDir())
 	choices, current := acptest.Choices(resp.ConfigOptions), acptest.Current(resp.ConfigOptions)
 	want := map[string][]string{
-		optMode:            {modeConfig, "ask", "read-only", "auto", "full-access"},
-		optModel:           {fakeresponses.Model},
-		optEffort:          {effortDefault, "low", "medium", "high", "xhigh"},
-		bridge.ConfigAgent: {"codex"},
+		bridge.ConfigMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
+		bridge.ConfigModel:  {fakeresponses.Model},
+		bridge.ConfigEffort: {agentkit.EffortDefault, "low", "medium", "high", "xhigh"},
+		bridge.ConfigAgent:  {"codex"},
 	}
 	if diff := cmp.Diff(want, choices); diff != "" {
 		t.Errorf("session/new options (-want +got):\n%s", diff)
 	}
-	if current[optModel] != fakeresponses.Model || current[optEffort] != effortDefault || current[optMode] != modeConfig {
+	if current[bridge.ConfigModel] != fakeresponses.Model || current[bridge.ConfigEffort] != agentkit.EffortDefault || current[bridge.ConfigMode] != modeConfig {
 		t.Errorf("current values %v", current)
 	}
 	id := resp.SessionId
-	opts, err := e.SetConfig(id, optEffort, "high")
-	if err != nil || acptest.Current(opts)[optEffort] != "high" {
+	opts, err := e.SetConfig(id, bridge.ConfigEffort, "high")
+	if err != nil || acptest.Current(opts)[bridge.ConfigEffort] != "high" {
 		t.Fatalf("set effort: %v, %v", err, acptest.Current(opts))
 	}
 	if _, err := e.Prompt(id, "hello there"); err != nil {

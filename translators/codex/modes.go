@@ -12,19 +12,11 @@ import (
 // Codex takes its mode (approval policy and sandbox), model and reasoning
 // effort with a turn (turn/start), and keeps them for the later turns of
 // the thread: all three are NextTurn options.
-const (
-	optMode   = bridge.ConfigMode
-	optModel  = bridge.ConfigModel
-	optEffort = "effort"
-)
 
 // modeConfig is the mode a session starts in unless the user picks one:
 // whatever codex's own config.toml says. The bridge sends no approval
 // policy or sandbox until the user picks a preset.
 const modeConfig = "config"
-
-// effortDefault leaves the effort to the model (and config.toml).
-const effortDefault = "default"
 
 // preset is a mode: an approval policy and a sandbox.
 type preset struct {
@@ -55,7 +47,7 @@ func modeOption(current string) bridge.ConfigOption {
 	if current != modeConfig {
 		choices = modes[1:]
 	}
-	return bridge.ConfigOption{ID: optMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+	return bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
 		Current: current, Choices: choices, NextTurn: true}
 }
 
@@ -97,10 +89,8 @@ func (m modelDoc) efforts() []string {
 // them supports. current is the thread's model, or "" for codex's
 // default one.
 func modelOptions(docs []modelDoc, current string) (model, effort bridge.ConfigOption) {
-	model = bridge.ConfigOption{ID: optModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, NextTurn: true, Current: current}
-	effort = bridge.ConfigOption{ID: optEffort, Name: "Reasoning effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
-		NextTurn: true, Current: effortDefault,
-		Choices: []bridge.Choice{{Value: effortDefault, Name: "Default", Description: "The model's own default, or config.toml's"}}}
+	model = bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, NextTurn: true, Current: current}
+	var efforts []string
 	for _, m := range docs {
 		if m.Hidden && m.slug() != current {
 			continue
@@ -110,11 +100,12 @@ func modelOptions(docs []modelDoc, current string) (model, effort bridge.ConfigO
 			model.Current = m.slug()
 		}
 		for _, e := range m.efforts() {
-			if !slices.ContainsFunc(effort.Choices, func(c bridge.Choice) bool { return c.Value == e }) {
-				effort.Choices = append(effort.Choices, bridge.Choice{Value: e, Name: agentkit.Capitalize(e)})
+			if !slices.Contains(efforts, e) {
+				efforts = append(efforts, e)
 			}
 		}
 	}
+	effort = agentkit.EffortOption("The model's own default, or config.toml's", true, efforts...)
 	if model.Current != "" && !slices.ContainsFunc(model.Choices, func(c bridge.Choice) bool { return c.Value == model.Current }) {
 		model.Choices = append(model.Choices, bridge.Choice{Value: model.Current, Name: model.Current})
 	}

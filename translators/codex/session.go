@@ -60,7 +60,7 @@ func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bri
 		s.cfg.Put(effort)
 	}
 	s.cfg.Restore(opts.Config)
-	s.cfg.Put(modeOption(s.cfg.Get(optMode)))
+	s.cfg.Put(modeOption(s.cfg.Get(bridge.ConfigMode)))
 	return s
 }
 
@@ -97,15 +97,15 @@ type threadResult struct {
 // A preset mode and a model go along only if the session has them (picked
 // by the user, or recorded for it): otherwise codex's config.toml applies.
 func (s *session) attach(ctx context.Context, resume bool) error {
-	srv, err := s.b.server(ctx)
+	srv, err := s.b.shared.Get(ctx)
 	if err != nil {
 		return err
 	}
 	params := map[string]any{"cwd": s.cwd}
-	if p, ok := presets[s.cfg.Get(optMode)]; ok {
+	if p, ok := presets[s.cfg.Get(bridge.ConfigMode)]; ok {
 		params["approvalPolicy"], params["sandbox"] = p.approval, p.sandbox
 	}
-	if m := s.pickedValue(optModel); m != "" {
+	if m := s.pickedValue(bridge.ConfigModel); m != "" {
 		params["model"] = m
 	}
 	if cfg, _ := mcpConfig(s.mcp); cfg != nil { // checked by Open
@@ -128,7 +128,7 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 	s.srv, s.thread, s.history = srv, res.Thread.ID, res.Thread.Turns
 	s.mu.Unlock()
 	s.follow(res.Model, res.ReasoningEffort)
-	s.b.register(res.Thread.ID, s)
+	s.b.sessions.Add(res.Thread.ID, s)
 	return nil
 }
 
@@ -142,11 +142,11 @@ func (s *session) pickedValue(id string) string {
 // reports them, into the options.
 func (s *session) follow(model, effort string) {
 	changed := false
-	if model != "" && s.cfg.Offers(optModel, model) {
-		changed = s.cfg.Set(optModel, model)
+	if model != "" && s.cfg.Offers(bridge.ConfigModel, model) {
+		changed = s.cfg.Set(bridge.ConfigModel, model)
 	}
-	if effort != "" && s.cfg.Offers(optEffort, effort) && s.pickedValue(optEffort) == "" {
-		changed = s.cfg.Set(optEffort, effort) || changed
+	if effort != "" && s.cfg.Offers(bridge.ConfigEffort, effort) && s.pickedValue(bridge.ConfigEffort) == "" {
+		changed = s.cfg.Set(bridge.ConfigEffort, effort) || changed
 	}
 	if changed {
 		s.ev.ConfigChanged()
@@ -247,16 +247,16 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 	s.mu.Unlock()
 	for id, v := range changed {
 		switch id {
-		case optMode:
+		case bridge.ConfigMode:
 			if p, ok := presets[v]; ok {
 				params["approvalPolicy"], params["sandboxPolicy"] = p.approval, map[string]any{"type": p.policy}
 				s.cfg.Put(modeOption(v))
 			}
-		case optModel:
+		case bridge.ConfigModel:
 			params["model"] = v
 			s.cfg.Set(id, v)
-		case optEffort:
-			if v != effortDefault {
+		case bridge.ConfigEffort:
+			if v != agentkit.EffortDefault {
 				params["effort"] = v
 			}
 			s.cfg.Set(id, v)
@@ -370,7 +370,7 @@ func (s *session) Close() error {
 	thread := s.thread
 	s.mu.Unlock()
 	if thread != "" {
-		s.b.unregister(thread)
+		s.b.sessions.Remove(thread, s)
 	}
 	return nil
 }

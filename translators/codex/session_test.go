@@ -16,6 +16,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -346,10 +347,10 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if strings.Join(ids, ",") != "mode,model,effort" {
 		t.Fatalf("options %v, want mode,model,effort", ids)
 	}
-	mode, _ := findOption(cfg, optMode)
-	model, _ := findOption(cfg, optModel)
-	effort, _ := findOption(cfg, optEffort)
-	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != effortDefault {
+	mode, _ := findOption(cfg, bridge.ConfigMode)
+	model, _ := findOption(cfg, bridge.ConfigModel)
+	effort, _ := findOption(cfg, bridge.ConfigEffort)
+	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != agentkit.EffortDefault {
 		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
 	}
 	if got := strings.Join(choiceValues(model), ","); got != "fake-model,fake-fast" {
@@ -358,7 +359,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if got := strings.Join(choiceValues(effort), ","); got != "default,low,medium,high,minimal" {
 		t.Errorf("efforts %s", got)
 	}
-	if err := s.SetConfig(context.Background(), optModel, "fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
+	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("SetConfig: %v; every codex option is NextTurn", err)
 	}
 	id := waitReady(t, s)
@@ -736,7 +737,7 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 	s1.Close()
 
 	ev := newRecorder("accept")
-	cfg := map[string]string{optMode: "auto", optModel: "fake-fast", optEffort: "low"}
+	cfg := map[string]string{bridge.ConfigMode: "auto", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "low"}
 	s2 := openSession(t, b, bridge.OpenOptions{NativeID: thread, Config: cfg}, ev)
 	waitReady(t, s2)
 	opts := s2.Config()
@@ -745,7 +746,7 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if mode, _ := findOption(opts, optMode); slices.Contains(choiceValues(mode), modeConfig) {
+	if mode, _ := findOption(opts, bridge.ConfigMode); slices.Contains(choiceValues(mode), modeConfig) {
 		t.Errorf("config.toml's policy offered for a thread that had a preset: %v", choiceValues(mode))
 	}
 	resumes := fc.sent(t, "thread/resume")
@@ -767,9 +768,9 @@ func TestFake_nextTurnOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
-	mustPrompt(t, s, "one", map[string]string{optMode: "ask", optModel: "fake-fast", optEffort: "high"})
+	mustPrompt(t, s, "one", map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "high"})
 	mustPrompt(t, s, "two", nil)
-	mustPrompt(t, s, "three", map[string]string{optEffort: effortDefault})
+	mustPrompt(t, s, "three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault})
 	turns := fc.sent(t, "turn/start")
 	if len(turns) != 3 {
 		t.Fatalf("turn/start %v", turns)
@@ -787,12 +788,12 @@ func TestFake_nextTurnOptions(t *testing.T) {
 		}
 	}
 	opts := s.Config()
-	for id, want := range map[string]string{optMode: "ask", optModel: "fake-fast", optEffort: effortDefault} {
+	for id, want := range map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: agentkit.EffortDefault} {
 		if o, _ := findOption(opts, id); o.Current != want {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if mode, _ := findOption(opts, optMode); slices.Contains(choiceValues(mode), modeConfig) {
+	if mode, _ := findOption(opts, bridge.ConfigMode); slices.Contains(choiceValues(mode), modeConfig) {
 		t.Errorf("config.toml's policy still offered once a preset was sent")
 	}
 }
@@ -802,7 +803,7 @@ func TestFake_nextTurnOptions(t *testing.T) {
 func TestFake_presetAtStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{optMode: "read-only", optModel: "fake-fast"}}, newRecorder("accept"))
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "read-only", bridge.ConfigModel: "fake-fast"}}, newRecorder("accept"))
 	waitReady(t, s)
 	starts := fc.sent(t, "thread/start")
 	if len(starts) != 1 || starts[0]["approvalPolicy"] != "on-request" || starts[0]["sandbox"] != "read-only" || starts[0]["model"] != "fake-fast" {
@@ -819,8 +820,8 @@ func TestFake_followsTheThreadsModel(t *testing.T) {
 	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	waitReady(t, s)
 	opts := s.Config()
-	model, _ := findOption(opts, optModel)
-	effort, _ := findOption(opts, optEffort)
+	model, _ := findOption(opts, bridge.ConfigModel)
+	effort, _ := findOption(opts, bridge.ConfigEffort)
 	if model.Current != "fake-fast" || effort.Current != "low" {
 		t.Errorf("model %q effort %q; want codex's", model.Current, effort.Current)
 	}
@@ -1032,7 +1033,7 @@ func TestFake_warm(t *testing.T) {
 		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
 	})
 	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
-	if model, ok := findOption(s.Config(), optModel); !ok || model.Current != "fake-model" {
+	if model, ok := findOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake-model" {
 		t.Errorf("model option %+v", model)
 	}
 	waitReady(t, s)
@@ -1047,7 +1048,7 @@ func TestFake_noModelList(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeNoModels+"=1")
 	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
-	if opts := s.Config(); len(opts) != 1 || opts[0].ID != optMode {
+	if opts := s.Config(); len(opts) != 1 || opts[0].ID != bridge.ConfigMode {
 		t.Errorf("options %+v; want the mode alone", opts)
 	}
 	mustPrompt(t, s, "hello", nil)
@@ -1070,8 +1071,8 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{optModel: "fake-fast"}}, newRecorder("accept"))
-	mustPrompt(t, s, "hello there", map[string]string{optModel: "fake-model"})
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigModel: "fake-fast"}}, newRecorder("accept"))
+	mustPrompt(t, s, "hello there", map[string]string{bridge.ConfigModel: "fake-model"})
 	if _, err := runPrompt(t, s, "crash now", nil); err == nil {
 		t.Fatal("the crash was not reported")
 	}
@@ -1080,7 +1081,7 @@ func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
 	if len(resumes) != 1 || resumes[0]["model"] != "fake-model" {
 		t.Errorf("thread/resume %v; want the model picked last", resumes)
 	}
-	if o, _ := findOption(s.Config(), optModel); o.Current != "fake-model" {
+	if o, _ := findOption(s.Config(), bridge.ConfigModel); o.Current != "fake-model" {
 		t.Errorf("model after the restart %q", o.Current)
 	}
 }

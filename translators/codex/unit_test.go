@@ -86,14 +86,14 @@ func ptrTo[T any](v T) *T { return &v }
 func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
 	s := newSession(context.Background(), New(Options{}), bridge.OpenOptions{Cwd: "/w"}, nil)
 	s.thread = "T"
-	if got := s.cfg.Get(optMode); got != modeConfig {
+	if got := s.cfg.Get(bridge.ConfigMode); got != modeConfig {
 		t.Errorf("default mode %q", got)
 	}
 	p := s.turnParams(nil, nil)
 	if _, ok := p["approvalPolicy"]; ok {
 		t.Errorf("turn params %v override config.toml without a mode picked", p)
 	}
-	p = s.turnParams(nil, map[string]string{optMode: "read-only", optModel: "gpt-x", optEffort: "high"})
+	p = s.turnParams(nil, map[string]string{bridge.ConfigMode: "read-only", bridge.ConfigModel: "gpt-x", bridge.ConfigEffort: "high"})
 	if p["approvalPolicy"] != "on-request" || p["model"] != "gpt-x" || p["effort"] != "high" ||
 		p["sandboxPolicy"].(map[string]any)["type"] != "readOnly" {
 		t.Errorf("turn params after picking: %v", p)
@@ -101,7 +101,7 @@ func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
 	if p = s.turnParams(nil, nil); len(p) != 2 {
 		t.Errorf("the overrides were sent again: %v", p)
 	}
-	if s.cfg.Offers(optMode, modeConfig) {
+	if s.cfg.Offers(bridge.ConfigMode, modeConfig) {
 		t.Errorf("config.toml's policy is still offered after a preset was sent")
 	}
 }
@@ -110,7 +110,7 @@ func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
 // model choice and every effort any of them supports an effort choice.
 func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 	b := New(Options{})
-	json.Unmarshal([]byte(`[{"id":"fake-model","displayName":"Fake","isDefault":true,"supportedReasoningEfforts":[{"reasoningEffort":"low"},"high"]},{"id":"other","supportedReasoningEfforts":["medium","high"]},{"id":"secret","hidden":true}]`), &b.models)
+	setModels(b, `[{"id":"fake-model","displayName":"Fake","isDefault":true,"supportedReasoningEfforts":[{"reasoningEffort":"low"},"high"]},{"id":"other","supportedReasoningEfforts":["medium","high"]},{"id":"secret","hidden":true}]`)
 	s := newSession(context.Background(), b, bridge.OpenOptions{Cwd: "/w"}, nil)
 	got := map[string][]string{}
 	current := map[string]string{}
@@ -124,14 +124,14 @@ func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		optMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
-		optModel:  {"fake-model", "other"},
-		optEffort: {effortDefault, "low", "high", "medium"},
+		bridge.ConfigMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
+		bridge.ConfigModel:  {"fake-model", "other"},
+		bridge.ConfigEffort: {agentkit.EffortDefault, "low", "high", "medium"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("choices (-want +got):\n%s", diff)
 	}
-	if current[optModel] != "fake-model" || current[optEffort] != effortDefault {
+	if current[bridge.ConfigModel] != "fake-model" || current[bridge.ConfigEffort] != agentkit.EffortDefault {
 		t.Errorf("current %v, want the default model and effort", current)
 	}
 }
@@ -140,13 +140,13 @@ func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 // model and effort recorded for it.
 func TestModels_restoredValuesAreKept(t *testing.T) {
 	b := New(Options{})
-	json.Unmarshal([]byte(`[{"id":"a","isDefault":true,"supportedReasoningEfforts":["low"]},{"id":"b"}]`), &b.models)
+	setModels(b, `[{"id":"a","isDefault":true,"supportedReasoningEfforts":["low"]},{"id":"b"}]`)
 	s := newSession(context.Background(), b, bridge.OpenOptions{Cwd: "/w", NativeID: "T",
-		Config: map[string]string{optMode: "auto", optModel: "b", optEffort: "low"}}, nil)
-	if s.cfg.Get(optMode) != "auto" || s.cfg.Get(optModel) != "b" || s.cfg.Get(optEffort) != "low" {
+		Config: map[string]string{bridge.ConfigMode: "auto", bridge.ConfigModel: "b", bridge.ConfigEffort: "low"}}, nil)
+	if s.cfg.Get(bridge.ConfigMode) != "auto" || s.cfg.Get(bridge.ConfigModel) != "b" || s.cfg.Get(bridge.ConfigEffort) != "low" {
 		t.Errorf("restored options %v", s.Config())
 	}
-	if s.cfg.Offers(optMode, modeConfig) {
+	if s.cfg.Offers(bridge.ConfigMode, modeConfig) {
 		t.Errorf("config.toml's policy offered for a thread that had a preset")
 	}
 }
@@ -193,4 +193,13 @@ func TestMCPConfig(t *testing.T) {
 	if _, err := mcpConfig([]acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://x", Headers: []acp.HttpHeader{}}}}); !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
+}
+
+// setModels gives b the models of a model/list answer.
+func setModels(b *Backend, docs string) {
+	b.models.Get(func() ([]modelDoc, error) {
+		var ms []modelDoc
+		err := json.Unmarshal([]byte(docs), &ms)
+		return ms, err
+	})
 }

@@ -14,14 +14,6 @@ import (
 
 // OpenCode takes the agent (mode), the model and its variant (effort) with
 // each prompt, so all three are NextTurn options.
-const (
-	optMode   = bridge.ConfigMode
-	optModel  = bridge.ConfigModel
-	optEffort = "effort"
-)
-
-// effortDefault sends no variant: the model's own default.
-const effortDefault = "default"
 
 // catalog is what the server offers: its primary agents (the modes) and
 // its providers' models.
@@ -129,16 +121,13 @@ func sortEfforts(vs []string) {
 
 // options are a session's config options from the catalog.
 func (c *catalog) options() []bridge.ConfigOption {
-	opts := []bridge.ConfigOption{{ID: optMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+	opts := []bridge.ConfigOption{{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
 		Current: c.defaultAgent, Choices: c.agents, NextTurn: true}}
 	if len(c.models) == 0 {
 		return opts
 	}
-	model := bridge.ConfigOption{ID: optModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
+	model := bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
 		Current: c.defaultModel, NextTurn: true}
-	effort := bridge.ConfigOption{ID: optEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
-		Current: effortDefault, NextTurn: true,
-		Choices: []bridge.Choice{{Value: effortDefault, Name: "Default", Description: "The model's own default"}}}
 	var efforts []string
 	for _, m := range c.models {
 		model.Choices = append(model.Choices, bridge.Choice{Value: m.ref, Name: m.name})
@@ -149,12 +138,9 @@ func (c *catalog) options() []bridge.ConfigOption {
 		}
 	}
 	sortEfforts(efforts)
-	for _, v := range efforts {
-		effort.Choices = append(effort.Choices, bridge.Choice{Value: v, Name: agentkit.Capitalize(v)})
-	}
 	opts = append(opts, model)
 	if len(efforts) > 0 {
-		opts = append(opts, effort)
+		opts = append(opts, agentkit.EffortOption("The model's own default", true, efforts...))
 	}
 	return opts
 }

@@ -92,10 +92,10 @@ func TestE2E_textTurnAndOptions(t *testing.T) {
 	e, _ := sharedEditor(t)
 	resp := e.NewSessionResponse(workspace(t))
 	choices := acptest.Choices(resp.ConfigOptions)
-	if !contains(choices[optMode], "build") || !contains(choices[optMode], "plan") || !contains(choices[optModel], fakechat.ModelRef) {
+	if !contains(choices[bridge.ConfigMode], "build") || !contains(choices[bridge.ConfigMode], "plan") || !contains(choices[bridge.ConfigModel], fakechat.ModelRef) {
 		t.Errorf("session/new options %v; want modes build and plan and the fake model", choices)
 	}
-	if cur := acptest.Current(resp.ConfigOptions); cur[optMode] != "build" || cur[optModel] != fakechat.ModelRef {
+	if cur := acptest.Current(resp.ConfigOptions); cur[bridge.ConfigMode] != "build" || cur[bridge.ConfigModel] != fakechat.ModelRef {
 		t.Errorf("current options %v", cur)
 	}
 	pr, err := e.Prompt(resp.SessionId, "hello there")
@@ -277,9 +277,7 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 		errc <- err
 	}()
 	e.WaitFor(isText)
-	b.mu.Lock()
-	srv := b.srv
-	b.mu.Unlock()
+	srv, _ := b.shared.Running()
 	syscall.Kill(-srv.p.Pid(), syscall.SIGKILL)
 	select {
 	case err := <-errc:

@@ -2,9 +2,7 @@ package opencode
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -22,21 +20,18 @@ type Options = agentkit.Options
 type Backend struct {
 	agentkit.CLI
 
-	startMu sync.Mutex // serialises starting the server
-	catMu   sync.Mutex // serialises reading the catalog
-
-	mu       sync.Mutex          // protects the fields below
-	srv      *server             // the running server, or nil
-	closing  bool                // Close was called
-	sessions map[string]*session // by OpenCode session id
-	cat      *catalog            // agents and models, once read
+	shared   agentkit.Shared[*server]
+	sessions agentkit.Registry[*session] // by OpenCode session id
+	cat      agentkit.Lazy[*catalog]     // agents and models
 }
 
 var _ bridge.Backend = (*Backend)(nil)
 
 // New returns the OpenCode backend.
 func New(opts Options) *Backend {
-	return &Backend{CLI: agentkit.NewCLI("opencode", EnvVar, opts), sessions: map[string]*session{}}
+	b := &Backend{CLI: agentkit.NewCLI("opencode", EnvVar, opts)}
+	b.shared.Start, b.shared.Gone = b.start, b.gone
+	return b
 }
 
 // Info: OpenCode takes images and embedded context, and local and remote
@@ -90,87 +85,36 @@ func (b *Backend) Warm() {
 // catalog starts the server if needed and reads its agents and models,
 // once per bridge.
 func (b *Backend) catalog(ctx context.Context, dir string) (*catalog, error) {
-	b.catMu.Lock()
-	defer b.catMu.Unlock()
-	b.mu.Lock()
-	cat := b.cat
-	b.mu.Unlock()
-	if cat != nil {
-		return cat, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	srv, err := b.server(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cat, err = readCatalog(ctx, srv, dir)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	b.cat = cat
-	b.mu.Unlock()
-	return cat, nil
+	return b.cat.Get(func() (*catalog, error) {
+		ctx, cancel := context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+		srv, err := b.shared.Get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return readCatalog(ctx, srv, dir)
+	})
 }
 
-// server returns the running server, starting one if there is none.
-func (b *Backend) server(ctx context.Context) (*server, error) {
-	b.startMu.Lock()
-	defer b.startMu.Unlock()
-	b.mu.Lock()
-	srv, closing := b.srv, b.closing
-	b.mu.Unlock()
-	if closing {
-		return nil, fmt.Errorf("%w: the opencode backend is closed", bridge.ErrAgentUnavailable)
-	}
-	if srv != nil && srv.alive() {
-		return srv, nil
-	}
+// start starts `opencode serve`.
+func (b *Backend) start(ctx context.Context) (*server, error) {
 	path, err := b.Find()
 	if err != nil {
 		return nil, err
 	}
-	srv, err = startServer(ctx, path, b.Args(), b.Env(), b.Log(), b.dispatch)
+	srv, err := startServer(ctx, path, b.Args(), b.Env(), b.Log(), b.dispatch)
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	closing = b.closing
-	if !closing {
-		b.srv = srv
-	}
-	b.mu.Unlock()
-	if closing { // Close ran while it started: leave nothing behind
-		srv.stop()
-		return nil, fmt.Errorf("%w: the opencode backend is closed", bridge.ErrAgentUnavailable)
-	}
 	b.Log().Debug("opencode serve started", "pid", srv.p.Pid(), "url", srv.base)
-	go b.watch(srv)
 	return srv, nil
 }
 
-// watch waits for the server to exit and ends the turns running on it;
-// the next prompt starts another.
-func (b *Backend) watch(srv *server) {
-	<-srv.p.Done()
-	err := srv.p.Exited()
-	b.mu.Lock()
-	if b.srv == srv {
-		b.srv = nil
-	}
-	closing := b.closing
-	var ss []*session
-	for _, s := range b.sessions {
-		ss = append(ss, s)
-	}
-	b.mu.Unlock()
-	srv.stop()
-	if closing {
-		return
-	}
+// gone ends the turns running on a server that died; the next prompt
+// starts another.
+func (b *Backend) gone(srv *server, err error) {
 	b.Log().Warn("opencode serve exited", "err", err)
-	for _, s := range ss {
+	for _, s := range b.sessions.All() {
 		s.serverGone(srv, err)
 	}
 }
@@ -181,37 +125,14 @@ func (b *Backend) dispatch(_ string, ev Event) {
 	if id == "" {
 		return
 	}
-	b.mu.Lock()
-	s := b.sessions[id]
-	b.mu.Unlock()
-	if s != nil {
+	if s, ok := b.sessions.Get(id); ok {
 		s.notify(ev)
-	}
-}
-
-func (b *Backend) register(id string, s *session) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sessions[id] = s
-}
-
-func (b *Backend) unregister(id string, s *session) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.sessions[id] == s {
-		delete(b.sessions, id)
 	}
 }
 
 // Close stops the server.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	srv := b.srv
-	b.srv, b.closing = nil, true
-	b.mu.Unlock()
-	if srv != nil {
-		srv.stop()
-	}
+	b.shared.Close()
 	return nil
 }
 

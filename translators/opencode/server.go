@@ -74,7 +74,7 @@ func startServer(ctx context.Context, path string, args, env []string, log *slog
 	s := &server{p: p, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
 		dispatch: dispatch, log: log, streams: map[string]*eventStream{}}
 	if err := s.healthy(ctx); err != nil {
-		s.stop()
+		s.Stop()
 		return nil, err
 	}
 	return s, nil
@@ -213,8 +213,14 @@ func (s *server) alive() bool {
 	}
 }
 
-// stop closes the event streams and stops the process group.
-func (s *server) stop() {
+// Done is closed once the server has exited.
+func (s *server) Done() <-chan struct{} { return s.p.Done() }
+
+// Exited is how the server exited, with its stderr.
+func (s *server) Exited() error { return s.p.Exited() }
+
+// Stop closes the event streams and stops the process group.
+func (s *server) Stop() {
 	s.mu.Lock()
 	streams := s.streams
 	s.streams = map[string]*eventStream{}

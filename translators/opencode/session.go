@@ -107,7 +107,7 @@ func (s *session) connect() {
 // attach gets the session onto the running server, starting one if
 // needed.
 func (s *session) attach(ctx context.Context) (*server, error) {
-	srv, err := s.b.server(ctx)
+	srv, err := s.b.shared.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 	s.mu.Lock()
 	s.id = id
 	s.mu.Unlock()
-	s.b.register(id, s)
+	s.b.sessions.Add(id, s)
 	return srv, nil
 }
 
@@ -180,8 +180,10 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	}
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*turnEnd, *server]{
 		Ready: s.wait,
-		Send: func(ctx context.Context, srv *server) error {
-			return s.send(ctx, srv, parts, turn.Config)
+		// The prompt goes out even if the turn is cancelled meanwhile: the
+		// cancel then aborts it on the server.
+		Send: func(_ context.Context, srv *server) error {
+			return s.send(s.life, srv, parts, turn.Config)
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
 			return srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
@@ -198,11 +200,11 @@ func (s *session) send(ctx context.Context, srv *server, parts []map[string]any,
 	s.armed, s.err, s.usage, s.used = false, nil, acp.Usage{}, 0
 	id := s.id
 	s.mu.Unlock()
-	body := map[string]any{"parts": parts, "agent": s.cfg.Get(optMode)}
-	if provider, model, ok := strings.Cut(s.cfg.Get(optModel), "/"); ok {
+	body := map[string]any{"parts": parts, "agent": s.cfg.Get(bridge.ConfigMode)}
+	if provider, model, ok := strings.Cut(s.cfg.Get(bridge.ConfigModel), "/"); ok {
 		body["model"] = map[string]any{"providerID": provider, "modelID": model}
 	}
-	if v := s.cfg.Get(optEffort); v != "" && v != effortDefault {
+	if v := s.cfg.Get(bridge.ConfigEffort); v != "" && v != agentkit.EffortDefault {
 		body["variant"] = v
 	}
 	return srv.call(ctx, http.MethodPost, "/session/"+id+"/prompt_async", s.dir, body, nil)
@@ -216,7 +218,7 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult,
 	res := bridge.TurnResult{StopReason: acp.StopReasonEndTurn}
 	if usage.TotalTokens > 0 {
 		res.Usage = &usage
-		if size := s.cat.contextOf(s.cfg.Get(optModel)); size > 0 {
+		if size := s.cat.contextOf(s.cfg.Get(bridge.ConfigModel)); size > 0 {
 			s.ev.Update(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}})
 		}
 	}
@@ -287,12 +289,12 @@ func (s *session) track(out Output) {
 // follow takes the agent and model OpenCode reports for the session.
 func (s *session) follow(model *ModelRef, agent string) {
 	changed := false
-	if agent != "" && s.cfg.Offers(optMode, agent) {
-		changed = s.cfg.Set(optMode, agent)
+	if agent != "" && s.cfg.Offers(bridge.ConfigMode, agent) {
+		changed = s.cfg.Set(bridge.ConfigMode, agent)
 	}
 	if model != nil && model.ProviderID != "" {
-		if ref := model.ProviderID + "/" + model.ID; s.cfg.Offers(optModel, ref) {
-			changed = s.cfg.Set(optModel, ref) || changed
+		if ref := model.ProviderID + "/" + model.ID; s.cfg.Offers(bridge.ConfigModel, ref) {
+			changed = s.cfg.Set(bridge.ConfigModel, ref) || changed
 		}
 	}
 	if changed {
@@ -319,7 +321,7 @@ func (s *session) Close() error {
 	id := s.id
 	s.mu.Unlock()
 	if id != "" {
-		s.b.unregister(id, s)
+		s.b.sessions.Remove(id, s)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/coder/acp-go-sdk"
 )
 
 // Settings holds a session's config options and their current values. It
@@ -131,4 +132,23 @@ func (s *Settings) index(id string) int {
 
 func offers(o bridge.ConfigOption, value string) bool {
 	return slices.ContainsFunc(o.Choices, func(c bridge.Choice) bool { return c.Value == value })
+}
+
+// EffortDefault is the effort option's value that leaves the effort to
+// the agent's settings and the model.
+const EffortDefault = "default"
+
+// EffortOption is the effort option (category thought_level): the
+// default (described by about), then efforts, in order.
+func EffortOption(about string, nextTurn bool, efforts ...string) bridge.ConfigOption {
+	o := bridge.ConfigOption{ID: bridge.ConfigEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
+		Current: EffortDefault, NextTurn: nextTurn, Choices: []bridge.Choice{{Value: EffortDefault, Name: "Default", Description: about}}}
+	for _, e := range efforts {
+		name := Capitalize(e)
+		if e == "xhigh" {
+			name = "Extra high"
+		}
+		o.Choices = append(o.Choices, bridge.Choice{Value: e, Name: name})
+	}
+	return o
 }
