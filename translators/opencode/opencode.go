@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -51,6 +52,9 @@ func (b *Backend) Info() bridge.Info {
 func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
+	}
+	if b.shared.Closed() {
+		return nil, fmt.Errorf("%w: the opencode backend is closed", bridge.ErrAgentUnavailable)
 	}
 	mcp, err := mcpConfig(opts.MCPServers)
 	if err != nil {
@@ -102,7 +106,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := startServer(ctx, path, b.Args(), b.Env(), b.Log(), b.dispatch)
+	srv, err := startServer(ctx, path, b.Args(), b.Env(), b.Log(), b.dispatch, b.broadcast)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +131,15 @@ func (b *Backend) dispatch(_ string, ev Event) {
 	}
 	if s, ok := b.sessions.Get(id); ok {
 		s.notify(ev)
+	}
+}
+
+// broadcast hands an event to every session in dir.
+func (b *Backend) broadcast(dir string, ev Event) {
+	for _, s := range b.sessions.All() {
+		if s.dir == dir {
+			s.notify(ev)
+		}
 	}
 }
 

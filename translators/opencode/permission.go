@@ -22,13 +22,7 @@ var permissionOptions = []acp.PermissionOption{
 // is a reject: the turn is being aborted anyway.
 func (s *session) permission(a *PermissionAsk) {
 	info := s.askInfo(a)
-	id := a.ID
-	if a.Tool != nil && a.Tool.CallID != "" {
-		id = a.Tool.CallID
-	}
-	s.out.Lock()
-	s.out.Send(s.tr.Announce(id, info))
-	s.out.Unlock()
+	id := s.announce(a.ID, a.Tool, info)
 	call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &info.Title, Kind: &info.Kind,
 		RawInput: info.RawInput, Locations: info.Locations, Content: info.Content}
 	ans := s.asks.Ask(s.turns.Context(), a.ID, call, permissionOptions)
@@ -40,6 +34,19 @@ func (s *session) permission(a *PermissionAsk) {
 		reply = c
 	}
 	s.reply("/permission/"+a.ID+"/reply", map[string]any{"reply": reply})
+}
+
+// announce makes sure the client was shown the tool call an ask is about,
+// and returns its id: the tool call's, or the ask's for an ask about none.
+func (s *session) announce(askID string, tool *toolRef, info agentkit.ToolInfo) string {
+	id := askID
+	if tool != nil && tool.CallID != "" {
+		id = tool.CallID
+	}
+	s.out.Lock()
+	defer s.out.Unlock()
+	s.out.Send(s.tr.Announce(id, info))
+	return id
 }
 
 // askInfo shows what a permission is for: the command, or the edit with
@@ -69,6 +76,7 @@ func (s *session) askInfo(a *PermissionAsk) agentkit.ToolInfo {
 // answers, or rejects the question if the client would not answer.
 func (s *session) question(q *QuestionAsk) {
 	id := q.ID
+	call := s.announce(id, q.Tool, agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: "Ask the user"})
 	var answers [][]string
 	for _, qu := range q.Questions {
 		opts := make([]acp.PermissionOption, 0, len(qu.Options)+1)
@@ -78,8 +86,7 @@ func (s *session) question(q *QuestionAsk) {
 		}
 		opts = append(opts, acp.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: acp.PermissionOptionKindRejectOnce})
 		title, kind := agentkit.Or(qu.Question, qu.Header), acp.ToolKindOther
-		call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &title, Kind: &kind}
-		ans := s.asks.Ask(s.turns.Context(), id, call, opts)
+		ans := s.asks.Ask(s.turns.Context(), id, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call), Title: &title, Kind: &kind}, opts)
 		if ans.Withdrawn {
 			return
 		}

@@ -45,8 +45,9 @@ type server struct {
 	client   *http.Client // calls; each has its own timeout
 	stream   *http.Client // event streams: no timeout
 
-	dispatch func(dir string, ev Event) // every event of every stream, in order per stream
-	log      *slog.Logger
+	dispatch  func(dir string, ev Event) // every event of every stream, in order per stream
+	broadcast func(dir string, ev Event) // an event for every session in dir
+	log       *slog.Logger
 
 	mu      sync.Mutex
 	streams map[string]*eventStream // by directory
@@ -54,7 +55,7 @@ type server struct {
 
 // startServer runs `opencode serve` on loopback with a fresh password and
 // waits until it is healthy.
-func startServer(ctx context.Context, path string, args, env []string, log *slog.Logger, dispatch func(dir string, ev Event)) (*server, error) {
+func startServer(ctx context.Context, path string, args, env []string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
 	password, err := randomPassword()
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func startServer(ctx context.Context, path string, args, env []string, log *slog
 		return nil, err
 	}
 	s := &server{p: p, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
-		dispatch: dispatch, log: log, streams: map[string]*eventStream{}}
+		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}}
 	if err := s.healthy(ctx); err != nil {
 		s.Stop()
 		return nil, err
@@ -309,7 +310,11 @@ func (es *eventStream) read(ctx context.Context) error {
 			continue
 		}
 		if ev.Type == "server.connected" {
-			es.once.Do(func() { close(es.connected) })
+			first := false
+			es.once.Do(func() { close(es.connected); first = true })
+			if !first { // tell the sessions: events may have been lost
+				es.s.broadcast(es.dir, Event{Type: reconnectedEvent})
+			}
 		}
 		es.s.dispatch(es.dir, ev)
 	}

@@ -255,8 +255,8 @@ func (s *session) notify(ev Event) {
 		go s.question(out.Question)
 	case out.Replied != "":
 		s.asks.Withdraw(out.Replied)
-	case out.Model != nil || out.Agent != "":
-		s.follow(out.Model, out.Agent)
+	case out.Reconnected:
+		go s.resync()
 	}
 }
 
@@ -286,19 +286,29 @@ func (s *session) track(out Output) {
 	}
 }
 
-// follow takes the agent and model OpenCode reports for the session.
-func (s *session) follow(model *ModelRef, agent string) {
-	changed := false
-	if agent != "" && s.cfg.Offers(bridge.ConfigMode, agent) {
-		changed = s.cfg.Set(bridge.ConfigMode, agent)
+// resync checks, after the event stream dropped and came back, whether
+// the running turn ended while nobody listened: OpenCode no longer lists
+// the session as busy. It ends the turn then (what it streamed in the gap
+// is lost).
+func (s *session) resync() {
+	s.mu.Lock()
+	srv, id, armed := s.srv, s.id, s.armed
+	s.mu.Unlock()
+	if srv == nil || !armed || s.turns.Running() == nil {
+		return
 	}
-	if model != nil && model.ProviderID != "" {
-		if ref := model.ProviderID + "/" + model.ID; s.cfg.Offers(bridge.ConfigModel, ref) {
-			changed = s.cfg.Set(bridge.ConfigModel, ref) || changed
-		}
+	ctx, cancel := context.WithTimeout(s.life, callTimeout)
+	defer cancel()
+	var status map[string]struct {
+		Type string `json:"type"`
 	}
-	if changed {
-		s.ev.ConfigChanged()
+	if err := srv.call(ctx, http.MethodGet, "/session/status", s.dir, nil, &status); err != nil {
+		s.log.Warn("checking the session after the event stream dropped", "err", err)
+		return
+	}
+	if st, busy := status[id]; !busy || st.Type == "idle" {
+		s.log.Warn("the turn ended while the event stream was down; some of its updates are lost")
+		s.track(Output{Idle: true})
 	}
 }
 

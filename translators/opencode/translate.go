@@ -60,9 +60,9 @@ type Output struct {
 	Question *QuestionAsk
 	// Replied names a permission or question answered (possibly elsewhere).
 	Replied string
-	// Model and Agent are what the session now runs with, as reported.
-	Model *ModelRef
-	Agent string
+	// Reconnected is set when the event stream came back after a drop:
+	// events may have been lost.
+	Reconnected bool
 	// Skipped names an event type the translator ignores.
 	Skipped string
 }
@@ -101,12 +101,9 @@ type Tokens struct {
 	Cost float64 `json:"-"`
 }
 
-// ModelRef names a model: provider and model id, and the variant (effort).
-type ModelRef struct {
-	ID         string `json:"id"`
-	ProviderID string `json:"providerID"`
-	Variant    string `json:"variant,omitempty"`
-}
+// reconnectedEvent is the event the bridge adds to a session's stream
+// when its event stream came back after a drop.
+const reconnectedEvent = "acpbridge.reconnected"
 
 // PermissionAsk is permission.asked.
 type PermissionAsk struct {
@@ -115,16 +112,20 @@ type PermissionAsk struct {
 	Patterns   []string       `json:"patterns"`
 	Metadata   agentkit.Input `json:"metadata"`
 	Always     []string       `json:"always"`
-	Tool       *struct {
-		MessageID string `json:"messageID"`
-		CallID    string `json:"callID"`
-	} `json:"tool"`
+	Tool       *toolRef       `json:"tool"`
 }
 
 // QuestionAsk is question.asked.
 type QuestionAsk struct {
 	ID        string     `json:"id"`
 	Questions []Question `json:"questions"`
+	Tool      *toolRef   `json:"tool"`
+}
+
+// toolRef is the tool call an ask is about.
+type toolRef struct {
+	MessageID string `json:"messageID"`
+	CallID    string `json:"callID"`
 }
 
 // Question is one question of a question.asked.
@@ -199,6 +200,8 @@ func (t *Translator) Translate(ev Event) (Output, error) {
 		return Output{Question: &q}, err
 	case "permission.replied", "question.replied", "question.rejected":
 		return Output{Replied: agentkit.Or(p.RequestID, p.ID)}, nil
+	case reconnectedEvent:
+		return Output{Reconnected: true}, nil
 	}
 	return Output{Skipped: ev.Type}, nil
 }
@@ -220,17 +223,16 @@ func (t *Translator) message(raw json.RawMessage) (Output, error) {
 	return Output{}, nil
 }
 
-// session reports a new title.
+// session reports a new title. (The agent and model it names are the ones
+// the bridge sent with the prompt.)
 func (t *Translator) session(raw json.RawMessage) (Output, error) {
 	var s struct {
-		Title string    `json:"title"`
-		Agent string    `json:"agent"`
-		Model *ModelRef `json:"model"`
+		Title string `json:"title"`
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Output{}, fmt.Errorf("decoding a session: %w", err)
 	}
-	out := Output{Model: s.Model, Agent: s.Agent}
+	var out Output
 	if s.Title != "" && s.Title != t.title && !strings.HasPrefix(s.Title, "New session - ") {
 		t.title = s.Title
 		title := s.Title

@@ -80,6 +80,9 @@ func (sh *Shared[S]) Running() (S, bool) {
 	return zero, false
 }
 
+// Closed reports whether Close was called.
+func (sh *Shared[S]) Closed() bool { return sh.isClosing() }
+
 func (sh *Shared[S]) isClosing() bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

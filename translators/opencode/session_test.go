@@ -1,0 +1,1366 @@
+package opencode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// The tests in this file drive the Backend and its sessions against the
+// fake opencode serve of fakeserver_test.go (this test binary,
+// re-executed), so they run everywhere, under -short and -race.
+
+// waitGuard bounds every wait; it is only there so that a broken test
+// fails instead of hanging.
+const waitGuard = 30 * time.Second
+
+// fakeOC is one fake opencode installation: the log of what its servers
+// were asked and sent, and its sessions "on disk", which every backend
+// made from it shares.
+type fakeOC struct {
+	log   string
+	env   []string
+	state string
+}
+
+func newFakeOC(t *testing.T, env ...string) *fakeOC {
+	t.Helper()
+	dir := t.TempDir()
+	fc := &fakeOC{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "sessions.json")}
+	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state, fakeEOFEnv + "=1",
+		// Under -race, a process sleeps a second before it exits, by
+		// default; and the fake's own races must not go unseen.
+		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(dir, "race"))}, env...)
+	t.Cleanup(func() { // after the backends' cleanups have stopped the servers
+		reports, _ := filepath.Glob(filepath.Join(dir, "race.*"))
+		for _, r := range reports {
+			b, _ := os.ReadFile(r)
+			t.Errorf("the fake opencode raced:\n%s", b)
+		}
+	})
+	return fc
+}
+
+// testBinary is this test binary, which plays opencode.
+func testBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return exe
+}
+
+// backend makes a Backend running the fake; the test closes it.
+func (fc *fakeOC) backend(t *testing.T) *Backend {
+	t.Helper()
+	b := New(Options{Path: testBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// openSession opens a session; the test closes it.
+func openSession(t *testing.T, b *Backend, opts bridge.OpenOptions, ev bridge.Events) bridge.Native {
+	t.Helper()
+	if opts.Cwd == "" {
+		opts.Cwd = t.TempDir()
+	}
+	s, err := b.Open(context.Background(), opts, ev)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// waitReady waits until the session exists on the server and returns its
+// id.
+func waitReady(t *testing.T, s bridge.Native) string {
+	t.Helper()
+	deadline := time.Now().Add(waitGuard)
+	for s.NativeID() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the session was not created")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.NativeID()
+}
+
+func textTurn(text string, cfg map[string]string) bridge.Turn {
+	return bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}, Config: cfg}
+}
+
+// runPrompt runs one turn, within waitGuard.
+func runPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) (bridge.TurnResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	defer cancel()
+	res, err := s.Prompt(ctx, textTurn(text, cfg))
+	if ctx.Err() != nil {
+		t.Fatalf("prompt %q did not end", text)
+	}
+	return res, err
+}
+
+// mustPrompt runs a turn that must end normally.
+func mustPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) bridge.TurnResult {
+	t.Helper()
+	res, err := runPrompt(t, s, text, cfg)
+	if err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt %q: %+v, %v", text, res, err)
+	}
+	return res
+}
+
+// wireRec is one record of the fake's log.
+type wireRec struct {
+	Dir string `json:"dir"`
+	Msg struct {
+		// start
+		Args []string `json:"args"`
+		Pid  int      `json:"pid"`
+		URL  string   `json:"url"`
+		// request, refused, error
+		Method      string         `json:"method"`
+		Path        string         `json:"path"`
+		Directory   string         `json:"directory"`
+		Body        map[string]any `json:"body"`
+		ContentType string         `json:"contentType"`
+		Status      int            `json:"status"`
+		Message     string         `json:"message"`
+		// event
+		Event *Event `json:"event"`
+		// connect, disconnect
+		Stream  int  `json:"stream"`
+		Dropped bool `json:"dropped"`
+	} `json:"msg"`
+	raw string
+}
+
+// records reads the log so far: its complete lines, as a server may be
+// writing one.
+func (fc *fakeOC) records(t *testing.T) []wireRec {
+	t.Helper()
+	b, err := os.ReadFile(fc.log)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
+	var out []wireRec
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" {
+			continue
+		}
+		var w wireRec
+		if err := json.Unmarshal([]byte(l), &w); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		w.raw = l
+		out = append(out, w)
+	}
+	return out
+}
+
+// requests returns the requests of method whose path matches (path.Match
+// style, with * for one segment) that the servers took.
+func (fc *fakeOC) requests(t *testing.T, method, pattern string) []wireRec {
+	t.Helper()
+	var out []wireRec
+	for _, w := range fc.records(t) {
+		if w.Dir == "request" && w.Msg.Method == method && pathMatch(pattern, w.Msg.Path) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func pathMatch(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		if ps[i] != "*" && ps[i] != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// bodies returns the bodies of the requests.
+func bodies(ws []wireRec) []map[string]any {
+	var out []map[string]any
+	for _, w := range ws {
+		out = append(out, w.Msg.Body)
+	}
+	return out
+}
+
+// count counts the log records of a kind ("start", "exit", "connect", …).
+func (fc *fakeOC) count(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, w := range fc.records(t) {
+		if w.Dir == dir {
+			n++
+		}
+	}
+	return n
+}
+
+// errors returns the error answers the servers gave.
+func (fc *fakeOC) errors(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, w := range fc.records(t) {
+		if w.Dir == "error" || w.Dir == "refused" {
+			out = append(out, w.raw)
+		}
+	}
+	return out
+}
+
+// waitLog waits until the log satisfies ok.
+func (fc *fakeOC) waitLog(t *testing.T, what string, ok func([]wireRec) bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitGuard)
+	for !ok(fc.records(t)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited in vain for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// ask is one permission ask the recorder got.
+type ask struct {
+	call    acp.ToolCallUpdate
+	options []string
+}
+
+// recorder records what a session reports, and answers permission asks
+// with choice: an option id, "" to cancel the ask, or "wait" to wait for
+// the turn to be cancelled.
+type recorder struct {
+	choice string
+
+	mu      sync.Mutex
+	updates []acp.SessionUpdate
+	asks    []ask
+	changed int
+	poke    chan struct{}
+}
+
+func newRecorder(choice string) *recorder {
+	return &recorder{choice: choice, poke: make(chan struct{}, 1)}
+}
+
+func (e *recorder) signal() {
+	select {
+	case e.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (e *recorder) Update(u acp.SessionUpdate) {
+	e.mu.Lock()
+	e.updates = append(e.updates, u)
+	e.mu.Unlock()
+	e.signal()
+}
+
+func (e *recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
+	var ids []string
+	for _, o := range options {
+		ids = append(ids, string(o.OptionId))
+	}
+	e.mu.Lock()
+	e.asks = append(e.asks, ask{call, ids})
+	e.mu.Unlock()
+	e.signal()
+	switch e.choice {
+	case "":
+		return acp.NewRequestPermissionOutcomeCancelled(), nil
+	case "wait":
+		<-ctx.Done()
+		return acp.RequestPermissionOutcome{}, ctx.Err()
+	}
+	if !slices.Contains(ids, e.choice) {
+		return acp.RequestPermissionOutcome{}, errors.New("no option " + e.choice)
+	}
+	return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(e.choice)), nil
+}
+
+func (e *recorder) ConfigChanged() {
+	e.mu.Lock()
+	e.changed++
+	e.mu.Unlock()
+}
+
+// take returns the updates so far and forgets them.
+func (e *recorder) take() []acp.SessionUpdate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	us := e.updates
+	e.updates = nil
+	return us
+}
+
+func (e *recorder) snapshot() (updates []acp.SessionUpdate, asks []ask, changed int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.updates), slices.Clone(e.asks), e.changed
+}
+
+func (e *recorder) conversation() string {
+	us, _, _ := e.snapshot()
+	return acptest.Conversation(us)
+}
+
+// waitFor waits for an update (or ask) that makes ok true.
+func (e *recorder) waitFor(t *testing.T, what string, ok func(us []acp.SessionUpdate, asks []ask) bool) {
+	t.Helper()
+	timeout := time.After(waitGuard)
+	for {
+		us, asks, _ := e.snapshot()
+		if ok(us, asks) {
+			return
+		}
+		select {
+		case <-e.poke:
+		case <-timeout:
+			t.Fatalf("waited in vain for %s", what)
+		}
+	}
+}
+
+func hasAgentText(us []acp.SessionUpdate, _ []ask) bool {
+	return slices.ContainsFunc(us, func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+}
+
+func findOption(opts []bridge.ConfigOption, id string) (bridge.ConfigOption, bool) {
+	i := slices.IndexFunc(opts, func(o bridge.ConfigOption) bool { return o.ID == id })
+	if i < 0 {
+		return bridge.ConfigOption{}, false
+	}
+	return opts[i], true
+}
+
+func choiceValues(o bridge.ConfigOption) []string {
+	var out []string
+	for _, c := range o.Choices {
+		out = append(out, c.Value)
+	}
+	return out
+}
+
+// promptCall runs a prompt in the background; its result comes on the
+// channel.
+type promptResult struct {
+	res bridge.TurnResult
+	err error
+}
+
+func startPrompt(ctx context.Context, s bridge.Native, text string) chan promptResult {
+	done := make(chan promptResult, 1)
+	go func() {
+		res, err := s.Prompt(ctx, textTurn(text, nil))
+		done <- promptResult{res, err}
+	}()
+	return done
+}
+
+func waitPrompt(t *testing.T, done chan promptResult) promptResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(waitGuard):
+		t.Fatal("the prompt did not return")
+		return promptResult{}
+	}
+}
+
+// TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
+// reads the catalog before it returns, so the session's options are
+// complete in the session/new response; the session is created with the
+// rules that make opencode ask.
+func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	if b.Info().Name != "opencode" || b.Check() != nil {
+		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
+	}
+	cwd := t.TempDir()
+	ev := newRecorder("once")
+	s := openSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
+	cfg := s.Config()
+	var ids []string
+	for _, o := range cfg {
+		ids = append(ids, o.ID)
+		if !o.NextTurn {
+			t.Errorf("option %s is not NextTurn", o.ID)
+		}
+	}
+	if strings.Join(ids, ",") != "mode,model,effort" {
+		t.Fatalf("options %v, want mode,model,effort", ids)
+	}
+	mode, _ := findOption(cfg, bridge.ConfigMode)
+	model, _ := findOption(cfg, bridge.ConfigModel)
+	effort, _ := findOption(cfg, bridge.ConfigEffort)
+	if mode.Current != "build" || model.Current != "fake/fake-model" || effort.Current != agentkit.EffortDefault {
+		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
+	}
+	if got := strings.Join(choiceValues(mode), ","); got != "build,plan" {
+		t.Errorf("modes %s; want the primary agents that are not hidden", got)
+	}
+	if got := strings.Join(choiceValues(model), ","); got != "fake/fake-fast,fake/fake-model" {
+		t.Errorf("models %s", got)
+	}
+	if got := strings.Join(choiceValues(effort), ","); got != "default,low,medium,high" {
+		t.Errorf("efforts %s", got)
+	}
+	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake/fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("SetConfig: %v; every opencode option is NextTurn", err)
+	}
+	id := waitReady(t, s)
+	if !strings.HasPrefix(id, "ses_") {
+		t.Errorf("session id %q", id)
+	}
+	creates := fc.requests(t, "POST", "/session")
+	if len(creates) != 1 || jsonOf(creates[0].Msg.Body) != `{"permission":[{"action":"ask","pattern":"*","permission":"bash"},`+
+		`{"action":"ask","pattern":"*","permission":"edit"},{"action":"ask","pattern":"*","permission":"webfetch"}]}` {
+		t.Errorf("POST /session %s", jsonOf(bodies(creates)))
+	}
+	w := fc.records(t)
+	if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "serve --port 0 --hostname 127.0.0.1" {
+		t.Fatalf("the server was started as %+v", w[0].Msg)
+	}
+	var calls []string
+	for _, r := range w {
+		switch r.Dir {
+		case "request":
+			calls = append(calls, r.Msg.Method+" "+r.Msg.Path)
+			if r.Msg.Path != "/global/health" && r.Msg.Directory != cwd {
+				t.Errorf("%s %s for directory %q, want %q", r.Msg.Method, r.Msg.Path, r.Msg.Directory, cwd)
+			}
+		case "connect":
+			calls = append(calls, "connected")
+		}
+	}
+	if got := strings.Join(calls, ", "); got != "GET /global/health, GET /agent, GET /config/providers, GET /config, GET /event, connected, POST /session" {
+		t.Errorf("the client called %s", got)
+	}
+	if errs := fc.errors(t); len(errs) != 0 {
+		t.Errorf("the server refused: %v", errs)
+	}
+}
+
+// TestFake_textTurn streams a message by its deltas, with the usage; the
+// echoed prompt is not shown.
+func TestFake_textTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	res := mustPrompt(t, s, "hello there", nil)
+	us := ev.take()
+	if got := acptest.Conversation(us); got != "\nagent: Hello from fake. You said: hello there\n" {
+		t.Errorf("conversation %q", got)
+	}
+	chunks := 0
+	var usage *acp.SessionUsageUpdate
+	for _, u := range us {
+		if u.AgentMessageChunk != nil {
+			chunks++
+		}
+		if u.UsageUpdate != nil {
+			usage = u.UsageUpdate
+		}
+	}
+	if chunks < 2 {
+		t.Errorf("%d chunks; want the message streamed by its deltas", chunks)
+	}
+	if usage == nil || usage.Used != 42 || usage.Size != 128000 {
+		t.Errorf("usage update %+v", usage)
+	}
+	if u := res.Usage; u == nil || u.InputTokens != 42 || u.OutputTokens != 7 || u.TotalTokens != 49 {
+		t.Errorf("turn usage %+v", u)
+	}
+	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
+	if len(prompts) != 1 || prompts[0].Msg.Path != "/session/"+s.NativeID()+"/prompt_async" {
+		t.Fatalf("prompt_async %v", prompts)
+	}
+	if got := jsonOf(prompts[0].Msg.Body); got != `{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"},"parts":[{"text":"hello there","type":"text"}]}` {
+		t.Errorf("prompt %s", got)
+	}
+	if ct := prompts[0].Msg.ContentType; ct != "application/json" {
+		t.Errorf("content type %q", ct)
+	}
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+		t.Errorf("second turn %q", got)
+	}
+}
+
+// TestFake_runCommand: the command's tool call is shown, the user asked,
+// and the reply goes back to opencode; the command's output streams.
+func TestFake_runCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		choice, reply, status string
+	}{
+		{"once", "once", "completed"},
+		{"always", "always", "completed"},
+		{"reject", "reject", "failed"},
+		{"", "reject", "failed"}, // the client cancelled the ask
+	} {
+		t.Run(tc.reply+"/"+tc.choice, func(t *testing.T) {
+			t.Parallel()
+			fc := newFakeOC(t)
+			ev := newRecorder(tc.choice)
+			s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+			mustPrompt(t, s, "run: echo hello-from-bash", nil)
+			us, asks, _ := ev.snapshot()
+			if len(asks) != 1 {
+				t.Fatalf("asks %+v", asks)
+			}
+			a := asks[0]
+			if a.call.ToolCallId != "call_1" || a.call.Title == nil || *a.call.Title != "echo hello-from-bash" ||
+				a.call.Kind == nil || *a.call.Kind != acp.ToolKindExecute {
+				t.Errorf("ask %+v", a.call)
+			}
+			if got := jsonOf(a.call.RawInput); got != `{"always":["echo *"],"metadata":{"command":"echo hello-from-bash"},"patterns":["echo hello-from-bash"],"permission":"bash"}` {
+				t.Errorf("raw input %s", got)
+			}
+			if got := strings.Join(a.options, ","); got != "once,always,reject" {
+				t.Errorf("options %s", got)
+			}
+			got := acptest.Conversation(us)
+			if !strings.Contains(got, "\ntool call_1 execute "+tc.status+" echo hello-from-bash\n") {
+				t.Errorf("conversation:%s", got)
+			}
+			replies := fc.requests(t, "POST", "/permission/*/reply")
+			if len(replies) != 1 || jsonOf(replies[0].Msg.Body) != `{"reply":"`+tc.reply+`"}` {
+				t.Errorf("replies %v; want %s", bodies(replies), tc.reply)
+			}
+			if tc.status == "failed" {
+				if strings.Contains(got, "Tool finished") {
+					t.Errorf("the turn went on after a reject:%s", got)
+				}
+				var failure string
+				for _, u := range us {
+					if tu := u.ToolCallUpdate; tu != nil && tu.RawOutput != nil {
+						failure = jsonOf(tu.RawOutput)
+					}
+				}
+				if failure != `{"error":"The user rejected permission to use this specific tool call."}` {
+					t.Errorf("raw output %s", failure)
+				}
+				return
+			}
+			if !strings.Contains(got, "Tool finished. Output was: hello-from-bash") {
+				t.Errorf("conversation:%s", got)
+			}
+			var live, raw string
+			for _, u := range us {
+				if tu := u.ToolCallUpdate; tu != nil {
+					if tu.Status == nil && len(tu.Content) > 0 && tu.Content[0].Content != nil && tu.Content[0].Content.Content.Text != nil {
+						live = tu.Content[0].Content.Content.Text.Text
+					}
+					if tu.RawOutput != nil {
+						raw = jsonOf(tu.RawOutput)
+					}
+				}
+			}
+			if !strings.Contains(live, "hello-from-bash") {
+				t.Errorf("no live output of the running command; last %q", live)
+			}
+			if !strings.Contains(raw, `"output":"hello-from-bash\n"`) {
+				t.Errorf("raw output %s", raw)
+			}
+			if tc.reply == "always" { // opencode asks no more about echo
+				mustPrompt(t, s, "run: echo again", nil)
+				if _, asks, _ := ev.snapshot(); len(asks) != 1 {
+					t.Errorf("asked %d times after always", len(asks))
+				}
+				if got := ev.conversation(); !strings.Contains(got, "tool call_2 execute completed echo again\n") {
+					t.Errorf("conversation:%s", got)
+				}
+			}
+		})
+	}
+}
+
+// TestFake_writeAsksWithTheDiff: an edit permission shows the file's diff.
+func TestFake_writeAsksWithTheDiff(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	cwd := t.TempDir()
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+	mustPrompt(t, s, "write: notes.txt", nil)
+	us, asks, _ := ev.snapshot()
+	if len(asks) != 1 {
+		t.Fatalf("asks %+v", asks)
+	}
+	a := asks[0].call
+	if a.Title == nil || *a.Title != "Edit notes.txt" || a.Kind == nil || *a.Kind != acp.ToolKindEdit {
+		t.Errorf("ask %+v", a)
+	}
+	var diff *acp.ToolCallContentDiff
+	for _, c := range a.Content {
+		if c.Diff != nil {
+			diff = c.Diff
+		}
+	}
+	if diff == nil || diff.Path != filepath.Join(cwd, "notes.txt") || diff.NewText != "written by fake model\n" {
+		t.Errorf("diff %+v", diff)
+	}
+	if len(a.Locations) != 1 || a.Locations[0].Path != filepath.Join(cwd, "notes.txt") {
+		t.Errorf("locations %+v", a.Locations)
+	}
+	if got := acptest.Conversation(us); !strings.Contains(got, "tool call_1 edit completed Write notes.txt\n") ||
+		!strings.Contains(got, "Output was: Wrote file successfully.") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+// TestFake_fetchAsks: a webfetch permission is a fetch.
+func TestFake_fetchAsks(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "fetch: https://example.com/doc", nil)
+	_, asks, _ := ev.snapshot()
+	if len(asks) != 1 || *asks[0].call.Title != "Fetch https://example.com/doc" || *asks[0].call.Kind != acp.ToolKindFetch {
+		t.Fatalf("asks %+v", asks)
+	}
+	if got := ev.conversation(); !strings.Contains(got, "tool call_1 fetch completed Fetch https://example.com/doc\n") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+// TestFake_question: a question is put to the user with its options; the
+// chosen label goes back, and a cancelled ask rejects the question.
+func TestFake_question(t *testing.T) {
+	t.Parallel()
+	t.Run("answered", func(t *testing.T) {
+		t.Parallel()
+		fc := newFakeOC(t)
+		ev := newRecorder("answer-1")
+		s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+		mustPrompt(t, s, "ask me", nil)
+		_, asks, _ := ev.snapshot()
+		if len(asks) != 1 || asks[0].call.Title == nil || *asks[0].call.Title != "Pick a colour?" ||
+			strings.Join(asks[0].options, ",") != "answer-0,answer-1,reject" {
+			t.Fatalf("asks %+v", asks)
+		}
+		replies := fc.requests(t, "POST", "/question/*/reply")
+		if len(replies) != 1 || jsonOf(replies[0].Msg.Body) != `{"answers":[["blue"]]}` {
+			t.Errorf("replies %v", bodies(replies))
+		}
+		if got := ev.conversation(); !strings.Contains(got, "You picked: blue") || !strings.Contains(got, "tool call_1 other completed Pick a colour?\n") {
+			t.Errorf("conversation:%s", got)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		fc := newFakeOC(t)
+		ev := newRecorder("")
+		s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+		mustPrompt(t, s, "ask me", nil)
+		if rejects := fc.requests(t, "POST", "/question/*/reject"); len(rejects) != 1 {
+			t.Errorf("rejects %v", rejects)
+		}
+		if replies := fc.requests(t, "POST", "/question/*/reply"); len(replies) != 0 {
+			t.Errorf("replies %v", bodies(replies))
+		}
+		if got := ev.conversation(); strings.Contains(got, "You picked") || !strings.Contains(got, "tool call_1 other failed Pick a colour?\n") {
+			t.Errorf("conversation:%s", got)
+		}
+		if errs := fc.errors(t); len(errs) != 0 {
+			t.Errorf("the server refused: %v", errs)
+		}
+	})
+}
+
+// TestFake_questionAsksAboutItsToolCall: a question's ask is about the
+// question's tool call, which the client was shown.
+func TestFake_questionAsksAboutItsToolCall(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("answer-0")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "ask me", nil)
+	us, asks, _ := ev.snapshot()
+	var shown []acp.ToolCallId
+	for _, u := range us {
+		if u.ToolCall != nil {
+			shown = append(shown, u.ToolCall.ToolCallId)
+		}
+	}
+	if len(asks) != 1 || !slices.Contains(shown, asks[0].call.ToolCallId) {
+		var about []acp.ToolCallId
+		for _, a := range asks {
+			about = append(about, a.call.ToolCallId)
+		}
+		t.Errorf("asks about %v; the tool calls shown are %v", about, shown)
+	}
+}
+
+// TestFake_todoIsThePlan: the todo list is the plan; its tool call is not
+// shown.
+func TestFake_todoIsThePlan(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "todo", nil)
+	if got := ev.conversation(); got != "\nagent: Planned.\nplan first step in_progress\nplan second step pending\n" {
+		t.Errorf("conversation %q", got)
+	}
+}
+
+// TestFake_thoughtsRetriesAndTitles: reasoning streams as thoughts, a
+// retry is said as a thought, a new title is a session info update.
+func TestFake_thoughtsRetriesAndTitles(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "think then retry and title", nil)
+	us := ev.take()
+	got := acptest.Conversation(us)
+	want := "\nthought: OpenCode is retrying the model request (attempt 1): Rate limited, the fake says\n\n" +
+		"OpenCode is retrying the model request (attempt 2): Rate limited, the fake says\n\nThinking about it." +
+		"\nagent: Hello from fake. You said: think then retry and title\n"
+	if got != want {
+		t.Errorf("conversation %q\nwant %q", got, want)
+	}
+	var titles []string
+	for _, u := range us {
+		if u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil {
+			titles = append(titles, *u.SessionInfoUpdate.Title)
+		}
+	}
+	if strings.Join(titles, ",") != "Fake title" {
+		t.Errorf("titles %v; want the new title once (not the default one)", titles)
+	}
+}
+
+// TestFake_theBridgesOptionsStand: the agent and model are the bridge's,
+// sent with every prompt; what opencode reports back for a session does
+// not change them.
+func TestFake_theBridgesOptionsStand(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "switch", nil)
+	opts := s.Config()
+	mode, _ := findOption(opts, bridge.ConfigMode)
+	model, _ := findOption(opts, bridge.ConfigModel)
+	if mode.Current != "build" || model.Current != "fake/fake-model" {
+		t.Errorf("mode %q model %q; want the bridge's", mode.Current, model.Current)
+	}
+	if _, _, changed := ev.snapshot(); changed != 0 {
+		t.Errorf("%d ConfigChanged, want none", changed)
+	}
+	mustPrompt(t, s, "hello again", nil)
+	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
+	if last := prompts[len(prompts)-1].Msg.Body; last["agent"] != "build" || jsonOf(last["model"]) != `{"modelID":"fake-model","providerID":"fake"}` {
+		t.Errorf("the next prompt %v", last)
+	}
+}
+
+// TestFake_lateSessionInfoKeepsTheNextTurnsOptions: the session.updated
+// opencode sends after a turn's idle, if it is read after the next turn
+// applied new options, does not flip them back.
+func TestFake_lateSessionInfoKeepsTheNextTurnsOptions(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	mustPrompt(t, s, "hello lateinfo", nil)
+	mustPrompt(t, s, "hello again", map[string]string{bridge.ConfigModel: "fake/fake-fast", bridge.ConfigMode: "plan"})
+	if _, _, changed := ev.snapshot(); changed != 0 {
+		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
+	}
+	b := bodies(fc.requests(t, "POST", "/session/*/prompt_async"))
+	if len(b) != 2 || b[1]["agent"] != "plan" || jsonOf(b[1]["model"]) != `{"modelID":"fake-fast","providerID":"fake"}` {
+		t.Errorf("prompts %v", b)
+	}
+}
+
+// TestFake_cancelSlowTurn: a cancelled prompt aborts the session and
+// returns cancelled once opencode is idle; the idle opencode repeats after
+// an abort does not end the next turn early.
+func TestFake_cancelSlowTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := startPrompt(ctx, s, "slow please")
+	// The fake's turns start 50 ms after prompt_async's answer, and its
+	// deltas are 50 ms apart: the answer has been read by the third (see
+	// TestFake_cancelBeforePromptAnswered).
+	ev.waitFor(t, "three deltas", func(us []acp.SessionUpdate, _ []ask) bool {
+		return strings.Count(acptest.Conversation(us), "tick") >= 3
+	})
+	cancel()
+	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
+		t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
+	}
+	aborts := fc.requests(t, "POST", "/session/*/abort")
+	if len(aborts) != 1 || aborts[0].Msg.Path != "/session/"+s.NativeID()+"/abort" {
+		t.Fatalf("aborts %v", aborts)
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+		t.Errorf("the next turn %q; want its whole answer", got)
+	}
+	// The fake holds the duplicate idle until the next prompt came (a
+	// while at most): it then falls between that prompt and its turn.
+	idles, prompts, dupAfterPrompt := 0, 0, false
+	for _, w := range fc.records(t) {
+		switch {
+		case w.Dir == "event" && w.Msg.Event.Type == "session.idle":
+			idles++
+			if idles == 2 && prompts == 2 {
+				dupAfterPrompt = true
+			}
+		case w.Dir == "request" && strings.HasSuffix(w.Msg.Path, "/prompt_async"):
+			prompts++
+		}
+	}
+	if idles != 3 {
+		t.Errorf("%d idles; want the abort's two and the next turn's", idles)
+	}
+	t.Logf("the duplicate idle came after the next prompt: %v", dupAfterPrompt)
+}
+
+// TestFake_cancelBeforePromptAnswered: a prompt cancelled while
+// prompt_async has not been answered yet (opencode's first events may come
+// before its answer) aborts the turn and ends cancelled.
+func TestFake_cancelBeforePromptAnswered(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := startPrompt(ctx, s, "slow eager")
+	ev.waitFor(t, "the first delta", hasAgentText)
+	cancel()
+	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
+		t.Errorf("cancelled prompt: %+v, %v", r.res, r.err)
+	}
+	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
+		t.Errorf("%d aborts, want 1", n)
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+		t.Errorf("the next turn %q", got)
+	}
+}
+
+// TestFake_cancelWhileAsking: a turn cancelled while the user is asked
+// ends cancelled, and the session takes the next prompt.
+func TestFake_cancelWhileAsking(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("wait")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := startPrompt(ctx, s, "run: rm -rf build")
+	ev.waitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []ask) bool { return len(asks) == 1 })
+	cancel()
+	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
+		t.Fatalf("prompt: %+v, %v", r.res, r.err)
+	}
+	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
+		t.Errorf("%d aborts", n)
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+		t.Errorf("the next turn %q", got)
+	}
+}
+
+// TestFake_failedTurn: a session error fails the turn with opencode's
+// message; its repeated idle does not end the next turn.
+func TestFake_failedTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	_, err := runPrompt(t, s, "fail400 now", nil)
+	if err == nil || err.Error() != "APIError: fake bad request (HTTP 400)" {
+		t.Fatalf("err %v", err)
+	}
+	if errors.Is(err, bridge.ErrAuthRequired) {
+		t.Errorf("%v is not an auth error", err)
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+		t.Errorf("the next turn %q", got)
+	}
+}
+
+// TestFake_authFailure: a provider that refuses the key asks the user to
+// log in.
+func TestFake_authFailure(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("once"))
+	_, err := runPrompt(t, s, "authfail", nil)
+	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "Invalid API key") || !strings.Contains(err.Error(), "opencode auth login") {
+		t.Fatalf("err %v; want ErrAuthRequired with opencode's message", err)
+	}
+}
+
+// TestFake_serverCrashMidTurn: the turn ends with the exit and its stderr;
+// the next prompt restarts the server and continues the session.
+func TestFake_serverCrashMidTurn(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	cwd := t.TempDir()
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+	mustPrompt(t, s, "hello there", nil)
+	id := s.NativeID()
+	_, err := runPrompt(t, s, "crash now", nil)
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake opencode: boom, the model stream broke") ||
+		!strings.Contains(err.Error(), "the next prompt restarts it") {
+		t.Fatalf("err %v; want the exit with its stderr", err)
+	}
+	ev.take()
+	mustPrompt(t, s, "hello again", nil)
+	// The dead server's last events may still be read after the crash
+	// ended the turn (or may be lost): the partial answer's end can come
+	// late.
+	got := ev.conversation()
+	late, ok := strings.CutPrefix(strings.TrimSuffix(got, "Hello from fake. You said: hello again\n"), "\nagent: ")
+	if !ok || !strings.HasSuffix(got, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
+		t.Errorf("after the restart %q", got)
+	}
+	if n := fc.count(t, "start"); n != 2 {
+		t.Errorf("%d servers started, want 2", n)
+	}
+	if s.NativeID() != id {
+		t.Errorf("session %s, want %s still", s.NativeID(), id)
+	}
+	// The second server was asked about the session, not to make another.
+	var second []string
+	starts := 0
+	for _, w := range fc.records(t) {
+		if w.Dir == "start" {
+			starts++
+		}
+		if starts == 2 && w.Dir == "request" && w.Msg.Path != "/global/health" {
+			second = append(second, w.Msg.Method+" "+w.Msg.Path)
+		}
+	}
+	if got := strings.Join(second, ", "); got != "GET /event, GET /session/"+id+", POST /session/"+id+"/prompt_async" {
+		t.Errorf("the second server was called %s", got)
+	}
+}
+
+// TestFake_nextTurnOptions: the mode, model and effort picked go with the
+// prompt as agent, model and variant, and stay.
+func TestFake_nextTurnOptions(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	ev := newRecorder("once")
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	// opencode reports the session's agent and model once more after a
+	// turn's idle. Taken after the next turn's options were applied, that
+	// report would flip them back (the bridge does not tell it from a
+	// switch opencode made); each turn waits for its epilogue, which
+	// follows the report, to keep this test about what the prompts carry.
+	for i, turn := range []struct {
+		text string
+		cfg  map[string]string
+	}{
+		{"one", map[string]string{bridge.ConfigMode: "plan", bridge.ConfigModel: "fake/fake-fast", bridge.ConfigEffort: "high"}},
+		{"two", nil},
+		{"three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault, bridge.ConfigModel: "fake/fake-model", bridge.ConfigMode: "build"}},
+		{"four", map[string]string{bridge.ConfigModel: "nobody/nothing"}}, // not offered: ignored
+	} {
+		mustPrompt(t, s, turn.text+" epilogue", turn.cfg)
+		ev.waitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []ask) bool {
+			n := 0
+			for _, u := range us {
+				if u.Plan != nil {
+					n++
+				}
+			}
+			return n == i+1
+		})
+	}
+	var got []string
+	for _, b := range bodies(fc.requests(t, "POST", "/session/*/prompt_async")) {
+		delete(b, "parts")
+		got = append(got, jsonOf(b))
+	}
+	want := []string{
+		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
+		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
+		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
+		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("prompts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	opts := s.Config()
+	for id, want := range map[string]string{bridge.ConfigMode: "build", bridge.ConfigModel: "fake/fake-model", bridge.ConfigEffort: agentkit.EffortDefault} {
+		if o, _ := findOption(opts, id); o.Current != want {
+			t.Errorf("%s = %q, want %q", id, o.Current, want)
+		}
+	}
+	if _, _, changed := ev.snapshot(); changed != 0 {
+		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
+	}
+}
+
+// TestFake_presetAtOpen: options recorded for a session are its values
+// from Open on.
+func TestFake_presetAtOpen(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigEffort: "low"}}, newRecorder("once"))
+	mustPrompt(t, s, "hello", nil)
+	b := bodies(fc.requests(t, "POST", "/session/*/prompt_async"))
+	if len(b) != 1 || b[0]["agent"] != "plan" || b[0]["variant"] != "low" {
+		t.Errorf("prompt %v", b)
+	}
+}
+
+// TestFake_resume: a session opened with a native id is looked up, not
+// created, and continues; an unknown one fails its prompts.
+func TestFake_resume(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	cwd := t.TempDir()
+	s1 := openSession(t, b, bridge.OpenOptions{Cwd: cwd}, newRecorder("once"))
+	mustPrompt(t, s1, "hello there", nil)
+	id := s1.NativeID()
+	s1.Close()
+
+	ev := newRecorder("once")
+	s2 := openSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: id}, ev)
+	if s2.NativeID() != id {
+		t.Errorf("resumed %q, want %q", s2.NativeID(), id)
+	}
+	mustPrompt(t, s2, "hello again", nil)
+	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+		t.Errorf("conversation %q", got)
+	}
+	if n := len(fc.requests(t, "POST", "/session")); n != 1 {
+		t.Errorf("%d sessions created, want 1", n)
+	}
+	if gets := fc.requests(t, "GET", "/session/*"); len(gets) != 1 || gets[0].Msg.Path != "/session/"+id {
+		t.Errorf("lookups %v", gets)
+	}
+	if n := fc.count(t, "connect"); n != 1 {
+		t.Errorf("%d event streams; sessions of one directory share one", n)
+	}
+
+	s3 := openSession(t, b, bridge.OpenOptions{NativeID: "ses_unknown"}, newRecorder("once"))
+	_, err := runPrompt(t, s3, "hello", nil)
+	if err == nil || !strings.Contains(err.Error(), "no session ses_unknown") || !strings.Contains(err.Error(), "404") {
+		t.Errorf("prompt on an unknown session: %v", err)
+	}
+}
+
+// TestFake_mcpServers: the client's MCP servers are added to the
+// directory's instance before the session starts.
+func TestFake_mcpServers(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{MCPServers: []acp.McpServer{
+		{Stdio: &acp.McpServerStdio{Name: "tools", Command: "/usr/bin/tool", Args: []string{"--stdio"}, Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}},
+		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "Authorization", Value: "Bearer y"}}}},
+		{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}},
+	}}, newRecorder("once"))
+	waitReady(t, s)
+	var got []string
+	for _, b := range bodies(fc.requests(t, "POST", "/mcp")) {
+		got = append(got, jsonOf(b))
+	}
+	slices.Sort(got)
+	want := []string{
+		`{"config":{"command":["/usr/bin/tool","--stdio"],"environment":{"TOKEN":"x"},"type":"local"},"name":"tools"}`,
+		`{"config":{"headers":{"Authorization":"Bearer y"},"type":"remote","url":"http://127.0.0.1:9/mcp"},"name":"docs"}`,
+		`{"config":{"headers":{},"type":"remote","url":"http://127.0.0.1:9/sse"},"name":"old"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("MCP servers\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if errs := fc.errors(t); len(errs) != 0 {
+		t.Errorf("the server refused: %v", errs)
+	}
+}
+
+// TestFake_eventStreamReconnects: a dropped event stream is connected
+// again, and the next turn works.
+func TestFake_eventStreamReconnects(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t, fakeDropEnv+"=1") // the first stream drops right after server.connected
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("once"))
+	waitReady(t, s)
+	fc.waitLog(t, "the second stream", func(ws []wireRec) bool {
+		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "connect" && w.Msg.Stream == 2 })
+	})
+	mustPrompt(t, s, "hello there", nil)
+	var drops []bool
+	for _, w := range fc.records(t) {
+		if w.Dir == "disconnect" {
+			drops = append(drops, w.Msg.Dropped)
+		}
+	}
+	if len(drops) != 1 || !drops[0] {
+		t.Errorf("disconnects %v; want the one drop", drops)
+	}
+}
+
+// TestFake_backendCloseStopsTheServer: Close ends the server (by SIGTERM:
+// opencode does not read its stdin) and leaves no process.
+func TestFake_backendCloseStopsTheServer(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t, fakeEOFEnv+"=")
+	b := fc.backend(t)
+	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("once"))
+	mustPrompt(t, s, "hello", nil)
+	s.Close()
+	b.Close()
+	w := fc.records(t)
+	if n := fc.count(t, "exit"); n != 1 {
+		t.Fatalf("the server exited %d times by Close, want 1", n)
+	}
+	for _, r := range w {
+		if r.Dir == "exit" && !strings.Contains(r.raw, "terminated") {
+			t.Errorf("exit %s; want by SIGTERM", r.raw)
+		}
+	}
+	if err := syscall.Kill(w[0].Msg.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the server's process %d is still there: %v", w[0].Msg.Pid, err)
+	}
+	b.Close()
+	// The catalog was read: Open after Close returns a session, whose
+	// prompts fail.
+	if s, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); err == nil {
+		defer s.Close()
+		if _, err := runPrompt(t, s, "hello", nil); !errors.Is(err, bridge.ErrAgentUnavailable) {
+			t.Errorf("prompt after Close: %v", err)
+		}
+	} else if !errors.Is(err, bridge.ErrAgentUnavailable) {
+		t.Errorf("Open after Close: %v", err)
+	}
+	if n := fc.count(t, "start"); n != 1 {
+		t.Errorf("%d servers started", n)
+	}
+}
+
+// TestFake_closedBackendLeavesNoServer: whatever Open does after Close,
+// no server is left running.
+func TestFake_closedBackendLeavesNoServer(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	b.Close()
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); err == nil {
+		t.Errorf("Open after Close succeeded")
+	}
+	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
+		t.Errorf("%d servers started after Close, %d stopped", started, exited)
+	}
+}
+
+// TestFake_twoDirectoriesAtOnce: two turns at once in two directories, on
+// one server with a stream each; each session sees its own.
+func TestFake_twoDirectoriesAtOnce(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	evs := []*recorder{newRecorder("once"), newRecorder("once")}
+	dirs := []string{t.TempDir(), t.TempDir()}
+	ss := []bridge.Native{openSession(t, b, bridge.OpenOptions{Cwd: dirs[0]}, evs[0]), openSession(t, b, bridge.OpenOptions{Cwd: dirs[1]}, evs[1])}
+	var wg sync.WaitGroup
+	for i, s := range ss {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+			defer cancel()
+			if res, err := s.Prompt(ctx, textTurn([]string{"run: echo one", "run: echo two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
+				t.Errorf("session %d: %+v, %v", i, res, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i, ev := range evs {
+		got := ev.conversation()
+		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
+		if !strings.Contains(got, "Output was: "+want) || strings.Contains(got, other) {
+			t.Errorf("session %d:%s", i, got)
+		}
+		if _, asks, _ := ev.snapshot(); len(asks) != 1 {
+			t.Errorf("session %d asked %d times", i, len(asks))
+		}
+	}
+	if n := fc.count(t, "start"); n != 1 {
+		t.Errorf("%d servers, want 1", n)
+	}
+	var streams []string
+	for _, w := range fc.records(t) {
+		if w.Dir == "connect" {
+			streams = append(streams, w.Msg.Directory)
+		}
+	}
+	slices.Sort(streams)
+	want := slices.Sorted(slices.Values(dirs))
+	if !slices.Equal(streams, want) {
+		t.Errorf("streams for %v, want %v", streams, want)
+	}
+}
+
+// TestFake_refusesWithoutAuth: the server the bridge starts takes no
+// request without its password.
+func TestFake_refusesWithoutAuth(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("once"))
+	waitReady(t, s)
+	url := fc.records(t)[0].Msg.URL
+	for _, auth := range []func(*http.Request){
+		func(*http.Request) {},
+		func(r *http.Request) { r.SetBasicAuth("opencode", "guess") },
+	} {
+		req, _ := http.NewRequest(http.MethodGet, url+"/global/health", nil)
+		auth(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s without the password: %s", url, resp.Status)
+		}
+	}
+	if n := fc.count(t, "refused"); n != 2 {
+		t.Errorf("%d refused, want 2", n)
+	}
+}
+
+// TestFake_serverDoesNotStart: a server that exits at start fails Open
+// with its stderr.
+func TestFake_serverDoesNotStart(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t, fakeExitEnv+"=fake opencode: the config is broken")
+	b := fc.backend(t)
+	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once"))
+	if err == nil || !strings.Contains(err.Error(), "fake opencode: the config is broken") || !strings.Contains(err.Error(), "did not start") {
+		t.Fatalf("Open: %v; want the server's exit and stderr", err)
+	}
+}
+
+// TestFake_warm starts the server and reads the catalog before any
+// session; Open then finds it.
+func TestFake_warm(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	b.Warm()
+	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
+		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
+	})
+	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("once"))
+	if model, ok := findOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake/fake-model" {
+		t.Errorf("model option %+v", model)
+	}
+	mustPrompt(t, s, "hello", nil)
+	if n, m := len(fc.requests(t, "GET", "/agent")), fc.count(t, "start"); n != 1 || m != 1 {
+		t.Errorf("%d GET /agent, %d servers; want one each", n, m)
+	}
+}
+
+// TestFake_promptContent: an image goes as a file part with a data URL;
+// content opencode can't take is refused before anything is sent; a
+// prompt cancelled before it starts is cancelled.
+func TestFake_promptContent(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("once"))
+	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
+	if !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("audio: %v, want ErrInvalidParams", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if res, err := s.Prompt(ctx, textTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
+		t.Errorf("cancelled before it started: %+v, %v", res, err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), waitGuard)
+	defer cancel()
+	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
+	if err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	b := bodies(fc.requests(t, "POST", "/session/*/prompt_async"))
+	if len(b) != 1 || jsonOf(b[0]["parts"]) != `[{"text":"look","type":"text"},{"filename":"image","mime":"image/png","type":"file","url":"data:image/png;base64,aGk="}]` {
+		t.Errorf("prompts %v", b)
+	}
+}
+
+// TestFake_missingExecutable: no opencode is ErrAgentUnavailable, at Open;
+// Warm does nothing.
+func TestFake_missingExecutable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "opencode")
+	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	b.Warm()
+	if b.Check() == nil {
+		t.Errorf("Check found %s", missing)
+	}
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
+	}
+	t.Setenv(EnvVar, missing)
+	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
+	defer b.Close()
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
+	}
+}
