@@ -330,3 +330,14 @@ func userTexts(r fakechat.Request) []string {
 	}
 	return out
 }
+
+func TestE2E_reasoningIsAThought(t *testing.T) {
+	e, _ := sharedEditor(t)
+	id := e.NewSession(workspace(t))
+	if _, err := e.Prompt(id, "think about it"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Client.Conversation(); !strings.Contains(got, "thought: "+fakechat.ReasoningText+"\nagent: "+fakechat.AnswerTextPrefix) {
+		t.Errorf("conversation:%s\nwant the reasoning as a thought, then the answer", got)
+	}
+}

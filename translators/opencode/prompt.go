@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -9,10 +10,11 @@ import (
 )
 
 // toOpenCode converts an ACP prompt into prompt parts: text as text parts,
-// images as file parts with a data (or http) URL; links and embedded text
-// become text (agentkit.Lower). What OpenCode can't take is refused.
+// images and embedded binary files as file parts with a data (or http)
+// URL; links and embedded text become text (agentkit.Lower). What OpenCode
+// can't take is refused.
 func toOpenCode(prompt []acp.ContentBlock) ([]map[string]any, error) {
-	return agentkit.Lower(prompt, agentkit.Lowering[map[string]any]{Agent: "opencode", Text: text, Image: image})
+	return agentkit.Lower(prompt, agentkit.Lowering[map[string]any]{Agent: "opencode", Text: text, Image: image, Blob: file})
 }
 
 func text(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
@@ -28,4 +30,13 @@ func image(img *acp.ContentBlockImage) (map[string]any, error) {
 		return nil, fmt.Errorf("an image needs data or a uri")
 	}
 	return part, nil
+}
+
+// file is an embedded binary resource as a file part.
+func file(b *acp.BlobResourceContents) (map[string]any, error) {
+	mime := "application/octet-stream"
+	if b.MimeType != nil && *b.MimeType != "" {
+		mime = *b.MimeType
+	}
+	return map[string]any{"type": "file", "mime": mime, "filename": path.Base(b.Uri), "url": "data:" + mime + ";base64," + b.Blob}, nil
 }

@@ -19,6 +19,8 @@ type Lowering[T any] struct {
 	Agent string                                  // for error messages
 	Text  func(string) T                          // a text block
 	Image func(*acp.ContentBlockImage) (T, error) // nil: images are refused
+	// Blob takes an embedded binary resource (a file); nil refuses them.
+	Blob func(*acp.BlobResourceContents) (T, error)
 }
 
 // Lower converts a prompt into the agent's blocks.
@@ -47,6 +49,9 @@ func (l Lowering[T]) block(b acp.ContentBlock) (T, error) {
 		return l.Text(Mention(b.ResourceLink.Name, b.ResourceLink.Uri)), nil
 	case b.Resource != nil:
 		r := b.Resource.Resource
+		if r.BlobResourceContents != nil && l.Blob != nil {
+			return l.Blob(r.BlobResourceContents)
+		}
 		if r.TextResourceContents == nil {
 			return zero, fmt.Errorf("%s takes text resources only, not binary ones (%s)", l.Agent, blobURI(r))
 		}
