@@ -25,6 +25,15 @@ const (
 	ExitGrace = 5 * time.Second
 )
 
+// PSSEvery is how many samples apart the sampler reads the PSS of the
+// processes (PeakPSS), 1 (every sample) unless a benchmark sets it before
+// starting its agents. Reading /proc/PID/smaps_rollup walks every mapping
+// of the process under its mmap lock: for a Bun or Node runtime with
+// thousands of mappings it takes about 10 ms, which every SampleEvery
+// slows the agent down and takes half a CPU. The last sample, at Stop,
+// always reads it.
+var PSSEvery = 1
+
 // Options are the flags both benchmarks take, and the repository.
 type Options struct {
 	Program   string        // the benchmark's name, for messages and temporary directories

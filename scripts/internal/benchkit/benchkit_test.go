@@ -154,3 +154,22 @@ func TestTablePrint(t *testing.T) {
 		t.Errorf("Print:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestPSSDue(t *testing.T) {
+	var got []int
+	for n := range 25 {
+		if pssDue(n, 10) {
+			got = append(got, n)
+		}
+	}
+	if want := []int{0, 10, 20}; !slices.Equal(got, want) {
+		t.Errorf("pssDue(n, 10) for n < 25: %v, want %v", got, want)
+	}
+	for _, every := range []int{0, 1} {
+		for n := range 5 {
+			if !pssDue(n, every) {
+				t.Errorf("pssDue(%d, %d) = false, want every sample", n, every)
+			}
+		}
+	}
+}

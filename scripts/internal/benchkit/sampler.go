@@ -27,6 +27,7 @@ type sampler struct {
 	quit     chan struct{}
 	finished chan struct{}
 	t0       time.Time
+	n        int // the samples taken, by the loop
 
 	mu    sync.Mutex
 	peaks Peaks
@@ -64,7 +65,8 @@ func (s *sampler) loop() {
 	t := time.NewTicker(SampleEvery)
 	defer t.Stop()
 	for {
-		s.sample()
+		s.sample(pssDue(s.n, PSSEvery))
+		s.n++
 		select {
 		case <-s.quit:
 			return
@@ -73,8 +75,14 @@ func (s *sampler) loop() {
 	}
 }
 
-// sample reads the tree once.
-func (s *sampler) sample() {
+// pssDue says whether sample n (from 0) reads PSS when every is
+// PSSEvery: the first and then every every-th; each one if every < 2.
+func pssDue(n, every int) bool {
+	return every < 2 || n%every == 0
+}
+
+// sample reads the tree once, and the PSS of its processes if pss.
+func (s *sampler) sample(pss bool) {
 	procs := tree(s.root)
 	exes := make(map[int]string, len(procs))
 	for pid := range procs {
@@ -92,7 +100,9 @@ func (s *sampler) sample() {
 		rss := rssKiB(pid)
 		if !forked {
 			sum.rss += rss
-			sum.pss += pssKiB(pid)
+			if pss {
+				sum.pss += pssKiB(pid)
+			}
 			if exes[pid] == s.match && rss > 0 {
 				sum.matching++
 			}
@@ -140,7 +150,7 @@ func (s *sampler) stop() {
 	}
 	close(s.quit)
 	<-s.finished
-	s.sample()
+	s.sample(true)
 }
 
 // seenProcs is every process seen in the tree.

@@ -1,0 +1,365 @@
+// Command benchopencode compares acpbridge's OpenCode backend with
+// OpenCode's own ACP adapter, `opencode acp` (the anchor), on the same
+// pinned OpenCode binary and the same fake Chat Completions API
+// (translators/opencode/fakechat), offline.
+//
+// Usage:
+//
+//	go run ./scripts/benchopencode [flags]
+//	bash scripts/bench-opencode.sh [flags]
+//
+// It starts one fake server, then runs each agent N times (-n). Every run
+// gets a fresh temporary HOME written by fakechat.WriteHome for the fake
+// with a URL prefix of its own (so that its model requests can be told
+// apart), a fresh working directory (a new git repository) and, for
+// acpbridge, a state directory, and the environment of fakechat.Env. The
+// agents:
+//
+//	acpbridge     bin/acpbridge --agent opencode, running the pinned opencode
+//	              through $ACPBRIDGE_OPENCODE: one shared `opencode serve`,
+//	              started (and its catalog read) in the background at
+//	              initialize, which session/new waits for
+//	opencode-acp  the pinned `opencode acp --cwd <run cwd>`: one process,
+//	              which starts its in-process server inside initialize
+//
+// A run, over ACP with acp-go-sdk's ClientSideConnection:
+//
+//	process start → initialize response
+//	session/new
+//	session/prompt "hello there"  right after session/new: turn 1, cold
+//	session/prompt "hello again"  in the same session: turn 2, warm
+//
+// while a sampler reads /proc every 20ms for the peak resident memory of
+// the agent's whole process tree and of the agent process alone, and
+// counts the opencode processes alive at once; it reads the PSS only
+// every 200ms (-pss-every), as reading an opencode process's
+// smaps_rollup takes about 12 ms and, done every 20ms, more than doubled
+// both agents' times. Then it closes the agent's
+// stdin, gives it a few seconds to exit, and kills whatever of its process
+// tree is left (every process group it saw). It prints the medians per
+// agent and the ratio anchor/acpbridge.
+//
+// The anchor's failures, and its not exiting when its stdin closes, are
+// printed (NOTE lines) but do not change the exit status. It exits 1 if
+// any acpbridge run failed, 2 for a usage error.
+package main
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
+	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
+)
+
+const (
+	prompt1 = "hello there"
+	prompt2 = "hello again"
+)
+
+// The agents' names, which are also the table's column titles and -only's
+// values.
+const (
+	nameBridge = "acpbridge"
+	nameAnchor = "opencode-acp"
+)
+
+var agentOrder = []string{nameBridge, nameAnchor}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+type options struct {
+	benchkit.Options
+	opencode string
+	pssEvery int
+}
+
+// agent is one ACP agent command under test.
+type agent struct {
+	name string // column title
+	// argv is the command; "CWD" in it is replaced by the run's working
+	// directory (and "STATE" by its state directory, by Dirs.Start).
+	argv []string
+	// env is added to fakechat.Env for a run.
+	env []string
+	// version describes the agent for the header.
+	version string
+	// anchor marks OpenCode's own adapter: not exiting when its stdin
+	// closes is noted (it is killed), not a failed run.
+	anchor bool
+}
+
+// result is one run's measurements.
+type result struct {
+	benchkit.Result
+	titles     int      // its model requests that were title requests
+	userAgents []string // the distinct user-agent headers of its model requests
+	sessions   int      // the distinct x-session-id headers of its model requests
+	lingered   bool     // an anchor that did not exit within ExitGrace of its stdin closing
+}
+
+func run(args []string) int {
+	var o options
+	fs := o.Flags("benchopencode", "limit for each ACP request",
+		"run only this agent ("+strings.Join(agentOrder, " or ")+")")
+	defOpencode := os.Getenv("ACPBRIDGE_OPENCODE")
+	if defOpencode == "" {
+		defOpencode = fakechat.InstalledBin(o.Root)
+	}
+	fs.StringVar(&o.opencode, "opencode", defOpencode,
+		"the native opencode `binary` both agents run (default $ACPBRIDGE_OPENCODE, else the pinned .tools one)")
+	// Reading smaps_rollup of an opencode process (≈5,000 mappings)
+	// takes ≈12 ms: every 20 ms sample it more than doubled both agents'
+	// times.
+	fs.IntVar(&o.pssEvery, "pss-every", 10, "read the processes' PSS every `n`th sample of 20ms (it slows a large process down)")
+	if status, ok := o.Parse(fs, args); !ok {
+		return status
+	}
+	benchkit.PSSEvery = o.pssEvery
+	if o.Only != "" && !slices.Contains(agentOrder, o.Only) {
+		fmt.Fprintf(os.Stderr, "benchopencode: -only: unknown agent %q (%s)\n", o.Only, strings.Join(agentOrder, ", "))
+		return 2
+	}
+
+	ocPath, ocReal, err := benchkit.Executable(o.opencode)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchopencode: no opencode binary at %q (run scripts/install-tools.sh opencode): %v\n", o.opencode, err)
+		return 1
+	}
+	ocVersion := opencodeVersionOf(ocPath)
+
+	bridge := agent{
+		name:    nameBridge,
+		argv:    []string{o.Acpbridge, "--agent", "opencode", "--state-dir", "STATE"},
+		env:     []string{"ACPBRIDGE_OPENCODE=" + ocPath},
+		version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version"),
+	}
+	anchor := agent{
+		name:    nameAnchor,
+		argv:    []string{ocPath, "acp", "--cwd", "CWD"},
+		version: "opencode " + ocVersion,
+		anchor:  true,
+	}
+	var agents []agent
+	for _, a := range []agent{bridge, anchor} {
+		if o.Only == "" || o.Only == a.name {
+			agents = append(agents, a)
+		}
+	}
+
+	srv := fakechat.New(fakechat.Directives())
+	defer srv.Close()
+
+	fmt.Printf("opencode:      %s (%s), run by both agents\n", ocReal, ocVersion)
+	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", srv.URL, fakechat.ModelRef)
+	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", o.Acpbridge, bridge.version, ocPath)
+	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(anchor.argv, " "), "CWD", "<run cwd>"), anchor.version)
+	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
+		o.N, prompt1, prompt2, benchkit.SampleEvery, time.Duration(max(o.pssEvery, 1))*benchkit.SampleEvery)
+
+	results := benchkit.Repeat(o.Options, agents, func(a agent) string { return a.name }, true,
+		func(a agent, prefix string) result { return runOnce(o, a, srv, prefix, ocReal) })
+	report(results, o.Only)
+	// A failed acpbridge run is a bug to look at; the anchor is only the
+	// anchor, so its failures are reported but don't fail the benchmark.
+	if len(benchkit.Succeeded(results[nameBridge])) != len(results[nameBridge]) {
+		return 1
+	}
+	return 0
+}
+
+// runOnce runs agent a once, its model requests under prefix, and returns
+// its measurements.
+func runOnce(o options, a agent, srv *fakechat.Server, prefix, ocReal string) (res result) {
+	fail := func(err error) result { return result{Result: benchkit.Result{Err: err}} }
+	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchopencode-"+a.name+"-", a.name+prefix, o.Keep)
+	if err != nil {
+		return fail(err)
+	}
+	defer cleanup()
+	if err := fakechat.WriteHome(dirs.Home, srv.URL+prefix); err != nil {
+		return fail(err)
+	}
+	if err := gitInit(dirs.Cwd); err != nil {
+		return fail(err)
+	}
+	argv := slices.Clone(a.argv)
+	for i, s := range argv {
+		if s == "CWD" {
+			argv[i] = dirs.Cwd
+		}
+	}
+	p, err := dirs.Start(argv, append(fakechat.Env(dirs.Home, fakechat.ConfigPath(dirs.Home)), a.env...), ocReal)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		exited := p.Stop(benchkit.ExitGrace)
+		switch {
+		case exited:
+		case a.anchor:
+			res.lingered = true
+		case res.Err == nil:
+			res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.name, benchkit.ExitGrace)
+		}
+		res.countRequests(srv.Requests(), prefix)
+		p.Record(&res.Result, os.Stderr, a.name+prefix, o.Verbose)
+	}()
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", o.Verbose, checkAnswer)
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{prompt1, prompt2})
+	return res
+}
+
+// countRequests notes the fake's requests of the run, those under prefix.
+func (res *result) countRequests(reqs []fakechat.Request, prefix string) {
+	uas, sessions := map[string]bool{}, map[string]bool{}
+	for _, r := range reqs {
+		if r.Prefix != prefix {
+			continue
+		}
+		res.APIRequests++
+		kind := ""
+		if r.Title {
+			res.titles++
+			kind = "title "
+		}
+		res.APISummary = append(res.APISummary, fmt.Sprintf("%s%s %q", kind, r.Model, benchkit.FirstLine(r.LastUserText, 60)))
+		uas[r.Header.Get("User-Agent")] = true
+		if r.SessionID != "" {
+			sessions[r.SessionID] = true
+		}
+	}
+	res.userAgents = slices.Sorted(maps.Keys(uas))
+	res.sessions = len(sessions)
+}
+
+// checkAnswer checks that text, the agent's text of the turn of prompt,
+// has the fake's answer to it.
+func checkAnswer(prompt, text string) error {
+	if want := fakechat.AnswerTextPrefix + prompt; !strings.Contains(text, want) {
+		return fmt.Errorf("the agent's text was %q, want the fake's answer %q", text, want)
+	}
+	return nil
+}
+
+// report prints the notes, the table of results and what each agent's
+// process tree ran.
+func report(results map[string][]result, only string) {
+	for _, name := range agentOrder {
+		if only != "" && only != name {
+			continue
+		}
+		if len(benchkit.Succeeded(results[name])) == 0 {
+			fmt.Printf("NOTE: no numbers for %s: none of its %d runs succeeded (errors above). No ratios.\n", name, len(results[name]))
+		}
+		lingered := 0
+		for _, r := range results[name] {
+			if r.lingered {
+				lingered++
+			}
+		}
+		if lingered > 0 {
+			fmt.Printf("NOTE: %s did not exit within %v of its stdin closing in %d of %d runs; it was killed (SIGKILL to its process groups).\n",
+				name, benchkit.ExitGrace, lingered, len(results[name]))
+		}
+		if note := requestNote(name, benchkit.Succeeded(results[name])); note != "" {
+			fmt.Printf("NOTE: %s\n", note)
+		}
+	}
+	fmt.Println()
+
+	benchkit.Table[result]{
+		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new", Child: "opencode",
+			Matching: "opencode", API: "Chat Completions", WallClock: true}),
+		Agents:  agentOrder,
+		Results: results,
+		Ratios:  []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: nameBridge}},
+		Width:   24,
+	}.Print(os.Stdout)
+	fmt.Println()
+	fmt.Println("anchor/bridge is opencode-acp's median over acpbridge's. acpbridge starts `opencode serve` and reads its")
+	fmt.Println("catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its")
+	fmt.Println("in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp")
+	fmt.Println("\"agent process alone\" is the opencode process itself, and the tree minus it is any helper it spawned.")
+	for _, name := range agentOrder {
+		printTree(name, results[name])
+	}
+	fmt.Println()
+}
+
+// requestNote says how agent name's successful runs used the model: the
+// requests per run, how many of them were title requests, and the
+// OpenCode sessions they came from.
+func requestNote(name string, rs []result) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	var reqs, titles, sessions []string
+	for _, r := range rs {
+		reqs = append(reqs, fmt.Sprint(r.APIRequests))
+		titles = append(titles, fmt.Sprint(r.titles))
+		sessions = append(sessions, fmt.Sprint(r.sessions))
+	}
+	return fmt.Sprintf("%s made %s model requests per run, of which %s title requests (OpenCode titles a session "+
+		"after its first prompt), from %s OpenCode sessions.", name, strings.Join(compact(reqs), "/"),
+		strings.Join(compact(titles), "/"), strings.Join(compact(sessions), "/"))
+}
+
+// compact is the sorted distinct strings of ss.
+func compact(ss []string) []string {
+	ss = slices.Clone(ss)
+	slices.Sort(ss)
+	return slices.Compact(ss)
+}
+
+// printTree prints what agent name's process trees ran, how it named
+// itself at initialize and the user-agent of its requests to the fake.
+func printTree(name string, rs []result) {
+	exes := benchkit.Distinct(rs, func(r result) []string { return r.Exes })
+	if len(exes) == 0 {
+		return
+	}
+	fmt.Printf("\n%s process tree ran: %s", name, strings.Join(exes, ", "))
+	if infos := benchkit.Distinct(rs, func(r result) []string { return nonEmpty(r.AgentInfo) }); len(infos) > 0 {
+		fmt.Printf("\n%s initialize: %s", name, strings.Join(infos, "; "))
+	}
+	if uas := benchkit.Distinct(rs, func(r result) []string { return r.userAgents }); len(uas) > 0 {
+		fmt.Printf("\n%s → fake API user-agent: %s", name, strings.Join(uas, "; "))
+	}
+}
+
+// nonEmpty is s alone, or nothing if s is empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// gitInit makes dir a git repository, quietly and offline.
+func gitInit(dir string) error {
+	cmd := exec.Command("git", "init", "-q", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git init %s: %v: %s", dir, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// opencodeVersionOf runs `opencode --version` with HOME, the XDG
+// directories and TMPDIR in a scratch directory (any run of opencode
+// creates its directories there).
+func opencodeVersionOf(opencode string) string {
+	scratch, err := os.MkdirTemp("", "benchopencode-version-")
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	defer os.RemoveAll(scratch)
+	return benchkit.CommandLine(fakechat.Env(scratch, ""), opencode, "--version")
+}
