@@ -45,14 +45,13 @@ type session struct {
 	ready    chan struct{} // closed once the session exists on a server
 	readyErr error         // set before ready closes
 
-	mu     sync.Mutex // protects the fields below
-	srv    *server
-	id     string
-	armed  bool          // the running turn has started on the server: its idle ends it
-	err    *SessionError // the running turn's error, if any
-	usage  acp.Usage     // the running turn's, summed over its steps
-	used   int           // the context the last step used
-	closed bool
+	mu    sync.Mutex // protects the fields below
+	srv   *server
+	id    string
+	armed bool          // the running turn has started on the server: its idle ends it
+	err   *SessionError // the running turn's error, if any
+	usage acp.Usage     // the running turn's, summed over its steps
+	used  int           // the context the last step used
 }
 
 // turnEnd is how a turn ended: normally, with the session's error, or
@@ -327,7 +326,6 @@ func (s *session) serverGone(srv *server, err error) {
 func (s *session) Close() error {
 	s.end()
 	s.mu.Lock()
-	s.closed = true
 	id := s.id
 	s.mu.Unlock()
 	if id != "" {

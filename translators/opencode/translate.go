@@ -28,9 +28,8 @@ type part struct {
 
 // callSt is what the client has been shown of a tool call.
 type callSt struct {
-	shown  bool
-	status string
-	seen   string // the input and status last shown, to skip repeats
+	shown bool
+	seen  string // the input and status last shown, to skip repeats
 }
 
 // NewTranslator returns a Translator for a session in cwd.
@@ -356,7 +355,7 @@ func (t *Translator) tool(p partDoc) []acp.SessionUpdate {
 	status := toolStatus(p.State.Status)
 	var out []acp.SessionUpdate
 	if !st.shown {
-		st.shown, st.status = true, string(status)
+		st.shown = true
 		out = append(out, info.Start(p.CallID, status))
 		if status != acp.ToolCallStatusCompleted && status != acp.ToolCallStatusFailed {
 			return append(out, t.running(p)...)
@@ -368,7 +367,6 @@ func (t *Translator) tool(p partDoc) []acp.SessionUpdate {
 		}
 		return append(out, t.running(p)...)
 	}
-	st.status = string(status)
 	return append(out, finish(p))
 }
 
@@ -379,7 +377,7 @@ func (t *Translator) Announce(id string, info agentkit.ToolInfo) []acp.SessionUp
 	if st != nil && st.shown {
 		return nil
 	}
-	t.tools[id] = &callSt{shown: true, status: string(acp.ToolCallStatusPending)}
+	t.tools[id] = &callSt{shown: true}
 	return []acp.SessionUpdate{info.Start(id, acp.ToolCallStatusPending)}
 }
 
