@@ -304,6 +304,11 @@ func (es *eventStream) read(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if !es.s.alive() {
+			// What a dead server's stream still holds would reach a turn
+			// that its death already ended, or the next one.
+			return errors.New("the server exited")
+		}
 		var ev Event
 		if json.Unmarshal([]byte(e.Data), &ev) != nil {
 			es.s.log.Warn("opencode sent an event that is not JSON; skipping it", "data", agentkit.Truncate([]byte(e.Data), 200))
