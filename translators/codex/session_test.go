@@ -1,12 +1,10 @@
 package codex
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -23,10 +22,6 @@ import (
 // The tests in this file drive the Backend and its sessions against the
 // fake app-server of fakeappserver_test.go (this test binary, re-executed),
 // so they run everywhere, under -short and -race.
-
-// waitGuard bounds every wait; it is only there so that a broken test
-// fails instead of hanging.
-const waitGuard = 30 * time.Second
 
 // fakeCodex is one fake codex installation: the log of what its servers
 // were sent and sent back, and its threads "on disk", which every backend
@@ -42,85 +37,28 @@ func newFakeCodex(t *testing.T, env ...string) *fakeCodex {
 	dir := t.TempDir()
 	fc := &fakeCodex{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "threads.json")}
 	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state,
-		// Under -race, a process sleeps a second before it exits, by
-		// default; and the fake's own races must not go unseen.
-		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(dir, "race"))}, env...)
-	t.Cleanup(func() { // after the backends' cleanups have stopped the servers
-		reports, _ := filepath.Glob(filepath.Join(dir, "race.*"))
-		for _, r := range reports {
-			b, _ := os.ReadFile(r)
-			t.Errorf("the fake app-server raced:\n%s", b)
-		}
-	})
+		nativetest.RaceEnv(t, dir, "the fake app-server")}, env...)
 	return fc
-}
-
-// testBinary is this test binary, which plays codex.
-func testBinary() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return exe
 }
 
 // backend makes a Backend running the fake; the test closes it.
 func (fc *fakeCodex) backend(t *testing.T) *Backend {
 	t.Helper()
-	b := New(Options{Path: testBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { b.Close() })
 	return b
-}
-
-// openSession opens a session; the test closes it.
-func openSession(t *testing.T, b *Backend, opts bridge.OpenOptions, ev bridge.Events) bridge.Native {
-	t.Helper()
-	if opts.Cwd == "" {
-		opts.Cwd = t.TempDir()
-	}
-	s, err := b.Open(context.Background(), opts, ev)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // waitReady waits for the session's thread (History waits for it) and returns
 // its id.
 func waitReady(t *testing.T, s bridge.Native) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
 	if _, err := s.(bridge.HistoryReader).History(ctx); err != nil {
 		t.Fatalf("the thread did not start: %v", err)
 	}
 	return s.NativeID()
-}
-
-func textTurn(text string, cfg map[string]string) bridge.Turn {
-	return bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}, Config: cfg}
-}
-
-// runPrompt runs one turn, within waitGuard.
-func runPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) (bridge.TurnResult, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
-	defer cancel()
-	res, err := s.Prompt(ctx, textTurn(text, cfg))
-	if ctx.Err() != nil {
-		t.Fatalf("prompt %q did not end", text)
-	}
-	return res, err
-}
-
-// mustPrompt runs a turn that must end normally.
-func mustPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) {
-	t.Helper()
-	res, err := runPrompt(t, s, text, cfg)
-	if err != nil || res.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("prompt %q: %+v, %v", text, res, err)
-	}
 }
 
 // wireMsg is one logged message.
@@ -142,25 +80,11 @@ type wireMsg struct {
 // messages reads the log so far: its complete lines, as a server may be
 // writing one.
 func (fc *fakeCodex) messages(t *testing.T) []wireMsg {
-	t.Helper()
-	b, err := os.ReadFile(fc.log)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
+	recs, lines := nativetest.ReadLog[wireMsg](t, fc.log)
+	for i := range recs {
+		recs[i].raw = lines[i]
 	}
-	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	var out []wireMsg
-	for _, l := range strings.Split(string(b), "\n") {
-		if l == "" {
-			continue
-		}
-		var w wireMsg
-		if err := json.Unmarshal([]byte(l), &w); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		w.raw = l
-		out = append(out, w)
-	}
-	return out
+	return recs
 }
 
 // sent returns the params of every request or notification of method the
@@ -203,125 +127,7 @@ func (fc *fakeCodex) count(t *testing.T, dir string) int {
 // waitLog waits until the log satisfies ok.
 func (fc *fakeCodex) waitLog(t *testing.T, what string, ok func([]wireMsg) bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitGuard)
-	for !ok(fc.messages(t)) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited in vain for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// recorder records what a session reports, and answers permission asks
-// with choice: an option id, "" to cancel the ask, or "wait" to wait for
-// the turn to be cancelled.
-type recorder struct {
-	choice string
-
-	mu      sync.Mutex
-	updates []acp.SessionUpdate
-	asks    []acp.ToolCallUpdate
-	changed int
-	poke    chan struct{}
-}
-
-func newRecorder(choice string) *recorder {
-	return &recorder{choice: choice, poke: make(chan struct{}, 1)}
-}
-
-func (e *recorder) signal() {
-	select {
-	case e.poke <- struct{}{}:
-	default:
-	}
-}
-
-func (e *recorder) Update(u acp.SessionUpdate) {
-	e.mu.Lock()
-	e.updates = append(e.updates, u)
-	e.mu.Unlock()
-	e.signal()
-}
-
-func (e *recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
-	e.mu.Lock()
-	e.asks = append(e.asks, call)
-	e.mu.Unlock()
-	e.signal()
-	switch e.choice {
-	case "":
-		return acp.NewRequestPermissionOutcomeCancelled(), nil
-	case "wait":
-		<-ctx.Done()
-		return acp.RequestPermissionOutcome{}, ctx.Err()
-	}
-	if !slices.ContainsFunc(options, func(o acp.PermissionOption) bool { return string(o.OptionId) == e.choice }) {
-		return acp.RequestPermissionOutcome{}, errors.New("no option " + e.choice)
-	}
-	return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(e.choice)), nil
-}
-
-func (e *recorder) ConfigChanged() {
-	e.mu.Lock()
-	e.changed++
-	e.mu.Unlock()
-}
-
-// take returns the updates so far and forgets them.
-func (e *recorder) take() []acp.SessionUpdate {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	us := e.updates
-	e.updates = nil
-	return us
-}
-
-func (e *recorder) snapshot() (updates []acp.SessionUpdate, asks []acp.ToolCallUpdate, changed int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.updates), slices.Clone(e.asks), e.changed
-}
-
-func (e *recorder) conversation() string {
-	us, _, _ := e.snapshot()
-	return acptest.Conversation(us)
-}
-
-// waitFor waits for an update (or ask) that makes ok true.
-func (e *recorder) waitFor(t *testing.T, what string, ok func(us []acp.SessionUpdate, asks []acp.ToolCallUpdate) bool) {
-	t.Helper()
-	timeout := time.After(waitGuard)
-	for {
-		us, asks, _ := e.snapshot()
-		if ok(us, asks) {
-			return
-		}
-		select {
-		case <-e.poke:
-		case <-timeout:
-			t.Fatalf("waited in vain for %s", what)
-		}
-	}
-}
-
-func hasAgentText(us []acp.SessionUpdate, _ []acp.ToolCallUpdate) bool {
-	return slices.ContainsFunc(us, func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
-}
-
-func findOption(opts []bridge.ConfigOption, id string) (bridge.ConfigOption, bool) {
-	i := slices.IndexFunc(opts, func(o bridge.ConfigOption) bool { return o.ID == id })
-	if i < 0 {
-		return bridge.ConfigOption{}, false
-	}
-	return opts[i], true
-}
-
-func choiceValues(o bridge.ConfigOption) []string {
-	var out []string
-	for _, c := range o.Choices {
-		out = append(out, c.Value)
-	}
-	return out
+	nativetest.Poll(t, what, func() bool { return ok(fc.messages(t)) })
 }
 
 // TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
@@ -334,8 +140,8 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if b.Info().Name != "codex" || b.Check() != nil {
 		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
 	}
-	ev := newRecorder("accept")
-	s := openSession(t, b, bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, ev)
 	cfg := s.Config()
 	var ids []string
 	for _, o := range cfg {
@@ -347,16 +153,16 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if strings.Join(ids, ",") != "mode,model,effort" {
 		t.Fatalf("options %v, want mode,model,effort", ids)
 	}
-	mode, _ := findOption(cfg, bridge.ConfigMode)
-	model, _ := findOption(cfg, bridge.ConfigModel)
-	effort, _ := findOption(cfg, bridge.ConfigEffort)
+	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
+	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
+	effort, _ := nativetest.FindOption(cfg, bridge.ConfigEffort)
 	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != agentkit.EffortDefault {
 		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
 	}
-	if got := strings.Join(choiceValues(model), ","); got != "fake-model,fake-fast" {
+	if got := strings.Join(nativetest.ChoiceValues(model), ","); got != "fake-model,fake-fast" {
 		t.Errorf("models %s; want the listed ones but the hidden", got)
 	}
-	if got := strings.Join(choiceValues(effort), ","); got != "default,low,medium,high,minimal" {
+	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high,minimal" {
 		t.Errorf("efforts %s", got)
 	}
 	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
@@ -395,10 +201,10 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 func TestFake_textTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	ev := newRecorder("accept")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "hello there", nil)
-	us := ev.take()
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "hello there", nil)
+	us := ev.Take()
 	if got := acptest.Conversation(us); got != "\nagent: Hello from fake model. You said: hello there\n" {
 		t.Errorf("conversation %q", got)
 	}
@@ -449,15 +255,15 @@ func TestFake_commandApproval(t *testing.T) {
 		t.Run(tc.decision, func(t *testing.T) {
 			t.Parallel()
 			fc := newFakeCodex(t)
-			ev := newRecorder(tc.choice)
+			ev := nativetest.NewRecorder(tc.choice)
 			cwd := t.TempDir()
-			s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
-			res, err := runPrompt(t, s, "approve: mkdir -p made", nil)
+			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+			res, err := nativetest.RunPrompt(t, s, "approve: mkdir -p made", nil)
 			if err != nil || res.StopReason != tc.stop {
 				t.Fatalf("prompt: %+v, %v; want %s", res, err, tc.stop)
 			}
-			us, asks, _ := ev.snapshot()
-			if len(asks) != 1 || asks[0].ToolCallId != "call_2" || asks[0].Title == nil || *asks[0].Title != "mkdir -p made" {
+			us, asks, _ := ev.Snapshot()
+			if len(asks) != 1 || asks[0].Call.ToolCallId != "call_2" || asks[0].Call.Title == nil || *asks[0].Call.Title != "mkdir -p made" {
 				t.Fatalf("asks %+v", asks)
 			}
 			got := acptest.Conversation(us)
@@ -491,10 +297,10 @@ func TestFake_commandApproval(t *testing.T) {
 func TestFake_approvalBeforeItsItem(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	ev := newRecorder("accept")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "approve early", nil)
-	us := ev.take()
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "approve early", nil)
+	us := ev.Take()
 	i := slices.IndexFunc(us, func(u acp.SessionUpdate) bool { return u.ToolCall != nil })
 	if i < 0 || us[i].ToolCall.Status != acp.ToolCallStatusPending || us[i].ToolCall.Kind != acp.ToolKindExecute {
 		t.Fatalf("first tool update %+v; want the call announced pending by the approval", us)
@@ -511,12 +317,12 @@ func TestFake_patchApproval(t *testing.T) {
 		t.Run(choice, func(t *testing.T) {
 			t.Parallel()
 			fc := newFakeCodex(t)
-			ev := newRecorder(choice)
+			ev := nativetest.NewRecorder(choice)
 			cwd := t.TempDir()
-			s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
-			mustPrompt(t, s, "patch: hello.txt", nil)
-			us, asks, _ := ev.snapshot()
-			if len(asks) != 1 || asks[0].Title == nil || *asks[0].Title != "Edit files" {
+			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+			nativetest.MustPrompt(t, s, "patch: hello.txt", nil)
+			us, asks, _ := ev.Snapshot()
+			if len(asks) != 1 || asks[0].Call.Title == nil || *asks[0].Call.Title != "Edit files" {
 				t.Errorf("asks %+v", asks)
 			}
 			var diff *acp.ToolCallContentDiff
@@ -545,8 +351,8 @@ func TestFake_patchApproval(t *testing.T) {
 func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	ev := newRecorder("accept")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type result struct {
@@ -555,17 +361,17 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := s.Prompt(ctx, textTurn("slow please", nil))
+		res, err := s.Prompt(ctx, nativetest.TextTurn("slow please", nil))
 		done <- result{res, err}
 	}()
-	ev.waitFor(t, "the first delta", hasAgentText)
+	ev.WaitFor(t, "the first delta", nativetest.HasAgentText)
 	cancel()
 	select {
 	case r := <-done:
 		if r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
 			t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
 		}
-	case <-time.After(waitGuard):
+	case <-time.After(nativetest.WaitGuard):
 		t.Fatal("the cancelled prompt did not return")
 	}
 	ints := fc.sent(t, "turn/interrupt")
@@ -577,9 +383,9 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 			t.Errorf("codex refused: %s", w.raw) // e.g. the interrupt named the wrong turn
 		}
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); !strings.Contains(got, "You said: hello again") || strings.Contains(got, "tick") {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); !strings.Contains(got, "You said: hello again") || strings.Contains(got, "tick") {
 		t.Errorf("the next turn:%s", got)
 	}
 }
@@ -589,25 +395,25 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 func TestFake_cancelWhileAsking(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	ev := newRecorder("wait")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("wait")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	var res bridge.TurnResult
 	go func() {
 		var err error
-		res, err = s.Prompt(ctx, textTurn("approve this", nil))
+		res, err = s.Prompt(ctx, nativetest.TextTurn("approve this", nil))
 		done <- err
 	}()
-	ev.waitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []acp.ToolCallUpdate) bool { return len(asks) == 1 })
+	ev.WaitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []nativetest.Ask) bool { return len(asks) == 1 })
 	cancel()
 	select {
 	case err := <-done:
 		if err != nil || res.StopReason != acp.StopReasonCancelled {
 			t.Fatalf("prompt: %+v, %v", res, err)
 		}
-	case <-time.After(waitGuard):
+	case <-time.After(nativetest.WaitGuard):
 		t.Fatal("the cancelled prompt did not return")
 	}
 	// The answer may reach codex after the interrupt has ended the turn.
@@ -615,7 +421,7 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	if ans := fc.answers(t); len(ans) != 1 || ans[0] != `{"decision":"cancel"}` {
 		t.Errorf("answers %v; want cancel", ans)
 	}
-	mustPrompt(t, s, "hello again", nil)
+	nativetest.MustPrompt(t, s, "hello again", nil)
 }
 
 // TestFake_failedTurn: a failed turn is an error with codex's message and
@@ -623,15 +429,15 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 func TestFake_failedTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
-	_, err := runPrompt(t, s, "fail500", nil)
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	_, err := nativetest.RunPrompt(t, s, "fail500", nil)
 	if err == nil || err.Error() != "We’re currently experiencing high demand, which may cause temporary errors. (internalServerError)" {
 		t.Fatalf("err %v", err)
 	}
 	if errors.Is(err, bridge.ErrAuthRequired) {
 		t.Errorf("%v is not an auth error", err)
 	}
-	mustPrompt(t, s, "hello again", nil)
+	nativetest.MustPrompt(t, s, "hello again", nil)
 }
 
 // TestFake_unauthorized: a 401 (reported by the error notification only)
@@ -639,8 +445,8 @@ func TestFake_failedTurn(t *testing.T) {
 func TestFake_unauthorized(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
-	_, err := runPrompt(t, s, "unauthorized", nil)
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	_, err := nativetest.RunPrompt(t, s, "unauthorized", nil)
 	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "codex login") {
 		t.Fatalf("err %v; want ErrAuthRequired with codex's message", err)
 	}
@@ -651,18 +457,18 @@ func TestFake_unauthorized(t *testing.T) {
 func TestFake_serverCrashMidTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	ev := newRecorder("accept")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "hello there", nil)
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "hello there", nil)
 	thread := s.NativeID()
-	_, err := runPrompt(t, s, "crash now", nil)
+	_, err := nativetest.RunPrompt(t, s, "crash now", nil)
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake codex: boom, the model stream broke") ||
 		!strings.Contains(err.Error(), "the next prompt restarts it") {
 		t.Fatalf("err %v; want the exit with its stderr", err)
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); !strings.Contains(got, "You said: hello again") {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); !strings.Contains(got, "You said: hello again") {
 		t.Errorf("after the restart:%s", got)
 	}
 	if n := fc.count(t, "start"); n != 2 {
@@ -691,19 +497,19 @@ func TestFake_historyOfAResumedThread(t *testing.T) {
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
 	cwd := t.TempDir()
-	ev := newRecorder("accept")
-	s1 := openSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
+	ev := nativetest.NewRecorder("accept")
+	s1 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
 	var live []acp.SessionUpdate
 	for _, p := range []string{"hello there", "approve: mkdir -p made", "think first", "patch: hello.txt", "mcp ping"} {
-		mustPrompt(t, s1, p, nil)
-		live = append(append(live, acp.UpdateUserMessageText(p)), ev.take()...)
+		nativetest.MustPrompt(t, s1, p, nil)
+		live = append(append(live, acp.UpdateUserMessageText(p)), ev.Take()...)
 	}
 	thread := s1.NativeID()
 	s1.Close()
 
-	ev2 := newRecorder("accept")
-	s2 := openSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: thread}, ev2)
-	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	ev2 := nativetest.NewRecorder("accept")
+	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: thread}, ev2)
+	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
 	h, err := s2.(bridge.HistoryReader).History(ctx)
 	if err != nil {
@@ -719,7 +525,7 @@ func TestFake_historyOfAResumedThread(t *testing.T) {
 	if s2.NativeID() != thread {
 		t.Errorf("resumed thread %s, want %s", s2.NativeID(), thread)
 	}
-	mustPrompt(t, s2, "hello again", nil)
+	nativetest.MustPrompt(t, s2, "hello again", nil)
 	if n := fc.count(t, "start"); n != 1 {
 		t.Errorf("%d servers; the sessions share one", n)
 	}
@@ -731,23 +537,23 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	s1 := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
-	mustPrompt(t, s1, "hello there", nil)
+	s1 := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, s1, "hello there", nil)
 	thread := s1.NativeID()
 	s1.Close()
 
-	ev := newRecorder("accept")
+	ev := nativetest.NewRecorder("accept")
 	cfg := map[string]string{bridge.ConfigMode: "auto", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "low"}
-	s2 := openSession(t, b, bridge.OpenOptions{NativeID: thread, Config: cfg}, ev)
+	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{NativeID: thread, Config: cfg}, ev)
 	waitReady(t, s2)
 	opts := s2.Config()
 	for id, want := range cfg {
-		if o, _ := findOption(opts, id); o.Current != want {
+		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if mode, _ := findOption(opts, bridge.ConfigMode); slices.Contains(choiceValues(mode), modeConfig) {
-		t.Errorf("config.toml's policy offered for a thread that had a preset: %v", choiceValues(mode))
+	if mode, _ := nativetest.FindOption(opts, bridge.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
+		t.Errorf("config.toml's policy offered for a thread that had a preset: %v", nativetest.ChoiceValues(mode))
 	}
 	resumes := fc.sent(t, "thread/resume")
 	if len(resumes) != 1 {
@@ -757,7 +563,7 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 	if r["threadId"] != thread || r["approvalPolicy"] != "on-request" || r["sandbox"] != "workspace-write" || r["model"] != "fake-fast" {
 		t.Errorf("thread/resume %v", r)
 	}
-	if _, _, changed := ev.snapshot(); changed != 0 {
+	if _, _, changed := ev.Snapshot(); changed != 0 {
 		t.Errorf("%d ConfigChanged; codex reported what was restored", changed)
 	}
 }
@@ -767,10 +573,10 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 func TestFake_nextTurnOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
-	mustPrompt(t, s, "one", map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "high"})
-	mustPrompt(t, s, "two", nil)
-	mustPrompt(t, s, "three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault})
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, s, "one", map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "high"})
+	nativetest.MustPrompt(t, s, "two", nil)
+	nativetest.MustPrompt(t, s, "three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault})
 	turns := fc.sent(t, "turn/start")
 	if len(turns) != 3 {
 		t.Fatalf("turn/start %v", turns)
@@ -789,11 +595,11 @@ func TestFake_nextTurnOptions(t *testing.T) {
 	}
 	opts := s.Config()
 	for id, want := range map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: agentkit.EffortDefault} {
-		if o, _ := findOption(opts, id); o.Current != want {
+		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if mode, _ := findOption(opts, bridge.ConfigMode); slices.Contains(choiceValues(mode), modeConfig) {
+	if mode, _ := nativetest.FindOption(opts, bridge.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
 		t.Errorf("config.toml's policy still offered once a preset was sent")
 	}
 }
@@ -803,7 +609,7 @@ func TestFake_nextTurnOptions(t *testing.T) {
 func TestFake_presetAtStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "read-only", bridge.ConfigModel: "fake-fast"}}, newRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "read-only", bridge.ConfigModel: "fake-fast"}}, nativetest.NewRecorder("accept"))
 	waitReady(t, s)
 	starts := fc.sent(t, "thread/start")
 	if len(starts) != 1 || starts[0]["approvalPolicy"] != "on-request" || starts[0]["sandbox"] != "read-only" || starts[0]["model"] != "fake-fast" {
@@ -816,16 +622,16 @@ func TestFake_presetAtStart(t *testing.T) {
 func TestFake_followsTheThreadsModel(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeModelEnv+"=fake-fast", fakeEffortEnv+"=low")
-	ev := newRecorder("accept")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	waitReady(t, s)
 	opts := s.Config()
-	model, _ := findOption(opts, bridge.ConfigModel)
-	effort, _ := findOption(opts, bridge.ConfigEffort)
+	model, _ := nativetest.FindOption(opts, bridge.ConfigModel)
+	effort, _ := nativetest.FindOption(opts, bridge.ConfigEffort)
 	if model.Current != "fake-fast" || effort.Current != "low" {
 		t.Errorf("model %q effort %q; want codex's", model.Current, effort.Current)
 	}
-	if _, _, changed := ev.snapshot(); changed != 1 {
+	if _, _, changed := ev.Snapshot(); changed != 1 {
 		t.Errorf("%d ConfigChanged, want 1", changed)
 	}
 }
@@ -836,24 +642,24 @@ func TestFake_closeUnregisters(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	evA, evB := newRecorder("accept"), newRecorder("accept")
-	sA := openSession(t, b, bridge.OpenOptions{}, evA)
-	sB := openSession(t, b, bridge.OpenOptions{}, evB)
+	evA, evB := nativetest.NewRecorder("accept"), nativetest.NewRecorder("accept")
+	sA := nativetest.OpenSession(t, b, bridge.OpenOptions{}, evA)
+	sB := nativetest.OpenSession(t, b, bridge.OpenOptions{}, evB)
 	threadA := waitReady(t, sA)
-	mustPrompt(t, sB, "askthread:"+threadA, nil)
-	if _, asks, _ := evA.snapshot(); len(asks) != 1 {
+	nativetest.MustPrompt(t, sB, "askthread:"+threadA, nil)
+	if _, asks, _ := evA.Snapshot(); len(asks) != 1 {
 		t.Errorf("session A was asked %d times, want 1", len(asks))
 	}
-	if got := evB.conversation(); !strings.Contains(got, "answered: accept") {
+	if got := evB.Conversation(); !strings.Contains(got, "answered: accept") {
 		t.Errorf("B:%s", got)
 	}
 	sA.Close()
-	evB.take()
-	mustPrompt(t, sB, "askthread:"+threadA, nil)
-	if _, asks, _ := evA.snapshot(); len(asks) != 1 {
+	evB.Take()
+	nativetest.MustPrompt(t, sB, "askthread:"+threadA, nil)
+	if _, asks, _ := evA.Snapshot(); len(asks) != 1 {
 		t.Errorf("the closed session was asked")
 	}
-	if got := evB.conversation(); !strings.Contains(got, "answered: error: acpbridge has no session for this thread") {
+	if got := evB.Conversation(); !strings.Contains(got, "answered: error: acpbridge has no session for this thread") {
 		t.Errorf("B:%s", got)
 	}
 }
@@ -864,21 +670,21 @@ func TestFake_twoSessionsAtOnce(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	evs := []*recorder{newRecorder("accept"), newRecorder("accept")}
-	ss := []bridge.Native{openSession(t, b, bridge.OpenOptions{}, evs[0]), openSession(t, b, bridge.OpenOptions{}, evs[1])}
+	evs := []*nativetest.Recorder{nativetest.NewRecorder("accept"), nativetest.NewRecorder("accept")}
+	ss := []bridge.Native{nativetest.OpenSession(t, b, bridge.OpenOptions{}, evs[0]), nativetest.OpenSession(t, b, bridge.OpenOptions{}, evs[1])}
 	var wg sync.WaitGroup
 	for i, s := range ss {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+			ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 			defer cancel()
-			if res, err := s.Prompt(ctx, textTurn([]string{"hello one", "hello two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
+			if res, err := s.Prompt(ctx, nativetest.TextTurn([]string{"hello one", "hello two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
 				t.Errorf("session %d: %+v, %v", i, res, err)
 			}
 		})
 	}
 	wg.Wait()
 	for i, ev := range evs {
-		got := ev.conversation()
+		got := ev.Conversation()
 		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
 		if !strings.Contains(got, "You said: hello "+want) || strings.Contains(got, "hello "+other) {
 			t.Errorf("session %d:%s", i, got)
@@ -893,36 +699,36 @@ func TestFake_twoSessionsAtOnce(t *testing.T) {
 func TestFake_notifications(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	ev := newRecorder("accept")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "plan it", nil)
-	if got := ev.conversation(); !strings.Contains(got, "agent: Planning.Plan updated.\n") || !strings.HasSuffix(got, "plan first step in_progress\nplan second step pending\n") {
+	ev := nativetest.NewRecorder("accept")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "plan it", nil)
+	if got := ev.Conversation(); !strings.Contains(got, "agent: Planning.Plan updated.\n") || !strings.HasSuffix(got, "plan first step in_progress\nplan second step pending\n") {
 		t.Errorf("plan:%s", got)
 	}
-	ev.take()
-	mustPrompt(t, s, "think", nil)
-	if got := ev.conversation(); got != "\nthought: Planning the answer.\n\nChecking twice.\nagent: Thought it through.\n" {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "think", nil)
+	if got := ev.Conversation(); got != "\nthought: Planning the answer.\n\nChecking twice.\nagent: Thought it through.\n" {
 		t.Errorf("reasoning %q", got)
 	}
-	ev.take()
-	mustPrompt(t, s, "mcp", nil)
-	if got := ev.conversation(); !strings.Contains(got, " other completed rpc: forward\n") {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "mcp", nil)
+	if got := ev.Conversation(); !strings.Contains(got, " other completed rpc: forward\n") {
 		t.Errorf("mcp:%s", got)
 	}
-	ev.take()
-	mustPrompt(t, s, "browse", nil)
-	if got := ev.conversation(); !strings.Contains(got, ` fetch completed Search the web for "acp protocol"`) ||
+	ev.Take()
+	nativetest.MustPrompt(t, s, "browse", nil)
+	if got := ev.Conversation(); !strings.Contains(got, ` fetch completed Search the web for "acp protocol"`) ||
 		!strings.Contains(got, " fetch completed Open https://agentclientprotocol.com\n") {
 		t.Errorf("web:%s", got)
 	}
-	ev.take()
-	mustPrompt(t, s, "question", nil) // a request the bridge does not take is refused, and the turn goes on
-	if got := ev.conversation(); !strings.Contains(got, "answered: error: acpbridge does not handle item/tool/requestUserInput") {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "question", nil) // a request the bridge does not take is refused, and the turn goes on
+	if got := ev.Conversation(); !strings.Contains(got, "answered: error: acpbridge does not handle item/tool/requestUserInput") {
 		t.Errorf("question:%s", got)
 	}
-	ev.take()
-	mustPrompt(t, s, "rename", nil)
-	us := ev.take()
+	ev.Take()
+	nativetest.MustPrompt(t, s, "rename", nil)
+	us := ev.Take()
 	if !slices.ContainsFunc(us, func(u acp.SessionUpdate) bool {
 		return u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil && *u.SessionInfoUpdate.Title == "Fake thread"
 	}) {
@@ -935,21 +741,21 @@ func TestFake_notifications(t *testing.T) {
 func TestFake_promptErrors(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
 	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
 	if !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("audio: %v, want ErrInvalidParams", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if res, err := s.Prompt(ctx, textTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
+	if res, err := s.Prompt(ctx, nativetest.TextTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
 		t.Errorf("cancelled before it started: %+v, %v", res, err)
 	}
 	waitReady(t, s)
 	if turns := fc.sent(t, "turn/start"); len(turns) != 0 {
 		t.Errorf("turn/start sent: %v", turns)
 	}
-	mustPrompt(t, s, "hello", nil)
+	nativetest.MustPrompt(t, s, "hello", nil)
 }
 
 // TestFake_imagesAndResources: an image goes to codex as a data URL, and
@@ -958,8 +764,8 @@ func TestFake_imagesAndResources(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
-	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
 	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
@@ -967,7 +773,7 @@ func TestFake_imagesAndResources(t *testing.T) {
 	}
 	thread := s.NativeID()
 	s.Close()
-	s2 := openSession(t, b, bridge.OpenOptions{NativeID: thread}, newRecorder("accept"))
+	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{NativeID: thread}, nativetest.NewRecorder("accept"))
 	h, err := s2.(bridge.HistoryReader).History(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -982,8 +788,8 @@ func TestFake_imagesAndResources(t *testing.T) {
 func TestFake_resumeUnknownThread(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{NativeID: "01a1ffff-0000-7000-8000-000000000000"}, newRecorder("accept"))
-	if _, err := runPrompt(t, s, "hello", nil); err == nil || !strings.Contains(err.Error(), "no rollout found") {
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{NativeID: "01a1ffff-0000-7000-8000-000000000000"}, nativetest.NewRecorder("accept"))
+	if _, err := nativetest.RunPrompt(t, s, "hello", nil); err == nil || !strings.Contains(err.Error(), "no rollout found") {
 		t.Errorf("prompt: %v", err)
 	}
 	if _, err := s.(bridge.HistoryReader).History(context.Background()); err == nil || !strings.Contains(err.Error(), "no rollout found") {
@@ -997,8 +803,8 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
-	mustPrompt(t, s, "hello", nil)
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, s, "hello", nil)
 	s.Close()
 	b.Close()
 	if n := fc.count(t, "exit"); n != 1 {
@@ -1014,7 +820,7 @@ func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
 	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept")); err == nil {
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); err == nil {
 		t.Errorf("Open after Close succeeded")
 	}
 	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
@@ -1032,8 +838,8 @@ func TestFake_warm(t *testing.T) {
 	fc.waitLog(t, "the model list", func(ws []wireMsg) bool {
 		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
 	})
-	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("accept"))
-	if model, ok := findOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake-model" {
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	if model, ok := nativetest.FindOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake-model" {
 		t.Errorf("model option %+v", model)
 	}
 	waitReady(t, s)
@@ -1047,11 +853,11 @@ func TestFake_warm(t *testing.T) {
 func TestFake_noModelList(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeNoModels+"=1")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
 	if opts := s.Config(); len(opts) != 1 || opts[0].ID != bridge.ConfigMode {
 		t.Errorf("options %+v; want the mode alone", opts)
 	}
-	mustPrompt(t, s, "hello", nil)
+	nativetest.MustPrompt(t, s, "hello", nil)
 }
 
 // TestFake_serverDoesNotStart: a server that exits at start fails Open.
@@ -1059,7 +865,7 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeExitEnv+"=fake codex: config.toml is broken")
 	b := fc.backend(t)
-	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept"))
+	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept"))
 	if err == nil || !strings.Contains(err.Error(), "fake codex: config.toml is broken") {
 		t.Fatalf("Open: %v; want the server's exit and stderr", err)
 	}
@@ -1071,17 +877,17 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigModel: "fake-fast"}}, newRecorder("accept"))
-	mustPrompt(t, s, "hello there", map[string]string{bridge.ConfigModel: "fake-model"})
-	if _, err := runPrompt(t, s, "crash now", nil); err == nil {
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigModel: "fake-fast"}}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, s, "hello there", map[string]string{bridge.ConfigModel: "fake-model"})
+	if _, err := nativetest.RunPrompt(t, s, "crash now", nil); err == nil {
 		t.Fatal("the crash was not reported")
 	}
-	mustPrompt(t, s, "hello again", nil)
+	nativetest.MustPrompt(t, s, "hello again", nil)
 	resumes := fc.sent(t, "thread/resume")
 	if len(resumes) != 1 || resumes[0]["model"] != "fake-model" {
 		t.Errorf("thread/resume %v; want the model picked last", resumes)
 	}
-	if o, _ := findOption(s.Config(), bridge.ConfigModel); o.Current != "fake-model" {
+	if o, _ := nativetest.FindOption(s.Config(), bridge.ConfigModel); o.Current != "fake-model" {
 		t.Errorf("model after the restart %q", o.Current)
 	}
 }
@@ -1093,15 +899,15 @@ func TestFake_mcpServers(t *testing.T) {
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
 	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir(),
-		MCPServers: []acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}}}}, newRecorder("accept"))
+		MCPServers: []acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("accept"))
 	if !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
 	if n := fc.count(t, "start"); n != 0 {
 		t.Errorf("a refused Open started the server")
 	}
-	s := openSession(t, b, bridge.OpenOptions{MCPServers: []acp.McpServer{
-		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{}}}}}, newRecorder("accept"))
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{MCPServers: []acp.McpServer{
+		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("accept"))
 	waitReady(t, s)
 	starts := fc.sent(t, "thread/start")
 	cfg, _ := json.Marshal(starts[0]["config"])
@@ -1120,12 +926,12 @@ func TestFake_missingExecutable(t *testing.T) {
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
 		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(EnvVar, missing)
 	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
 	}
 }

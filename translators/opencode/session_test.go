@@ -1,13 +1,11 @@
 package opencode
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -25,10 +24,6 @@ import (
 // The tests in this file drive the Backend and its sessions against the
 // fake opencode serve of fakeserver_test.go (this test binary,
 // re-executed), so they run everywhere, under -short and -race.
-
-// waitGuard bounds every wait; it is only there so that a broken test
-// fails instead of hanging.
-const waitGuard = 30 * time.Second
 
 // fakeOC is one fake opencode installation: the log of what its servers
 // were asked and sent, and its sessions "on disk", which every backend
@@ -44,55 +39,23 @@ func newFakeOC(t *testing.T, env ...string) *fakeOC {
 	dir := t.TempDir()
 	fc := &fakeOC{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "sessions.json")}
 	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state, fakeEOFEnv + "=1",
-		// Under -race, a process sleeps a second before it exits, by
-		// default; and the fake's own races must not go unseen.
-		"GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(dir, "race"))}, env...)
-	t.Cleanup(func() { // after the backends' cleanups have stopped the servers
-		reports, _ := filepath.Glob(filepath.Join(dir, "race.*"))
-		for _, r := range reports {
-			b, _ := os.ReadFile(r)
-			t.Errorf("the fake opencode raced:\n%s", b)
-		}
-	})
+		nativetest.RaceEnv(t, dir, "the fake opencode")}, env...)
 	return fc
-}
-
-// testBinary is this test binary, which plays opencode.
-func testBinary() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return os.Args[0]
-	}
-	return exe
 }
 
 // backend makes a Backend running the fake; the test closes it.
 func (fc *fakeOC) backend(t *testing.T) *Backend {
 	t.Helper()
-	b := New(Options{Path: testBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { b.Close() })
 	return b
-}
-
-// openSession opens a session; the test closes it.
-func openSession(t *testing.T, b *Backend, opts bridge.OpenOptions, ev bridge.Events) bridge.Native {
-	t.Helper()
-	if opts.Cwd == "" {
-		opts.Cwd = t.TempDir()
-	}
-	s, err := b.Open(context.Background(), opts, ev)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }
 
 // waitReady waits until the session exists on the server and returns its
 // id.
 func waitReady(t *testing.T, s bridge.Native) string {
 	t.Helper()
-	deadline := time.Now().Add(waitGuard)
+	deadline := time.Now().Add(nativetest.WaitGuard)
 	for s.NativeID() == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("the session was not created")
@@ -100,32 +63,6 @@ func waitReady(t *testing.T, s bridge.Native) string {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return s.NativeID()
-}
-
-func textTurn(text string, cfg map[string]string) bridge.Turn {
-	return bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}, Config: cfg}
-}
-
-// runPrompt runs one turn, within waitGuard.
-func runPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) (bridge.TurnResult, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
-	defer cancel()
-	res, err := s.Prompt(ctx, textTurn(text, cfg))
-	if ctx.Err() != nil {
-		t.Fatalf("prompt %q did not end", text)
-	}
-	return res, err
-}
-
-// mustPrompt runs a turn that must end normally.
-func mustPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) bridge.TurnResult {
-	t.Helper()
-	res, err := runPrompt(t, s, text, cfg)
-	if err != nil || res.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("prompt %q: %+v, %v", text, res, err)
-	}
-	return res
 }
 
 // wireRec is one record of the fake's log.
@@ -156,25 +93,11 @@ type wireRec struct {
 // records reads the log so far: its complete lines, as a server may be
 // writing one.
 func (fc *fakeOC) records(t *testing.T) []wireRec {
-	t.Helper()
-	b, err := os.ReadFile(fc.log)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
+	recs, lines := nativetest.ReadLog[wireRec](t, fc.log)
+	for i := range recs {
+		recs[i].raw = lines[i]
 	}
-	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	var out []wireRec
-	for _, l := range strings.Split(string(b), "\n") {
-		if l == "" {
-			continue
-		}
-		var w wireRec
-		if err := json.Unmarshal([]byte(l), &w); err != nil {
-			t.Fatalf("log line %q: %v", l, err)
-		}
-		w.raw = l
-		out = append(out, w)
-	}
-	return out
+	return recs
 }
 
 // requests returns the requests of method whose path matches (path.Match
@@ -239,140 +162,12 @@ func (fc *fakeOC) errors(t *testing.T) []string {
 // waitLog waits until the log satisfies ok.
 func (fc *fakeOC) waitLog(t *testing.T, what string, ok func([]wireRec) bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitGuard)
-	for !ok(fc.records(t)) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited in vain for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	nativetest.Poll(t, what, func() bool { return ok(fc.records(t)) })
 }
 
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// ask is one permission ask the recorder got.
-type ask struct {
-	call    acp.ToolCallUpdate
-	options []string
-}
-
-// recorder records what a session reports, and answers permission asks
-// with choice: an option id, "" to cancel the ask, or "wait" to wait for
-// the turn to be cancelled.
-type recorder struct {
-	choice string
-
-	mu      sync.Mutex
-	updates []acp.SessionUpdate
-	asks    []ask
-	changed int
-	poke    chan struct{}
-}
-
-func newRecorder(choice string) *recorder {
-	return &recorder{choice: choice, poke: make(chan struct{}, 1)}
-}
-
-func (e *recorder) signal() {
-	select {
-	case e.poke <- struct{}{}:
-	default:
-	}
-}
-
-func (e *recorder) Update(u acp.SessionUpdate) {
-	e.mu.Lock()
-	e.updates = append(e.updates, u)
-	e.mu.Unlock()
-	e.signal()
-}
-
-func (e *recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
-	var ids []string
-	for _, o := range options {
-		ids = append(ids, string(o.OptionId))
-	}
-	e.mu.Lock()
-	e.asks = append(e.asks, ask{call, ids})
-	e.mu.Unlock()
-	e.signal()
-	switch e.choice {
-	case "":
-		return acp.NewRequestPermissionOutcomeCancelled(), nil
-	case "wait":
-		<-ctx.Done()
-		return acp.RequestPermissionOutcome{}, ctx.Err()
-	}
-	if !slices.Contains(ids, e.choice) {
-		return acp.RequestPermissionOutcome{}, errors.New("no option " + e.choice)
-	}
-	return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(e.choice)), nil
-}
-
-func (e *recorder) ConfigChanged() {
-	e.mu.Lock()
-	e.changed++
-	e.mu.Unlock()
-}
-
-// take returns the updates so far and forgets them.
-func (e *recorder) take() []acp.SessionUpdate {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	us := e.updates
-	e.updates = nil
-	return us
-}
-
-func (e *recorder) snapshot() (updates []acp.SessionUpdate, asks []ask, changed int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.Clone(e.updates), slices.Clone(e.asks), e.changed
-}
-
-func (e *recorder) conversation() string {
-	us, _, _ := e.snapshot()
-	return acptest.Conversation(us)
-}
-
-// waitFor waits for an update (or ask) that makes ok true.
-func (e *recorder) waitFor(t *testing.T, what string, ok func(us []acp.SessionUpdate, asks []ask) bool) {
-	t.Helper()
-	timeout := time.After(waitGuard)
-	for {
-		us, asks, _ := e.snapshot()
-		if ok(us, asks) {
-			return
-		}
-		select {
-		case <-e.poke:
-		case <-timeout:
-			t.Fatalf("waited in vain for %s", what)
-		}
-	}
-}
-
-func hasAgentText(us []acp.SessionUpdate, _ []ask) bool {
-	return slices.ContainsFunc(us, func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
-}
-
-func findOption(opts []bridge.ConfigOption, id string) (bridge.ConfigOption, bool) {
-	i := slices.IndexFunc(opts, func(o bridge.ConfigOption) bool { return o.ID == id })
-	if i < 0 {
-		return bridge.ConfigOption{}, false
-	}
-	return opts[i], true
-}
-
-func choiceValues(o bridge.ConfigOption) []string {
-	var out []string
-	for _, c := range o.Choices {
-		out = append(out, c.Value)
-	}
-	return out
 }
 
 // promptCall runs a prompt in the background; its result comes on the
@@ -385,7 +180,7 @@ type promptResult struct {
 func startPrompt(ctx context.Context, s bridge.Native, text string) chan promptResult {
 	done := make(chan promptResult, 1)
 	go func() {
-		res, err := s.Prompt(ctx, textTurn(text, nil))
+		res, err := s.Prompt(ctx, nativetest.TextTurn(text, nil))
 		done <- promptResult{res, err}
 	}()
 	return done
@@ -396,7 +191,7 @@ func waitPrompt(t *testing.T, done chan promptResult) promptResult {
 	select {
 	case r := <-done:
 		return r
-	case <-time.After(waitGuard):
+	case <-time.After(nativetest.WaitGuard):
 		t.Fatal("the prompt did not return")
 		return promptResult{}
 	}
@@ -414,8 +209,8 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
 	}
 	cwd := t.TempDir()
-	ev := newRecorder("once")
-	s := openSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
 	cfg := s.Config()
 	var ids []string
 	for _, o := range cfg {
@@ -427,19 +222,19 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if strings.Join(ids, ",") != "mode,model,effort" {
 		t.Fatalf("options %v, want mode,model,effort", ids)
 	}
-	mode, _ := findOption(cfg, bridge.ConfigMode)
-	model, _ := findOption(cfg, bridge.ConfigModel)
-	effort, _ := findOption(cfg, bridge.ConfigEffort)
+	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
+	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
+	effort, _ := nativetest.FindOption(cfg, bridge.ConfigEffort)
 	if mode.Current != "build" || model.Current != "fake/fake-model" || effort.Current != agentkit.EffortDefault {
 		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
 	}
-	if got := strings.Join(choiceValues(mode), ","); got != "build,plan" {
+	if got := strings.Join(nativetest.ChoiceValues(mode), ","); got != "build,plan" {
 		t.Errorf("modes %s; want the primary agents that are not hidden", got)
 	}
-	if got := strings.Join(choiceValues(model), ","); got != "fake/fake-fast,fake/fake-model" {
+	if got := strings.Join(nativetest.ChoiceValues(model), ","); got != "fake/fake-fast,fake/fake-model" {
 		t.Errorf("models %s", got)
 	}
-	if got := strings.Join(choiceValues(effort), ","); got != "default,low,medium,high" {
+	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high" {
 		t.Errorf("efforts %s", got)
 	}
 	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake/fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
@@ -483,10 +278,10 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 func TestFake_textTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	res := mustPrompt(t, s, "hello there", nil)
-	us := ev.take()
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	res := nativetest.MustPrompt(t, s, "hello there", nil)
+	us := ev.Take()
 	if got := acptest.Conversation(us); got != "\nagent: Hello from fake. You said: hello there\n" {
 		t.Errorf("conversation %q", got)
 	}
@@ -519,8 +314,8 @@ func TestFake_textTurn(t *testing.T) {
 	if ct := prompts[0].Msg.ContentType; ct != "application/json" {
 		t.Errorf("content type %q", ct)
 	}
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
 		t.Errorf("second turn %q", got)
 	}
 }
@@ -540,22 +335,22 @@ func TestFake_runCommand(t *testing.T) {
 		t.Run(tc.reply+"/"+tc.choice, func(t *testing.T) {
 			t.Parallel()
 			fc := newFakeOC(t)
-			ev := newRecorder(tc.choice)
-			s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-			mustPrompt(t, s, "run: echo hello-from-bash", nil)
-			us, asks, _ := ev.snapshot()
+			ev := nativetest.NewRecorder(tc.choice)
+			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+			nativetest.MustPrompt(t, s, "run: echo hello-from-bash", nil)
+			us, asks, _ := ev.Snapshot()
 			if len(asks) != 1 {
 				t.Fatalf("asks %+v", asks)
 			}
 			a := asks[0]
-			if a.call.ToolCallId != "call_1" || a.call.Title == nil || *a.call.Title != "echo hello-from-bash" ||
-				a.call.Kind == nil || *a.call.Kind != acp.ToolKindExecute {
-				t.Errorf("ask %+v", a.call)
+			if a.Call.ToolCallId != "call_1" || a.Call.Title == nil || *a.Call.Title != "echo hello-from-bash" ||
+				a.Call.Kind == nil || *a.Call.Kind != acp.ToolKindExecute {
+				t.Errorf("ask %+v", a.Call)
 			}
-			if got := jsonOf(a.call.RawInput); got != `{"always":["echo *"],"metadata":{"command":"echo hello-from-bash"},"patterns":["echo hello-from-bash"],"permission":"bash"}` {
+			if got := jsonOf(a.Call.RawInput); got != `{"always":["echo *"],"metadata":{"command":"echo hello-from-bash"},"patterns":["echo hello-from-bash"],"permission":"bash"}` {
 				t.Errorf("raw input %s", got)
 			}
-			if got := strings.Join(a.options, ","); got != "once,always,reject" {
+			if got := strings.Join(a.Options, ","); got != "once,always,reject" {
 				t.Errorf("options %s", got)
 			}
 			got := acptest.Conversation(us)
@@ -602,11 +397,11 @@ func TestFake_runCommand(t *testing.T) {
 				t.Errorf("raw output %s", raw)
 			}
 			if tc.reply == "always" { // opencode asks no more about echo
-				mustPrompt(t, s, "run: echo again", nil)
-				if _, asks, _ := ev.snapshot(); len(asks) != 1 {
+				nativetest.MustPrompt(t, s, "run: echo again", nil)
+				if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
 					t.Errorf("asked %d times after always", len(asks))
 				}
-				if got := ev.conversation(); !strings.Contains(got, "tool call_2 execute completed echo again\n") {
+				if got := ev.Conversation(); !strings.Contains(got, "tool call_2 execute completed echo again\n") {
 					t.Errorf("conversation:%s", got)
 				}
 			}
@@ -618,15 +413,15 @@ func TestFake_runCommand(t *testing.T) {
 func TestFake_writeAsksWithTheDiff(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
+	ev := nativetest.NewRecorder("once")
 	cwd := t.TempDir()
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
-	mustPrompt(t, s, "write: notes.txt", nil)
-	us, asks, _ := ev.snapshot()
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+	nativetest.MustPrompt(t, s, "write: notes.txt", nil)
+	us, asks, _ := ev.Snapshot()
 	if len(asks) != 1 {
 		t.Fatalf("asks %+v", asks)
 	}
-	a := asks[0].call
+	a := asks[0].Call
 	if a.Title == nil || *a.Title != "Edit notes.txt" || a.Kind == nil || *a.Kind != acp.ToolKindEdit {
 		t.Errorf("ask %+v", a)
 	}
@@ -652,14 +447,14 @@ func TestFake_writeAsksWithTheDiff(t *testing.T) {
 func TestFake_fetchAsks(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "fetch: https://example.com/doc", nil)
-	_, asks, _ := ev.snapshot()
-	if len(asks) != 1 || *asks[0].call.Title != "Fetch https://example.com/doc" || *asks[0].call.Kind != acp.ToolKindFetch {
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "fetch: https://example.com/doc", nil)
+	_, asks, _ := ev.Snapshot()
+	if len(asks) != 1 || *asks[0].Call.Title != "Fetch https://example.com/doc" || *asks[0].Call.Kind != acp.ToolKindFetch {
 		t.Fatalf("asks %+v", asks)
 	}
-	if got := ev.conversation(); !strings.Contains(got, "tool call_1 fetch completed Fetch https://example.com/doc\n") {
+	if got := ev.Conversation(); !strings.Contains(got, "tool call_1 fetch completed Fetch https://example.com/doc\n") {
 		t.Errorf("conversation:%s", got)
 	}
 }
@@ -671,35 +466,35 @@ func TestFake_question(t *testing.T) {
 	t.Run("answered", func(t *testing.T) {
 		t.Parallel()
 		fc := newFakeOC(t)
-		ev := newRecorder("answer-1")
-		s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-		mustPrompt(t, s, "ask me", nil)
-		_, asks, _ := ev.snapshot()
-		if len(asks) != 1 || asks[0].call.Title == nil || *asks[0].call.Title != "Pick a colour?" ||
-			strings.Join(asks[0].options, ",") != "answer-0,answer-1,reject" {
+		ev := nativetest.NewRecorder("answer-1")
+		s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+		nativetest.MustPrompt(t, s, "ask me", nil)
+		_, asks, _ := ev.Snapshot()
+		if len(asks) != 1 || asks[0].Call.Title == nil || *asks[0].Call.Title != "Pick a colour?" ||
+			strings.Join(asks[0].Options, ",") != "answer-0,answer-1,reject" {
 			t.Fatalf("asks %+v", asks)
 		}
 		replies := fc.requests(t, "POST", "/question/*/reply")
 		if len(replies) != 1 || jsonOf(replies[0].Msg.Body) != `{"answers":[["blue"]]}` {
 			t.Errorf("replies %v", bodies(replies))
 		}
-		if got := ev.conversation(); !strings.Contains(got, "You picked: blue") || !strings.Contains(got, "tool call_1 other completed Pick a colour?\n") {
+		if got := ev.Conversation(); !strings.Contains(got, "You picked: blue") || !strings.Contains(got, "tool call_1 other completed Pick a colour?\n") {
 			t.Errorf("conversation:%s", got)
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		t.Parallel()
 		fc := newFakeOC(t)
-		ev := newRecorder("")
-		s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-		mustPrompt(t, s, "ask me", nil)
+		ev := nativetest.NewRecorder("")
+		s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+		nativetest.MustPrompt(t, s, "ask me", nil)
 		if rejects := fc.requests(t, "POST", "/question/*/reject"); len(rejects) != 1 {
 			t.Errorf("rejects %v", rejects)
 		}
 		if replies := fc.requests(t, "POST", "/question/*/reply"); len(replies) != 0 {
 			t.Errorf("replies %v", bodies(replies))
 		}
-		if got := ev.conversation(); strings.Contains(got, "You picked") || !strings.Contains(got, "tool call_1 other failed Pick a colour?\n") {
+		if got := ev.Conversation(); strings.Contains(got, "You picked") || !strings.Contains(got, "tool call_1 other failed Pick a colour?\n") {
 			t.Errorf("conversation:%s", got)
 		}
 		if errs := fc.errors(t); len(errs) != 0 {
@@ -713,20 +508,20 @@ func TestFake_question(t *testing.T) {
 func TestFake_questionAsksAboutItsToolCall(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("answer-0")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "ask me", nil)
-	us, asks, _ := ev.snapshot()
+	ev := nativetest.NewRecorder("answer-0")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "ask me", nil)
+	us, asks, _ := ev.Snapshot()
 	var shown []acp.ToolCallId
 	for _, u := range us {
 		if u.ToolCall != nil {
 			shown = append(shown, u.ToolCall.ToolCallId)
 		}
 	}
-	if len(asks) != 1 || !slices.Contains(shown, asks[0].call.ToolCallId) {
+	if len(asks) != 1 || !slices.Contains(shown, asks[0].Call.ToolCallId) {
 		var about []acp.ToolCallId
 		for _, a := range asks {
-			about = append(about, a.call.ToolCallId)
+			about = append(about, a.Call.ToolCallId)
 		}
 		t.Errorf("asks about %v; the tool calls shown are %v", about, shown)
 	}
@@ -737,10 +532,10 @@ func TestFake_questionAsksAboutItsToolCall(t *testing.T) {
 func TestFake_todoIsThePlan(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "todo", nil)
-	if got := ev.conversation(); got != "\nagent: Planned.\nplan first step in_progress\nplan second step pending\n" {
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "todo", nil)
+	if got := ev.Conversation(); got != "\nagent: Planned.\nplan first step in_progress\nplan second step pending\n" {
 		t.Errorf("conversation %q", got)
 	}
 }
@@ -750,10 +545,10 @@ func TestFake_todoIsThePlan(t *testing.T) {
 func TestFake_thoughtsRetriesAndTitles(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "think then retry and title", nil)
-	us := ev.take()
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "think then retry and title", nil)
+	us := ev.Take()
 	got := acptest.Conversation(us)
 	want := "\nthought: OpenCode is retrying the model request (attempt 1): Rate limited, the fake says\n\n" +
 		"OpenCode is retrying the model request (attempt 2): Rate limited, the fake says\n\nThinking about it." +
@@ -778,19 +573,19 @@ func TestFake_thoughtsRetriesAndTitles(t *testing.T) {
 func TestFake_theBridgesOptionsStand(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "switch", nil)
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "switch", nil)
 	opts := s.Config()
-	mode, _ := findOption(opts, bridge.ConfigMode)
-	model, _ := findOption(opts, bridge.ConfigModel)
+	mode, _ := nativetest.FindOption(opts, bridge.ConfigMode)
+	model, _ := nativetest.FindOption(opts, bridge.ConfigModel)
 	if mode.Current != "build" || model.Current != "fake/fake-model" {
 		t.Errorf("mode %q model %q; want the bridge's", mode.Current, model.Current)
 	}
-	if _, _, changed := ev.snapshot(); changed != 0 {
+	if _, _, changed := ev.Snapshot(); changed != 0 {
 		t.Errorf("%d ConfigChanged, want none", changed)
 	}
-	mustPrompt(t, s, "hello again", nil)
+	nativetest.MustPrompt(t, s, "hello again", nil)
 	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
 	if last := prompts[len(prompts)-1].Msg.Body; last["agent"] != "build" || jsonOf(last["model"]) != `{"modelID":"fake-model","providerID":"fake"}` {
 		t.Errorf("the next prompt %v", last)
@@ -803,11 +598,11 @@ func TestFake_theBridgesOptionsStand(t *testing.T) {
 func TestFake_lateSessionInfoKeepsTheNextTurnsOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	mustPrompt(t, s, "hello lateinfo", nil)
-	mustPrompt(t, s, "hello again", map[string]string{bridge.ConfigModel: "fake/fake-fast", bridge.ConfigMode: "plan"})
-	if _, _, changed := ev.snapshot(); changed != 0 {
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	nativetest.MustPrompt(t, s, "hello lateinfo", nil)
+	nativetest.MustPrompt(t, s, "hello again", map[string]string{bridge.ConfigModel: "fake/fake-fast", bridge.ConfigMode: "plan"})
+	if _, _, changed := ev.Snapshot(); changed != 0 {
 		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
 	}
 	b := bodies(fc.requests(t, "POST", "/session/*/prompt_async"))
@@ -822,15 +617,15 @@ func TestFake_lateSessionInfoKeepsTheNextTurnsOptions(t *testing.T) {
 func TestFake_cancelSlowTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := startPrompt(ctx, s, "slow please")
 	// The fake's turns start 50 ms after prompt_async's answer, and its
 	// deltas are 50 ms apart: the answer has been read by the third (see
 	// TestFake_cancelBeforePromptAnswered).
-	ev.waitFor(t, "three deltas", func(us []acp.SessionUpdate, _ []ask) bool {
+	ev.WaitFor(t, "three deltas", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
 		return strings.Count(acptest.Conversation(us), "tick") >= 3
 	})
 	cancel()
@@ -841,9 +636,9 @@ func TestFake_cancelSlowTurn(t *testing.T) {
 	if len(aborts) != 1 || aborts[0].Msg.Path != "/session/"+s.NativeID()+"/abort" {
 		t.Fatalf("aborts %v", aborts)
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
 		t.Errorf("the next turn %q; want its whole answer", got)
 	}
 	// The fake holds the duplicate idle until the next prompt came (a
@@ -872,12 +667,12 @@ func TestFake_cancelSlowTurn(t *testing.T) {
 func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := startPrompt(ctx, s, "slow eager")
-	ev.waitFor(t, "the first delta", hasAgentText)
+	ev.WaitFor(t, "the first delta", nativetest.HasAgentText)
 	cancel()
 	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
 		t.Errorf("cancelled prompt: %+v, %v", r.res, r.err)
@@ -885,9 +680,9 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
 		t.Errorf("%d aborts, want 1", n)
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
 		t.Errorf("the next turn %q", got)
 	}
 }
@@ -897,12 +692,12 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 func TestFake_cancelWhileAsking(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("wait")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("wait")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := startPrompt(ctx, s, "run: rm -rf build")
-	ev.waitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []ask) bool { return len(asks) == 1 })
+	ev.WaitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []nativetest.Ask) bool { return len(asks) == 1 })
 	cancel()
 	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("prompt: %+v, %v", r.res, r.err)
@@ -910,9 +705,9 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
 		t.Errorf("%d aborts", n)
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
 		t.Errorf("the next turn %q", got)
 	}
 }
@@ -922,18 +717,18 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 func TestFake_failedTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	_, err := runPrompt(t, s, "fail400 now", nil)
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	_, err := nativetest.RunPrompt(t, s, "fail400 now", nil)
 	if err == nil || err.Error() != "APIError: fake bad request (HTTP 400)" {
 		t.Fatalf("err %v", err)
 	}
 	if errors.Is(err, bridge.ErrAuthRequired) {
 		t.Errorf("%v is not an auth error", err)
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
-	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
 		t.Errorf("the next turn %q", got)
 	}
 }
@@ -943,8 +738,8 @@ func TestFake_failedTurn(t *testing.T) {
 func TestFake_authFailure(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("once"))
-	_, err := runPrompt(t, s, "authfail", nil)
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	_, err := nativetest.RunPrompt(t, s, "authfail", nil)
 	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "Invalid API key") || !strings.Contains(err.Error(), "opencode auth login") {
 		t.Fatalf("err %v; want ErrAuthRequired with opencode's message", err)
 	}
@@ -955,22 +750,22 @@ func TestFake_authFailure(t *testing.T) {
 func TestFake_serverCrashMidTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
+	ev := nativetest.NewRecorder("once")
 	cwd := t.TempDir()
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
-	mustPrompt(t, s, "hello there", nil)
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+	nativetest.MustPrompt(t, s, "hello there", nil)
 	id := s.NativeID()
-	_, err := runPrompt(t, s, "crash now", nil)
+	_, err := nativetest.RunPrompt(t, s, "crash now", nil)
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake opencode: boom, the model stream broke") ||
 		!strings.Contains(err.Error(), "the next prompt restarts it") {
 		t.Fatalf("err %v; want the exit with its stderr", err)
 	}
-	ev.take()
-	mustPrompt(t, s, "hello again", nil)
+	ev.Take()
+	nativetest.MustPrompt(t, s, "hello again", nil)
 	// The dead server's last events may still be read after the crash
 	// ended the turn (or may be lost): the partial answer's end can come
 	// late.
-	got := ev.conversation()
+	got := ev.Conversation()
 	late, ok := strings.CutPrefix(strings.TrimSuffix(got, "Hello from fake. You said: hello again\n"), "\nagent: ")
 	if !ok || !strings.HasSuffix(got, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
 		t.Errorf("after the restart %q", got)
@@ -1002,8 +797,8 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 func TestFake_nextTurnOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	ev := newRecorder("once")
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	ev := nativetest.NewRecorder("once")
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	// opencode reports the session's agent and model once more after a
 	// turn's idle. Taken after the next turn's options were applied, that
 	// report would flip them back (the bridge does not tell it from a
@@ -1018,8 +813,8 @@ func TestFake_nextTurnOptions(t *testing.T) {
 		{"three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault, bridge.ConfigModel: "fake/fake-model", bridge.ConfigMode: "build"}},
 		{"four", map[string]string{bridge.ConfigModel: "nobody/nothing"}}, // not offered: ignored
 	} {
-		mustPrompt(t, s, turn.text+" epilogue", turn.cfg)
-		ev.waitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []ask) bool {
+		nativetest.MustPrompt(t, s, turn.text+" epilogue", turn.cfg)
+		ev.WaitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
 			n := 0
 			for _, u := range us {
 				if u.Plan != nil {
@@ -1045,11 +840,11 @@ func TestFake_nextTurnOptions(t *testing.T) {
 	}
 	opts := s.Config()
 	for id, want := range map[string]string{bridge.ConfigMode: "build", bridge.ConfigModel: "fake/fake-model", bridge.ConfigEffort: agentkit.EffortDefault} {
-		if o, _ := findOption(opts, id); o.Current != want {
+		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if _, _, changed := ev.snapshot(); changed != 0 {
+	if _, _, changed := ev.Snapshot(); changed != 0 {
 		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
 	}
 }
@@ -1059,8 +854,8 @@ func TestFake_nextTurnOptions(t *testing.T) {
 func TestFake_presetAtOpen(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigEffort: "low"}}, newRecorder("once"))
-	mustPrompt(t, s, "hello", nil)
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigEffort: "low"}}, nativetest.NewRecorder("once"))
+	nativetest.MustPrompt(t, s, "hello", nil)
 	b := bodies(fc.requests(t, "POST", "/session/*/prompt_async"))
 	if len(b) != 1 || b[0]["agent"] != "plan" || b[0]["variant"] != "low" {
 		t.Errorf("prompt %v", b)
@@ -1074,18 +869,18 @@ func TestFake_resume(t *testing.T) {
 	fc := newFakeOC(t)
 	b := fc.backend(t)
 	cwd := t.TempDir()
-	s1 := openSession(t, b, bridge.OpenOptions{Cwd: cwd}, newRecorder("once"))
-	mustPrompt(t, s1, "hello there", nil)
+	s1 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
+	nativetest.MustPrompt(t, s1, "hello there", nil)
 	id := s1.NativeID()
 	s1.Close()
 
-	ev := newRecorder("once")
-	s2 := openSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: id}, ev)
+	ev := nativetest.NewRecorder("once")
+	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: id}, ev)
 	if s2.NativeID() != id {
 		t.Errorf("resumed %q, want %q", s2.NativeID(), id)
 	}
-	mustPrompt(t, s2, "hello again", nil)
-	if got := ev.conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
+	nativetest.MustPrompt(t, s2, "hello again", nil)
+	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
 		t.Errorf("conversation %q", got)
 	}
 	if n := len(fc.requests(t, "POST", "/session")); n != 1 {
@@ -1098,8 +893,8 @@ func TestFake_resume(t *testing.T) {
 		t.Errorf("%d event streams; sessions of one directory share one", n)
 	}
 
-	s3 := openSession(t, b, bridge.OpenOptions{NativeID: "ses_unknown"}, newRecorder("once"))
-	_, err := runPrompt(t, s3, "hello", nil)
+	s3 := nativetest.OpenSession(t, b, bridge.OpenOptions{NativeID: "ses_unknown"}, nativetest.NewRecorder("once"))
+	_, err := nativetest.RunPrompt(t, s3, "hello", nil)
 	if err == nil || !strings.Contains(err.Error(), "no session ses_unknown") || !strings.Contains(err.Error(), "404") {
 		t.Errorf("prompt on an unknown session: %v", err)
 	}
@@ -1110,11 +905,11 @@ func TestFake_resume(t *testing.T) {
 func TestFake_mcpServers(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{MCPServers: []acp.McpServer{
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{MCPServers: []acp.McpServer{
 		{Stdio: &acp.McpServerStdio{Name: "tools", Command: "/usr/bin/tool", Args: []string{"--stdio"}, Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}},
 		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "Authorization", Value: "Bearer y"}}}},
 		{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}},
-	}}, newRecorder("once"))
+	}}, nativetest.NewRecorder("once"))
 	waitReady(t, s)
 	var got []string
 	for _, b := range bodies(fc.requests(t, "POST", "/mcp")) {
@@ -1139,12 +934,12 @@ func TestFake_mcpServers(t *testing.T) {
 func TestFake_eventStreamReconnects(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t, fakeDropEnv+"=1") // the first stream drops right after server.connected
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("once"))
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
 	waitReady(t, s)
 	fc.waitLog(t, "the second stream", func(ws []wireRec) bool {
 		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "connect" && w.Msg.Stream == 2 })
 	})
-	mustPrompt(t, s, "hello there", nil)
+	nativetest.MustPrompt(t, s, "hello there", nil)
 	var drops []bool
 	for _, w := range fc.records(t) {
 		if w.Dir == "disconnect" {
@@ -1162,8 +957,8 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t, fakeEOFEnv+"=")
 	b := fc.backend(t)
-	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("once"))
-	mustPrompt(t, s, "hello", nil)
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	nativetest.MustPrompt(t, s, "hello", nil)
 	s.Close()
 	b.Close()
 	w := fc.records(t)
@@ -1181,9 +976,9 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	b.Close()
 	// The catalog was read: Open after Close returns a session, whose
 	// prompts fail.
-	if s, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); err == nil {
+	if s, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
 		defer s.Close()
-		if _, err := runPrompt(t, s, "hello", nil); !errors.Is(err, bridge.ErrAgentUnavailable) {
+		if _, err := nativetest.RunPrompt(t, s, "hello", nil); !errors.Is(err, bridge.ErrAgentUnavailable) {
 			t.Errorf("prompt after Close: %v", err)
 		}
 	} else if !errors.Is(err, bridge.ErrAgentUnavailable) {
@@ -1201,7 +996,7 @@ func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	fc := newFakeOC(t)
 	b := fc.backend(t)
 	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); err == nil {
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
 		t.Errorf("Open after Close succeeded")
 	}
 	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
@@ -1215,27 +1010,27 @@ func TestFake_twoDirectoriesAtOnce(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	evs := []*recorder{newRecorder("once"), newRecorder("once")}
+	evs := []*nativetest.Recorder{nativetest.NewRecorder("once"), nativetest.NewRecorder("once")}
 	dirs := []string{t.TempDir(), t.TempDir()}
-	ss := []bridge.Native{openSession(t, b, bridge.OpenOptions{Cwd: dirs[0]}, evs[0]), openSession(t, b, bridge.OpenOptions{Cwd: dirs[1]}, evs[1])}
+	ss := []bridge.Native{nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: dirs[0]}, evs[0]), nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: dirs[1]}, evs[1])}
 	var wg sync.WaitGroup
 	for i, s := range ss {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+			ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 			defer cancel()
-			if res, err := s.Prompt(ctx, textTurn([]string{"run: echo one", "run: echo two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
+			if res, err := s.Prompt(ctx, nativetest.TextTurn([]string{"run: echo one", "run: echo two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
 				t.Errorf("session %d: %+v, %v", i, res, err)
 			}
 		})
 	}
 	wg.Wait()
 	for i, ev := range evs {
-		got := ev.conversation()
+		got := ev.Conversation()
 		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
 		if !strings.Contains(got, "Output was: "+want) || strings.Contains(got, other) {
 			t.Errorf("session %d:%s", i, got)
 		}
-		if _, asks, _ := ev.snapshot(); len(asks) != 1 {
+		if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
 			t.Errorf("session %d asked %d times", i, len(asks))
 		}
 	}
@@ -1261,7 +1056,7 @@ func TestFake_refusesWithoutAuth(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("once"))
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("once"))
 	waitReady(t, s)
 	url := fc.records(t)[0].Msg.URL
 	for _, auth := range []func(*http.Request){
@@ -1290,7 +1085,7 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t, fakeExitEnv+"=fake opencode: the config is broken")
 	b := fc.backend(t)
-	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once"))
+	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
 	if err == nil || !strings.Contains(err.Error(), "fake opencode: the config is broken") || !strings.Contains(err.Error(), "did not start") {
 		t.Fatalf("Open: %v; want the server's exit and stderr", err)
 	}
@@ -1306,11 +1101,11 @@ func TestFake_warm(t *testing.T) {
 	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
 		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
 	})
-	s := openSession(t, b, bridge.OpenOptions{}, newRecorder("once"))
-	if model, ok := findOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake/fake-model" {
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	if model, ok := nativetest.FindOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake/fake-model" {
 		t.Errorf("model option %+v", model)
 	}
-	mustPrompt(t, s, "hello", nil)
+	nativetest.MustPrompt(t, s, "hello", nil)
 	if n, m := len(fc.requests(t, "GET", "/agent")), fc.count(t, "start"); n != 1 || m != 1 {
 		t.Errorf("%d GET /agent, %d servers; want one each", n, m)
 	}
@@ -1322,17 +1117,17 @@ func TestFake_warm(t *testing.T) {
 func TestFake_promptContent(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := openSession(t, fc.backend(t), bridge.OpenOptions{}, newRecorder("once"))
+	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
 	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
 	if !errors.Is(err, bridge.ErrInvalidParams) {
 		t.Errorf("audio: %v, want ErrInvalidParams", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if res, err := s.Prompt(ctx, textTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
+	if res, err := s.Prompt(ctx, nativetest.TextTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
 		t.Errorf("cancelled before it started: %+v, %v", res, err)
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), waitGuard)
+	ctx, cancel = context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
 	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
@@ -1354,13 +1149,13 @@ func TestFake_missingExecutable(t *testing.T) {
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
 		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(EnvVar, missing)
 	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, newRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
 	}
 }

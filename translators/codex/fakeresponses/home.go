@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/toolbin"
 )
 
 // FakeModels is the model catalog that WriteHome installs as
@@ -172,54 +174,11 @@ func InstalledBin(repoRoot string) string {
 }
 
 // RepoRoot is the nearest directory at or above dir that holds a go.mod.
-func RepoRoot(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("no go.mod at or above %s", dir)
-		}
-		dir = up
-	}
-}
+func RepoRoot(dir string) (string, error) { return toolbin.RepoRoot(dir) }
 
 // CodexBin finds the real codex binary for a test: $CODEX_BIN, else
-// InstalledBin under the repository root. It skips the test when there is
-// none (or with -short), or fails it with ACPBRIDGE_REQUIRE_E2E=1.
+// InstalledBin under the repository root (see toolbin.Find).
 func CodexBin(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("SKIPPED: real codex tests do not run with -short")
-	}
-	if p := os.Getenv("CODEX_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("env CODEX_BIN=%s: %v", p, err)
-		}
-		return p
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := RepoRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := InstalledBin(root)
-	if p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
-		t.Fatalf("codex is not installed at %q and ACPBRIDGE_REQUIRE_E2E=1: run scripts/install-tools.sh (or set CODEX_BIN)", p)
-	}
-	t.Skip("SKIPPED: codex is not installed; run scripts/install-tools.sh or set CODEX_BIN")
-	return ""
+	return toolbin.Find(t, "codex", "CODEX_BIN", InstalledBin)
 }

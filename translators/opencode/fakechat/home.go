@@ -2,11 +2,12 @@ package fakechat
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/toolbin"
 )
 
 // The provider and model that Config sets up.
@@ -170,55 +171,8 @@ func InstalledBin(repoRoot string) string {
 }
 
 // OpencodeBin finds the real opencode binary for a test: $OPENCODE_BIN,
-// else InstalledBin under the repository root. It skips the test when
-// there is none (or with -short), or fails it with
-// ACPBRIDGE_REQUIRE_E2E=1.
+// else InstalledBin under the repository root (see toolbin.Find).
 func OpencodeBin(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("SKIPPED: real opencode tests do not run with -short")
-	}
-	if p := os.Getenv("OPENCODE_BIN"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("env OPENCODE_BIN=%s: %v", p, err)
-		}
-		return p
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := repoRoot(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := InstalledBin(root)
-	if p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
-		t.Fatalf("opencode is not installed at %q and ACPBRIDGE_REQUIRE_E2E=1: run scripts/install-tools.sh (or set OPENCODE_BIN)", p)
-	}
-	t.Skip("SKIPPED: opencode is not installed; run scripts/install-tools.sh or set OPENCODE_BIN")
-	return ""
-}
-
-// repoRoot is the nearest directory at or above dir that holds a go.mod.
-func repoRoot(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", fmt.Errorf("no go.mod at or above %s", dir)
-		}
-		dir = up
-	}
+	return toolbin.Find(t, "opencode", "OPENCODE_BIN", InstalledBin)
 }

@@ -1,0 +1,64 @@
+// Package toolbin finds the pinned agent CLIs that end-to-end tests run,
+// as scripts/install-tools.sh installs them under the repository's .tools.
+package toolbin
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Find returns the CLI for a test: the path in $env if set, else
+// installed(the repository root). It skips the test, loudly, when there is
+// none or with -short, and fails it instead with ACPBRIDGE_REQUIRE_E2E=1.
+// name says which CLI, for the messages.
+func Find(t testing.TB, name, env string, installed func(repoRoot string) string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("SKIPPED: real " + name + " tests do not run with -short")
+	}
+	if p := os.Getenv(env); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("env %s=%s: %v", env, p, err)
+		}
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := RepoRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := installed(root)
+	if p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
+		t.Fatalf("%s is not installed at %q and ACPBRIDGE_REQUIRE_E2E=1: run scripts/install-tools.sh (or set %s)", name, p, env)
+	}
+	t.Skip("SKIPPED: " + name + " is not installed; run scripts/install-tools.sh or set " + env)
+	return ""
+}
+
+// RepoRoot is the nearest directory at or above dir that holds a go.mod.
+func RepoRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("no go.mod at or above %s", dir)
+		}
+		dir = up
+	}
+}
