@@ -66,7 +66,7 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 		return nil, err
 	}
 	s := newSession(ctx, b, opts, ev)
-	go s.connect(opts)
+	go s.connect()
 	return s, nil
 }
 

@@ -13,7 +13,7 @@ import (
 // ACP updates: user messages, agent messages, reasoning and tool calls in
 // their final state.
 func (s *session) History(ctx context.Context) ([]acp.SessionUpdate, error) {
-	if err := s.connected(ctx); err != nil {
+	if err := s.at.Ready(ctx); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

@@ -32,8 +32,7 @@ type session struct {
 	out *agentkit.Updates // serialises the translator and the updates it makes
 	tr  *Translator
 
-	ready    chan struct{} // closed once the thread is started or resumed
-	readyErr error         // set before ready closes
+	at *agentkit.Attachment[*server] // the server the thread is loaded on
 
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*TurnEnd]
@@ -41,7 +40,6 @@ type session struct {
 
 	mu      sync.Mutex        // protects the fields below
 	picked  map[string]string // values the user chose (recorded, or sent with a turn): a resume sends the model again
-	srv     *server           // the server the thread is loaded in
 	thread  string
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
@@ -50,7 +48,10 @@ type session struct {
 
 func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
-		ready: make(chan struct{}), thread: opts.NativeID, picked: maps.Clone(opts.Config)}
+		thread: opts.NativeID, picked: maps.Clone(opts.Config)}
+	// The first attach resumes the recorded thread, if any; a later one,
+	// after the server died, always resumes.
+	s.at = agentkit.NewAttachment(func(ctx context.Context) (*server, error) { return s.attach(ctx, s.NativeID() != "") })
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns, s.asks, s.out = agentkit.NewTurns[*TurnEnd](s.life), agentkit.NewAsks(ev), agentkit.NewUpdates(ev)
 	s.cfg = agentkit.NewSettings(modeOption(modeConfig))
@@ -72,13 +73,8 @@ func (s *session) SetConfig(_ context.Context, id, value string) error {
 }
 
 // connect starts the server if needed, then starts or resumes the thread.
-func (s *session) connect(opts bridge.OpenOptions) {
-	ctx, cancel := context.WithTimeout(s.life, startTimeout)
-	defer cancel()
-	err := s.attach(ctx, opts.NativeID != "")
-	s.readyErr = err
-	close(s.ready)
-	if err != nil {
+func (s *session) connect() {
+	if err := s.at.Start(s.life, startTimeout); err != nil {
 		s.log.Warn("codex thread did not start", "err", err)
 	}
 }
@@ -96,10 +92,10 @@ type threadResult struct {
 // attach starts a thread, or resumes the session's, on the running server.
 // A preset mode and a model go along only if the session has them (picked
 // by the user, or recorded for it): otherwise codex's config.toml applies.
-func (s *session) attach(ctx context.Context, resume bool) error {
+func (s *session) attach(ctx context.Context, resume bool) (*server, error) {
 	srv, err := s.b.shared.Get(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	params := map[string]any{"cwd": s.cwd}
 	if p, ok := presets[s.cfg.Get(bridge.ConfigMode)]; ok {
@@ -119,17 +115,17 @@ func (s *session) attach(ctx context.Context, resume bool) error {
 	s.mu.Unlock()
 	var res threadResult
 	if err := srv.call(ctx, method, params, &res); err != nil {
-		return err
+		return nil, err
 	}
 	if s.life.Err() != nil {
-		return fmt.Errorf("the session was closed while codex started its thread")
+		return nil, fmt.Errorf("the session was closed while codex started its thread")
 	}
 	s.mu.Lock()
-	s.srv, s.thread, s.history = srv, res.Thread.ID, res.Thread.Turns
+	s.thread, s.history = res.Thread.ID, res.Thread.Turns
 	s.mu.Unlock()
 	s.follow(res.Model, res.ReasoningEffort)
 	s.b.sessions.Add(res.Thread.ID, s)
-	return nil
+	return srv, nil
 }
 
 func (s *session) pickedValue(id string) string {
@@ -153,39 +149,6 @@ func (s *session) follow(model, effort string) {
 	}
 }
 
-// connected waits until the thread was first started or resumed, and
-// says if it was not.
-func (s *session) connected(ctx context.Context) error {
-	select {
-	case <-s.ready:
-		return s.readyErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// wait waits for the thread, and re-attaches it if the server it was on
-// has died.
-func (s *session) wait(ctx context.Context) (*server, error) {
-	if err := s.connected(ctx); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	select {
-	case <-srv.p.Done():
-	default:
-		return srv, nil
-	}
-	if err := s.attach(ctx, true); err != nil {
-		return nil, fmt.Errorf("restarting codex: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.srv, nil
-}
-
 func (s *session) NativeID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,7 +164,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		return bridge.TurnResult{}, err
 	}
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*TurnEnd, *server]{
-		Ready: s.wait,
+		Ready: s.at.Server,
 		Send: func(_ context.Context, srv *server) error {
 			return s.startTurn(srv, s.turnParams(input, turn.Config))
 		},
@@ -299,10 +262,7 @@ func (s *session) notify(method string, raw json.RawMessage) {
 // serverGone ends a running turn when the server dies; the next prompt
 // restarts the server and resumes the thread.
 func (s *session) serverGone(srv *server, err error) {
-	s.mu.Lock()
-	mine := s.srv == srv
-	s.mu.Unlock()
-	if mine {
+	if s.at.On(srv) {
 		s.asks.WithdrawAll()
 		s.turns.End(&TurnEnd{Status: "failed", Err: fmt.Sprintf("%v (the next prompt restarts it)", err)})
 	}
@@ -366,11 +326,6 @@ func decision(a agentkit.Answer) string {
 // Close forgets the thread (codex keeps it on disk for resume).
 func (s *session) Close() error {
 	s.end()
-	s.mu.Lock()
-	thread := s.thread
-	s.mu.Unlock()
-	if thread != "" {
-		s.b.sessions.Remove(thread, s)
-	}
+	s.b.sessions.Remove(s.NativeID(), s)
 	return nil
 }

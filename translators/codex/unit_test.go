@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
@@ -163,8 +164,9 @@ func TestHistory_replaysAResumedThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSession(context.Background(), New(Options{}), bridge.OpenOptions{Cwd: "/home/dev/project"}, nil)
-	s.history, s.readyErr = res.Thread.Turns, nil
-	close(s.ready)
+	s.history = res.Thread.Turns
+	s.at = agentkit.NewAttachment(func(context.Context) (*server, error) { return nil, nil }) // attached, to no server
+	s.at.Start(context.Background(), time.Second)
 	us, err := s.History(context.Background())
 	if err != nil {
 		t.Fatal(err)

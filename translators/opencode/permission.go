@@ -102,10 +102,8 @@ func (s *session) question(q *QuestionAsk) {
 
 // reply answers an ask on the session's server.
 func (s *session) reply(path string, body any) {
-	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	if srv == nil {
+	srv, ok := s.at.Current()
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.life, callTimeout)

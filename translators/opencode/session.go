@@ -42,11 +42,9 @@ type session struct {
 	out   *agentkit.Updates // serialises the translator and the updates it makes
 	tr    *Translator
 
-	ready    chan struct{} // closed once the session exists on a server
-	readyErr error         // set before ready closes
+	at *agentkit.Attachment[*server] // the server the session is on
 
 	mu    sync.Mutex // protects the fields below
-	srv   *server
 	id    string
 	armed bool          // the running turn has started on the server: its idle ends it
 	err   *SessionError // the running turn's error, if any
@@ -64,7 +62,8 @@ type turnEnd struct {
 func newSession(ctx context.Context, b *Backend, cat *catalog, opts bridge.OpenOptions, mcp map[string]any, ev bridge.Events) *session {
 	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, mcp: mcp, log: b.Log(), id: opts.NativeID,
 		cfg: agentkit.NewSettings(cat.options()...), asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev),
-		tr: NewTranslator(opts.Cwd), ready: make(chan struct{})}
+		tr: NewTranslator(opts.Cwd)}
+	s.at = agentkit.NewAttachment(s.attach)
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns = agentkit.NewTurns[*turnEnd](s.life)
 	s.cfg.Restore(opts.Config)
@@ -88,17 +87,7 @@ func (s *session) NativeID() string {
 // stream connected, the session created (or found again), the client's
 // MCP servers added.
 func (s *session) connect() {
-	ctx, cancel := context.WithTimeout(s.life, startTimeout)
-	defer cancel()
-	srv, err := s.attach(ctx)
-	if err == nil {
-		s.mu.Lock()
-		s.srv = srv
-		s.mu.Unlock()
-	}
-	s.readyErr = err
-	close(s.ready)
-	if err != nil {
+	if err := s.at.Start(s.life, startTimeout); err != nil {
 		s.log.Warn("opencode session did not start", "err", err)
 	}
 }
@@ -143,33 +132,6 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 	return srv, nil
 }
 
-// wait waits until the session is ready, and re-attaches it to a new
-// server if the one it was on has died.
-func (s *session) wait(ctx context.Context) (*server, error) {
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if s.readyErr != nil {
-		return nil, s.readyErr
-	}
-	s.mu.Lock()
-	srv := s.srv
-	s.mu.Unlock()
-	if srv.alive() {
-		return srv, nil
-	}
-	srv, err := s.attach(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("restarting opencode: %w", err)
-	}
-	s.mu.Lock()
-	s.srv = srv
-	s.mu.Unlock()
-	return srv, nil
-}
-
 // Prompt runs a turn: prompt_async, then the session's events until it
 // is idle again. A cancelled ctx aborts the turn.
 func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
@@ -178,7 +140,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		return bridge.TurnResult{}, err
 	}
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*turnEnd, *server]{
-		Ready: s.wait,
+		Ready: s.at.Server,
 		// The prompt goes out even if the turn is cancelled meanwhile: the
 		// cancel then aborts it on the server.
 		Send: func(_ context.Context, srv *server) error {
@@ -290,10 +252,11 @@ func (s *session) track(out Output) {
 // the session as busy. It ends the turn then (what it streamed in the gap
 // is lost).
 func (s *session) resync() {
+	srv, ok := s.at.Current()
 	s.mu.Lock()
-	srv, id, armed := s.srv, s.id, s.armed
+	id, armed := s.id, s.armed
 	s.mu.Unlock()
-	if srv == nil || !armed || s.turns.Running() == nil {
+	if !ok || !armed || s.turns.Running() == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.life, callTimeout)
@@ -313,10 +276,7 @@ func (s *session) resync() {
 
 // serverGone ends a running turn when the server dies.
 func (s *session) serverGone(srv *server, err error) {
-	s.mu.Lock()
-	mine := s.srv == srv
-	s.mu.Unlock()
-	if mine {
+	if s.at.On(srv) {
 		s.asks.WithdrawAll()
 		s.turns.End(&turnEnd{gone: err})
 	}
@@ -325,12 +285,7 @@ func (s *session) serverGone(srv *server, err error) {
 // Close forgets the session (OpenCode keeps it for resume).
 func (s *session) Close() error {
 	s.end()
-	s.mu.Lock()
-	id := s.id
-	s.mu.Unlock()
-	if id != "" {
-		s.b.sessions.Remove(id, s)
-	}
+	s.b.sessions.Remove(s.NativeID(), s)
 	return nil
 }
 

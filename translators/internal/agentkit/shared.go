@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 )
@@ -193,4 +194,94 @@ func (l *Lazy[T]) Peek() (T, bool) {
 	l.vmu.Lock()
 	defer l.vmu.Unlock()
 	return l.v, l.made
+}
+
+// Attachment is a session's place on a backend's shared server: attached
+// in the background when the session opens, and attached again, to the
+// server that replaced it, when the one it was on has died. It is safe
+// for concurrent use.
+type Attachment[S interface {
+	Server
+	comparable
+}] struct {
+	attach func(ctx context.Context) (S, error)
+	ready  chan struct{} // closed once the first attach has ended
+	err    error         // its error, set before ready closes
+
+	mu  sync.Mutex
+	srv S
+}
+
+// NewAttachment returns an Attachment that attaches the session with
+// attach (which starts the server if needed).
+func NewAttachment[S interface {
+	Server
+	comparable
+}](attach func(ctx context.Context) (S, error)) *Attachment[S] {
+	return &Attachment[S]{attach: attach, ready: make(chan struct{})}
+}
+
+// Start attaches the session the first time, within timeout of life.
+// Call it once, in the background; it returns how that went.
+func (a *Attachment[S]) Start(life context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(life, timeout)
+	defer cancel()
+	srv, err := a.attach(ctx)
+	if err == nil {
+		a.set(srv)
+	}
+	a.err = err
+	close(a.ready)
+	return err
+}
+
+// Ready waits for the first attach and returns its error.
+func (a *Attachment[S]) Ready(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return a.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Server waits for the first attach and returns the server the session
+// is on, attaching it again first if that server has died.
+func (a *Attachment[S]) Server(ctx context.Context) (S, error) {
+	var zero S
+	if err := a.Ready(ctx); err != nil {
+		return zero, err
+	}
+	srv, _ := a.Current()
+	select {
+	case <-srv.Done():
+	default:
+		return srv, nil
+	}
+	srv, err := a.attach(ctx)
+	if err != nil {
+		return zero, fmt.Errorf("restarting the agent's server: %w", err)
+	}
+	a.set(srv)
+	return srv, nil
+}
+
+// Current returns the server the session is on, if it was attached.
+func (a *Attachment[S]) Current() (S, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var zero S
+	return a.srv, a.srv != zero
+}
+
+// On reports whether the session is on srv.
+func (a *Attachment[S]) On(srv S) bool {
+	cur, ok := a.Current()
+	return ok && cur == srv
+}
+
+func (a *Attachment[S]) set(srv S) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.srv = srv
 }

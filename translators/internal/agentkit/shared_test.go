@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 )
@@ -117,5 +118,39 @@ func TestEffortOption(t *testing.T) {
 	o := EffortOption("as configured", true, "low", "xhigh")
 	if o.ID != bridge.ConfigEffort || !o.NextTurn || o.Current != EffortDefault || len(o.Choices) != 3 || o.Choices[2].Name != "Extra high" {
 		t.Errorf("EffortOption = %+v", o)
+	}
+}
+
+func TestAttachment(t *testing.T) {
+	attaches := 0
+	a := NewAttachment(func(context.Context) (*fakeServer, error) {
+		attaches++
+		return newFakeServer(), nil
+	})
+	ctx := context.Background()
+	if err := a.Start(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := a.Server(ctx)
+	if !a.On(first) || attaches != 1 {
+		t.Fatalf("after the first attach: on it %v, %d attaches", a.On(first), attaches)
+	}
+	first.exit()
+	second, err := a.Server(ctx)
+	if err != nil || second == first || !a.On(second) || a.On(first) || attaches != 2 {
+		t.Errorf("a dead server was not replaced: %v, %d attaches", err, attaches)
+	}
+}
+
+func TestAttachment_failedFirstAttach(t *testing.T) {
+	a := NewAttachment(func(context.Context) (*fakeServer, error) { return nil, errors.New("no server") })
+	if err := a.Start(context.Background(), time.Second); err == nil {
+		t.Fatal("Start hid the error")
+	}
+	if _, err := a.Server(context.Background()); err == nil || err.Error() != "no server" {
+		t.Errorf("Server after a failed attach: %v", err)
+	}
+	if _, ok := a.Current(); ok {
+		t.Error("attached to nothing, yet Current says it is on a server")
 	}
 }
