@@ -125,12 +125,13 @@ func (b *Backend) gone(srv *server, err error) {
 
 // dispatch routes an event to its session.
 func (b *Backend) dispatch(_ string, ev Event) {
-	id := sessionOf(ev)
-	if id == "" {
+	d, err := Decode(ev)
+	if err != nil {
+		b.Log().Warn("skipping an opencode event", "type", ev.Type, "err", err)
 		return
 	}
-	if s, ok := b.sessions.Get(id); ok {
-		s.notify(ev)
+	if s, ok := b.sessions.Get(d.SessionID()); ok && d.SessionID() != "" {
+		s.notify(d)
 	}
 }
 
@@ -138,7 +139,7 @@ func (b *Backend) dispatch(_ string, ev Event) {
 func (b *Backend) broadcast(dir string, ev Event) {
 	for _, s := range b.sessions.All() {
 		if s.dir == dir {
-			s.notify(ev)
+			s.notify(Decoded{Event: ev})
 		}
 	}
 }

@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -198,9 +197,9 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult,
 }
 
 // notify translates an event of this session, in order.
-func (s *session) notify(ev Event) {
+func (s *session) notify(ev Decoded) {
 	s.out.Lock()
-	out, err := s.tr.Translate(ev)
+	out, err := s.tr.TranslateDecoded(ev)
 	if err != nil {
 		s.out.Unlock()
 		s.log.Warn("skipping an opencode event", "type", ev.Type, "err", err)
@@ -287,15 +286,4 @@ func (s *session) Close() error {
 	s.end()
 	s.b.sessions.Remove(s.NativeID(), s)
 	return nil
-}
-
-// sessionOf is the session an event is about.
-func sessionOf(ev Event) string {
-	var p struct {
-		SessionID string `json:"sessionID"`
-	}
-	if json.Unmarshal(ev.Properties, &p) != nil {
-		return ""
-	}
-	return p.SessionID
 }

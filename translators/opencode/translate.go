@@ -166,12 +166,37 @@ type todo struct {
 
 // Translate turns one event into updates.
 func (t *Translator) Translate(ev Event) (Output, error) {
-	var p properties
+	d, err := Decode(ev)
+	if err != nil {
+		return Output{}, err
+	}
+	return t.TranslateDecoded(d)
+}
+
+// Decoded is an event with its properties decoded, once: the backend
+// routes it by its session id, then translates it.
+type Decoded struct {
+	Event
+	props properties
+}
+
+// SessionID is the session the event is about, or "".
+func (d Decoded) SessionID() string { return d.props.SessionID }
+
+// Decode decodes an event's properties.
+func Decode(ev Event) (Decoded, error) {
+	d := Decoded{Event: ev}
 	if len(ev.Properties) > 0 {
-		if err := json.Unmarshal(ev.Properties, &p); err != nil {
-			return Output{}, fmt.Errorf("decoding %s: %w", ev.Type, err)
+		if err := json.Unmarshal(ev.Properties, &d.props); err != nil {
+			return d, fmt.Errorf("decoding %s: %w", ev.Type, err)
 		}
 	}
+	return d, nil
+}
+
+// TranslateDecoded turns one decoded event into updates.
+func (t *Translator) TranslateDecoded(d Decoded) (Output, error) {
+	ev, p := d.Event, d.props
 	switch ev.Type {
 	case "message.updated":
 		return t.message(p.Info)
