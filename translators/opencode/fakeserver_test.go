@@ -543,15 +543,6 @@ type fakeTurn struct {
 
 func (t *fakeTurn) abort() { t.stopOnce.Do(func() { close(t.stop) }) }
 
-func (t *fakeTurn) aborted() bool {
-	select {
-	case <-t.stop:
-		return true
-	default:
-		return false
-	}
-}
-
 func (f *fakeServer) promptAsync(w http.ResponseWriter, r *http.Request) {
 	s := f.session(w, r)
 	if s == nil {

@@ -55,6 +55,9 @@ func TestSettings(t *testing.T) {
 	}
 }
 
+// turnKey marks a turn context in the tests.
+type turnKey struct{}
+
 func TestTurns_endReachesTheRunningTurnOnly(t *testing.T) {
 	ts := NewTurns[string](context.Background())
 	if ts.End("stray") {
@@ -63,7 +66,7 @@ func TestTurns_endReachesTheRunningTurnOnly(t *testing.T) {
 	if ts.Context() != context.Background() {
 		t.Errorf("between turns, asks should use the session's context")
 	}
-	ctx := context.WithValue(context.Background(), struct{}{}, 1)
+	ctx := context.WithValue(context.Background(), turnKey{}, 1)
 	tn := ts.Begin(ctx)
 	if ts.Context() != ctx || tn.Context() != ctx {
 		t.Errorf("during a turn, asks should use its context")
