@@ -612,7 +612,8 @@ func report(results map[string][]result, missing map[string]string, selected fun
 	fmt.Println("compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare each npm adapter with")
 	fmt.Println("acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).")
 	for _, name := range agentOrder {
-		printTree(name, results[name])
+		benchkit.PrintRuns(name, results[name], func(r result) []string { return r.Exes },
+			func(r result) string { return r.AgentInfo }, func(r result) []string { return r.userAgents })
 	}
 	fmt.Println()
 }
@@ -632,30 +633,6 @@ func printOverhead(b, d []result) {
 		diff(func(r benchkit.Result) float64 { return benchkit.Ms(r.Turn2) }),
 		diff(func(r benchkit.Result) float64 { return benchkit.MiB(r.PeakTree) }),
 		diff(func(r benchkit.Result) float64 { return benchkit.MiB(r.PeakPSS) }))
-}
-
-// printTree prints what agent name's process trees ran, how it named
-// itself at initialize and the user-agent of its requests to the fake.
-func printTree(name string, rs []result) {
-	exes := benchkit.Distinct(rs, func(r result) []string { return r.Exes })
-	if len(exes) == 0 {
-		return
-	}
-	fmt.Printf("\n%s process tree ran: %s", name, strings.Join(exes, ", "))
-	if infos := benchkit.Distinct(rs, func(r result) []string { return nonEmpty(r.AgentInfo) }); len(infos) > 0 {
-		fmt.Printf("\n%s initialize: %s", name, strings.Join(infos, "; "))
-	}
-	if uas := benchkit.Distinct(rs, func(r result) []string { return r.userAgents }); len(uas) > 0 {
-		fmt.Printf("\n%s → fake API user-agent: %s", name, strings.Join(uas, "; "))
-	}
-}
-
-// nonEmpty is s alone, or nothing if s is empty.
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
 }
 
 // adapterNote says how an adapter that ran found codex and reached the

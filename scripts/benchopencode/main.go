@@ -289,7 +289,8 @@ func report(results map[string][]result, only string) {
 	fmt.Println("in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp")
 	fmt.Println("\"agent process alone\" is the opencode process itself, and the tree minus it is any helper it spawned.")
 	for _, name := range agentOrder {
-		printTree(name, results[name])
+		benchkit.PrintRuns(name, results[name], func(r result) []string { return r.Exes },
+			func(r result) string { return r.AgentInfo }, func(r result) []string { return r.userAgents })
 	}
 	fmt.Println()
 }
@@ -317,30 +318,6 @@ func compact(ss []string) []string {
 	ss = slices.Clone(ss)
 	slices.Sort(ss)
 	return slices.Compact(ss)
-}
-
-// printTree prints what agent name's process trees ran, how it named
-// itself at initialize and the user-agent of its requests to the fake.
-func printTree(name string, rs []result) {
-	exes := benchkit.Distinct(rs, func(r result) []string { return r.Exes })
-	if len(exes) == 0 {
-		return
-	}
-	fmt.Printf("\n%s process tree ran: %s", name, strings.Join(exes, ", "))
-	if infos := benchkit.Distinct(rs, func(r result) []string { return nonEmpty(r.AgentInfo) }); len(infos) > 0 {
-		fmt.Printf("\n%s initialize: %s", name, strings.Join(infos, "; "))
-	}
-	if uas := benchkit.Distinct(rs, func(r result) []string { return r.userAgents }); len(uas) > 0 {
-		fmt.Printf("\n%s → fake API user-agent: %s", name, strings.Join(uas, "; "))
-	}
-}
-
-// nonEmpty is s alone, or nothing if s is empty.
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
 }
 
 // gitInit makes dir a git repository, quietly and offline.

@@ -165,3 +165,28 @@ func Distinct[R any](rs []R, get func(R) []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// PrintRuns prints what agent name's process trees ran (exes), how it
+// named itself at initialize (info) and the user-agents of its requests
+// to the fake model (uas), over its runs.
+func PrintRuns[R any](name string, rs []R, exes func(R) []string, info func(R) string, uas func(R) []string) {
+	ran := Distinct(rs, exes)
+	if len(ran) == 0 {
+		return
+	}
+	fmt.Printf("\n%s process tree ran: %s", name, strings.Join(ran, ", "))
+	if infos := Distinct(rs, func(r R) []string { return nonEmpty(info(r)) }); len(infos) > 0 {
+		fmt.Printf("\n%s initialize: %s", name, strings.Join(infos, "; "))
+	}
+	if all := Distinct(rs, uas); len(all) > 0 {
+		fmt.Printf("\n%s → fake API user-agent: %s", name, strings.Join(all, "; "))
+	}
+}
+
+// nonEmpty is s alone, or nothing if s is empty.
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
