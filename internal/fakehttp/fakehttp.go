@@ -101,9 +101,13 @@ func (h *Host[R]) Sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// Raw is SSE data written as it is, not as JSON (e.g. "[DONE]").
+type Raw string
+
 // SSE starts a text/event-stream reply and returns the writer of its
-// frames ("event: typ" and "data: <json>", flushed). The writer reports
-// false once a write fails (the client is gone).
+// events: an "event: typ" line unless typ is "", then data as JSON (or
+// as it is, for Raw), and a blank line, flushed. The writer reports false
+// once a write fails (the client is gone).
 func SSE(w http.ResponseWriter) func(typ string, data any) bool {
 	fl, _ := w.(http.Flusher)
 	h := w.Header()
@@ -111,11 +115,18 @@ func SSE(w http.ResponseWriter) func(typ string, data any) bool {
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	return func(typ string, data any) bool {
-		b, err := json.Marshal(data)
-		if err == nil {
-			_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+		b, err := []byte(nil), error(nil)
+		if raw, ok := data.(Raw); ok {
+			b = []byte(raw)
+		} else if b, err = json.Marshal(data); err != nil {
+			return false
 		}
-		if err != nil {
+		if typ != "" {
+			if _, err := fmt.Fprintf(w, "event: %s\n", typ); err != nil {
+				return false
+			}
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
 			return false
 		}
 		if fl != nil {
@@ -131,4 +142,28 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// OpenAIErrorType is the error type an OpenAI API gives an HTTP status.
+func OpenAIErrorType(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	default:
+		return "invalid_request_error"
+	}
+}
+
+// WriteOpenAIError answers an OpenAI-style error body:
+// {"error":{"message","type","param":null,"code"}}, code null when "".
+func WriteOpenAIError(w http.ResponseWriter, status int, typ, code, msg string) {
+	var c any
+	if code != "" {
+		c = code
+	}
+	WriteJSON(w, status, map[string]any{
+		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c},
+	})
 }

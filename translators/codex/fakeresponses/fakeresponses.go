@@ -175,9 +175,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/responses") && r.Method == http.MethodPost:
 		s.responses(w, r)
 	case strings.HasSuffix(r.URL.Path, "/responses"):
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "fakeresponses: method "+r.Method+" not allowed")
+		fakehttp.WriteOpenAIError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "fakeresponses: method "+r.Method+" not allowed")
 	default:
-		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "fakeresponses: no such path "+r.URL.Path)
+		fakehttp.WriteOpenAIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "fakeresponses: no such path "+r.URL.Path)
 	}
 }
 
@@ -188,7 +188,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "", "fakeresponses: body is not a JSON object: "+err.Error())
+		fakehttp.WriteOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "", "fakeresponses: body is not a JSON object: "+err.Error())
 		return
 	}
 	req := decode(raw)
@@ -201,12 +201,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if rep.Status != 0 {
 		typ, msg := rep.ErrorType, rep.ErrorMessage
 		if typ == "" {
-			typ = errorType(rep.Status)
+			typ = fakehttp.OpenAIErrorType(rep.Status)
 		}
 		if msg == "" {
 			msg = fmt.Sprintf("fakeresponses: scripted %d %s", rep.Status, typ)
 		}
-		writeError(w, rep.Status, typ, rep.ErrorCode, msg)
+		fakehttp.WriteOpenAIError(w, rep.Status, typ, rep.ErrorCode, msg)
 		return
 	}
 	s.stream(w, r.Context(), s.response(req, rep, len(body), n), rep)
@@ -481,31 +481,6 @@ func paragraphs(text string) []string {
 		return []string{""}
 	}
 	return out
-}
-
-func errorType(status int) string {
-	switch {
-	case status == http.StatusUnauthorized:
-		return "invalid_request_error"
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case status >= 500:
-		return "server_error"
-	default:
-		return "invalid_request_error"
-	}
-}
-
-// writeError answers an OpenAI-style error body:
-// {"error":{"message","type","param":null,"code"}}.
-func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
-	var c any
-	if code != "" {
-		c = code
-	}
-	fakehttp.WriteJSON(w, status, map[string]any{
-		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c},
-	})
 }
 
 // decode fills in the fields of a Request that come from the body.

@@ -269,9 +269,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case path == completionsPath && r.Method == http.MethodPost:
 		s.completions(w, r, prefix, path)
 	case path == completionsPath:
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "fakechat: method "+r.Method+" not allowed")
+		fakehttp.WriteOpenAIError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "fakechat: method "+r.Method+" not allowed")
 	default:
-		writeError(w, http.StatusNotFound, "invalid_request_error", "fakechat: no such path "+r.URL.Path)
+		fakehttp.WriteOpenAIError(w, http.StatusNotFound, "invalid_request_error", "", "fakechat: no such path "+r.URL.Path)
 	}
 }
 
@@ -282,7 +282,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, prefix, pat
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "fakechat: body is not a JSON object: "+err.Error())
+		fakehttp.WriteOpenAIError(w, http.StatusBadRequest, "invalid_request_error", "", "fakechat: body is not a JSON object: "+err.Error())
 		return
 	}
 	req := decode(raw)
@@ -296,12 +296,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, prefix, pat
 	if rep.Status != 0 {
 		typ, msg := rep.ErrorType, rep.ErrorMessage
 		if typ == "" {
-			typ = errorType(rep.Status)
+			typ = fakehttp.OpenAIErrorType(rep.Status)
 		}
 		if msg == "" {
 			msg = fmt.Sprintf("fakechat: scripted %d %s", rep.Status, typ)
 		}
-		writeError(w, rep.Status, typ, msg)
+		fakehttp.WriteOpenAIError(w, rep.Status, typ, "", msg)
 		return
 	}
 	c := s.completion(req, rep, len(body), n)
@@ -489,53 +489,16 @@ func (s *Server) stream(w http.ResponseWriter, ctx context.Context, c *completio
 }
 
 // dataWriter starts a text/event-stream reply and returns the writer of
-// its frames: "data: <json>" and a blank line, flushed; nil writes
-// "data: [DONE]". The writer reports false once a write fails (the client
-// is gone). (fakehttp.SSE always names its events, which Chat Completions
-// streams do not.)
+// its frames, which Chat Completions streams do not name: the chunk as
+// JSON, or "[DONE]" for nil.
 func dataWriter(w http.ResponseWriter) func(v any) bool {
-	fl, _ := w.(http.Flusher)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	sse := fakehttp.SSE(w)
 	return func(v any) bool {
-		b := []byte("[DONE]")
-		if v != nil {
-			var err error
-			if b, err = json.Marshal(v); err != nil {
-				return false
-			}
+		if v == nil {
+			return sse("", fakehttp.Raw("[DONE]"))
 		}
-		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
+		return sse("", v)
 	}
-}
-
-func errorType(status int) string {
-	switch {
-	case status == http.StatusUnauthorized:
-		return "invalid_request_error"
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
-	case status >= 500:
-		return "server_error"
-	default:
-		return "invalid_request_error"
-	}
-}
-
-// writeError answers an OpenAI-style error body:
-// {"error":{"message","type","param":null,"code":null}}.
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	fakehttp.WriteJSON(w, status, map[string]any{
-		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil},
-	})
 }
 
 // cwdRE finds the working directory in OpenCode's system prompt.
