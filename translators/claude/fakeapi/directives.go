@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/acpbridge/acpbridge/internal/chunk"
 )
 
 // Directives is the default script. It answers from the request's last
@@ -50,9 +52,8 @@ const (
 )
 
 const (
-	slowChunks     = 20
-	slowDelay      = 100 * time.Millisecond
-	maxEchoedRunes = 200
+	slowChunks = 20
+	slowDelay  = 100 * time.Millisecond
 )
 
 // taskCreatedRE finds the task id in TaskCreate's tool_result, which reads
@@ -70,22 +71,22 @@ func directives(req Request) Reply {
 			return Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskUpdate",
 				Input: map[string]any{"taskId": id, "status": "in_progress"}}}}
 		}
-		return textReply(FinalTextPrefix + trim(first.Content))
+		return textReply(FinalTextPrefix + chunk.Echo(first.Content))
 	}
 	text := req.LastText
-	if cmd, ok := afterDirective(text, "RUN_BASH:"); ok && cmd != "" {
+	if cmd, ok := chunk.AfterDirective(text, "RUN_BASH:"); ok && cmd != "" {
 		return Reply{Blocks: []Block{
 			{Type: "text", Text: RanBashText},
 			{Type: "tool_use", Name: "Bash", Input: map[string]any{"command": cmd, "description": BashDescription}},
 		}}
 	}
-	if rest, ok := afterDirective(text, "WRITE_FILE:"); ok {
+	if rest, ok := chunk.AfterDirective(text, "WRITE_FILE:"); ok {
 		if path, content, _ := strings.Cut(rest, " "); path != "" {
 			return Reply{Blocks: []Block{{Type: "tool_use", Name: "Write",
 				Input: map[string]any{"file_path": path, "content": strings.TrimSpace(content)}}}}
 		}
 	}
-	if rest, ok := afterDirective(text, "EDIT_FILE:"); ok {
+	if rest, ok := chunk.AfterDirective(text, "EDIT_FILE:"); ok {
 		if f := strings.Fields(rest); len(f) >= 3 {
 			return Reply{Blocks: []Block{{Type: "tool_use", Name: "Edit",
 				Input: map[string]any{"file_path": f[0], "old_string": f[1], "new_string": f[2]}}}}
@@ -97,7 +98,7 @@ func directives(req Request) Reply {
 	}) {
 		words[w] = true
 	}
-	answer := AnswerTextPrefix + trim(text)
+	answer := AnswerTextPrefix + chunk.Echo(text)
 	switch {
 	case words["TASKS"]:
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskCreate", Input: map[string]any{
@@ -119,29 +120,6 @@ func directives(req Request) Reply {
 }
 
 func textReply(s string) Reply { return Reply{Blocks: []Block{{Type: "text", Text: s}}} }
-
-// afterDirective finds d in text and returns the rest of its line, trimmed.
-func afterDirective(text, d string) (string, bool) {
-	i := strings.Index(text, d)
-	if i < 0 {
-		return "", false
-	}
-	rest, _, _ := strings.Cut(text[i+len(d):], "\n")
-	return strings.TrimSpace(rest), true
-}
-
-// trim trims space around s and cuts it to maxEchoedRunes runes.
-func trim(s string) string {
-	s = strings.TrimSpace(s)
-	n := 0
-	for i := range s {
-		if n == maxEchoedRunes {
-			return s[:i]
-		}
-		n++
-	}
-	return s
-}
 
 // ToolName is the name of the tool_use block with that id in the
 // request's assistant messages (the latest first), or "".

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/acpbridge/acpbridge/internal/chunk"
 )
 
 // Directives is the default script. It answers from the request:
@@ -60,9 +62,8 @@ const (
 func RunText(cmd string) string { return "I'll run `" + cmd + "` now." }
 
 const (
-	slowDeltas     = 40
-	slowDelay      = 100 * time.Millisecond
-	maxEchoedRunes = 200
+	slowDeltas = 40
+	slowDelay  = 100 * time.Millisecond
 )
 
 func directives(req Request) Reply {
@@ -73,21 +74,21 @@ func directives(req Request) Reply {
 			return textReply(PlanUpdatedText)
 		case first.Type == "custom_tool_call_output" || first.Name == "apply_patch":
 			if !strings.Contains(first.Output, "Success.") {
-				return textReply(PatchFailedPrefix + trim(commandOutput(first.Output)))
+				return textReply(PatchFailedPrefix + chunk.Echo(commandOutput(first.Output)))
 			}
 			return textReply(PatchedText)
 		}
-		return textReply(FinalTextPrefix + trim(commandOutput(first.Output)))
+		return textReply(FinalTextPrefix + chunk.Echo(commandOutput(first.Output)))
 	}
 	text := req.LastUserText
-	if cmd, ok := afterDirective(text, "run:"); ok && cmd != "" {
+	if cmd, ok := chunk.AfterDirective(text, "run:"); ok && cmd != "" {
 		return Reply{Items: []Item{{Type: "message", Text: RunText(cmd)}, shellCall(req, cmd)}}
 	}
-	if file, ok := afterDirective(text, "patch:"); ok && file != "" {
+	if file, ok := chunk.AfterDirective(text, "patch:"); ok && file != "" {
 		patch := "*** Begin Patch\n*** Add File: " + file + "\n+" + AddedLine + "\n*** End Patch\n"
 		return Reply{Items: []Item{{Type: "message", Text: "Creating " + file + "."}, patchCall(req, patch)}}
 	}
-	if file, ok := afterDirective(text, "edit:"); ok && file != "" {
+	if file, ok := chunk.AfterDirective(text, "edit:"); ok && file != "" {
 		patch := "*** Begin Patch\n*** Update File: " + file + "\n@@\n-" + AddedLine + "\n+" + EditedLine + "\n*** End Patch\n"
 		return Reply{Items: []Item{{Type: "message", Text: "Editing " + file + "."}, patchCall(req, patch)}}
 	}
@@ -97,7 +98,7 @@ func directives(req Request) Reply {
 	}) {
 		words[strings.ToLower(w)] = true
 	}
-	answer := AnswerTextPrefix + trim(text)
+	answer := AnswerTextPrefix + chunk.Echo(text)
 	switch {
 	case words["think"]:
 		return Reply{Items: []Item{{Type: "reasoning", Text: ReasoningText}, {Type: "message", Text: answer}}}
@@ -152,29 +153,6 @@ func commandOutput(s string) string {
 	}
 	if i := strings.Index(s, "\nOutput:\n"); i >= 0 {
 		return s[i+len("\nOutput:\n"):]
-	}
-	return s
-}
-
-// afterDirective finds d in text and returns the rest of its line, trimmed.
-func afterDirective(text, d string) (string, bool) {
-	i := strings.Index(text, d)
-	if i < 0 {
-		return "", false
-	}
-	rest, _, _ := strings.Cut(text[i+len(d):], "\n")
-	return strings.TrimSpace(rest), true
-}
-
-// trim trims space around s and cuts it to maxEchoedRunes runes.
-func trim(s string) string {
-	s = strings.TrimSpace(s)
-	n := 0
-	for i := range s {
-		if n == maxEchoedRunes {
-			return s[:i]
-		}
-		n++
 	}
 	return s
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/acpbridge/acpbridge/internal/chunk"
 )
 
 // Directives is the default script. It answers from the request:
@@ -83,10 +85,9 @@ func TitleFor(text string) string {
 }
 
 const (
-	slowDeltas     = 40
-	slowDelay      = 100 * time.Millisecond
-	maxEchoedRunes = 200
-	titleWords     = 5
+	slowDeltas = 40
+	slowDelay  = 100 * time.Millisecond
+	titleWords = 5
 )
 
 func directives(req Request) Reply {
@@ -94,23 +95,23 @@ func directives(req Request) Reply {
 		return Reply{Text: TitleFor(req.LastUserText)}
 	}
 	if len(req.Results) > 0 {
-		return Reply{Text: FinalTextPrefix + trim(req.Results[0].Content)}
+		return Reply{Text: FinalTextPrefix + chunk.Echo(req.Results[0].Content)}
 	}
 	text := req.LastUserText
-	if cmd, ok := afterDirective(text, "run:"); ok && cmd != "" {
+	if cmd, ok := chunk.AfterDirective(text, "run:"); ok && cmd != "" {
 		return Reply{Text: RunText(cmd), Calls: []Call{call("bash", map[string]any{"command": cmd, "description": BashDescription})}}
 	}
-	if rest, ok := afterDirective(text, "write:"); ok && rest != "" {
+	if rest, ok := chunk.AfterDirective(text, "write:"); ok && rest != "" {
 		path, content, _ := strings.Cut(rest, " ")
 		return Reply{Calls: []Call{call("write", map[string]any{"filePath": abs(req, path), "content": strings.TrimSpace(content) + "\n"})}}
 	}
-	if rest, ok := afterDirective(text, "edit:"); ok && rest != "" {
+	if rest, ok := chunk.AfterDirective(text, "edit:"); ok && rest != "" {
 		path, change, _ := strings.Cut(rest, " ")
 		old, new, _ := strings.Cut(change, "=>")
 		return Reply{Calls: []Call{call("edit", map[string]any{"filePath": abs(req, path),
 			"oldString": strings.TrimSpace(old), "newString": strings.TrimSpace(new)})}}
 	}
-	if path, ok := afterDirective(text, "read:"); ok && path != "" {
+	if path, ok := chunk.AfterDirective(text, "read:"); ok && path != "" {
 		return Reply{Calls: []Call{call("read", map[string]any{"filePath": abs(req, path)})}}
 	}
 	words := map[string]bool{}
@@ -119,7 +120,7 @@ func directives(req Request) Reply {
 	}) {
 		words[strings.ToLower(w)] = true
 	}
-	answer := AnswerTextPrefix + trim(text)
+	answer := AnswerTextPrefix + chunk.Echo(text)
 	if req.Images > 0 {
 		answer += " " + ImagesText(req.Images)
 	}
@@ -153,27 +154,4 @@ func abs(req Request, path string) string {
 		return path
 	}
 	return filepath.Join(req.Cwd, path)
-}
-
-// afterDirective finds d in text and returns the rest of its line, trimmed.
-func afterDirective(text, d string) (string, bool) {
-	i := strings.Index(text, d)
-	if i < 0 {
-		return "", false
-	}
-	rest, _, _ := strings.Cut(text[i+len(d):], "\n")
-	return strings.TrimSpace(rest), true
-}
-
-// trim trims space around s and cuts it to maxEchoedRunes runes.
-func trim(s string) string {
-	s = strings.TrimSpace(s)
-	n := 0
-	for i := range s {
-		if n == maxEchoedRunes {
-			return s[:i]
-		}
-		n++
-	}
-	return s
 }
