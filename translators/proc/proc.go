@@ -26,11 +26,14 @@ type Spec struct {
 }
 
 // Process is a running child. Stdin and Stdout are its pipes; the caller
-// reads Stdout until EOF.
+// reads Stdout until EOF (or an error). Everything the child wrote before
+// it exited can still be read: the pipe is not closed at its exit, only
+// DrainGrace later, in case a grandchild keeps it open.
 type Process struct {
 	Stdin  io.WriteCloser
 	Stdout io.ReadCloser
 
+	stdout *os.File
 	cmd    *exec.Cmd
 	stderr *Tail
 	done   chan struct{} // closed when the process has exited
@@ -40,6 +43,12 @@ type Process struct {
 
 // Grace is how long each step of the shutdown ladder waits.
 const Grace = 2 * time.Second
+
+// DrainGrace is how long reads of Stdout may still block once the process
+// has exited: long enough for what it wrote last, short enough that a
+// grandchild holding the pipe (a tool left running) does not hold up the
+// reader. The pipe is closed after twice that.
+const DrainGrace = time.Second
 
 // Start starts the process.
 func Start(s Spec) (*Process, error) {
@@ -52,12 +61,22 @@ func Start(s Spec) (*Process, error) {
 	if p.Stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	if p.Stdout, err = cmd.StdoutPipe(); err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
+	// os/exec's StdoutPipe is closed by Wait as soon as the process exits,
+	// which can lose its last lines; this pipe is the Process's to close.
+	r, w, err := os.Pipe()
+	if err != nil {
+		p.Stdin.Close()
 		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		p.Stdin.Close()
+		r.Close()
+		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
+	}
+	p.stdout, p.Stdout = r, r
 	go p.wait()
 	return p, nil
 }
@@ -69,6 +88,8 @@ func (p *Process) wait() {
 	}
 	p.err = err
 	close(p.done)
+	p.stdout.SetReadDeadline(time.Now().Add(DrainGrace))
+	time.AfterFunc(2*DrainGrace, func() { p.stdout.Close() })
 }
 
 func (p *Process) name() string { return p.cmd.Path }

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -12,7 +13,8 @@ import (
 
 // TestMain lets the test binary play a child process when FAKE_CHILD is
 // set: "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
-// fails, "eof" exits when its stdin closes.
+// fails, "burst" writes a lot to stdout and exits at once, "eof" exits when
+// its stdin closes.
 func TestMain(m *testing.M) {
 	switch os.Getenv("FAKE_CHILD") {
 	case "stubborn":
@@ -25,6 +27,11 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Fprintln(os.Stderr, "the real reason")
 		os.Exit(3)
+	case "burst":
+		for i := range 3000 { // less than a pipe buffer: the test reads only after the exit
+			fmt.Printf("line %d\n", i)
+		}
+		os.Exit(0)
 	case "eof":
 		buf := make([]byte, 1)
 		for {
@@ -97,5 +104,20 @@ func TestLookPath_namesTheOverride(t *testing.T) {
 	t.Setenv("ACPBRIDGE_FAKE", os.Args[0])
 	if p, err := LookPath("nonesuch", "ACPBRIDGE_FAKE"); err != nil || p != os.Args[0] {
 		t.Errorf("override: %q, %v", p, err)
+	}
+}
+
+// The child's last lines are still there to read after it exited, however
+// late the reader comes.
+func TestStdout_readableAfterExit(t *testing.T) {
+	p := start(t, "burst")
+	<-p.Done()
+	data, err := io.ReadAll(p.Stdout)
+	if err != nil {
+		t.Fatalf("reading after exit: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 3000 || lines[len(lines)-1] != "line 2999" {
+		t.Errorf("read %d lines after exit, the last %q; want all 3000", len(lines), lines[len(lines)-1])
 	}
 }
