@@ -22,6 +22,7 @@ import (
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/persist"
+	"github.com/acpbridge/acpbridge/translators/amp"
 	"github.com/acpbridge/acpbridge/translators/claude"
 	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/mock"
@@ -38,7 +39,7 @@ var knownAgents = []string{"claude", "codex", "opencode", "amp", "mock"}
 // backends returns the agents this build drives, in config-option order.
 func backends(log *slog.Logger) []bridge.Backend {
 	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log}),
-		opencode.New(opencode.Options{Logger: log}), mock.New()}
+		opencode.New(opencode.Options{Logger: log}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
 }
 
 // checker is a backend that can tell whether its CLI is installed.
@@ -71,6 +72,9 @@ type options struct {
 
 // run is the whole program; it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == amp.DelegateCommand {
+		return amp.RunDelegate(stdin, stderr) // Amp runs this as its permission hook
+	}
 	fs, opts := flags(stderr)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
@@ -167,7 +171,7 @@ func checkAgent(name string, bs []bridge.Backend) error {
 		}
 	}
 	if slices.Contains(knownAgents, name) {
-		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (it drives claude, codex and mock)", name, bridge.ErrAgentUnavailable, name)
+		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (it drives claude, codex, opencode, amp and mock)", name, bridge.ErrAgentUnavailable, name)
 	}
 	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(knownAgents, ", "))
 }

@@ -190,6 +190,7 @@ func TestBridge_turnKilledMidwayIsKept(t *testing.T) {
 }
 
 func TestRun_flags(t *testing.T) {
+	t.Setenv("ACPBRIDGE_AMP", filepath.Join(t.TempDir(), "no-amp-here"))
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -197,7 +198,8 @@ func TestRun_flags(t *testing.T) {
 	}{
 		{[]string{"--version"}, 0, "acpbridge " + version},
 		{[]string{"--help"}, 0, "--persist"},
-		{[]string{"--agent", "amp"}, 1, "does not drive amp yet"},
+		{[]string{"--agent", "amp"}, 1, "--agent amp: agent unavailable"},
+		{[]string{"amp-delegate"}, 2, "this command is run by Amp"},
 		{[]string{"--agent", "emacs"}, 1, `unknown agent; choose one of claude, codex, opencode, amp, mock`},
 		{[]string{"--persist", "sometimes"}, 1, "want auto, always or never"},
 		{[]string{"--log-level", "loud"}, 1, "--log-level"},

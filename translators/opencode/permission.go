@@ -23,9 +23,7 @@ var permissionOptions = []acp.PermissionOption{
 func (s *session) permission(a *PermissionAsk) {
 	info := s.askInfo(a)
 	id := s.announce(a.ID, a.Tool, info)
-	call := acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &info.Title, Kind: &info.Kind,
-		RawInput: info.RawInput, Locations: info.Locations, Content: info.Content}
-	ans := s.asks.Ask(s.turns.Context(), a.ID, call, permissionOptions)
+	ans := s.asks.Ask(s.turns.Context(), a.ID, info.Call(id), permissionOptions)
 	if ans.Withdrawn {
 		return
 	}

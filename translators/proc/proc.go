@@ -156,6 +156,12 @@ func (p *Process) Terminate() {
 	p.Stop()
 }
 
+// Signal sends sig to the process group (SIGINT: what Ctrl-C in a
+// terminal does).
+func (p *Process) Signal(sig syscall.Signal) error {
+	return signalGroup(p.cmd.Process.Pid, sig)
+}
+
 // Kill sends SIGKILL to the process group at once (tests use it to play a
 // crash).
 func (p *Process) Kill() error {

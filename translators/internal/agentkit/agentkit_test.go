@@ -325,3 +325,23 @@ func TestExecutable(t *testing.T) {
 		t.Errorf("a missing Path must not fall back: %v", err)
 	}
 }
+
+func TestParsePatch(t *testing.T) {
+	patch := "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** Update File: b.txt\n*** Move to: c.txt\n@@ func x\n ctx\n-old\n+new\n*** Delete File: d.txt\n*** End Patch\n"
+	got := ParsePatch(patch)
+	want := []PatchFile{
+		{Path: "a.txt", Op: "add", Edit: Edit{New: "hello\n", Created: true}},
+		{Path: "b.txt", Op: "update", MoveTo: "c.txt", Edit: Edit{Old: "ctx\nold\n", New: "ctx\nnew\n"}},
+		{Path: "d.txt", Op: "delete"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParsePatch (-want +got):\n%s", diff)
+	}
+	info := PatchEdit(patch, "/w")
+	if info.Title != "Edit 3 files" || len(info.Locations) != 3 || len(info.Content) != 2 || info.Locations[1].Path != "/w/c.txt" {
+		t.Errorf("PatchEdit = %+v", info)
+	}
+	if got := PatchEdit("*** Begin Patch\n*** Add File: x/y.go\n+package y\n*** End Patch", "/w").Title; got != "Write x/y.go" {
+		t.Errorf("title of one added file = %q", got)
+	}
+}

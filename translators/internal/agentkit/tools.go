@@ -33,6 +33,12 @@ func (ti ToolInfo) Refresh(id string, extra ...acp.ToolCallUpdateOpt) acp.Sessio
 	return acp.UpdateToolCall(acp.ToolCallId(id), opts...)
 }
 
+// Call is the whole tool call, for a permission ask about it.
+func (ti ToolInfo) Call(id string) acp.ToolCallUpdate {
+	return acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &ti.Title, Kind: &ti.Kind,
+		RawInput: ti.RawInput, Locations: ti.Locations, Content: ti.Content}
+}
+
 // Input is a tool's input as the agent sent it: a decoded JSON object,
 // possibly nil while it still streams.
 type Input map[string]any
@@ -278,13 +284,14 @@ func InDir(in Input, cwd string) string {
 }
 
 // PlanEntry is one entry of an agent's todo list or plan as an ACP plan
-// entry. Agents spell statuses pending, in_progress (or inProgress),
+// entry. Agents spell statuses pending (or todo), in_progress (or
+// inProgress, in-progress),
 // completed and cancelled (shown as completed), and priorities high,
 // medium and low (medium when absent).
 func PlanEntry(content, status, priority string) acp.PlanEntry {
 	e := acp.PlanEntry{Content: content, Priority: acp.PlanEntryPriorityMedium, Status: acp.PlanEntryStatusPending}
 	switch status {
-	case "in_progress", "inProgress":
+	case "in_progress", "inProgress", "in-progress":
 		e.Status = acp.PlanEntryStatusInProgress
 	case "completed", "cancelled":
 		e.Status = acp.PlanEntryStatusCompleted

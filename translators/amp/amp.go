@@ -1,0 +1,183 @@
+package amp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/coder/acp-go-sdk"
+)
+
+// EnvVar overrides where the amp executable is.
+const EnvVar = "ACPBRIDGE_AMP"
+
+// CLIOptions are the options every CLI backend takes.
+type CLIOptions = agentkit.Options
+
+// Options configures the backend.
+type Options struct {
+	CLIOptions
+	// Delegate is the command line of acpbridge's permission delegate
+	// (acpbridge amp-delegate); nil means this executable's.
+	Delegate []string
+}
+
+// Backend runs Amp sessions, one amp process per turn.
+type Backend struct {
+	agentkit.CLI
+	delegate []string
+
+	builtin agentkit.Lazy[[]rule] // Amp's built-in permission rules
+	hooks   agentkit.Lazy[*hooks] // the delegates' way back to the bridge
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ bridge.Backend = (*Backend)(nil)
+
+// New returns the Amp backend.
+func New(opts Options) *Backend {
+	return &Backend{CLI: agentkit.NewCLI("amp", EnvVar, opts.CLIOptions), delegate: opts.Delegate}
+}
+
+// Info: Amp takes images (checked: at most four, of the type they claim)
+// and embedded context, and MCP servers of every transport.
+func (b *Backend) Info() bridge.Info {
+	return bridge.Info{
+		Name:   "amp",
+		Title:  "Amp",
+		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+		MCP:    acp.McpCapabilities{Http: true, Sse: true},
+	}
+}
+
+// Open makes a session. It starts nothing: amp runs once per turn, and the
+// thread is made by the first turn. It fails at once, without starting
+// amp, when amp is missing or has no credentials: amp would start an
+// interactive login and wait for a code on its terminal for five minutes.
+func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+	path, err := b.Find()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.credentials(); err != nil {
+		return nil, err
+	}
+	mcp, err := mcpConfig(opts.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("%w: the amp backend is closed", bridge.ErrAgentUnavailable)
+	}
+	return newSession(ctx, b, path, mcp, opts, ev), nil
+}
+
+// Close stops the permission hooks' listener and removes its files.
+// Sessions are closed first, and own their processes.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	if h, ok := b.hooks.Peek(); ok {
+		return h.close()
+	}
+	return nil
+}
+
+// errNoCredentials says how to give amp a key.
+var errNoCredentials = fmt.Errorf("%w: Amp has no API key: set AMP_API_KEY to an access token from "+
+	"https://ampcode.com/settings, or run `amp login` in a terminal, then try again", bridge.ErrAuthRequired)
+
+// credentials checks that amp has a key: AMP_API_KEY in its environment,
+// or one that `amp login` stored in Amp's secrets file
+// ($XDG_DATA_HOME/amp/secrets.json, "apiKey@<server URL>": key).
+func (b *Backend) credentials() error {
+	env := environ(b.Env())
+	if env["AMP_API_KEY"] != "" {
+		return nil
+	}
+	data, err := os.ReadFile(secretsFile(env))
+	if err != nil {
+		return errNoCredentials
+	}
+	var secrets map[string]any
+	if json.Unmarshal(data, &secrets) != nil {
+		return errNoCredentials
+	}
+	for k, v := range secrets {
+		if s, _ := v.(string); strings.HasPrefix(k, "apiKey@") && s != "" {
+			return nil
+		}
+	}
+	return errNoCredentials
+}
+
+// secretsFile is where `amp login` keeps the key.
+func secretsFile(env map[string]string) string {
+	data := env["XDG_DATA_HOME"]
+	if data == "" || !filepath.IsAbs(data) {
+		data = filepath.Join(env["HOME"], ".local", "share")
+	}
+	return filepath.Join(data, "amp", "secrets.json")
+}
+
+// environ is an environment list as a map; later entries win.
+func environ(list []string) map[string]string {
+	m := make(map[string]string, len(list))
+	for _, kv := range list {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// env is what every amp process runs with: no self-update.
+func (b *Backend) env(extra ...string) []string {
+	return append(b.Env(), append([]string{"AMP_SKIP_UPDATE_CHECK=1"}, extra...)...)
+}
+
+// delegateCommand is the command line a permission hook runs.
+func (b *Backend) delegateCommand() ([]string, error) {
+	if b.delegate != nil {
+		return b.delegate, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding acpbridge's own executable for Amp's permission hook: %w", err)
+	}
+	return []string{self, DelegateCommand}, nil
+}
+
+// mcpConfig turns ACP's MCP servers into --mcp-config JSON, in Amp's
+// settings shape (amp.mcpServers: name → command/args/env or url/headers).
+func mcpConfig(servers []acp.McpServer) (string, error) {
+	ms, err := agentkit.MCPServers("amp", servers, agentkit.MCPStdio, agentkit.MCPHTTP, agentkit.MCPSSE)
+	if err != nil || len(ms) == 0 {
+		return "", err
+	}
+	cfg := map[string]any{}
+	for _, m := range ms {
+		if m.Transport == agentkit.MCPStdio {
+			cfg[m.Name] = map[string]any{"command": m.Command, "args": m.Args, "env": m.Env}
+		} else {
+			cfg[m.Name] = map[string]any{"url": m.URL, "headers": m.Headers}
+		}
+	}
+	data, err := json.Marshal(cfg)
+	return string(data), err
+}
+
+// errClosed is a session's turn after the session closed.
+var errClosed = errors.New("the session is closed")

@@ -1,0 +1,90 @@
+package amp
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/golden"
+)
+
+// TestTranslator_golden feeds each file's amp.jsonl (amp's stdout) through
+// a fresh Translator and compares what comes out with acp.jsonl.
+func TestTranslator_golden(t *testing.T) {
+	golden.Txtar(t, "testdata/golden/*.txtar", "amp.jsonl", func(t *testing.T, in []byte) []golden.Section {
+		return []golden.Section{{Name: "acp.jsonl", Data: translateAll(t, in)}}
+	})
+}
+
+// translateAll renders the updates of each line, and as a "#" line what
+// else it means to the session.
+func translateAll(t *testing.T, in []byte) string {
+	tr := NewTranslator("/home/dev/project")
+	var b strings.Builder
+	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+		out, err := tr.Translate(line)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, u := range out.Updates {
+			writeJSON(t, &b, u)
+		}
+		if note := notes(out); len(note) > 0 {
+			writeJSON(t, &b, map[string]any{"#": note})
+		}
+	}
+	return b.String()
+}
+
+func writeJSON(t *testing.T, b *strings.Builder, v any) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(j)
+	b.WriteByte('\n')
+}
+
+func notes(out Output) map[string]any {
+	n := map[string]any{}
+	if out.Thread != "" {
+		n["thread"] = out.Thread
+	}
+	if out.Mode != "" {
+		n["mode"] = out.Mode
+	}
+	if out.Skipped != "" {
+		n["skipped"] = out.Skipped
+	}
+	if r := out.Result; r != nil {
+		n["result"] = r
+	}
+	return n
+}
+
+func FuzzTranslate(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"a","name":"Read","input":{"read_range":[1,"x"]}}]}}`,
+		`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":"{\"output\":1}"}]}}`,
+		`{"type":"result","subtype":"error_during_execution","is_error":true}`,
+		`{"type":"assistant","message":{"content":"text"},"parent_tool_use_id":"x"}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"p","name":"apply_patch","input":{"patch":"*** Update File: \n@@\n-\n+"}}]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		tr := NewTranslator("/w")
+		for range 2 {
+			out, err := tr.Translate(line)
+			if err != nil {
+				return
+			}
+			for _, u := range out.Updates {
+				if _, err := json.Marshal(u); err != nil {
+					t.Fatalf("update does not marshal: %v", err)
+				}
+			}
+		}
+	})
+}
