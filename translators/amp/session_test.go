@@ -321,7 +321,7 @@ func TestFake_imagesAndMCP(t *testing.T) {
 		t.Errorf("command line: %s", run)
 	}
 	for name, prompt := range map[string][]acp.ContentBlock{
-		"five images": {img, img, img, img, img},
+		"five images":          {img, img, img, img, img},
 		"a jpeg that is a png": {acp.ImageBlock(png, "image/jpeg")},
 	} {
 		if _, err := s.Prompt(ctx, bridge.Turn{Prompt: prompt}); !errors.Is(err, bridge.ErrInvalidParams) {
