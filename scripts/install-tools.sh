@@ -17,6 +17,11 @@
 #           backend's end-to-end tests against translators/opencode/fakechat;
 #           the path printed is the native binary inside the package's
 #           platform-specific optional dependency
+#   amp     the Amp CLI (npm @ampcode/cli), used by the Amp backend's
+#           end-to-end tests, offline (Amp runs its model on its own
+#           servers): its version, the bridge's answer without a login, its
+#           command lines and permission rules; the path printed is the
+#           native binary of the platform-specific optional dependency
 #
 # Not installed by default (only the benchmarks need them; large):
 #   zed-claude-adapter  Zed's Claude ACP adapter (npm
@@ -196,6 +201,43 @@ install_opencode() {
 	echo "$PWD/$path"
 }
 
+# install_amp installs the Amp CLI into .tools/amp and prints the path of
+# its native binary (the Bun executable of @ampcode/cli-<platform>). The
+# package's latest tag installs only a stub, so the version is pinned.
+# Amp writes its logs and device id under the XDG directories even for
+# --version; they point at a scratch directory here.
+install_amp() {
+	local version=0.0.1790142911-g7618fb
+	local pkg
+	case "$(uname -s)-$(uname -m)" in
+	Linux-x86_64) pkg=cli-linux-x64 ;;
+	Linux-aarch64 | Linux-arm64) pkg=cli-linux-arm64 ;;
+	Darwin-x86_64) pkg=cli-darwin-x64 ;;
+	Darwin-arm64) pkg=cli-darwin-arm64 ;;
+	*)
+		echo "install-tools: no native amp binary known for $(uname -s)-$(uname -m)" >&2
+		return 1
+		;;
+	esac
+	install_npm_tool @ampcode/cli "$version" amp amp >/dev/null || return 1
+	local path="$TOOLS_DIR/amp/node_modules/@ampcode/$pkg/amp"
+	if [[ ! -x $path ]]; then
+		echo "install-tools: @ampcode/cli is installed but the native binary $path is not" >&2
+		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
+		return 1
+	fi
+	local scratch got
+	scratch=$(mktemp -d)
+	got=$(HOME="$scratch" XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" \
+		XDG_CACHE_HOME="$scratch/cache" AMP_SKIP_UPDATE_CHECK=1 "$path" --version </dev/null 2>/dev/null | head -n 1) || true
+	rm -rf "$scratch"
+	if [[ $got != "$version"* ]]; then
+		echo "install-tools: $path --version printed '${got}', want $version" >&2
+		return 1
+	fi
+	echo "$PWD/$path"
+}
+
 # install_zed_claude_adapter installs Zed's Claude ACP adapter into
 # .tools/claude-agent-acp. It runs Claude Code through the Claude Agent SDK,
 # which bundles its own native CLI (an optional dependency);
@@ -228,11 +270,12 @@ main() {
 			claude) install_claude ;;
 			codex) install_codex ;;
 			opencode) install_opencode ;;
+			amp) install_amp ;;
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
 				return 2
 				;;
 			esac
@@ -243,6 +286,7 @@ main() {
 	install_claude
 	install_codex
 	install_opencode
+	install_amp
 }
 
 main "$@"
