@@ -42,4 +42,5 @@ fuzz ./acp FuzzGuard
 fuzz ./translators/claude FuzzTranslate
 fuzz ./translators/codex FuzzTranslate
 fuzz ./translators/opencode FuzzTranslate
+fuzz ./translators/amp FuzzTranslate
 echo "all tests passed"

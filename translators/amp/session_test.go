@@ -23,6 +23,7 @@ type rig struct {
 	b    *Backend
 	home string
 	args string // where the fake writes each command line
+	env  []string
 }
 
 // newRig makes a backend on the fake amp; env adds to (and overrides) the
@@ -34,10 +35,18 @@ func newRig(t *testing.T, env ...string) *rig {
 	os.MkdirAll(r.home, 0o700)
 	base := []string{"FAKE_AMP=1", "FAKE_AMP_ARGS=" + r.args, nativetest.RaceEnv(t, dir, "the fake amp"),
 		"HOME=" + r.home, "XDG_CONFIG_HOME=", "XDG_DATA_HOME=", "AMP_SETTINGS_FILE=", "AMP_API_KEY=test-key"}
-	r.b = New(Options{CLIOptions: CLIOptions{Path: nativetest.TestBinary(), Env: append(base, env...)},
-		Delegate: []string{nativetest.TestBinary(), DelegateCommand}})
-	t.Cleanup(func() { r.b.Close() })
+	r.env = append(base, env...)
+	r.b = r.backend()
 	return r
+}
+
+// backend is another backend on the same fake amp and home, as a
+// restarted bridge would have.
+func (r *rig) backend() *Backend {
+	b := New(Options{CLIOptions: CLIOptions{Path: nativetest.TestBinary(), Env: r.env},
+		Delegate: []string{nativetest.TestBinary(), DelegateCommand}})
+	r.t.Cleanup(func() { b.Close() })
+	return b
 }
 
 func (r *rig) open(ev bridge.Events, opts bridge.OpenOptions) bridge.Native {
