@@ -88,6 +88,21 @@ install_npm_tool() {
 	echo "$PWD/$path"
 }
 
+# npm_platform TOOL prints this machine's platform as npm packages of
+# native binaries name it (linux-x64, darwin-arm64, ...).
+npm_platform() {
+	case "$(uname -s)-$(uname -m)" in
+	Linux-x86_64) echo linux-x64 ;;
+	Linux-aarch64 | Linux-arm64) echo linux-arm64 ;;
+	Darwin-x86_64) echo darwin-x64 ;;
+	Darwin-arm64) echo darwin-arm64 ;;
+	*)
+		echo "install-tools: no native $1 binary known for $(uname -s)-$(uname -m)" >&2
+		return 1
+		;;
+	esac
+}
+
 install_acpx() {
 	install_npm_tool acpx 0.19.1
 }
@@ -162,16 +177,7 @@ install_codex() {
 install_opencode() {
 	local version=1.18.33
 	local pkg
-	case "$(uname -s)-$(uname -m)" in
-	Linux-x86_64) pkg=opencode-linux-x64 ;;
-	Linux-aarch64 | Linux-arm64) pkg=opencode-linux-arm64 ;;
-	Darwin-x86_64) pkg=opencode-darwin-x64 ;;
-	Darwin-arm64) pkg=opencode-darwin-arm64 ;;
-	*)
-		echo "install-tools: no native opencode binary known for $(uname -s)-$(uname -m)" >&2
-		return 1
-		;;
-	esac
+	pkg=opencode-$(npm_platform opencode) || return 1
 	# Any run of opencode, even --version (≈1 s), creates its directories
 	# under the XDG base directories and TMPDIR; point them at a scratch
 	# directory, for the postinstall's run too.
@@ -209,16 +215,7 @@ install_opencode() {
 install_amp() {
 	local version=0.0.1790142911-g7618fb
 	local pkg
-	case "$(uname -s)-$(uname -m)" in
-	Linux-x86_64) pkg=cli-linux-x64 ;;
-	Linux-aarch64 | Linux-arm64) pkg=cli-linux-arm64 ;;
-	Darwin-x86_64) pkg=cli-darwin-x64 ;;
-	Darwin-arm64) pkg=cli-darwin-arm64 ;;
-	*)
-		echo "install-tools: no native amp binary known for $(uname -s)-$(uname -m)" >&2
-		return 1
-		;;
-	esac
+	pkg=cli-$(npm_platform amp) || return 1
 	install_npm_tool @ampcode/cli "$version" amp amp >/dev/null || return 1
 	local path="$TOOLS_DIR/amp/node_modules/@ampcode/$pkg/amp"
 	if [[ ! -x $path ]]; then

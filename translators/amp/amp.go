@@ -169,11 +169,7 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 	}
 	cfg := map[string]any{}
 	for _, m := range ms {
-		if m.Transport == agentkit.MCPStdio {
-			cfg[m.Name] = map[string]any{"command": m.Command, "args": m.Args, "env": m.Env}
-		} else {
-			cfg[m.Name] = map[string]any{"url": m.URL, "headers": m.Headers}
-		}
+		cfg[m.Name] = m.Fields("headers")
 	}
 	data, err := json.Marshal(cfg)
 	return string(data), err

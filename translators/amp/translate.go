@@ -75,18 +75,6 @@ type message struct {
 	} `json:"usage"`
 }
 
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     map[string]any  `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
 // Translate decodes one line of amp's stdout.
 func (t *Translator) Translate(raw []byte) (Output, error) {
 	var l line
@@ -117,15 +105,12 @@ func (t *Translator) Translate(raw []byte) (Output, error) {
 	return Output{Skipped: l.Type}, nil
 }
 
-func decode(raw json.RawMessage, what string) (message, []block, error) {
+func decode(raw json.RawMessage, what string) (message, []agentkit.Block, error) {
 	var m message
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return m, nil, fmt.Errorf("decoding %s message: %w", what, err)
 	}
-	var blocks []block
-	if json.Unmarshal(m.Content, &blocks) != nil {
-		return m, nil, nil // a plain string: the echoed prompt
-	}
+	blocks, _ := agentkit.Blocks(m.Content) // not a list: the echoed prompt
 	return m, blocks, nil
 }
 
@@ -227,7 +212,7 @@ func (t *Translator) user(l line) (Output, error) {
 	return out, nil
 }
 
-func (t *Translator) toolResult(b block) []acp.SessionUpdate {
+func (t *Translator) toolResult(b agentkit.Block) []acp.SessionUpdate {
 	tu := t.tools[b.ToolUseID]
 	if tu == nil {
 		tu = &toolUse{name: "unknown"}
@@ -282,18 +267,7 @@ func (t *Translator) Abandon() []acp.SessionUpdate {
 // of the tool's result when that was not a string. It returns the text to
 // show and the raw output.
 func resultText(raw json.RawMessage) (string, any) {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		var blocks []block // the Messages API's form, should amp send it
-		json.Unmarshal(raw, &blocks)
-		var parts []string
-		for _, b := range blocks {
-			if b.Type == "text" {
-				parts = append(parts, b.Text)
-			}
-		}
-		s = strings.Join(parts, "\n")
-	}
+	s := agentkit.ResultText(raw)
 	var v map[string]any
 	if json.Unmarshal([]byte(s), &v) != nil || v == nil {
 		return s, map[string]any{"output": s}

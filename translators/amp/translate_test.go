@@ -1,9 +1,7 @@
 package amp
 
 import (
-	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/internal/golden"
@@ -21,29 +19,10 @@ func TestTranslator_golden(t *testing.T) {
 // else it means to the session.
 func translateAll(t *testing.T, in []byte) string {
 	tr := NewTranslator("/home/dev/project")
-	var b strings.Builder
-	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+	return golden.Transcript(t, in, func(line []byte) (golden.Step, error) {
 		out, err := tr.Translate(line)
-		if err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
-		for _, u := range out.Updates {
-			writeJSON(t, &b, u)
-		}
-		if note := notes(out); len(note) > 0 {
-			writeJSON(t, &b, map[string]any{"#": note})
-		}
-	}
-	return b.String()
-}
-
-func writeJSON(t *testing.T, b *strings.Builder, v any) {
-	j, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Write(j)
-	b.WriteByte('\n')
+		return golden.Step{Updates: out.Updates, Note: notes(out)}, err
+	})
 }
 
 func notes(out Output) map[string]any {

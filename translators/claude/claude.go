@@ -147,11 +147,9 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 	}
 	cfg := map[string]any{}
 	for _, m := range ms {
-		if m.Transport == agentkit.MCPStdio {
-			cfg[m.Name] = map[string]any{"type": m.Transport, "command": m.Command, "args": m.Args, "env": m.Env}
-		} else {
-			cfg[m.Name] = map[string]any{"type": m.Transport, "url": m.URL, "headers": m.Headers}
-		}
+		f := m.Fields("headers")
+		f["type"] = m.Transport
+		cfg[m.Name] = f
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": cfg})
 	return string(b), err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -225,18 +226,6 @@ type apiMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     map[string]any  `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
 // assistant handles a complete content block. Text and thinking that were
 // already streamed are not sent again; a tool_use refines its tool call.
 func (t *Translator) assistant(m message) (Output, error) {
@@ -244,7 +233,7 @@ func (t *Translator) assistant(m message) (Output, error) {
 	if err := json.Unmarshal(m.Message, &msg); err != nil {
 		return Output{}, fmt.Errorf("decoding assistant message: %w", err)
 	}
-	var blocks []block
+	var blocks []agentkit.Block
 	if err := json.Unmarshal(msg.Content, &blocks); err != nil {
 		return Output{}, fmt.Errorf("decoding assistant content: %w", err)
 	}
@@ -320,8 +309,8 @@ func (t *Translator) user(m message) (Output, error) {
 	if err := json.Unmarshal(m.Message, &msg); err != nil {
 		return Output{}, fmt.Errorf("decoding user message: %w", err)
 	}
-	var blocks []block
-	if json.Unmarshal(msg.Content, &blocks) != nil {
+	blocks, ok := agentkit.Blocks(msg.Content)
+	if !ok {
 		return Output{}, nil // a plain string: a prompt or a local command's output
 	}
 	var out Output
@@ -333,13 +322,13 @@ func (t *Translator) user(m message) (Output, error) {
 	return out, nil
 }
 
-func (t *Translator) toolResult(b block, structured json.RawMessage) []acp.SessionUpdate {
+func (t *Translator) toolResult(b agentkit.Block, structured json.RawMessage) []acp.SessionUpdate {
 	tc := t.tools[b.ToolUseID]
 	if tc == nil {
 		tc = &tool{name: "unknown"}
 		t.tools[b.ToolUseID] = tc
 	}
-	text := resultText(b.Content)
+	text := agentkit.ResultText(b.Content)
 	if tc.hidden {
 		if b.IsError {
 			return nil
@@ -358,25 +347,6 @@ func (t *Translator) toolResult(b block, structured json.RawMessage) []acp.Sessi
 		opts = append(opts, acp.WithUpdateContent(content))
 	}
 	return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(b.ToolUseID), opts...)}
-}
-
-// resultText flattens a tool_result's content (a string or blocks).
-func resultText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []block
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
-	}
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func rawOutput(structured json.RawMessage, text string) any {

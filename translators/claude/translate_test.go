@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"github.com/acpbridge/acpbridge/internal/golden"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -40,39 +39,27 @@ func withoutControl(in []byte) []byte {
 // each result line a summary of the turn's end.
 func translateAll(t *testing.T, in []byte) string {
 	tr := NewTranslator("/home/dev/project")
-	var b strings.Builder
-	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+	return golden.Transcript(t, in, func(line []byte) (golden.Step, error) {
 		out, err := tr.Translate(line)
-		if err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
-		for _, u := range out.Updates {
-			j, err := json.Marshal(u)
-			if err != nil {
-				t.Fatalf("line %d: %v", i+1, err)
-			}
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-		if out.Mode != "" || out.Skipped != "" {
-			b.WriteString(meta(map[string]any{"mode": out.Mode, "skipped": out.Skipped}))
-		}
-		if r := out.Result; r != nil {
-			b.WriteString(meta(map[string]any{"result": map[string]any{"stopReason": r.StopReason, "err": r.Err,
-				"auth": r.AuthRequired, "aborted": r.Aborted, "context": r.Context, "window": r.Window, "cost": r.CostUSD}}))
-		}
-	}
-	return b.String()
+		return golden.Step{Updates: out.Updates, Note: notes(out)}, err
+	})
 }
 
-func meta(m map[string]any) string {
-	for k, v := range m {
-		if v == "" {
-			delete(m, k)
-		}
+// notes is what else a line meant: the mode, a line skipped, the turn's
+// end.
+func notes(out Output) map[string]any {
+	n := map[string]any{}
+	if out.Mode != "" {
+		n["mode"] = out.Mode
 	}
-	j, _ := json.Marshal(map[string]any{"#": m})
-	return string(j) + "\n"
+	if out.Skipped != "" {
+		n["skipped"] = out.Skipped
+	}
+	if r := out.Result; r != nil {
+		n["result"] = map[string]any{"stopReason": r.StopReason, "err": r.Err,
+			"auth": r.AuthRequired, "aborted": r.Aborted, "context": r.Context, "window": r.Window, "cost": r.CostUSD}
+	}
+	return n
 }
 
 // FuzzTranslate: no input makes the translator panic, and whatever updates

@@ -40,11 +40,7 @@ func mcpConfig(servers []acp.McpServer) (map[string]any, error) {
 	}
 	table := map[string]any{}
 	for _, m := range ms {
-		if m.Transport == agentkit.MCPStdio {
-			table[m.Name] = map[string]any{"command": m.Command, "args": m.Args, "env": m.Env}
-		} else {
-			table[m.Name] = map[string]any{"url": m.URL, "http_headers": m.Headers}
-		}
+		table[m.Name] = m.Fields("http_headers")
 	}
 	return map[string]any{"mcp_servers": table}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"github.com/acpbridge/acpbridge/internal/golden"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -48,31 +47,18 @@ type notification struct {
 
 func translateAll(t *testing.T, in []byte) string {
 	tr := NewTranslator("/home/dev/project")
-	var b strings.Builder
-	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+	return golden.Transcript(t, in, func(line []byte) (golden.Step, error) {
 		var n notification
 		if err := json.Unmarshal(line, &n); err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
+			return golden.Step{}, err
 		}
 		out, err := tr.Translate(n.Method, n.Params)
-		if err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
-		for _, u := range out.Updates {
-			j, err := json.Marshal(u)
-			if err != nil {
-				t.Fatalf("line %d: %v", i+1, err)
-			}
-			b.Write(j)
-			b.WriteByte('\n')
-		}
+		var note map[string]any
 		if out.End != nil || out.Err != "" {
-			j, _ := json.Marshal(map[string]any{"#": map[string]any{"end": out.End, "err": out.Err}})
-			b.Write(j)
-			b.WriteByte('\n')
+			note = map[string]any{"end": out.End, "err": out.Err}
 		}
-	}
-	return b.String()
+		return golden.Step{Updates: out.Updates, Note: note}, err
+	})
 }
 
 // FuzzTranslate: nothing makes the translator panic, and whatever updates

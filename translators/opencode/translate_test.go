@@ -1,9 +1,7 @@
 package opencode
 
 import (
-	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/internal/golden"
@@ -22,31 +20,14 @@ func TestTranslator_golden(t *testing.T) {
 // else it means to the session.
 func translateAll(t *testing.T, in []byte) string {
 	tr := NewTranslator("/home/dev/project")
-	var b strings.Builder
-	for i, line := range bytes.Split(bytes.TrimSpace(in), []byte("\n")) {
+	return golden.Transcript(t, in, func(line []byte) (golden.Step, error) {
 		var ev Event
 		if err := json.Unmarshal(line, &ev); err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
+			return golden.Step{}, err
 		}
 		out, err := tr.Translate(ev)
-		if err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
-		for _, u := range out.Updates {
-			j, err := json.Marshal(u)
-			if err != nil {
-				t.Fatalf("line %d: %v", i+1, err)
-			}
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-		if note := notes(out); len(note) > 0 {
-			j, _ := json.Marshal(map[string]any{"#": note})
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
+		return golden.Step{Updates: out.Updates, Note: notes(out)}, err
+	})
 }
 
 func notes(out Output) map[string]any {

@@ -28,6 +28,16 @@ type MCPServer struct {
 	Headers   map[string]string
 }
 
+// Fields is the server as most agents' configurations spell it:
+// command, args and env for a stdio server, else url and the headers under
+// the key headers (agents differ on that one).
+func (m MCPServer) Fields(headers string) map[string]any {
+	if m.Transport == MCPStdio {
+		return map[string]any{"command": m.Command, "args": m.Args, "env": m.Env}
+	}
+	return map[string]any{"url": m.URL, headers: m.Headers}
+}
+
 // MCPServers converts the client's MCP servers, refusing with an
 // invalid-params error a transport that agent does not take.
 func MCPServers(agent string, servers []acp.McpServer, takes ...string) ([]MCPServer, error) {
