@@ -162,6 +162,12 @@ func (f *fake) turn(prompt string, images int) int {
 	case "crash":
 		fmt.Fprintln(os.Stderr, "boom: the fake crashed")
 		return 3
+	case "approval":
+		f.result("The following tools require user approval, which is not supported in stream JSON mode: Bash")
+		return 0
+	case "unauthorized":
+		f.result("Unauthorized: invalid API key")
+		return 0
 	case "sleep":
 		return f.sleep()
 	case "garbage":

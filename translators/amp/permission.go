@@ -13,13 +13,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 // How Amp's permissions reach the editor.
@@ -69,16 +69,14 @@ type rule struct {
 }
 
 // builtinRules are Amp's built-in rules (about 200, first match wins; plain
-// Bash and shell commands are "ask" unless a rule allows them).
+// Bash and shell commands are "ask" unless a rule allows them), read once
+// from `amp permissions list --builtin --json` (about a second; it needs
+// no key and no network).
 func (b *Backend) builtinRules(ctx context.Context, path string) ([]rule, error) {
 	return b.builtin.Get(func() ([]rule, error) {
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, path, "permissions", "list", "--builtin", "--json")
-		cmd.Env, cmd.Stdin = b.env(), nil
-		out, err := cmd.Output()
+		out, err := b.output(ctx, path, 20*time.Second, "permissions", "list", "--builtin", "--json")
 		if err != nil {
-			return nil, fmt.Errorf("reading Amp's built-in permission rules (amp permissions list --builtin --json): %w%s", err, stderrOf(err))
+			return nil, fmt.Errorf("reading Amp's built-in permission rules: %w", err)
 		}
 		var rules []rule
 		if err := json.Unmarshal(out, &rules); err != nil || len(rules) == 0 {
@@ -88,12 +86,26 @@ func (b *Backend) builtinRules(ctx context.Context, path string) ([]rule, error)
 	})
 }
 
-func stderrOf(err error) string {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-		return ": " + strings.TrimSpace(agentkit.Truncate(ee.Stderr, 300))
+// output runs an amp command to its end, as every amp the bridge starts:
+// supervised, stdin closed, within limit.
+func (b *Backend) output(ctx context.Context, path string, limit time.Duration, args ...string) ([]byte, error) {
+	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.env()})
+	if err != nil {
+		return nil, err
 	}
-	return ""
+	p.Stdin.Close()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	stop := context.AfterFunc(ctx, p.Terminate)
+	defer stop()
+	out, _ := io.ReadAll(p.Stdout)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("amp %s took more than %v", strings.Join(args, " "), limit)
+	}
+	return out, nil
 }
 
 // fallbackRules stand in for the built-in rules if amp can't list them:

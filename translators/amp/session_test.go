@@ -151,9 +151,11 @@ func TestFake_failures(t *testing.T) {
 	defer func(d time.Duration) { FirstOutputLimit = d }(FirstOutputLimit)
 	FirstOutputLimit = 500 * time.Millisecond
 	for prompt, want := range map[string]string{
-		"crash":   "boom: the fake crashed",
-		"offline": "can't reach Amp's servers",
-		"silent":  "without a result",
+		"crash":        "boom: the fake crashed",
+		"approval":     "require user approval",
+		"unauthorized": "authentication required: Unauthorized: invalid API key",
+		"offline":      "can't reach Amp's servers",
+		"silent":       "without a result",
 	} {
 		t.Run(prompt, func(t *testing.T) {
 			r := newRig(t)
