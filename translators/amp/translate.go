@@ -3,6 +3,7 @@ package amp
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -312,11 +313,6 @@ func (t *Translator) result(l line) *Result {
 }
 
 // authError tells amp's messages about a missing or refused key.
-func authError(lower string) bool {
-	for _, s := range []string{"no api key", "api key", "unauthorized", "401", "amp login", "not logged in"} {
-		if strings.Contains(lower, s) {
-			return true
-		}
-	}
-	return false
-}
+func authError(lower string) bool { return authWords.MatchString(lower) }
+
+var authWords = regexp.MustCompile(`\bunauthori[sz]ed\b|invalid api key|no api key|amp login|not logged in|\b401\b`)

@@ -2,6 +2,7 @@ package amp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/internal/golden"
@@ -66,4 +67,19 @@ func FuzzTranslate(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestAuthError(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"Unauthorized: invalid API key":                      true,
+		"API request for getUserInfo failed: 401":            true,
+		"/tmp/go-build3926401758/b292/amp.test exited":       false,
+		"Error: Couldn't connect to the Amp server":          false,
+		"No API key found. Starting login flow...":           true,
+		"the api key field of the request looked fine, 4010": false,
+	} {
+		if got := authError(strings.ToLower(msg)); got != want {
+			t.Errorf("authError(%q) = %v, want %v", msg, got, want)
+		}
+	}
 }
