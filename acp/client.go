@@ -14,7 +14,10 @@ type client struct {
 	out *lockedWriter
 }
 
-var _ bridge.RawSender = client{}
+var (
+	_ bridge.RawSender   = client{}
+	_ bridge.ClientCalls = client{}
+)
 
 // rawBatch is how many bytes of replayed notifications go out per write.
 const rawBatch = 256 << 10

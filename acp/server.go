@@ -82,6 +82,7 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 	s.mu.Lock()
 	s.clientCaps = req.ClientCapabilities
 	s.mu.Unlock()
+	s.m.SetClientCapabilities(req.ClientCapabilities)
 	s.m.Warm()
 	info := s.m.DefaultInfo()
 	return sdk.InitializeResponse{
@@ -120,7 +121,7 @@ func (s *Server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk
 		return sdk.NewSessionResponse{}, s.reqErr("session/new", err)
 	}
 	st := sess.State()
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), Modes: st.Modes, ConfigOptions: st.ConfigOptions}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(sess.ID()), Modes: st.Modes, ConfigOptions: st.ConfigOptions, Meta: st.Meta}, nil
 }
 
 // LoadSession replays a stored session and answers after the replay.
@@ -130,7 +131,7 @@ func (s *Server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (s
 		return sdk.LoadSessionResponse{}, s.reqErr("session/load", err)
 	}
 	st := sess.State()
-	return sdk.LoadSessionResponse{Modes: st.Modes, ConfigOptions: st.ConfigOptions}, nil
+	return sdk.LoadSessionResponse{Modes: st.Modes, ConfigOptions: st.ConfigOptions, Meta: st.Meta}, nil
 }
 
 // ResumeSession reopens a stored session without replay.
@@ -140,7 +141,7 @@ func (s *Server) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest
 		return sdk.ResumeSessionResponse{}, s.reqErr("session/resume", err)
 	}
 	st := sess.State()
-	return sdk.ResumeSessionResponse{Modes: st.Modes, ConfigOptions: st.ConfigOptions}, nil
+	return sdk.ResumeSessionResponse{Modes: st.Modes, ConfigOptions: st.ConfigOptions, Meta: st.Meta}, nil
 }
 
 // ListSessions lists stored sessions of every agent, newest first.

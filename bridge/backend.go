@@ -67,6 +67,13 @@ type OpenOptions struct {
 	// session (by option id); an option not in it takes the backend's
 	// default; a value the backend no longer offers may be ignored.
 	Config map[string]string
+	// Editor is the client's side, for an agent that calls it (fs,
+	// terminals, extension methods). Nil in tests that don't need it.
+	Editor Editor
+	// History returns the session's conversation as the bridge recorded
+	// it (nil for a new session), for an agent that can't restore its own
+	// and is to be told what was said.
+	History func() []acp.SessionUpdate
 }
 
 // Native is one open session of a backend.

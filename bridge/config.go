@@ -26,6 +26,16 @@ const (
 type State struct {
 	Modes         *acp.SessionModeState
 	ConfigOptions []acp.SessionConfigOption
+	// Meta is what the agent has to say about how the session was opened
+	// (see Annotator), for the _meta of session/new, load and resume.
+	Meta map[string]any
+}
+
+// Annotator is implemented by a Native with something to say about how it
+// was opened: whether a reopened session's agent restored its own
+// conversation, say.
+type Annotator interface {
+	Meta() map[string]any
 }
 
 // State returns the session's modes and config options.
@@ -36,6 +46,12 @@ func (s *Session) State() State {
 			st.Modes = modeState(o)
 		}
 		st.ConfigOptions = append(st.ConfigOptions, selectOption(o))
+	}
+	s.mu.Lock()
+	n := s.native
+	s.mu.Unlock()
+	if a, ok := n.(Annotator); ok {
+		st.Meta = a.Meta()
 	}
 	return st
 }

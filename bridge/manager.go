@@ -73,8 +73,9 @@ type Manager struct {
 	ctx  context.Context
 	stop context.CancelFunc
 
-	mu       sync.Mutex // protects the fields below
-	client   Client
+	mu         sync.Mutex // protects the fields below
+	client     Client
+	clientCaps acp.ClientCapabilities
 	sessions map[string]*Session
 	opening  map[string]bool // ids being loaded or resumed
 }

@@ -86,6 +86,7 @@ func (s *Session) ID() string { return s.id }
 // For a new native session it also decides where history comes from:
 // with --persist auto, the agent's own when it can return it.
 func (s *Session) open(opts OpenOptions) error {
+	opts.Editor, opts.History = editor{s}, s.history
 	n, err := s.backend.Open(s.life, opts, events{s})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.backend.Info().Name, err)
@@ -524,6 +525,25 @@ func (s *Session) entries() ([]persist.Entry, error) {
 		return nil, err
 	}
 	return tr.Entries, nil
+}
+
+// history is the conversation as recorded, in replay order; nil if it
+// can't be read.
+func (s *Session) history() []acp.SessionUpdate {
+	entries, err := s.entries()
+	if err != nil {
+		s.m.log.Warn("reading the transcript for the agent", "session", s.id, "err", err)
+		return nil
+	}
+	raw := Replay(entries)
+	us := make([]acp.SessionUpdate, 0, len(raw))
+	for _, r := range raw {
+		var u acp.SessionUpdate
+		if json.Unmarshal(r, &u) == nil {
+			us = append(us, u)
+		}
+	}
+	return us
 }
 
 // RawSender is implemented by a Client that can send updates already

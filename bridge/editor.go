@@ -1,0 +1,165 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// Editor is the client's side as an agent that speaks ACP itself calls
+// it, beyond updates and permission asks (which go through Events): the
+// client's file system and terminals, where the client offers them, and
+// extension methods. A session's Editor names the bridge's session in
+// every request, whatever session id the agent used, and answers
+// method-not-found for what the client did not offer.
+type Editor interface {
+	Capabilities() acp.ClientCapabilities
+	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
+	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
+	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
+	TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error)
+	WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error)
+	KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error)
+	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
+	// CallExtension calls an extension method (its name starts with "_").
+	CallExtension(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// ClientCalls is what a Client that can be called beyond updates and
+// permission asks implements (the ACP edge's does).
+type ClientCalls interface {
+	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
+	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
+	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
+	TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error)
+	WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error)
+	KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error)
+	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
+	CallExtension(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+// ClientAware is implemented by a Backend that wants to know what the
+// client offers (an agent speaking ACP is told it at its own initialize).
+// The Manager calls it when the client initializes, before Warm.
+type ClientAware interface {
+	SetClientCapabilities(acp.ClientCapabilities)
+}
+
+// SetClientCapabilities records what the client offers (from its
+// initialize) and tells the backends that want to know.
+func (m *Manager) SetClientCapabilities(caps acp.ClientCapabilities) {
+	m.mu.Lock()
+	m.clientCaps = caps
+	m.mu.Unlock()
+	for _, b := range m.cfg.Backends {
+		if ca, ok := b.(ClientAware); ok {
+			ca.SetClientCapabilities(caps)
+		}
+	}
+}
+
+// editor is a session's Editor.
+type editor struct{ s *Session }
+
+func (e editor) Capabilities() acp.ClientCapabilities {
+	e.s.m.mu.Lock()
+	defer e.s.m.mu.Unlock()
+	return e.s.m.clientCaps
+}
+
+// calls returns the client if it offers what offered says, else a
+// method-not-found error for method.
+func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) (ClientCalls, error) {
+	c, ok := e.s.m.getClient().(ClientCalls)
+	if !ok || !offered(e.Capabilities()) {
+		return nil, acp.NewMethodNotFound(method)
+	}
+	return c, nil
+}
+
+func (e editor) id() acp.SessionId { return acp.SessionId(e.s.id) }
+
+func readFS(c acp.ClientCapabilities) bool  { return c.Fs.ReadTextFile }
+func writeFS(c acp.ClientCapabilities) bool { return c.Fs.WriteTextFile }
+func terminals(c acp.ClientCapabilities) bool { return c.Terminal }
+
+func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	c, err := e.calls(acp.ClientMethodFsReadTextFile, readFS)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.ReadTextFile(ctx, r)
+}
+
+func (e editor) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	c, err := e.calls(acp.ClientMethodFsWriteTextFile, writeFS)
+	if err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.WriteTextFile(ctx, r)
+}
+
+func (e editor) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	c, err := e.calls(acp.ClientMethodTerminalCreate, terminals)
+	if err != nil {
+		return acp.CreateTerminalResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.CreateTerminal(ctx, r)
+}
+
+func (e editor) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	c, err := e.calls(acp.ClientMethodTerminalOutput, terminals)
+	if err != nil {
+		return acp.TerminalOutputResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.TerminalOutput(ctx, r)
+}
+
+func (e editor) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	c, err := e.calls(acp.ClientMethodTerminalWaitForExit, terminals)
+	if err != nil {
+		return acp.WaitForTerminalExitResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.WaitForTerminalExit(ctx, r)
+}
+
+func (e editor) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	c, err := e.calls(acp.ClientMethodTerminalKill, terminals)
+	if err != nil {
+		return acp.KillTerminalResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.KillTerminal(ctx, r)
+}
+
+func (e editor) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	c, err := e.calls(acp.ClientMethodTerminalRelease, terminals)
+	if err != nil {
+		return acp.ReleaseTerminalResponse{}, err
+	}
+	r.SessionId = e.id()
+	return c.ReleaseTerminal(ctx, r)
+}
+
+// CallExtension forwards an extension method; a "sessionId" at the top of
+// its params becomes the bridge's.
+func (e editor) CallExtension(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c, err := e.calls(method, func(acp.ClientCapabilities) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(params, &obj) == nil {
+		if _, ok := obj["sessionId"]; ok {
+			obj["sessionId"], _ = json.Marshal(e.s.id)
+			params, _ = json.Marshal(obj)
+		}
+	}
+	return c.CallExtension(ctx, method, params)
+}

@@ -1,0 +1,152 @@
+package agentkit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// HistoryBudget is how many bytes of earlier conversation HistoryText
+// keeps by default: the most recent, whole lines.
+const HistoryBudget = 24 << 10
+
+// HistoryText renders a session's recorded conversation (its updates in
+// replay order) as text to put before an agent's next prompt, for an agent
+// that can't restore the conversation itself: user and agent messages,
+// tool calls with their status and a line of their output, and the
+// current plan. Thoughts are left out. When it is longer than budget bytes
+// the oldest lines go, and the text says so. It returns "" for an empty
+// conversation.
+func HistoryText(us []acp.SessionUpdate, budget int) string {
+	lines := historyLines(us)
+	if len(lines) == 0 {
+		return ""
+	}
+	cut, size := 0, 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		if size+len(lines[i])+1 > budget {
+			cut = i + 1
+			break
+		}
+		size += len(lines[i]) + 1
+	}
+	var b strings.Builder
+	b.WriteString("<conversation_so_far>\nThis session started earlier; the agent can't restore it, so here is what was said (from acpbridge's transcript).\n")
+	if cut > 0 {
+		fmt.Fprintf(&b, "[%d earlier lines left out]\n", cut)
+	}
+	for _, l := range lines[cut:] {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("</conversation_so_far>\n\n")
+	return b.String()
+}
+
+// historyLines is one line per message (chunks joined), per tool call (its
+// last state), and the plan at the end.
+func historyLines(us []acp.SessionUpdate) []string {
+	var items []*historyItem
+	var cur *historyItem // the message being joined
+	say := func(role string, c acp.ContentBlock) {
+		if cur == nil || cur.role != role {
+			cur = &historyItem{role: role}
+			items = append(items, cur)
+		}
+		switch {
+		case c.Text != nil:
+			cur.text.WriteString(c.Text.Text)
+		case c.ResourceLink != nil:
+			cur.text.WriteString(" [@" + c.ResourceLink.Name + "](" + c.ResourceLink.Uri + ") ")
+		case c.Image != nil:
+			cur.text.WriteString(" [image] ")
+		}
+	}
+	tools := map[acp.ToolCallId]*historyItem{}
+	var plan *acp.SessionUpdatePlan
+	for _, u := range us {
+		switch {
+		case u.UserMessageChunk != nil:
+			say("User", u.UserMessageChunk.Content)
+		case u.AgentMessageChunk != nil:
+			say("Agent", u.AgentMessageChunk.Content)
+		case u.ToolCall != nil:
+			c := u.ToolCall
+			it := &historyItem{tool: true, kind: string(c.Kind), status: string(c.Status), title: c.Title, out: firstText(c.Content)}
+			tools[c.ToolCallId], cur = it, nil
+			items = append(items, it)
+		case u.ToolCallUpdate != nil:
+			if it := tools[u.ToolCallUpdate.ToolCallId]; it != nil {
+				it.update(u.ToolCallUpdate)
+			}
+		case u.Plan != nil:
+			plan = u.Plan
+		}
+	}
+	var lines []string
+	for _, it := range items {
+		if l := it.line(); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if plan != nil && len(plan.Entries) > 0 {
+		var entries []string
+		for _, e := range plan.Entries {
+			entries = append(entries, fmt.Sprintf("[%s] %s", e.Status, e.Content))
+		}
+		lines = append(lines, "Plan: "+strings.Join(entries, "; "))
+	}
+	return lines
+}
+
+// historyItem is a message or a tool call of the conversation.
+type historyItem struct {
+	role string
+	text strings.Builder
+
+	tool                     bool
+	kind, status, title, out string
+}
+
+func (it *historyItem) update(u *acp.SessionToolCallUpdate) {
+	if u.Kind != nil {
+		it.kind = string(*u.Kind)
+	}
+	if u.Status != nil {
+		it.status = string(*u.Status)
+	}
+	if u.Title != nil {
+		it.title = *u.Title
+	}
+	if t := firstText(u.Content); t != "" {
+		it.out = t
+	}
+}
+
+// line is the item in one line: "User: …", or "Tool (kind, status):
+// title — output".
+func (it *historyItem) line() string {
+	if !it.tool {
+		if t := strings.TrimSpace(it.text.String()); t != "" {
+			return it.role + ": " + t
+		}
+		return ""
+	}
+	line := fmt.Sprintf("Tool (%s, %s): %s", Or(it.kind, "other"), Or(it.status, "pending"), it.title)
+	if it.out != "" {
+		line += " — " + it.out
+	}
+	return line
+}
+
+// firstText is a tool call's text content, flattened to one line and
+// shortened.
+func firstText(content []acp.ToolCallContent) string {
+	for _, c := range content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			t := strings.Join(strings.Fields(strings.Trim(c.Content.Content.Text.Text, "`")), " ")
+			return Truncate([]byte(strings.TrimPrefix(t, "console ")), 200)
+		}
+	}
+	return ""
+}
