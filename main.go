@@ -33,8 +33,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// knownAgents are the --agent names, whether or not this build runs them.
-var knownAgents = []string{"claude", "codex", "opencode", "amp", "mock"}
 
 // backends returns the agents this build drives, in config-option order.
 func backends(log *slog.Logger) []bridge.Backend {
@@ -67,6 +65,8 @@ func main() {
 
 type options struct {
 	agent, stateDir, persist, logLevel string
+	agentsFile                         string
+	command                            []string // after --: the ACP agent of --agent acp
 	version, help                      bool
 }
 
@@ -78,6 +78,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, opts := flags(stderr)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
+		return 2
+	}
+	if dash := fs.ArgsLenAtDash(); dash >= 0 {
+		opts.command = fs.Args()[dash:]
+	}
+	if len(fs.Args()) > len(opts.command) {
+		fmt.Fprintf(stderr, "acpbridge: unexpected arguments %q (an ACP agent's command goes after --)\n", fs.Args())
 		return 2
 	}
 	switch {
@@ -100,8 +107,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 const usage = `acpbridge is an ACP agent: an editor (or any ACP client) runs it and speaks
 the Agent Client Protocol on its stdin/stdout. Logs go to stderr.
 
-Usage: acpbridge [--agent NAME] [--state-dir DIR] [--persist auto|always|never]
-                 [--log-level debug|info|warn|error] [--version] [--help]
+Usage: acpbridge [--agent NAME] [--agents FILE] [--state-dir DIR] [--persist auto|always|never]
+                 [--log-level debug|info|warn|error] [--version] [--help] [-- ACP-AGENT ARGS...]
+
+With --agent acp, everything after -- is the command of an agent that speaks
+ACP itself, which acpbridge then serves with its transcripts.
 
 `
 
@@ -109,7 +119,8 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	o := &options{}
 	fs := pflag.NewFlagSet("acpbridge", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.agent, "agent", "mock", "agent for new sessions: "+strings.Join(knownAgents, ", "))
+	fs.StringVar(&o.agent, "agent", "mock", "agent for new sessions: "+strings.Join(builtinAgents, ", ")+", or a name from the agents file")
+	fs.StringVar(&o.agentsFile, "agents", "", "ACP agents by name, as Zed's agent_servers (default $XDG_CONFIG_HOME/acpbridge/agents.json)")
 	fs.StringVar(&o.stateDir, "state-dir", "", "where transcripts live (env ACPBRIDGE_STATE_DIR; default $XDG_STATE_HOME/acpbridge or ~/.local/state/acpbridge)")
 	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
@@ -141,12 +152,20 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 }
 
 func config(o *options, log *slog.Logger) (bridge.Config, error) {
-	bs, missing := runnable(backends(log))
+	named, err := downstreams(o, log)
+	if err != nil {
+		return bridge.Config{}, err
+	}
+	if o.agent == "acp" && len(o.command) == 0 {
+		return bridge.Config{}, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
+	}
+	all := append(backends(log), named...)
+	bs, missing := runnable(all)
 	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log}
 	if err := missing[o.agent]; err != nil {
 		return cfg, fmt.Errorf("--agent %s: %w: %v", o.agent, bridge.ErrAgentUnavailable, err)
 	}
-	if err := checkAgent(o.agent, cfg.Backends); err != nil {
+	if err := checkAgent(o.agent, cfg.Backends, all); err != nil {
 		return cfg, err
 	}
 	switch cfg.Persist {
@@ -164,16 +183,20 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	return cfg, err
 }
 
-func checkAgent(name string, bs []bridge.Backend) error {
-	for _, b := range bs {
+func checkAgent(name string, runs, all []bridge.Backend) error {
+	var names []string
+	for _, b := range all {
+		names = append(names, b.Info().Name)
+	}
+	for _, b := range runs {
 		if b.Info().Name == name {
 			return nil
 		}
 	}
-	if slices.Contains(knownAgents, name) {
-		return fmt.Errorf("--agent %s: %w: this build of acpbridge does not drive %s yet (it drives claude, codex, opencode, amp and mock)", name, bridge.ErrAgentUnavailable, name)
+	if slices.Contains(names, name) {
+		return fmt.Errorf("--agent %s: %w", name, bridge.ErrAgentUnavailable)
 	}
-	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(knownAgents, ", "))
+	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(names, ", "))
 }
 
 // stateDir resolves --state-dir, then ACPBRIDGE_STATE_DIR, then the XDG

@@ -4,9 +4,12 @@ package editortest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +36,13 @@ type Editor struct {
 // and an initialized client for it. The bridge stops at the end of the test.
 func StartEditor(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode) *Editor {
 	t.Helper()
+	return StartEditorOffering(t, b, state, mode, acp.ClientCapabilities{})
+}
+
+// StartEditorOffering is StartEditor for an editor that offers caps (its
+// file system is Client.Files, its terminals make-believe).
+func StartEditorOffering(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
+	t.Helper()
 	st, err := persist.Open(state)
 	if err != nil {
 		t.Fatal(err)
@@ -45,14 +55,14 @@ func StartEditor(t testing.TB, b bridge.Backend, state string, mode bridge.Persi
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	e := &Editor{T: t, Client: &Client{Option: "allow"}, stdin: inW, served: make(chan error, 1)}
+	e := &Editor{T: t, Client: &Client{Option: "allow", Files: map[string]string{}}, stdin: inW, served: make(chan error, 1)}
 	go func() {
 		e.served <- acpedge.NewServer(m, "test", log).Serve(context.Background(), inR, outW)
 		outW.Close()
 	}()
 	e.CS = acp.NewClientSideConnection(e.Client, inW, outR)
 	t.Cleanup(e.Stop)
-	if _, err := e.CS.Initialize(e.Ctx(), acp.InitializeRequest{ProtocolVersion: acpedge.ProtocolVersion}); err != nil {
+	if _, err := e.CS.Initialize(e.Ctx(), acp.InitializeRequest{ProtocolVersion: acpedge.ProtocolVersion, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -132,6 +142,10 @@ func (e *Editor) WaitFor(ok func(acp.SessionUpdate) bool) {
 }
 
 // Client records updates and answers every permission ask with Option.
+// Its file system is Files (by path); a terminal runs nothing and outputs
+// "ran COMMAND ARGS"; an extension method answers {"pong": its params}.
+// Calls records every fs, terminal and extension request, as
+// "method sessionId".
 type Client struct {
 	acp.Client
 	Option string
@@ -139,6 +153,87 @@ type Client struct {
 	mu      sync.Mutex
 	updates []acp.SessionNotification
 	asked   []acp.RequestPermissionRequest
+	Files   map[string]string
+	calls   []string
+	terms   map[string]string
+}
+
+func (c *Client) record(method string, id acp.SessionId) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, method+" "+string(id))
+}
+
+// Calls returns the fs, terminal and extension requests so far.
+func (c *Client) Calls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+func (c *Client) ReadTextFile(_ context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	c.record(acp.ClientMethodFsReadTextFile, r.SessionId)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	text, ok := c.Files[r.Path]
+	if !ok {
+		return acp.ReadTextFileResponse{}, acp.NewInvalidParams(map[string]any{"error": "no file " + r.Path})
+	}
+	return acp.ReadTextFileResponse{Content: text}, nil
+}
+
+func (c *Client) WriteTextFile(_ context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	c.record(acp.ClientMethodFsWriteTextFile, r.SessionId)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Files[r.Path] = r.Content
+	return acp.WriteTextFileResponse{}, nil
+}
+
+func (c *Client) CreateTerminal(_ context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	c.record(acp.ClientMethodTerminalCreate, r.SessionId)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.terms == nil {
+		c.terms = map[string]string{}
+	}
+	id := fmt.Sprintf("term-%d", len(c.terms)+1)
+	c.terms[id] = strings.TrimSpace("ran " + r.Command + " " + strings.Join(r.Args, " "))
+	return acp.CreateTerminalResponse{TerminalId: id}, nil
+}
+
+func (c *Client) TerminalOutput(_ context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	c.record(acp.ClientMethodTerminalOutput, r.SessionId)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	code := 0
+	return acp.TerminalOutputResponse{Output: c.terms[r.TerminalId], ExitStatus: &acp.TerminalExitStatus{ExitCode: &code}}, nil
+}
+
+func (c *Client) WaitForTerminalExit(_ context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	c.record(acp.ClientMethodTerminalWaitForExit, r.SessionId)
+	code := 0
+	return acp.WaitForTerminalExitResponse{ExitCode: &code}, nil
+}
+
+func (c *Client) KillTerminal(_ context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	c.record(acp.ClientMethodTerminalKill, r.SessionId)
+	return acp.KillTerminalResponse{}, nil
+}
+
+func (c *Client) ReleaseTerminal(_ context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	c.record(acp.ClientMethodTerminalRelease, r.SessionId)
+	return acp.ReleaseTerminalResponse{}, nil
+}
+
+// HandleExtensionMethod answers every extension method with its params.
+func (c *Client) HandleExtensionMethod(_ context.Context, method string, params json.RawMessage) (any, error) {
+	var p struct {
+		SessionID acp.SessionId `json:"sessionId"`
+	}
+	json.Unmarshal(params, &p)
+	c.record(method, p.SessionID)
+	return map[string]any{"pong": params}, nil
 }
 
 func (c *Client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {

@@ -1,0 +1,214 @@
+package acpagent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Spec is a downstream agent: a command that speaks ACP on its stdio.
+type Spec struct {
+	Name    string // the --agent name: "acp", or the name in agents.json
+	Title   string // shown in the agent option; Name if empty
+	Command string
+	Args    []string
+	Env     map[string]string // added to the bridge's environment
+	Logger  *slog.Logger
+}
+
+// StartTimeout bounds the downstream's start: its process, and its answer
+// to initialize.
+var StartTimeout = 60 * time.Second
+
+// Backend proxies sessions to one downstream agent process, which all its
+// sessions share (ACP agents serve many sessions on one connection).
+type Backend struct {
+	spec Spec
+	log  *slog.Logger
+
+	shared   agentkit.Shared[*conn]
+	sessions agentkit.Registry[*session] // by the downstream's session id
+
+	mu      sync.Mutex
+	caps    acp.ClientCapabilities  // what the editor offers, told the downstream
+	init    *acp.InitializeResponse // the last downstream's answer to initialize
+	warming chan struct{}           // closed when a warm start has ended
+}
+
+var (
+	_ bridge.Backend     = (*Backend)(nil)
+	_ bridge.Warmer      = (*Backend)(nil)
+	_ bridge.ClientAware = (*Backend)(nil)
+)
+
+// New returns the backend of a downstream agent.
+func New(spec Spec) *Backend {
+	log := spec.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Backend{spec: spec, log: log.With("agent", spec.Name)}
+	b.shared = agentkit.Shared[*conn]{Start: b.start, Gone: b.gone}
+	return b
+}
+
+// Check reports whether the command can be found.
+func (b *Backend) Check() error {
+	if _, err := exec.LookPath(b.spec.Command); err != nil {
+		return fmt.Errorf("%w: %s: %v", bridge.ErrAgentUnavailable, b.spec.Name, err)
+	}
+	return nil
+}
+
+// Info: the downstream's prompt and MCP capabilities once it has answered
+// initialize (a start under way is waited for, briefly); until then text,
+// images and embedded context, and the downstream refuses what it can't
+// take itself.
+func (b *Backend) Info() bridge.Info {
+	info := bridge.Info{Name: b.spec.Name, Title: agentkit.Or(b.spec.Title, b.spec.Name),
+		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true}}
+	b.mu.Lock()
+	warming := b.warming
+	b.mu.Unlock()
+	if warming != nil {
+		select {
+		case <-warming:
+		case <-time.After(StartTimeout):
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.init != nil {
+		info.Prompt = b.init.AgentCapabilities.PromptCapabilities
+		info.MCP = b.init.AgentCapabilities.McpCapabilities
+	}
+	return info
+}
+
+// SetClientCapabilities is what the editor offers; the downstream is told
+// it at its initialize.
+func (b *Backend) SetClientCapabilities(caps acp.ClientCapabilities) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.caps = caps
+}
+
+// Warm starts the downstream in the background.
+func (b *Backend) Warm() {
+	b.mu.Lock()
+	if b.warming != nil {
+		b.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	b.warming = done
+	b.mu.Unlock()
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+		defer cancel()
+		if _, err := b.shared.Get(ctx); err != nil {
+			b.log.Warn("starting the agent", "err", err)
+		}
+	}()
+}
+
+// Close stops the downstream.
+func (b *Backend) Close() error {
+	b.shared.Close()
+	return nil
+}
+
+// conn is a running downstream: its process and the ACP connection to it.
+type conn struct {
+	p    *proc.Process
+	cs   *acp.ClientSideConnection
+	init acp.InitializeResponse
+}
+
+func (c *conn) Done() <-chan struct{} { return c.p.Done() }
+func (c *conn) Exited() error         { return c.p.Exited() }
+func (c *conn) Stop()                 { c.p.Stop() }
+
+// start starts the downstream and initializes it.
+func (b *Backend) start(ctx context.Context) (*conn, error) {
+	path, err := exec.LookPath(b.spec.Command)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", bridge.ErrAgentUnavailable, b.spec.Name, err)
+	}
+	p, err := proc.Start(proc.Spec{Path: path, Args: b.spec.Args, Env: b.env()})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	c := &conn{p: p, cs: acp.NewClientSideConnection(&client{b: b}, p.Stdin, p.Stdout)}
+	c.cs.SetLogger(b.log)
+	b.mu.Lock()
+	caps := b.caps
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	init, err := initialize(ctx, c, caps)
+	if err != nil {
+		p.Stop()
+		return nil, err
+	}
+	c.init = init
+	b.mu.Lock()
+	b.init = &init
+	b.mu.Unlock()
+	return c, nil
+}
+
+// initialize runs ACP's initialize, or reports how the downstream died.
+func initialize(ctx context.Context, c *conn, caps acp.ClientCapabilities) (acp.InitializeResponse, error) {
+	type answer struct {
+		r   acp.InitializeResponse
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		r, err := c.cs.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber, ClientCapabilities: caps,
+			ClientInfo: &acp.Implementation{Name: "acpbridge", Version: "proxy"}})
+		ch <- answer{r, err}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil {
+			return a.r, fmt.Errorf("%w: initialize: %v", bridge.ErrAgentUnavailable, a.err)
+		}
+		return a.r, nil
+	case <-c.p.Done():
+		return acp.InitializeResponse{}, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, c.p.Exited())
+	case <-ctx.Done():
+		return acp.InitializeResponse{}, fmt.Errorf("%w: no answer to initialize within %v", bridge.ErrAgentUnavailable, StartTimeout)
+	}
+}
+
+// gone logs a downstream's death: running turns end with it (each
+// watches its downstream), and the next prompt of each session starts
+// another and reopens the session there.
+func (b *Backend) gone(_ *conn, err error) {
+	b.log.Warn("the agent exited", "err", err)
+}
+
+func (b *Backend) env() []string {
+	var extra []string
+	keys := make([]string, 0, len(b.spec.Env))
+	for k := range b.spec.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		extra = append(extra, k+"="+b.spec.Env[k])
+	}
+	return agentkit.NewCLI(b.spec.Name, "", agentkit.Options{Env: extra}).Env()
+}

@@ -1,0 +1,147 @@
+package acpagent
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/coder/acp-go-sdk"
+)
+
+// client is the bridge as the downstream sees it: its client. What the
+// downstream sends about a session goes to that bridge session; requests
+// for the editor's file system and terminals, and extension methods, go
+// on to the editor, named with the bridge's session id.
+type client struct{ b *Backend }
+
+var (
+	_ acp.Client                 = (*client)(nil)
+	_ acp.ExtensionMethodHandler = (*client)(nil)
+)
+
+// session finds the bridge session of a downstream session id.
+func (c *client) session(id acp.SessionId) (*session, error) {
+	if s, ok := c.b.sessions.Get(string(id)); ok {
+		return s, nil
+	}
+	return nil, acp.NewInvalidParams(map[string]any{"error": "acpbridge has no session " + string(id)})
+}
+
+// SessionUpdate runs in order, one at a time (the SDK serialises them), so
+// forwarding here keeps the downstream's order.
+func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	s, err := c.session(n.SessionId)
+	if err != nil {
+		c.b.log.Debug("update for an unknown session", "session", n.SessionId)
+		return nil
+	}
+	s.update(n.Update)
+	return nil
+}
+
+func (c *client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	s, err := c.session(r.SessionId)
+	if err != nil {
+		return acp.RequestPermissionResponse{}, err
+	}
+	out, err := s.ev.RequestPermission(ctx, r.ToolCall, r.Options)
+	if err != nil {
+		return acp.RequestPermissionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return acp.RequestPermissionResponse{Outcome: out}, nil
+}
+
+// editor is the session's editor, or an error the downstream understands.
+func (c *client) editor(id acp.SessionId) (bridge.Editor, error) {
+	s, err := c.session(id)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Editor == nil {
+		return nil, acp.NewMethodNotFound("the editor")
+	}
+	return s.opts.Editor, nil
+}
+
+func (c *client) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	return e.ReadTextFile(ctx, r)
+}
+
+func (c *client) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	return e.WriteTextFile(ctx, r)
+}
+
+func (c *client) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.CreateTerminalResponse{}, err
+	}
+	return e.CreateTerminal(ctx, r)
+}
+
+func (c *client) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.TerminalOutputResponse{}, err
+	}
+	return e.TerminalOutput(ctx, r)
+}
+
+func (c *client) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.WaitForTerminalExitResponse{}, err
+	}
+	return e.WaitForTerminalExit(ctx, r)
+}
+
+func (c *client) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.KillTerminalResponse{}, err
+	}
+	return e.KillTerminal(ctx, r)
+}
+
+func (c *client) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	e, err := c.editor(r.SessionId)
+	if err != nil {
+		return acp.ReleaseTerminalResponse{}, err
+	}
+	return e.ReleaseTerminal(ctx, r)
+}
+
+// HandleExtensionMethod forwards an extension method to the editor: the
+// session's its params name, else any session's (the editor is the same).
+func (c *client) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	var p struct {
+		SessionID acp.SessionId `json:"sessionId"`
+	}
+	json.Unmarshal(params, &p)
+	var e bridge.Editor
+	if s, ok := c.b.sessions.Get(string(p.SessionID)); ok {
+		e = s.opts.Editor
+	} else {
+		for _, s := range c.b.sessions.All() {
+			if e = s.opts.Editor; e != nil {
+				break
+			}
+		}
+	}
+	if e == nil {
+		return nil, acp.NewMethodNotFound(method)
+	}
+	out, err := e.CallExtension(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,22 @@
+// Package acpagent puts an agent that speaks ACP itself (Zed's
+// claude-agent-acp and codex-acp, `opencode acp`, `qwen --acp`, Gemini
+// CLI …) behind the bridge: the bridge is its client, and adds what the
+// agent may lack — its own transcript, replayed by session/load; one
+// session/list across every agent; the per-session agent option; a new
+// process and the session reopened after a crash.
+//
+// One downstream process serves all of a backend's sessions, as ACP
+// allows. Both ways, ACP passes through: updates (recorded on the way),
+// permission asks, the editor's fs/* and terminal/* (only where the editor
+// offered them; the downstream is told the editor's capabilities at its
+// initialize), extension methods, config options and modes, cancel.
+//
+// A reopened session is loaded on the downstream where it can load, with
+// its replay hidden (the bridge replays its own transcript, so the editor
+// sees no duplicates); else resumed; else a new downstream session is
+// started and the conversation so far, from the bridge's transcript, goes
+// before the next prompt. The load answer's _meta.acpbridge says which.
+//
+// The SDK's typed API carries what it knows: updates of a kind it does not
+// know, and _meta and annotations on content blocks, do not pass through.
+package acpagent
