@@ -33,7 +33,6 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-
 // backends returns the agents this build drives, in config-option order.
 func backends(log *slog.Logger) []bridge.Backend {
 	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log}),

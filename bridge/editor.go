@@ -80,8 +80,8 @@ func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) 
 
 func (e editor) id() acp.SessionId { return acp.SessionId(e.s.id) }
 
-func readFS(c acp.ClientCapabilities) bool  { return c.Fs.ReadTextFile }
-func writeFS(c acp.ClientCapabilities) bool { return c.Fs.WriteTextFile }
+func readFS(c acp.ClientCapabilities) bool    { return c.Fs.ReadTextFile }
+func writeFS(c acp.ClientCapabilities) bool   { return c.Fs.WriteTextFile }
 func terminals(c acp.ClientCapabilities) bool { return c.Terminal }
 
 func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {

@@ -76,8 +76,8 @@ type Manager struct {
 	mu         sync.Mutex // protects the fields below
 	client     Client
 	clientCaps acp.ClientCapabilities
-	sessions map[string]*Session
-	opening  map[string]bool // ids being loaded or resumed
+	sessions   map[string]*Session
+	opening    map[string]bool // ids being loaded or resumed
 }
 
 // NewManager returns a Manager; call SetClient before serving requests.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 type fakeServer struct {
 	done    chan struct{}
 	once    sync.Once
-	stopped bool
+	stopped atomic.Bool // Close and the watcher both stop a server
 }
 
 func newFakeServer() *fakeServer { return &fakeServer{done: make(chan struct{})} }
@@ -22,7 +23,7 @@ func newFakeServer() *fakeServer { return &fakeServer{done: make(chan struct{})}
 func (f *fakeServer) Done() <-chan struct{} { return f.done }
 func (f *fakeServer) Exited() error         { return errors.New("exit status 3") }
 func (f *fakeServer) exit()                 { f.once.Do(func() { close(f.done) }) }
-func (f *fakeServer) Stop()                 { f.stopped = true; f.exit() }
+func (f *fakeServer) Stop()                 { f.stopped.Store(true); f.exit() }
 
 func TestShared(t *testing.T) {
 	var started []*fakeServer
@@ -49,7 +50,7 @@ func TestShared(t *testing.T) {
 		t.Errorf("a dead server was not replaced (%d starts)", len(started))
 	}
 	sh.Close()
-	if !c.stopped || !sh.Closed() {
+	if !c.stopped.Load() || !sh.Closed() {
 		t.Errorf("Close left the server running")
 	}
 	if _, err := sh.Get(ctx); !errors.Is(err, bridge.ErrAgentUnavailable) {
@@ -70,8 +71,8 @@ func TestShared_closeDuringStartLeavesNothing(t *testing.T) {
 		f = newFakeServer()
 		return f, nil
 	}
-	if _, err := sh.Get(context.Background()); !errors.Is(err, bridge.ErrAgentUnavailable) || !f.stopped {
-		t.Errorf("Get: %v, server stopped %v; want it refused and the server stopped", err, f.stopped)
+	if _, err := sh.Get(context.Background()); !errors.Is(err, bridge.ErrAgentUnavailable) || !f.stopped.Load() {
+		t.Errorf("Get: %v, server stopped %v; want it refused and the server stopped", err, f.stopped.Load())
 	}
 }
 
