@@ -22,17 +22,19 @@
 #           servers): its version, the bridge's answer without a login, its
 #           command lines and permission rules; the path printed is the
 #           native binary of the platform-specific optional dependency
-#
-# Not installed by default (only the benchmarks need them; large):
 #   zed-claude-adapter  Zed's Claude ACP adapter (npm
 #           @agentclientprotocol/claude-agent-acp), the "CL" anchor, into
-#           .tools/claude-agent-acp (scripts/bench-claude.sh)
+#           .tools/claude-agent-acp: scripts/bench-claude.sh, and the ACP
+#           proxy's end-to-end tests (translators/acpagent)
+#   acp-codex-adapter  the ACP org's TypeScript Codex ACP adapter (npm
+#           @agentclientprotocol/codex-acp), the "CXT" anchor, into
+#           .tools/codex-acp: scripts/bench-codex.sh, and the ACP proxy's
+#           end-to-end tests
+#
+# Not installed by default (only a benchmark needs it; large):
 #   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
 #           @zed-industries/codex-acp), the "CXR" anchor, into
 #           .tools/zed-codex-acp (scripts/bench-codex.sh)
-#   acp-codex-adapter  the ACP org's TypeScript Codex ACP adapter (npm
-#           @agentclientprotocol/codex-acp), the "CXT" anchor, into
-#           .tools/codex-acp (scripts/bench-codex.sh)
 #
 # With arguments, installs only the named tools, e.g.
 #   bash scripts/install-tools.sh zed-claude-adapter
@@ -284,6 +286,8 @@ main() {
 	install_codex
 	install_opencode
 	install_amp
+	install_zed_claude_adapter
+	install_acp_codex_adapter
 }
 
 main "$@"

@@ -141,7 +141,8 @@ func (e *Editor) WaitFor(ok func(acp.SessionUpdate) bool) {
 	e.T.Fatal("the update never came")
 }
 
-// Client records updates and answers every permission ask with Option.
+// Client records updates and answers every permission ask with Option: an
+// option id, or "kind:allow_once" (say) for the first option of a kind.
 // Its file system is Files (by path); a terminal runs nothing and outputs
 // "ran COMMAND ARGS"; an extension method answers {"pong": its params}.
 // Calls records every fs, terminal and extension request, as
@@ -247,7 +248,16 @@ func (c *Client) RequestPermission(_ context.Context, r acp.RequestPermissionReq
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.asked = append(c.asked, r)
-	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(c.Option))}, nil
+	choice := acp.PermissionOptionId(c.Option)
+	if kind, ok := strings.CutPrefix(c.Option, "kind:"); ok { // the first option of that kind
+		for _, o := range r.Options {
+			if string(o.Kind) == kind {
+				choice = o.OptionId
+				break
+			}
+		}
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(choice)}, nil
 }
 
 // Take returns the updates so far, of every session, and forgets them.
