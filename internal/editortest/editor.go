@@ -157,6 +157,9 @@ type Client struct {
 	Files   map[string]string
 	calls   []string
 	terms   map[string]string
+	// OnUpdate, if set, sees each update as it arrives (benchmarks time
+	// them); set it before the first session.
+	OnUpdate func(acp.SessionNotification)
 }
 
 func (c *Client) record(method string, id acp.SessionId) {
@@ -238,6 +241,9 @@ func (c *Client) HandleExtensionMethod(_ context.Context, method string, params 
 }
 
 func (c *Client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	if c.OnUpdate != nil {
+		c.OnUpdate(n)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.updates = append(c.updates, n)

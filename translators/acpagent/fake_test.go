@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coder/acp-go-sdk"
 )
@@ -211,6 +212,15 @@ func (f *fakeAgent) Prompt(_ context.Context, r acp.PromptRequest) (acp.PromptRe
 		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: acp.UpdateAgentThoughtText("sleeping")})
 		<-ctx.Done()
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	case "stamp": // "stamp N GAP": N chunks saying when they were sent, GAP apart
+		count, gap, _ := strings.Cut(arg, " ")
+		n, _ := strconv.Atoi(count)
+		pause, _ := time.ParseDuration(gap)
+		for range n {
+			f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: acp.UpdateAgentMessageText(strconv.FormatInt(time.Now().UnixNano(), 10))})
+			time.Sleep(pause)
+		}
+		return done, nil
 	case "many":
 		n, _ := strconv.Atoi(arg)
 		for i := range n {

@@ -19,15 +19,15 @@ import (
 
 // fake is a fake downstream agent's set-up: where it keeps its sessions.
 type fake struct {
-	t   *testing.T
-	dir string
-	env map[string]string
+	cleanup func(func()) // the test's or benchmark's Cleanup
+	dir     string
+	env     map[string]string
 }
 
 // newFake makes a fake agent; env sets what it can do (FAKE_ACP_LOAD=1 …).
 func newFake(t *testing.T, env ...string) *fake {
 	dir := t.TempDir()
-	f := &fake{t: t, dir: filepath.Join(dir, "agent"), env: map[string]string{}}
+	f := &fake{cleanup: t.Cleanup, dir: filepath.Join(dir, "agent"), env: map[string]string{}}
 	os.Mkdir(f.dir, 0o700)
 	for _, kv := range append([]string{"FAKE_ACP=1", "FAKE_ACP_DIR=" + f.dir, nativetest.RaceEnv(t, dir, "the fake agent")}, env...) {
 		k, v, _ := strings.Cut(kv, "=")
@@ -39,7 +39,7 @@ func newFake(t *testing.T, env ...string) *fake {
 // backend is a backend on the fake, as a bridge (or a restarted one) has.
 func (f *fake) backend() *Backend {
 	b := New(Spec{Name: "fake", Command: nativetest.TestBinary(), Env: f.env})
-	f.t.Cleanup(func() { b.Close() })
+	f.cleanup(func() { b.Close() })
 	return b
 }
 
