@@ -130,9 +130,11 @@ func (p *Process) Exited() error {
 func (p *Process) Stderr() string { return p.stderr.String() }
 
 // Stop ends the process: stdin closed, then SIGTERM to its group, then
-// SIGKILL, Grace apart. It returns once the process has exited.
+// SIGKILL, Grace apart. It returns once the process has exited; what it
+// left running in its group (children that outlived it) gets SIGTERM.
 func (p *Process) Stop() {
 	p.stop.Do(func() {
+		defer signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
 		p.Stdin.Close()
 		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
 			if sig != 0 {
