@@ -29,6 +29,14 @@ type Spec struct {
 // to initialize.
 var StartTimeout = 60 * time.Second
 
+// InfoWait is how long Info waits for a start under way, so that
+// initialize can answer with the downstream's capabilities.
+var InfoWait = 5 * time.Second
+
+// maxEarly bounds the updates kept for a session the downstream talks
+// about before it has answered session/new.
+const maxEarly = 256
+
 // Backend proxies sessions to one downstream agent process, which all its
 // sessions share (ACP agents serve many sessions on one connection).
 type Backend struct {
@@ -39,9 +47,10 @@ type Backend struct {
 	sessions agentkit.Registry[*session] // by the downstream's session id
 
 	mu      sync.Mutex
-	caps    acp.ClientCapabilities  // what the editor offers, told the downstream
-	init    *acp.InitializeResponse // the last downstream's answer to initialize
-	warming chan struct{}           // closed when a warm start has ended
+	caps    acp.ClientCapabilities                // what the editor offers, told the downstream
+	init    *acp.InitializeResponse               // the last downstream's answer to initialize
+	warming chan struct{}                         // closed when a warm start has ended
+	early   map[acp.SessionId][]acp.SessionUpdate // updates for sessions not yet known
 }
 
 var (
@@ -82,7 +91,7 @@ func (b *Backend) Info() bridge.Info {
 	if warming != nil {
 		select {
 		case <-warming:
-		case <-time.After(StartTimeout):
+		case <-time.After(InfoWait):
 		}
 	}
 	b.mu.Lock()
@@ -191,6 +200,28 @@ func initialize(ctx context.Context, c *conn, caps acp.ClientCapabilities) (acp.
 	case <-ctx.Done():
 		return acp.InitializeResponse{}, fmt.Errorf("%w: no answer to initialize within %v", bridge.ErrAgentUnavailable, StartTimeout)
 	}
+}
+
+// keepEarly keeps an update about a session the downstream has not yet
+// answered session/new for (an agent may announce its commands first).
+func (b *Backend) keepEarly(id acp.SessionId, u acp.SessionUpdate) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.early == nil {
+		b.early = map[acp.SessionId][]acp.SessionUpdate{}
+	}
+	if len(b.early[id]) < maxEarly && len(b.early) < maxEarly {
+		b.early[id] = append(b.early[id], u)
+	}
+}
+
+// takeEarly returns and forgets what was kept for a session.
+func (b *Backend) takeEarly(id acp.SessionId) []acp.SessionUpdate {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	us := b.early[id]
+	delete(b.early, id)
+	return us
 }
 
 // gone logs a downstream's death: running turns end with it (each

@@ -31,8 +31,8 @@ func (c *client) session(id acp.SessionId) (*session, error) {
 // forwarding here keeps the downstream's order.
 func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	s, err := c.session(n.SessionId)
-	if err != nil {
-		c.b.log.Debug("update for an unknown session", "session", n.SessionId)
+	if err != nil { // not yet: its session/new answer is on its way
+		c.b.keepEarly(n.SessionId, n.Update)
 		return nil
 	}
 	s.update(n.Update)

@@ -119,6 +119,9 @@ func (f *fakeAgent) NewSession(_ context.Context, r acp.NewSessionRequest) (acp.
 	n, _ := os.ReadDir(f.dir)
 	id := acp.SessionId("fake-" + strconv.Itoa(len(n)+1))
 	f.log(id, "created in "+r.Cwd)
+	<-f.ready
+	f.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: id, Update: acp.SessionUpdate{
+		AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: []acp.AvailableCommand{{Name: "fake-cmd", Description: "a command"}}}}})
 	opts, modes := f.options(id)
 	return acp.NewSessionResponse{SessionId: id, ConfigOptions: opts, Modes: modes}, nil
 }

@@ -77,11 +77,14 @@ func (s *session) create(ctx context.Context, c *conn, how string) error {
 	if err != nil {
 		return agentError("session/new", err)
 	}
-	s.b.sessions.Add(string(r.SessionId), s)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.id, s.options, s.modes, s.opened = r.SessionId, r.ConfigOptions, r.Modes, how
 	s.carry = how == openedFresh
+	s.mu.Unlock()
+	s.b.sessions.Add(string(r.SessionId), s)
+	for _, u := range s.b.takeEarly(r.SessionId) {
+		s.update(u)
+	}
 	return nil
 }
 

@@ -69,6 +69,13 @@ func TestProxy_turnOptionsAndAsk(t *testing.T) {
 	if !slices.Equal(choices["model"], []string{"fast", "smart"}) || !slices.Equal(choices[bridge.ConfigMode], []string{"ask", "code"}) || current[bridge.ConfigMode] != "ask" {
 		t.Errorf("options %v, current %v", choices, current)
 	}
+	var commands bool // announced before session/new answered, shown all the same
+	for _, u := range e.Client.Take() {
+		commands = commands || u.AvailableCommandsUpdate != nil
+	}
+	if !commands {
+		t.Error("the agent's commands, sent before its session/new answer, were lost")
+	}
 	r := prompt(t, e, resp.SessionId, "hello there")
 	if r.StopReason != acp.StopReasonEndTurn || r.Usage == nil || r.Usage.TotalTokens != 3 {
 		t.Errorf("prompt answered %+v", r)
