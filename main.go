@@ -144,6 +144,10 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A client that closes the bridge's stdout must not kill it with SIGPIPE
+	// before the transcripts are synced: with SIGPIPE notified, a write to a
+	// closed pipe fails with EPIPE instead, and the bridge shuts down.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Debug("serving", "agent", o.agent, "persist", cfg.Persist, "state", stateDirOf(cfg))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/persist"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -34,6 +35,7 @@ type proc struct {
 	client *recorder
 	stderr *bytes.Buffer
 	stdin  io.WriteCloser
+	stdout io.ReadCloser
 }
 
 func startProc(t *testing.T, args ...string) *proc {
@@ -53,6 +55,7 @@ func startProc(t *testing.T, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	p.stdout = stdout
 	p.cs = sdk.NewClientSideConnection(p.client, p.stdin, stdout)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return p
@@ -250,4 +253,46 @@ func TestStateDir_resolution(t *testing.T) {
 	if d, _ := stateDir(""); d != filepath.Join("/home/u", ".local/state/acpbridge") {
 		t.Errorf("default: %s", d)
 	}
+}
+
+// A client that closes the bridge's stdout (an editor that went away)
+// doesn't kill it with SIGPIPE: it shuts down, transcripts synced.
+func TestRun_closedStdoutIsNoSIGPIPE(t *testing.T) {
+	state := t.TempDir()
+	p := startProc(t, "--state-dir", state)
+	if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.cs.NewSession(ctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.stdout.Close()
+	fmt.Fprintf(p.stdin, `{"jsonrpc":"2.0","id":99,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"said before the editor left"}]}}`+"\n", s.SessionId)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the bridge did not exit after its stdout closed")
+	}
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("the bridge died of %v; stderr: %s", ws.Signal(), p.stderr)
+	}
+	st, err := persist.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := st.Read(string(s.SessionId))
+	if err != nil || !bytes.Contains(entriesJSON(tr.Entries), []byte("said before the editor left")) {
+		t.Errorf("transcript after stdout closed: %v entries, %v", len(tr.Entries), err)
+	}
+}
+
+func entriesJSON(es []persist.Entry) []byte {
+	var b bytes.Buffer
+	for _, e := range es {
+		b.Write(e.Update)
+	}
+	return b.Bytes()
 }

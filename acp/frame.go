@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // MaxLine is the longest message the bridge accepts, just under the SDK's
@@ -39,6 +41,8 @@ type input struct {
 	reply io.Writer
 	max   int
 	log   *slog.Logger
+
+	initialized bool // an initialize request has gone through
 }
 
 // guard starts copying r; out must be the writer the SDK writes to.
@@ -107,6 +111,9 @@ func (in *input) pass(line []byte, size int) error {
 		return nil
 	}
 	env, err := checkMessage(trimmed)
+	if err == nil {
+		err = in.checkOrder(env)
+	}
 	if err != nil {
 		var fe *frameError
 		errors.As(err, &fe)
@@ -122,6 +129,25 @@ func (in *input) pass(line []byte, size int) error {
 	}
 	_, err = in.pw.Write(append(trimmed, '\n'))
 	return err
+}
+
+// checkOrder refuses a request before initialize: ACP says clients MUST
+// initialize the connection before they use sessions. Notifications and
+// responses pass.
+func (in *input) checkOrder(env envelope) error {
+	if env.Method == nil || env.ID == nil {
+		return nil
+	}
+	var method string
+	json.Unmarshal(env.Method, &method)
+	switch {
+	case method == sdk.AgentMethodInitialize:
+		in.initialized = true
+	case !in.initialized && method != sdk.AgentMethodAuthenticate:
+		return &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request",
+			detail: method + " before initialize: call initialize first"}
+	}
+	return nil
 }
 
 // frameError is a message the guard answers instead of forwarding.
@@ -163,6 +189,10 @@ func checkMessage(b []byte) (envelope, error) {
 	}
 	if env.Method == nil && (env.ID == nil || (env.Result == nil && env.Error == nil)) {
 		return env, &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request", detail: "a message needs a method, or an id with a result or error"}
+	}
+	if env.Method != nil && string(env.ID) == "null" {
+		return env, &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request",
+			detail: "a request's id must be a string or a number, not null (without an id it is a notification)"}
 	}
 	return env, nil
 }
@@ -208,12 +238,26 @@ type lockedWriter struct {
 	w     io.Writer
 	track *tracker  // set before the first write
 	order *arrivals // likewise
+
+	broken     chan struct{} // closed when a write failed: the client is gone
+	breakOnce  sync.Once
+	writeError error // the first failed write's error; set before broken closes
+}
+
+func newLockedWriter(w io.Writer) *lockedWriter {
+	return &lockedWriter{w: w, broken: make(chan struct{})}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	n, err := l.w.Write(p)
 	l.mu.Unlock()
+	if err != nil {
+		l.breakOnce.Do(func() {
+			l.writeError = err
+			close(l.broken)
+		})
+	}
 	if l.track != nil {
 		if id, ok := responseID(p); ok {
 			l.track.done(id)

@@ -100,6 +100,8 @@ func errCode(m map[string]any) int {
 
 func TestServe_badInputGetsErrorsAndTheConnectionLives(t *testing.T) {
 	r := startRaw(t, t.TempDir())
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.next(response(0))
 	huge := `{"jsonrpc":"2.0","id":"big","method":"session/prompt","params":{"x":"` + strings.Repeat("a", MaxLine) + `"}}`
 	for _, tc := range []struct {
 		line string
@@ -117,6 +119,7 @@ func TestServe_badInputGetsErrorsAndTheConnectionLives(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"/w"}}`, 4, -32602},
 		{`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"../../etc","prompt":[]}}`, 5, -32602},
 		{`{"jsonrpc":"2.0","id":6,"method":"session/prompt","params":"nonsense"}`, 6, -32602},
+		{`{"jsonrpc":"2.0","id":null,"method":"session/list","params":{}}`, nil, -32600},
 	} {
 		r.send(tc.line)
 		msg := r.next(response(tc.id))
@@ -127,6 +130,42 @@ func TestServe_badInputGetsErrorsAndTheConnectionLives(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}`)
 	if msg := r.next(response(7)); msg["result"] == nil {
 		t.Errorf("initialize after bad input: %v", msg)
+	}
+}
+
+// ACP: clients MUST initialize before they use sessions. Requests before it
+// are refused, and the connection goes on.
+func TestServe_requestsBeforeInitializeAreRefused(t *testing.T) {
+	r := startRaw(t, t.TempDir())
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+	if msg := r.next(response(1)); errCode(msg) != -32600 || !strings.Contains(fmt.Sprint(msg["error"]), "initialize first") {
+		t.Errorf("session/new before initialize: %v", msg)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"x"}}`) // a notification: ignored
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.next(response(2))
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+	if msg := r.next(response(3)); msg["result"] == nil {
+		t.Errorf("session/new after initialize: %v", msg)
+	}
+}
+
+// A request with a null id is answered (with a null id), not dropped: the
+// SDK would take it for a notification, and the bridge would wait for it
+// at exit.
+func TestServe_nullIDIsAnsweredAtOnce(t *testing.T) {
+	r := startRaw(t, t.TempDir())
+	r.send(`{"jsonrpc":"2.0","id":null,"method":"initialize","params":{"protocolVersion":1}}`)
+	msg := r.next(response(nil))
+	if errCode(msg) != -32600 {
+		t.Errorf("null id: %v", msg)
+	}
+	begin := time.Now()
+	r.in.Close()
+	<-r.served
+	r.served <- nil
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("exit took %v after a null-id request", d)
 	}
 }
 

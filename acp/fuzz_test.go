@@ -17,7 +17,7 @@ func FuzzGuard(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"session/prompt","params":{"prompt":[{"type":"text","text":"` + string(bytes.Repeat([]byte("a"), 300)) + `"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var replies bytes.Buffer
-		out := &lockedWriter{w: &replies}
+		out := newLockedWriter(&replies)
 		in := guard(bytes.NewReader(data), out, newArrivals(), 256, testLogger())
 		go func() { <-in.ended; in.Close() }() // as Serve does once requests are answered
 		forwarded, _ := io.ReadAll(in)

@@ -51,7 +51,7 @@ const DrainTimeout = 15 * time.Second
 // When r ends, requests already read are still answered (their turns
 // cancelled), so a script piped into the bridge gets every reply.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := &lockedWriter{w: w}
+	out := newLockedWriter(w)
 	in := guard(r, out, s.order, s.maxLine, s.log)
 	conn := sdk.NewAgentSideConnection(s, out, in)
 	conn.SetLogger(slog.New(quieter{s.log.Handler()}))
@@ -68,6 +68,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		}
 	case <-conn.Done():
 		s.log.Debug("connection closed")
+	case <-out.broken:
+		s.log.Warn("the client's end of stdout is gone; shutting down", "err", out.writeError)
 	case <-ctx.Done():
 		s.log.Debug("stopping", "cause", context.Cause(ctx))
 	}

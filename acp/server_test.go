@@ -372,8 +372,13 @@ func TestServer_deleteRemovesTheTranscript(t *testing.T) {
 	if _, err := st.Read(string(s.SessionId)); !errors.Is(err, persist.ErrNotFound) {
 		t.Errorf("transcript after delete: %v", err)
 	}
-	if _, err := h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId}); err != nil {
-		t.Errorf("second delete: %v, want success", err)
+	_, err := h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId})
+	wantCode(t, "second delete", err, -32002)
+	_, err = h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: "0000-never-was"})
+	wantCode(t, "delete of an unknown id", err, -32002)
+	locks, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
+	if len(locks) != 1 || filepath.Base(locks[0]) != "index.lock" {
+		t.Errorf("lock files: %v, want only the index's", locks)
 	}
 }
 

@@ -288,15 +288,27 @@ func (m *Manager) Delete(id string) error {
 	if !persist.ValidID(id) {
 		return fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
 	}
-	if _, err := m.Get(id); err == nil {
+	_, err := m.Get(id)
+	live := err == nil
+	if live {
 		if err := m.Close(id); err != nil {
 			return err
 		}
 	}
 	if m.cfg.Store == nil {
+		if !live {
+			return fmt.Errorf("%w: %s", ErrSessionNotFound, id)
+		}
 		return nil
 	}
-	return m.cfg.Store.Delete(id)
+	err = m.cfg.Store.Delete(id)
+	if errors.Is(err, persist.ErrNotFound) {
+		if live {
+			return nil // a session that had recorded nothing yet
+		}
+		return fmt.Errorf("%w: %s", ErrSessionNotFound, id)
+	}
+	return err
 }
 
 // CancelAll cancels every running turn, as if the client had sent

@@ -247,10 +247,14 @@ func (s *Store) Delete(id string) error {
 		return err
 	}
 	defer lk.release()
-	if err := os.Remove(s.path(id, ".jsonl")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err = os.Remove(s.path(id, ".jsonl"))
+	os.Remove(s.path(id, ".lock"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	case err != nil:
 		return fmt.Errorf("deleting transcript %s: %w", id, err)
 	}
-	os.Remove(s.path(id, ".lock"))
 	return s.appendIndex(indexRecord{Header: Header{ID: id}, Deleted: true})
 }
 

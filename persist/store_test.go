@@ -165,8 +165,11 @@ func TestStore_listDeleteAndRebuild(t *testing.T) {
 	if err := s.Delete("b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete("never-existed"); err != nil {
-		t.Errorf("deleting an unknown session: %v", err)
+	if err := s.Delete("never-existed"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleting an unknown session: %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(s.path("never-existed", ".lock")); !os.IsNotExist(err) {
+		t.Errorf("deleting an unknown session left a lock file: %v", err)
 	}
 	want := titles(t, s)
 	if diff := cmp.Diff(map[string]string{"a": "title a", "c": "title c"}, want); diff != "" {
