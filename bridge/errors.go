@@ -15,6 +15,10 @@ var (
 	ErrBusy = errors.New("session busy")
 	// ErrAuthRequired: the agent needs a login first (-32000).
 	ErrAuthRequired = errors.New("authentication required")
+	// ErrNotRecorded: the turn ran but its transcript could not be written
+	// in full (a full disk, a read-only state directory); what it streamed
+	// is not saved from that point on.
+	ErrNotRecorded = errors.New("the turn could not be recorded in full")
 	// ErrAgentUnavailable: the agent cannot run here (missing executable,
 	// not built into this binary).
 	ErrAgentUnavailable = errors.New("agent unavailable")

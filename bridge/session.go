@@ -41,6 +41,7 @@ type Session struct {
 	drafts         int64       // checkpoints written
 	ckpt           *time.Timer // the pending checkpoint, if any
 	turnDraftBytes int         // written by this turn's checkpoints
+	recErr         error       // the turn's first failed write to the transcript
 }
 
 // draftBudget is how much a turn's checkpoints write before each doubles
@@ -197,6 +198,9 @@ func (s *Session) record(es []Entry) int {
 	}
 	if err != nil {
 		s.m.log.Error("recording transcript", "session", s.id, "err", err)
+		if s.recErr == nil {
+			s.recErr = err
+		}
 		return 0
 	}
 	n := 0
@@ -245,6 +249,9 @@ func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBloc
 	s.recordUser(prompt)
 	res, err := s.run(t, n, Turn{Prompt: prompt, Config: s.takePending()})
 	s.endTurn(t)
+	if rerr := s.takeRecordError(); rerr != nil {
+		return TurnResult{}, fmt.Errorf("%w (the session goes on once its transcript can be written again): %v", ErrNotRecorded, rerr)
+	}
 	if t.cancelled.Load() {
 		if err != nil {
 			s.m.log.Debug("cancelled turn ended with", "session", s.id, "err", err)
@@ -437,12 +444,25 @@ func (s *Session) saveHeader() {
 	if s.rec == nil {
 		return
 	}
-	if err := s.rec.SetHeader(h); err != nil {
-		s.m.log.Error("recording session header", "session", s.id, "err", err)
+	err := s.rec.SetHeader(h)
+	if err == nil {
+		err = s.rec.Sync()
 	}
-	if err := s.rec.Sync(); err != nil {
-		s.m.log.Error("syncing transcript", "session", s.id, "err", err)
+	if err != nil {
+		s.m.log.Error("recording the session's header", "session", s.id, "err", err)
+		if s.recErr == nil {
+			s.recErr = err
+		}
 	}
+}
+
+// takeRecordError returns and forgets the turn's failed write, if any.
+func (s *Session) takeRecordError() error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	err := s.recErr
+	s.recErr = nil
+	return err
 }
 
 // Cancel cancels the prompts that arrived before at: the running turn, and

@@ -160,12 +160,14 @@ func (s *Store) Create(h Header) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{store: s, f: f, lock: lk, header: h}
-	if err := w.SetHeader(h); err != nil {
-		w.Close()
-		return nil, err
+	err = w.SetHeader(h)
+	if err == nil {
+		err = w.Sync()
 	}
-	if err := w.Sync(); err != nil {
+	if err != nil { // leave nothing behind: no empty transcript, no lock
 		w.Close()
+		os.Remove(s.path(h.ID, ".jsonl"))
+		os.Remove(s.path(h.ID, ".lock"))
 		return nil, err
 	}
 	return w, syncDir(filepath.Join(s.dir, "sessions"))
@@ -183,6 +185,9 @@ func (s *Store) OpenWriter(id string) (*Writer, *Transcript, error) {
 	}
 	t, err := s.Read(id)
 	if err != nil {
+		if errors.Is(err, ErrNotFound) { // no session: no lock file either
+			os.Remove(s.path(id, ".lock"))
+		}
 		lk.release()
 		return nil, nil, err
 	}

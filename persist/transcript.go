@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"sync"
 )
 
@@ -93,8 +93,18 @@ type Writer struct {
 	lock  *fileLock
 
 	mu     sync.Mutex // protects the fields below
-	f      *os.File
+	f      file       // nil once closed
 	header Header
+}
+
+// file is what a Writer needs of its transcript file (an *os.File; tests
+// put one in that fails).
+type file interface {
+	Write(b []byte) (int, error)
+	Truncate(size int64) error
+	Stat() (fs.FileInfo, error)
+	Sync() error
+	Close() error
 }
 
 // Header returns the last header written.
@@ -134,13 +144,23 @@ func (w *Writer) SetHeader(h Header) error {
 	return w.store.appendIndex(indexRecord{Header: h})
 }
 
+// write appends whole lines, or nothing: a write that fails part way (a
+// full disk) is cut back to the last whole record, so that the transcript
+// stays readable and the next write, once there is room, follows it.
 func (w *Writer) write(b []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
 		return errors.New("transcript is closed")
 	}
+	fi, err := w.f.Stat()
+	if err != nil {
+		return fmt.Errorf("appending to transcript %s: %w", w.header.ID, err)
+	}
 	if _, err := w.f.Write(b); err != nil {
+		if terr := w.f.Truncate(fi.Size()); terr != nil {
+			err = errors.Join(err, fmt.Errorf("cutting back the partial record: %w", terr))
+		}
 		return fmt.Errorf("appending to transcript %s: %w", w.header.ID, err)
 	}
 	return nil

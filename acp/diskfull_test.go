@@ -1,0 +1,77 @@
+//go:build linux
+
+package acp
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// smallDisk mounts a small tmpfs for the test, or skips saying why (it
+// needs root, or the right to mount).
+func smallDisk(t *testing.T) string {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skipf("SKIPPED: a full-disk test needs a small tmpfs, and mounting one failed here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	return dir
+}
+
+// fill writes a file until the disk is full, and returns it.
+func fill(t *testing.T, dir string) string {
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := bytes.Repeat([]byte("x"), 4096)
+	for {
+		if _, err := f.Write(block); err != nil {
+			break
+		}
+	}
+	for { // and the last bytes
+		if _, err := f.Write([]byte("x")); err != nil {
+			return path
+		}
+	}
+}
+
+// On a full disk the turn answers an error that says so; nothing
+// acknowledged is lost, and once there is room the session goes on.
+func TestServer_fullDisk(t *testing.T) {
+	dir := smallDisk(t)
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	h.mustPrompt(s.SessionId, "first, before the disk fills")
+	filler := fill(t, dir)
+	// Longer than the page a tmpfs file may still have room in.
+	_, err := h.prompt(s.SessionId, "second, on a full disk "+strings.Repeat("and long ", 4096))
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "could not be recorded") {
+		t.Fatalf("a turn on a full disk: %v, want an error saying the disk is full", err)
+	}
+	os.Remove(filler)
+	h.mustPrompt(s.SessionId, "third, once there is room")
+	h.stop()
+
+	h2 := start(t, dir)
+	h2.initialize()
+	if _, err := h2.cs.LoadSession(h2.ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	replay := view(h2.client.take())
+	for _, want := range []string{"first, before the disk fills", "third, once there is room"} {
+		if !strings.Contains(replay, want) {
+			t.Errorf("the replay lacks %q:\n%s", want, replay)
+		}
+	}
+}
