@@ -59,6 +59,13 @@ func TestServer_fullDisk(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "could not be recorded") {
 		t.Fatalf("a turn on a full disk: %v, want an error saying the disk is full", err)
 	}
+	before, _ := os.ReadDir(filepath.Join(dir, "sessions"))
+	if _, err := h.cs.NewSession(h.ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("session/new on a full disk succeeded")
+	}
+	if after, _ := os.ReadDir(filepath.Join(dir, "sessions")); len(after) != len(before) {
+		t.Errorf("a failed session/new left files: %v, was %v", after, before)
+	}
 	os.Remove(filler)
 	h.mustPrompt(s.SessionId, "third, once there is room")
 	h.stop()
@@ -73,5 +80,40 @@ func TestServer_fullDisk(t *testing.T) {
 		if !strings.Contains(replay, want) {
 			t.Errorf("the replay lacks %q:\n%s", want, replay)
 		}
+	}
+}
+
+// A state directory the bridge can't write still serves session/load: the
+// conversation is replayed, the answer says the session is read-only, and
+// a prompt is refused saying why.
+func TestServer_readOnlyStateDirStillLoads(t *testing.T) {
+	dir := smallDisk(t)
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	h.mustPrompt(s.SessionId, "remember this")
+	h.stop()
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("SKIPPED: remounting the tmpfs read-only failed: %v", err)
+	}
+
+	h2 := start(t, dir)
+	h2.initialize()
+	r, err := h2.cs.LoadSession(h2.ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("load from a read-only state directory: %v", err)
+	}
+	if meta, _ := r.Meta["acpbridge"].(map[string]any); meta["readOnly"] != true {
+		t.Errorf("load answer _meta %v, want readOnly", r.Meta)
+	}
+	if replay := view(h2.client.take()); !strings.Contains(replay, "remember this") {
+		t.Errorf("replay:\n%s", replay)
+	}
+	_, err = h2.prompt(s.SessionId, "go on")
+	if err == nil || !strings.Contains(err.Error(), "can be read but not continued here") {
+		t.Errorf("prompt in a read-only session: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "sessions")); len(ents) != 2 { // the transcript and its lock, as they were
+		t.Errorf("sessions dir: %v", ents)
 	}
 }

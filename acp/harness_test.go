@@ -24,6 +24,7 @@ type harness struct {
 	client *fakeClient
 	stdin  *io.PipeWriter // the editor's end of the bridge's stdin
 	served chan error     // Serve's result
+	dir    string         // the state directory, if any
 }
 
 // start runs a bridge persisting into dir ("" for --persist never).
@@ -43,7 +44,7 @@ func start(t *testing.T, dir string) *harness {
 	}
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	h := &harness{t: t, client: newFakeClient(), stdin: c2aW, served: make(chan error, 1)}
+	h := &harness{t: t, client: newFakeClient(), stdin: c2aW, served: make(chan error, 1), dir: dir}
 	go func() {
 		h.served <- NewServer(m, "test", testLogger()).Serve(context.Background(), c2aR, a2cW)
 		a2cW.Close()

@@ -167,6 +167,9 @@ func TestServer_errors(t *testing.T) {
 	wantCode(t, "load of an unknown id", err, -32002)
 	_, err = h.cs.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: "0000-unknown", Cwd: "/work"})
 	wantCode(t, "resume of an unknown id", err, -32002)
+	if strays, _ := filepath.Glob(filepath.Join(h.dir, "sessions", "0000-unknown*")); len(strays) != 0 {
+		t.Errorf("load and resume of an unknown id left %v", strays)
+	}
 	_, err = h.cs.NewSession(ctx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}})
 	wantCode(t, "relative cwd", err, -32602)
 	wantCode(t, "unknown mode", h.setMode(s.SessionId, "yolo"), -32602)

@@ -53,6 +53,9 @@ func (s *Session) State() State {
 	if a, ok := n.(Annotator); ok {
 		st.Meta = a.Meta()
 	}
+	if s.readOnly != nil {
+		st.Meta = map[string]any{"acpbridge": map[string]any{"readOnly": true, "why": s.readOnly.Error()}}
+	}
 	return st
 }
 
@@ -127,6 +130,9 @@ func optional(s string) *string {
 
 // SetMode switches the session's mode (session/set_mode).
 func (s *Session) SetMode(ctx context.Context, id string) error {
+	if s.readOnly != nil {
+		return s.readOnly
+	}
 	if err := s.set(ctx, ConfigMode, id); err != nil {
 		return err
 	}
@@ -136,6 +142,9 @@ func (s *Session) SetMode(ctx context.Context, id string) error {
 
 // SetConfigOption sets one config option and returns them all.
 func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acp.SessionConfigOption, error) {
+	if s.readOnly != nil {
+		return nil, s.readOnly
+	}
 	var err error
 	if id == ConfigAgent {
 		err = s.switchAgent(value)

@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acpbridge/acpbridge/persist"
@@ -227,6 +229,9 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	if errors.Is(err, persist.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
 	}
+	if err != nil && replay && unwritable(err) {
+		return m.readOnly(ctx, id, cwd, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -254,6 +259,37 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 			return nil, err
 		}
 	}
+	return s, nil
+}
+
+// unwritable tells a state directory the bridge may read but not write.
+func unwritable(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// readOnly serves session/load from a state directory the bridge can't
+// write: the conversation is replayed, and the session says it can't go
+// on here (its prompts are refused, saying why).
+func (m *Manager) readOnly(ctx context.Context, id, cwd string, why error) (*Session, error) {
+	tr, err := m.cfg.Store.Read(id)
+	if err != nil {
+		return nil, why
+	}
+	h := tr.Header
+	b := m.backends[h.Agent]
+	if b == nil {
+		b = m.backends[m.cfg.Default]
+	}
+	h.Cwd = cwd
+	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
+	s.readOnly = fmt.Errorf("%w: session %s can be read but not continued here: its state directory can't be written (%v)", ErrNotRecorded, id, why)
+	if err := s.replay(ctx, tr.Entries); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.sessions[id] = s
+	m.mu.Unlock()
+	m.log.Warn("session opened read-only", "session", id, "err", why)
 	return s, nil
 }
 

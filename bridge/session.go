@@ -42,6 +42,7 @@ type Session struct {
 	ckpt           *time.Timer // the pending checkpoint, if any
 	turnDraftBytes int         // written by this turn's checkpoints
 	recErr         error       // the turn's first failed write to the transcript
+	readOnly       error       // set for a session replayed from a state directory it can't write
 }
 
 // draftBudget is how much a turn's checkpoints write before each doubles
@@ -306,6 +307,10 @@ func (s *Session) beginTurn(at Order) (*turn, Native, error) {
 	if s.closed {
 		s.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
+	}
+	if s.readOnly != nil {
+		s.mu.Unlock()
+		return nil, nil, s.readOnly
 	}
 	if s.turn != nil {
 		s.mu.Unlock()
