@@ -53,7 +53,7 @@ func TestServer_cancelMidStreamReturnsCancelledAndFlushes(t *testing.T) {
 	}
 	// The SDK delivers every update sent before the response first, so the
 	// tool call's final state is already here.
-	if got := view(h.client.take()); !strings.Contains(got, "tool mock_call_1 read failed") {
+	if got := view(h.client.take()); !strings.Contains(got, " read failed Read ") {
 		t.Errorf("after cancel:\n%s\nwant the unfinished tool call failed", got)
 	}
 	h.mustPrompt(s.SessionId, "next turn works")
@@ -82,7 +82,7 @@ func TestServer_cancelResolvesPendingPermission(t *testing.T) {
 	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
 		t.Fatalf("prompt = %+v, %v; want cancelled", r.resp, r.err)
 	}
-	if got := view(h.client.take()); !strings.Contains(got, "tool mock_call_1 edit failed") {
+	if got := view(h.client.take()); !strings.Contains(got, " edit failed Edit ") {
 		t.Errorf("after cancel:\n%s\nwant the edit failed", got)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -144,7 +144,7 @@ func TestServer_permissionAnsweredCancelledEndsTheTurnCancelled(t *testing.T) {
 	if r.StopReason != sdk.StopReasonCancelled {
 		t.Errorf("stopReason %q, want cancelled", r.StopReason)
 	}
-	if got := view(h.client.take()); !strings.Contains(got, "tool mock_call_1 edit failed") {
+	if got := view(h.client.take()); !strings.Contains(got, " edit failed Edit ") {
 		t.Errorf("conversation:\n%s", got)
 	}
 }

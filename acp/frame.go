@@ -125,7 +125,11 @@ func (in *input) pass(line []byte, size int) error {
 	}
 	in.order.seen(env, trimmed)
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
-		in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)
+		if env.Method != nil {
+			in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)
+		} else {
+			in.log.Debug("received a response", "id", string(env.ID), "bytes", size)
+		}
 	}
 	_, err = in.pw.Write(append(trimmed, '\n'))
 	return err

@@ -77,7 +77,7 @@ func TestServer_permission(t *testing.T) {
 			s := h.newSession("/work")
 			h.mustPrompt(s.SessionId, "please edit")
 			got := view(h.client.take())
-			want := "tool mock_call_1 edit " + tc.status + " Edit /work/mock.txt"
+			want := " edit " + tc.status + " Edit /work/mock.txt"
 			if !strings.Contains(got, want) || h.client.askCount() != 1 {
 				t.Errorf("conversation:\n%s\nasks %d; want %q after one ask", got, h.client.askCount(), want)
 			}

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -40,9 +41,10 @@ type Accumulator struct {
 	nextSeq int64
 	newID   func() string
 
-	msg   *message              // the message being streamed, if any
-	tools map[string]*toolEntry // tool calls not yet completed or failed
-	plan  *planEntry            // this turn's plan, if any
+	msg      *message              // the message being streamed, if any
+	tools    map[string]*toolEntry // tool calls not yet completed or failed
+	finished map[string]*toolEntry // this turn's finished tool calls, for late updates
+	plan     *planEntry            // this turn's plan, if any
 }
 
 type message struct {
@@ -65,7 +67,7 @@ type planEntry struct {
 // NewAccumulator returns an Accumulator whose entries are numbered from
 // nextSeq and whose new messages get ids from newID.
 func NewAccumulator(nextSeq int64, newID func() string) *Accumulator {
-	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry)}
+	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry), finished: make(map[string]*toolEntry)}
 }
 
 func (a *Accumulator) seq() int64 {
@@ -153,7 +155,13 @@ func (a *Accumulator) toolCall(c acp.SessionUpdateToolCall) []Entry {
 func (a *Accumulator) toolUpdate(u acp.SessionToolCallUpdate) []Entry {
 	id := string(u.ToolCallId)
 	t, ok := a.tools[id]
-	if !ok {
+	switch {
+	case ok:
+	case a.finished[id] != nil: // updated after it finished: the whole call again, at its place
+		done := *a.finished[id]
+		t = &done
+		a.tools[id] = t
+	default:
 		t = &toolEntry{seq: a.seq(), call: acp.SessionUpdateToolCall{ToolCallId: u.ToolCallId}}
 		a.tools[id] = t
 	}
@@ -168,6 +176,7 @@ func (a *Accumulator) finishTool(id string) []Entry {
 		return nil
 	}
 	delete(a.tools, id)
+	a.finished[id] = t
 	return []Entry{t.entry()}
 }
 
@@ -229,6 +238,7 @@ func (a *Accumulator) Flush() []Entry {
 		done = append(done, t.entry())
 	}
 	clear(a.tools)
+	clear(a.finished) // a tool call id names a call within its turn
 	if a.plan != nil {
 		p := a.plan.plan
 		done = append(done, Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
@@ -308,16 +318,21 @@ func chunkUpdate(kind, id string, b acp.ContentBlock) acp.SessionUpdate {
 }
 
 // Replay orders stored entries for session/load: by start, a tool call
-// recorded more than once (updated after it finished, or checkpointed) only
-// once, in its last state at its first place, and of a checkpointed
-// message or plan only its final entries, or its last draft if the bridge
-// stopped before the turn ended. The updates stay encoded.
+// recorded more than once in a turn (updated after it finished, or
+// checkpointed) only once, in its last state at its first place, and of a
+// checkpointed message or plan only its final entries, or its last draft
+// if the bridge stopped before the turn ended. A tool call id names a call
+// within its turn: agents number their calls afresh (after a restart, say).
+// The updates stay encoded.
 func Replay(entries []persist.Entry) []json.RawMessage {
 	sorted := dropSuperseded(entries)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
 	out := make([]json.RawMessage, 0, len(sorted))
 	toolAt := make(map[string]int)
 	for _, e := range sorted {
+		if bytes.Contains(e.Update, userChunkKey) { // a turn begins
+			clear(toolAt)
+		}
 		if e.Tool != "" {
 			if i, ok := toolAt[e.Tool]; ok {
 				out[i] = e.Update
@@ -329,6 +344,10 @@ func Replay(entries []persist.Entry) []json.RawMessage {
 	}
 	return out
 }
+
+// userChunkKey marks a user message's entry: in encoded JSON these bytes
+// can only be the key itself (quotes inside strings are escaped).
+var userChunkKey = []byte(`"sessionUpdate":"user_message_chunk"`)
 
 // dropSuperseded returns a copy of entries without the drafts of messages
 // and plans that a later draft or final entries replaced. (Tool calls need

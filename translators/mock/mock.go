@@ -19,6 +19,8 @@ package mock
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -51,7 +53,7 @@ func (*Backend) Info() bridge.Info {
 
 // Open starts a mock session, or "resumes" one by keeping its id.
 func (*Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	s := &session{ev: ev, cwd: opts.Cwd, id: opts.NativeID, cfg: agentkit.NewSettings(modeOption(), modelOption())}
+	s := &session{ev: ev, cwd: opts.Cwd, id: opts.NativeID, cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce()}
 	if s.id == "" {
 		s.id = fmt.Sprintf("mock-%d", time.Now().UnixNano())
 	}
@@ -90,6 +92,7 @@ type session struct {
 	mu          sync.Mutex // protects the fields below
 	alwaysAllow bool       // the user chose "always allow" for edits
 	calls       int        // tool calls made, for their ids
+	nonce       string     // makes this native session's tool call ids its own
 }
 
 func (s *session) NativeID() string { return s.id }
@@ -107,7 +110,15 @@ func (s *session) nextCallID() acp.ToolCallId {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
-	return acp.ToolCallId(fmt.Sprintf("mock_call_%d", s.calls))
+	return acp.ToolCallId(fmt.Sprintf("mock_%s_%d", s.nonce, s.calls))
+}
+
+// nonce is a short random word: a reopened mock session numbers its tool
+// calls afresh, and its ids must not repeat the earlier ones.
+func nonce() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Prompt plays the turn the prompt's words ask for.

@@ -110,3 +110,66 @@ func TestMock_cancelledContextStopsTheTurn(t *testing.T) {
 		t.Errorf("cancelled: %+v, %v, updates %v", res, err, ev.kinds)
 	}
 }
+
+// A rejected edit is not done: the plan never says so.
+func TestMock_planAfterARejectedEdit(t *testing.T) {
+	ev := &planEvents{events: events{answer: acp.NewRequestPermissionOutcomeSelected("reject")}}
+	n, err := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w"}, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("plan edit")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ev.last.Entries {
+		if e.Content == "Edit mock.txt" && e.Status == acp.PlanEntryStatusCompleted {
+			t.Errorf("the final plan says the rejected edit was done: %+v", ev.last.Entries)
+		}
+	}
+}
+
+// planEvents keeps the last plan.
+type planEvents struct {
+	events
+	last *acp.SessionUpdatePlan
+}
+
+func (e *planEvents) Update(u acp.SessionUpdate) {
+	if u.Plan != nil {
+		e.last = u.Plan
+	}
+}
+
+func (e *planEvents) RequestPermission(context.Context, acp.ToolCallUpdate, []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
+	return e.answer, nil
+}
+
+// A reopened session numbers its tool calls afresh; their ids are new.
+func TestMock_toolCallIDsAreNotReused(t *testing.T) {
+	seen := map[acp.ToolCallId]bool{}
+	for range 2 { // the same native session, opened twice
+		ev := &idEvents{}
+		n, err := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w", NativeID: "mock-1"}, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("read")}})
+		for _, id := range ev.ids {
+			if seen[id] {
+				t.Errorf("tool call id %s used again after a reopen", id)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+type idEvents struct {
+	events
+	ids []acp.ToolCallId
+}
+
+func (e *idEvents) Update(u acp.SessionUpdate) {
+	if u.ToolCall != nil {
+		e.ids = append(e.ids, u.ToolCall.ToolCallId)
+	}
+}

@@ -26,6 +26,8 @@ type turn struct {
 	words  map[string]bool
 	delay  time.Duration // between streamed chunks
 	tokens int
+
+	editRejected bool // the user said no: the plan's edit step is not done
 }
 
 func (t *turn) has(word string) bool {
@@ -137,6 +139,9 @@ func attachments(prompt []acp.ContentBlock) string {
 
 var planSteps = []string{"Read the README", "Edit mock.txt", "Answer the user"}
 
+// editStep is the plan's step the edit does.
+const editStep = 1
+
 // plan sends the whole plan with the first done steps completed and the
 // next one in progress.
 func (t *turn) plan(done int) error {
@@ -147,6 +152,7 @@ func (t *turn) plan(done int) error {
 	for i, c := range planSteps {
 		st := acp.PlanEntryStatusPending
 		switch {
+		case i == editStep && t.editRejected:
 		case i < done:
 			st = acp.PlanEntryStatusCompleted
 		case i == done:
@@ -192,6 +198,7 @@ func (t *turn) edit() error {
 		return errors.Join(err, t.ctx.Err())
 	}
 	if !allowed {
+		t.editRejected = true
 		t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateRawOutput(map[string]any{"error": "the user rejected the edit"})))
 		return nil
