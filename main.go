@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
@@ -64,6 +65,8 @@ func main() {
 
 type options struct {
 	agent, stateDir, persist, logLevel string
+	idleTimeout                        time.Duration
+	maxAgents                          int
 	agentsFile                         string
 	command                            []string // after --: the ACP agent of --agent acp
 	version, help                      bool
@@ -107,7 +110,8 @@ const usage = `acpbridge is an ACP agent: an editor (or any ACP client) runs it 
 the Agent Client Protocol on its stdin/stdout. Logs go to stderr.
 
 Usage: acpbridge [--agent NAME] [--agents FILE] [--state-dir DIR] [--persist auto|always|never]
-                 [--log-level debug|info|warn|error] [--version] [--help] [-- ACP-AGENT ARGS...]
+                 [--idle-timeout 30m] [--max-agents 8] [--log-level debug|info|warn|error]
+                 [--version] [--help] [-- ACP-AGENT ARGS...]
 
 With --agent acp, everything after -- is the command of an agent that speaks
 ACP itself, which acpbridge then serves with its transcripts.
@@ -123,6 +127,8 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.StringVar(&o.stateDir, "state-dir", "", "where transcripts live (env ACPBRIDGE_STATE_DIR; default $XDG_STATE_HOME/acpbridge or ~/.local/state/acpbridge)")
 	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
+	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
 	// Some ACP clients (acp-go-sdk's example/gemini) append this flag.
@@ -164,7 +170,8 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	}
 	all := append(backends(log), named...)
 	bs, missing := runnable(all)
-	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log}
+	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log,
+		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
 	if err := missing[o.agent]; err != nil {
 		return cfg, fmt.Errorf("--agent %s: %w: %v", o.agent, bridge.ErrAgentUnavailable, err)
 	}

@@ -69,6 +69,10 @@ func (s *Session) options() []ConfigOption {
 	var opts []ConfigOption
 	if n != nil {
 		opts = n.Config()
+	} else {
+		s.mu.Lock()
+		opts = slices.Clone(s.idleConfig) // its agent was stopped while idle
+		s.mu.Unlock()
 	}
 	for i, o := range opts {
 		if v, ok := pending[o.ID]; ok {
@@ -224,13 +228,24 @@ func (s *Session) takePending() map[string]string {
 // hung turn.
 func (s *Session) liveNative() (Native, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
 	}
-	if s.native == nil {
+	n, stopped, opts := s.native, s.idleConfig != nil, s.reopening()
+	s.mu.Unlock()
+	switch {
+	case n != nil:
+		return n, nil
+	case !stopped:
 		return nil, fmt.Errorf("%w: the agent of session %s is restarting; prompt again", ErrBusy, s.id)
 	}
+	opts.NativeID = s.nativeID() // stopped while idle: start it again
+	if err := s.open(opts); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.native, nil
 }
 

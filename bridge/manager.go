@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -59,6 +61,13 @@ type Config struct {
 	// at once), so that a bridge killed mid-turn loses at most that much.
 	// Zero means 1s.
 	Checkpoint time.Duration
+	// IdleTimeout stops a session's agent after that long without a turn
+	// (0: never); MaxAgents caps the sessions whose agents run, stopping
+	// the least recently used idle ones (0: no cap). A stopped agent starts
+	// again, resuming its session, at the session's next prompt; a running
+	// turn is never touched.
+	IdleTimeout time.Duration
+	MaxAgents   int
 }
 
 // Manager owns all sessions of one ACP connection.
@@ -105,7 +114,68 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("%w: %q", ErrAgentUnavailable, cfg.Default)
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
+	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 {
+		go m.reap()
+	}
 	return m, nil
+}
+
+// reap stops idle agents, now and then, until Shutdown.
+func (m *Manager) reap() {
+	every := time.Minute
+	if t := m.cfg.IdleTimeout; t > 0 {
+		every = min(max(t/4, 10*time.Millisecond), time.Minute)
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-tick.C:
+			m.StopIdle(time.Now())
+		}
+	}
+}
+
+// StopIdle stops the agents idle past IdleTimeout at now, then, while more
+// than MaxAgents run, the least recently used idle ones.
+func (m *Manager) StopIdle(now time.Time) {
+	m.mu.Lock()
+	sessions := slices.Collect(maps.Values(m.sessions))
+	m.mu.Unlock()
+	type idle struct {
+		s     *Session
+		since time.Time
+	}
+	var running []idle
+	live := 0
+	for _, s := range sessions {
+		since, ok := s.idleSince()
+		if !ok {
+			if s.running() {
+				live++
+			}
+			continue
+		}
+		if m.cfg.IdleTimeout > 0 && now.Sub(since) >= m.cfg.IdleTimeout && s.stopIfIdle(since) {
+			continue
+		}
+		running = append(running, idle{s, since})
+		live++
+	}
+	if m.cfg.MaxAgents <= 0 || live <= m.cfg.MaxAgents {
+		return
+	}
+	slices.SortFunc(running, func(a, b idle) int { return a.since.Compare(b.since) })
+	for _, r := range running {
+		if live <= m.cfg.MaxAgents {
+			return
+		}
+		if r.s.stopIfIdle(r.since) {
+			live--
+		}
+	}
 }
 
 // SetClient sets where updates and permission asks go.

@@ -33,6 +33,11 @@ type Session struct {
 	pending  map[string]string // NextTurn config values the agent has not taken yet
 	closed   bool
 	cancels  Order // prompts that arrived before this are cancelled
+	// lastActive is when the session last did something (see touch); an
+	// agent idle for long is stopped, and idleConfig keeps its options to
+	// show until the next prompt starts it again.
+	lastActive time.Time
+	idleConfig []ConfigOption
 
 	sendMu         sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc            *Accumulator
@@ -96,7 +101,7 @@ func (s *Session) open(opts OpenOptions) error {
 	cfg := values(n.Config())
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.native, s.opts = n, opts
+	s.native, s.opts, s.idleConfig, s.lastActive = n, opts, nil, time.Now()
 	s.header.NativeID = n.NativeID()
 	s.header.Config, s.header.Mode, s.header.Model = cfg, "", ""
 	if opts.NativeID == "" {
@@ -323,8 +328,8 @@ func (s *Session) beginTurn(at Order) (*turn, Native, error) {
 	}
 	t := &turn{at: at, done: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(s.m.ctx)
-	s.turn, s.prompted = t, true
-	n, opts := s.native, s.opts
+	s.turn, s.prompted, s.lastActive = t, true, time.Now()
+	n, opts := s.native, s.reopening()
 	s.mu.Unlock()
 	if n != nil {
 		return t, n, nil
@@ -425,6 +430,7 @@ func (s *Session) finish(t *turn) {
 	if s.turn == t {
 		s.turn = nil
 	}
+	s.lastActive = time.Now()
 	s.mu.Unlock()
 	t.cancel()
 	close(t.done)
@@ -687,3 +693,51 @@ func (r *memRecorder) snapshot() []persist.Entry {
 func (r *memRecorder) SetHeader(persist.Header) error { return nil }
 func (r *memRecorder) Sync() error                    { return nil }
 func (r *memRecorder) Close() error                   { return nil }
+
+// stopIfIdle stops the session's agent if it has had no turn since
+// before; the next prompt (or option change) starts it again, resuming its
+// native session. A running turn is never touched. It reports whether it
+// stopped one.
+func (s *Session) stopIfIdle(before time.Time) bool {
+	s.mu.Lock()
+	n := s.native
+	if n == nil || s.turn != nil || s.closed || s.readOnly != nil || s.lastActive.After(before) {
+		s.mu.Unlock()
+		return false
+	}
+	s.idleConfig = n.Config()
+	s.native = nil
+	s.mu.Unlock()
+	s.saveHeader() // its native id and options, to resume with
+	if err := n.Close(); err != nil {
+		s.m.log.Warn("stopping an idle agent", "session", s.id, "err", err)
+	}
+	s.m.log.Info("stopped an idle agent; the next prompt starts it again", "session", s.id)
+	return true
+}
+
+// idleSince returns when the session's agent last worked, and whether it
+// runs and is idle.
+func (s *Session) idleSince() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastActive, s.native != nil && s.turn == nil && !s.closed
+}
+
+// running reports whether the session's agent runs (a turn, or idle).
+func (s *Session) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.native != nil && !s.closed
+}
+
+// reopening is the options to open the native session again with: an
+// agent stopped while idle gets the option values it had. Call with s.mu
+// held.
+func (s *Session) reopening() OpenOptions {
+	opts := s.opts
+	if s.idleConfig != nil {
+		opts.Config = values(s.idleConfig)
+	}
+	return opts
+}

@@ -1,0 +1,143 @@
+package bridge
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+func idleManager(t *testing.T, cfg Config) (*Manager, *configBackend) {
+	t.Helper()
+	st, err := persist.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &configBackend{}
+	cfg.Backends, cfg.Default, cfg.Store, cfg.Persist = []Backend{b}, "cfg", st, PersistAlways
+	m, err := NewManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetClient(&updatesClient{})
+	t.Cleanup(func() { m.Shutdown() })
+	return m, b
+}
+
+func text(s string) []acp.ContentBlock { return []acp.ContentBlock{acp.TextBlock(s)} }
+
+// An agent idle past the limit is stopped; the session keeps showing its
+// options, and its next prompt starts the agent again on the same native
+// session with the same options.
+func TestIdle_stoppedAndStartedAgain(t *testing.T) {
+	m, b := idleManager(t, Config{IdleTimeout: time.Hour})
+	ctx := context.Background()
+	s, err := m.New(ctx, "/w", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetConfigOption(ctx, ConfigMode, "auto"); err != nil {
+		t.Fatal(err)
+	}
+	m.StopIdle(time.Now().Add(30 * time.Minute))
+	if !s.running() {
+		t.Fatal("an agent idle for less than the limit was stopped")
+	}
+	m.StopIdle(time.Now().Add(2 * time.Hour))
+	if s.running() {
+		t.Fatal("an agent idle past the limit still runs")
+	}
+	if cur := current(s.State().ConfigOptions); cur[ConfigMode] != "auto" {
+		t.Errorf("options of a stopped agent: %v", cur)
+	}
+	if _, err := s.Prompt(ctx, 0, text("hello")); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.opens) != 2 || b.opens[1].NativeID != "native-1" || b.opens[1].Config[ConfigMode] != "auto" {
+		t.Errorf("opens %+v; want the agent started again on native-1 in mode auto", b.opens)
+	}
+}
+
+// Past the cap, the least recently used idle agents are stopped.
+func TestIdle_capStopsTheLeastRecentlyUsed(t *testing.T) {
+	m, _ := idleManager(t, Config{MaxAgents: 2})
+	ctx := context.Background()
+	var ss []*Session
+	for _, p := range []string{"one", "two", "three"} {
+		s, err := m.New(ctx, "/w", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prompt(ctx, 0, text(p)); err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+		time.Sleep(time.Millisecond) // distinct last uses
+	}
+	m.StopIdle(time.Now())
+	if ss[0].running() || !ss[1].running() || !ss[2].running() {
+		t.Errorf("running after the cap: %v %v %v; want the oldest stopped", ss[0].running(), ss[1].running(), ss[2].running())
+	}
+}
+
+// blockingBackend's turns wait until released.
+type blockingBackend struct {
+	configBackend
+	release chan struct{}
+}
+
+type blockingNative struct {
+	*configNative
+	release chan struct{}
+}
+
+func (b *blockingBackend) Open(ctx context.Context, opts OpenOptions, ev Events) (Native, error) {
+	n, _ := b.configBackend.Open(ctx, opts, ev)
+	return blockingNative{n.(*configNative), b.release}, nil
+}
+
+func (n blockingNative) Prompt(ctx context.Context, t Turn) (TurnResult, error) {
+	<-n.release
+	return n.configNative.Prompt(ctx, t)
+}
+
+// A running turn is never stopped, however short the limit; the timer
+// stops the agent once it is idle.
+func TestIdle_neverDuringATurn(t *testing.T) {
+	st, _ := persist.Open(t.TempDir())
+	b := &blockingBackend{release: make(chan struct{})}
+	m, err := NewManager(Config{Backends: []Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetClient(&updatesClient{})
+	t.Cleanup(func() { m.Shutdown() })
+	s, err := m.New(context.Background(), "/w", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Prompt(context.Background(), 0, text("slow"))
+		done <- err
+	}()
+	time.Sleep(150 * time.Millisecond) // several ticks past the limit
+	if !s.running() {
+		t.Fatal("the agent was stopped during a turn")
+	}
+	close(b.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle agent was never stopped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
