@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/acpbridge/acpbridge/translators/opencode"
+	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/spf13/pflag"
 )
 
@@ -76,6 +78,9 @@ type options struct {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == amp.DelegateCommand {
 		return amp.RunDelegate(stdin, stderr) // Amp runs this as its permission hook
+	}
+	if len(args) > 0 && args[0] == proc.SuperviseCommand {
+		return proc.Supervise(args[1:]) // the bridge runs its agents under this
 	}
 	fs, opts := flags(stderr)
 	if err := fs.Parse(args); err != nil {
@@ -146,6 +151,7 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	supervise(log)
 	m, err := bridge.NewManager(cfg)
 	if err != nil {
 		return err
@@ -158,6 +164,21 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	defer stop()
 	log.Debug("serving", "agent", o.agent, "persist", cfg.Persist, "state", stateDirOf(cfg))
 	return acp.NewServer(m, version, log).Serve(ctx, stdin, stdout)
+}
+
+// supervise runs every agent process under acpbridge's supervisor, which
+// leaves nothing of the agent's running when the bridge dies, even if it
+// is SIGKILLed (Linux; see proc.Supervise).
+func supervise(log *slog.Logger) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		log.Warn("agents run unsupervised: can't find acpbridge's executable", "err", err)
+		return
+	}
+	proc.SuperviseWith([]string{self, proc.SuperviseCommand})
 }
 
 func config(o *options, log *slog.Logger) (bridge.Config, error) {

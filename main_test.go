@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,8 +30,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// proc is a bridge process with an SDK client on its pipes.
-type proc struct {
+// bridgeProc is a bridge process with an SDK client on its pipes.
+type bridgeProc struct {
 	cmd    *exec.Cmd
 	cs     *sdk.ClientSideConnection
 	client *recorder
@@ -38,11 +40,11 @@ type proc struct {
 	stdout io.ReadCloser
 }
 
-func startProc(t *testing.T, args ...string) *proc {
+func startProc(t *testing.T, args ...string) *bridgeProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
-	p := &proc{cmd: cmd, client: &recorder{}, stderr: &bytes.Buffer{}}
+	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -295,4 +297,69 @@ func entriesJSON(es []persist.Entry) []byte {
 		b.Write(e.Update)
 	}
 	return b.Bytes()
+}
+
+// After the bridge is SIGKILLed, nothing it started lives on: neither its
+// agent nor a process the agent left in a session of its own (as claude's
+// Bash tool does). Linux: the agents run under acpbridge's supervisor.
+func TestRun_sigkillLeavesNothingBehind(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED: supervision is Linux-only")
+	}
+	marker := strconv.Itoa(4000000 + os.Getpid()%1000000) // a sleep no one else runs
+	inner := t.TempDir()
+	script := "(setsid sleep " + marker + " >/dev/null 2>&1 &); exec " + os.Args[0] + " --agent mock --state-dir " + inner
+	p := startProc(t, "--agent", "acp", "--state-dir", t.TempDir(), "--", "sh", "-c", script)
+	if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.cs.NewSession(ctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
+	}
+	left := func() []string {
+		return processesStarting("sleep\x00"+marker, os.Args[0]+"\x00--agent\x00mock\x00--state-dir\x00"+inner)
+	}
+	if len(left()) != 2 {
+		t.Fatalf("before the kill: processes %v, want the sleep and the inner agent", left())
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+	deadline := time.Now().Add(2 * time.Second)
+	for len(left()) > 0 {
+		if time.Now().After(deadline) {
+			for _, pid := range left() { // don't leave them to the next test
+				n, _ := strconv.Atoi(strings.Fields(pid)[0])
+				syscall.Kill(n, syscall.SIGKILL)
+			}
+			t.Fatalf("2 s after the bridge's SIGKILL these still run: %v", left())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processesStarting lists the live processes whose command line starts
+// with any of prefixes, as "pid cmdline".
+func processesStarting(prefixes ...string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || len(cmd) == 0 {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue // a zombie is gone, waiting for its parent
+		}
+		for _, s := range prefixes {
+			if strings.HasPrefix(string(cmd), s) {
+				out = append(out, e.Name()+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+				break
+			}
+		}
+	}
+	return out
 }

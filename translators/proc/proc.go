@@ -35,6 +35,7 @@ type Process struct {
 
 	stdout *os.File
 	cmd    *exec.Cmd
+	path   string // what runs (the command may be its supervisor)
 	stderr *Tail
 	done   chan struct{} // closed when the process has exited
 	err    error         // how it exited; set before done closes
@@ -52,10 +53,14 @@ const DrainGrace = time.Second
 
 // Start starts the process.
 func Start(s Spec) (*Process, error) {
-	cmd := exec.Command(s.Path, s.Args...)
+	path, args, wrapped := supervised(s.Path, s.Args)
+	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Env = s.Dir, s.Env
 	cmd.SysProcAttr = sysProcAttr()
-	p := &Process{cmd: cmd, stderr: NewTail(16 << 10), done: make(chan struct{})}
+	if wrapped {
+		superviseAttr(cmd.SysProcAttr)
+	}
+	p := &Process{cmd: cmd, path: s.Path, stderr: NewTail(16 << 10), done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.Stdin, err = cmd.StdinPipe(); err != nil {
@@ -92,7 +97,7 @@ func (p *Process) wait() {
 	time.AfterFunc(2*DrainGrace, func() { p.stdout.Close() })
 }
 
-func (p *Process) name() string { return p.cmd.Path }
+func (p *Process) name() string { return p.path }
 
 func (p *Process) tail() string {
 	if t := strings.TrimSpace(ansi.ReplaceAllString(p.stderr.String(), "")); t != "" {
