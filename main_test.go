@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -362,4 +363,49 @@ func processesStarting(prefixes ...string) []string {
 		}
 	}
 	return out
+}
+
+// BenchmarkImagePromptRSS is what a 9.9 MB image prompt costs a bridge
+// process (on the mock, which ignores the image): its peak RSS above its
+// RSS once idle, as a multiple of the message's size (Linux).
+func BenchmarkImagePromptRSS(b *testing.B) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 9_900_000*3/4)...)
+	data := base64.StdEncoding.EncodeToString(png)
+	var worst float64
+	for b.Loop() {
+		p := startProc(&testing.T{}, "--state-dir", b.TempDir())
+		if _, err := p.cs.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+			b.Fatal(err)
+		}
+		s, err := p.cs.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: []sdk.McpServer{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		idle := procStatus(b, p.cmd.Process.Pid, "VmRSS")
+		if _, err := p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId,
+			Prompt: []sdk.ContentBlock{sdk.TextBlock("look"), sdk.ImageBlock(data, "image/png")}}); err != nil {
+			b.Fatal(err)
+		}
+		peak := procStatus(b, p.cmd.Process.Pid, "VmHWM")
+		worst = max(worst, float64(peak-idle)/float64(len(data)))
+		p.stdin.Close()
+		p.cmd.Wait()
+	}
+	b.ReportMetric(worst, "peak-RSS-over-idle/message")
+}
+
+// procStatus reads a size (in bytes) from /proc/PID/status.
+func procStatus(b *testing.B, pid int, field string) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		b.Skipf("SKIPPED: no /proc here: %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, field+":"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return kb << 10
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
 }

@@ -131,7 +131,10 @@ func (in *input) pass(line []byte, size int) error {
 			in.log.Debug("received a response", "id", string(env.ID), "bytes", size)
 		}
 	}
-	_, err = in.pw.Write(append(trimmed, '\n'))
+	if _, err := in.pw.Write(trimmed); err != nil { // not append(trimmed, '\n'): a 10 MB line would be copied
+		return err
+	}
+	_, err = in.pw.Write([]byte{'\n'})
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 )
 
@@ -117,15 +118,39 @@ func (w *Writer) Header() Header {
 // Append writes entries in one write. They reach the OS at once (surviving
 // a crash of this process) and the disk at the next Sync.
 func (w *Writer) Append(entries ...Entry) error {
-	var buf []byte
+	size := 0
 	for _, e := range entries {
-		b, err := marshalLine(line{Seq: e.Seq, Tool: e.Tool, Draft: e.Draft, Update: &e.Update})
-		if err != nil {
-			return fmt.Errorf("encoding entry: %w", err)
+		size += len(e.Update) + len(e.Tool) + 64
+	}
+	buf := make([]byte, 0, size)
+	for _, e := range entries {
+		if !json.Valid(e.Update) {
+			return fmt.Errorf("encoding entry %d: its update is not JSON", e.Seq)
 		}
-		buf = append(buf, b...)
+		buf = appendLine(buf, e)
 	}
 	return w.write(buf)
+}
+
+// appendLine writes an entry's line as marshalLine would, without
+// encoding its update again: updates can be large (an image prompt), and
+// each copy counts.
+func appendLine(buf []byte, e Entry) []byte {
+	buf = append(buf, '{')
+	if e.Seq != 0 {
+		buf = strconv.AppendInt(append(buf, `"seq":`...), e.Seq, 10)
+		buf = append(buf, ',')
+	}
+	if e.Tool != "" {
+		tool, _ := json.Marshal(e.Tool)
+		buf = append(append(append(buf, `"tool":`...), tool...), ',')
+	}
+	if e.Draft != 0 {
+		buf = strconv.AppendInt(append(buf, `"draft":`...), e.Draft, 10)
+		buf = append(buf, ',')
+	}
+	buf = append(append(buf, `"update":`...), e.Update...)
+	return append(buf, '}', '\n')
 }
 
 // SetHeader records a new header snapshot in the transcript and the index.
