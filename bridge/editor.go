@@ -84,67 +84,50 @@ func readFS(c acp.ClientCapabilities) bool    { return c.Fs.ReadTextFile }
 func writeFS(c acp.ClientCapabilities) bool   { return c.Fs.WriteTextFile }
 func terminals(c acp.ClientCapabilities) bool { return c.Terminal }
 
-func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
-	c, err := e.calls(acp.ClientMethodFsReadTextFile, readFS)
+// forward makes a call the client offers, or answers method-not-found.
+func forward[Req, Resp any](ctx context.Context, e editor, method string, offered func(acp.ClientCapabilities) bool,
+	r Req, do func(ClientCalls, context.Context, Req) (Resp, error)) (Resp, error) {
+	c, err := e.calls(method, offered)
 	if err != nil {
-		return acp.ReadTextFileResponse{}, err
+		var zero Resp
+		return zero, err
 	}
+	return do(c, ctx, r)
+}
+
+func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
 	r.SessionId = e.id()
-	return c.ReadTextFile(ctx, r)
+	return forward(ctx, e, acp.ClientMethodFsReadTextFile, readFS, r, ClientCalls.ReadTextFile)
 }
 
 func (e editor) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
-	c, err := e.calls(acp.ClientMethodFsWriteTextFile, writeFS)
-	if err != nil {
-		return acp.WriteTextFileResponse{}, err
-	}
 	r.SessionId = e.id()
-	return c.WriteTextFile(ctx, r)
+	return forward(ctx, e, acp.ClientMethodFsWriteTextFile, writeFS, r, ClientCalls.WriteTextFile)
 }
 
 func (e editor) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
-	c, err := e.calls(acp.ClientMethodTerminalCreate, terminals)
-	if err != nil {
-		return acp.CreateTerminalResponse{}, err
-	}
 	r.SessionId = e.id()
-	return c.CreateTerminal(ctx, r)
+	return forward(ctx, e, acp.ClientMethodTerminalCreate, terminals, r, ClientCalls.CreateTerminal)
 }
 
 func (e editor) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	c, err := e.calls(acp.ClientMethodTerminalOutput, terminals)
-	if err != nil {
-		return acp.TerminalOutputResponse{}, err
-	}
 	r.SessionId = e.id()
-	return c.TerminalOutput(ctx, r)
+	return forward(ctx, e, acp.ClientMethodTerminalOutput, terminals, r, ClientCalls.TerminalOutput)
 }
 
 func (e editor) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
-	c, err := e.calls(acp.ClientMethodTerminalWaitForExit, terminals)
-	if err != nil {
-		return acp.WaitForTerminalExitResponse{}, err
-	}
 	r.SessionId = e.id()
-	return c.WaitForTerminalExit(ctx, r)
+	return forward(ctx, e, acp.ClientMethodTerminalWaitForExit, terminals, r, ClientCalls.WaitForTerminalExit)
 }
 
 func (e editor) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	c, err := e.calls(acp.ClientMethodTerminalKill, terminals)
-	if err != nil {
-		return acp.KillTerminalResponse{}, err
-	}
 	r.SessionId = e.id()
-	return c.KillTerminal(ctx, r)
+	return forward(ctx, e, acp.ClientMethodTerminalKill, terminals, r, ClientCalls.KillTerminal)
 }
 
 func (e editor) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
-	c, err := e.calls(acp.ClientMethodTerminalRelease, terminals)
-	if err != nil {
-		return acp.ReleaseTerminalResponse{}, err
-	}
 	r.SessionId = e.id()
-	return c.ReleaseTerminal(ctx, r)
+	return forward(ctx, e, acp.ClientMethodTerminalRelease, terminals, r, ClientCalls.ReleaseTerminal)
 }
 
 // CallExtension forwards an extension method; a "sessionId" at the top of

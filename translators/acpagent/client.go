@@ -63,60 +63,43 @@ func (c *client) editor(id acp.SessionId) (bridge.Editor, error) {
 	return s.opts.Editor, nil
 }
 
-func (c *client) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
-	e, err := c.editor(r.SessionId)
+// toEditor passes a downstream request to its session's editor.
+func toEditor[Req, Resp any](ctx context.Context, c *client, id acp.SessionId, r Req,
+	do func(bridge.Editor, context.Context, Req) (Resp, error)) (Resp, error) {
+	e, err := c.editor(id)
 	if err != nil {
-		return acp.ReadTextFileResponse{}, err
+		var zero Resp
+		return zero, err
 	}
-	return e.ReadTextFile(ctx, r)
+	return do(e, ctx, r)
+}
+
+func (c *client) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.ReadTextFile)
 }
 
 func (c *client) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
-	e, err := c.editor(r.SessionId)
-	if err != nil {
-		return acp.WriteTextFileResponse{}, err
-	}
-	return e.WriteTextFile(ctx, r)
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.WriteTextFile)
 }
 
 func (c *client) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
-	e, err := c.editor(r.SessionId)
-	if err != nil {
-		return acp.CreateTerminalResponse{}, err
-	}
-	return e.CreateTerminal(ctx, r)
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.CreateTerminal)
 }
 
 func (c *client) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	e, err := c.editor(r.SessionId)
-	if err != nil {
-		return acp.TerminalOutputResponse{}, err
-	}
-	return e.TerminalOutput(ctx, r)
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.TerminalOutput)
 }
 
 func (c *client) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
-	e, err := c.editor(r.SessionId)
-	if err != nil {
-		return acp.WaitForTerminalExitResponse{}, err
-	}
-	return e.WaitForTerminalExit(ctx, r)
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.WaitForTerminalExit)
 }
 
 func (c *client) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	e, err := c.editor(r.SessionId)
-	if err != nil {
-		return acp.KillTerminalResponse{}, err
-	}
-	return e.KillTerminal(ctx, r)
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.KillTerminal)
 }
 
 func (c *client) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
-	e, err := c.editor(r.SessionId)
-	if err != nil {
-		return acp.ReleaseTerminalResponse{}, err
-	}
-	return e.ReleaseTerminal(ctx, r)
+	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.ReleaseTerminal)
 }
 
 // HandleExtensionMethod forwards an extension method to the editor: the

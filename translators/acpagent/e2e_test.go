@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/editortest"
@@ -44,7 +45,7 @@ func claudeAdapter(t *testing.T, srv *fakeapi.Server, home string) *Backend {
 func TestE2E_claudeAgentACP(t *testing.T) {
 	srv := fakeapi.New(fakeapi.Directives())
 	t.Cleanup(srv.Close)
-	home, state, cwd := t.TempDir(), t.TempDir(), t.TempDir()
+	home, state, cwd := looseDir(t), t.TempDir(), t.TempDir()
 	e := editortest.StartEditor(t, claudeAdapter(t, srv, home), state, bridge.PersistAuto)
 	id := e.NewSession(cwd)
 
@@ -81,6 +82,25 @@ func TestE2E_claudeAgentACP(t *testing.T) {
 	if body, _ := json.Marshal(reqs[len(reqs)-1].Raw); !strings.Contains(string(body), "Say hello") {
 		t.Errorf("the model's request after the load does not carry the earlier turn")
 	}
+}
+
+// looseDir is a temporary directory for an agent's home: the agent's own
+// children may still write there for a moment after it was stopped, so it
+// is removed with a few tries rather than by t.TempDir's one.
+func looseDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "acpagent-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 20 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	return dir
 }
 
 // codexAdapter is a backend on codex-acp running the pinned codex on the
