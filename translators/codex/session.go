@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/translators/proc"
 	"log/slog"
 	"maps"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +47,15 @@ type session struct {
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
 	history json.RawMessage // thread/resume's turns, for History
+	running turnProcs       // what ran under the server when the turn began
+}
+
+// turnProcs is the server a turn runs on and the processes under it when
+// the turn began: a process started later, in the session's directory, is
+// one of the turn's commands.
+type turnProcs struct {
+	srv    *server
+	before map[int]bool
 }
 
 func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
@@ -166,6 +178,13 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*TurnEnd, *server]{
 		Ready: s.at.Server,
 		Send: func(_ context.Context, srv *server) error {
+			before := map[int]bool{}
+			for _, pid := range srv.p.Descendants() {
+				before[pid] = true
+			}
+			s.mu.Lock()
+			s.running = turnProcs{srv: srv, before: before}
+			s.mu.Unlock()
 			return s.startTurn(srv, s.turnParams(input, turn.Config))
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
@@ -234,9 +253,36 @@ func (s *session) finish(ctx context.Context, end *TurnEnd) (bridge.TurnResult, 
 	lastErr := s.turnErr
 	s.mu.Unlock()
 	if ctx.Err() != nil {
+		s.stopCommands()
 		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	return end.result(lastErr)
+}
+
+// stopCommands kills what a cancelled turn's commands left running: codex
+// interrupts the turn but lets a running command go on (in a session of
+// its own, under the app-server). Those are the processes that appeared
+// under the server since the turn began, working in the session's
+// directory (another session's commands work in theirs).
+func (s *session) stopCommands() {
+	s.mu.Lock()
+	t := s.running
+	s.mu.Unlock()
+	if t.srv == nil {
+		return
+	}
+	for _, pid := range t.srv.p.Descendants() {
+		if dir := proc.Cwd(pid); !t.before[pid] && dir != "" && within(dir, s.cwd) {
+			s.log.Info("stopping a command of the cancelled turn", "pid", pid, "dir", dir)
+			proc.KillTree(pid)
+		}
+	}
+}
+
+// within reports whether dir is root or under it.
+func within(dir, root string) bool {
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // notify translates a notification about this thread, in order.

@@ -146,12 +146,15 @@ func killOrphans() {
 }
 
 // children lists the processes whose parent is pid.
-func children(pid int) []int {
+func children(pid int) []int { return parents()[pid] }
+
+// parents maps each process to its children, from /proc.
+func parents() map[int][]int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var kids []int
+	kids := map[int][]int{}
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -167,11 +170,45 @@ func children(pid int) []int {
 			continue
 		}
 		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			kids = append(kids, p)
+		if len(fields) > 1 && fields[0] != "Z" {
+			if ppid, err := strconv.Atoi(fields[1]); err == nil {
+				kids[ppid] = append(kids[ppid], p)
+			}
 		}
 	}
 	return kids
+}
+
+// Descendants lists the live processes under the process (its children,
+// theirs, …), for finding what an agent started.
+func (p *Process) Descendants() []int {
+	kids := parents()
+	var out []int
+	next := []int{p.Pid()}
+	for len(next) > 0 {
+		pid := next[0]
+		next = next[1:]
+		for _, k := range kids[pid] {
+			out = append(out, k)
+			next = append(next, k)
+		}
+	}
+	return out
+}
+
+// Cwd is a process's working directory, or "" if it can't be read.
+func Cwd(pid int) string {
+	dir, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+	return dir
+}
+
+// KillTree sends SIGKILL to pid and, if it leads a process group, to its
+// group.
+func KillTree(pid int) {
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // superviseAttr lets a supervisor hear of the bridge's death as SIGTERM,
