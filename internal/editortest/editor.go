@@ -43,12 +43,19 @@ func StartEditor(t testing.TB, b bridge.Backend, state string, mode bridge.Persi
 // file system is Client.Files, its terminals make-believe).
 func StartEditorOffering(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
 	t.Helper()
+	return StartEditorWith(t, []bridge.Backend{b}, state, mode, caps)
+}
+
+// StartEditorWith is StartEditorOffering for a bridge running several
+// backends; the first is the default.
+func StartEditorWith(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
+	t.Helper()
 	st, err := persist.Open(state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{b}, Default: b.Info().Name, Store: st,
+	m, err := bridge.NewManager(bridge.Config{Backends: bs, Default: bs[0].Info().Name, Store: st,
 		Persist: mode, Logger: log, CancelGrace: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
