@@ -82,6 +82,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.SuperviseCommand {
 		return proc.Supervise(args[1:]) // the bridge runs its agents under this
 	}
+	if len(args) > 0 && args[0] == DoctorCommand {
+		fs, opts := flags(stderr)
+		if err := fs.Parse(args[1:]); err != nil {
+			fmt.Fprintf(stderr, "acpbridge doctor: %v\n", err)
+			return 2
+		}
+		return doctor(opts, stdout)
+	}
 	fs, opts := flags(stderr)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
@@ -114,7 +122,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 const usage = `acpbridge is an ACP agent: an editor (or any ACP client) runs it and speaks
 the Agent Client Protocol on its stdin/stdout. Logs go to stderr.
 
-Usage: acpbridge [--agent NAME] [--agents FILE] [--state-dir DIR] [--persist auto|always|never]
+Usage: acpbridge doctor [--agent NAME]   says which agents this machine can run
+       acpbridge [--agent NAME] [--agents FILE] [--state-dir DIR] [--persist auto|always|never]
                  [--idle-timeout 30m] [--max-agents 8] [--log-level debug|info|warn|error]
                  [--version] [--help] [-- ACP-AGENT ARGS...]
 

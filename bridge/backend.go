@@ -46,6 +46,19 @@ type Warmer interface {
 	Warm()
 }
 
+// LoginChecker is implemented by a Backend that can tell, without starting
+// its agent, whether the agent has credentials (acpbridge doctor asks).
+type LoginChecker interface {
+	Login() Login
+}
+
+// Login is what a backend can tell of its agent's login: OK when it found
+// credentials, and what it found, or what to do.
+type Login struct {
+	OK     bool
+	Detail string
+}
+
 // Info is what the bridge needs to know about a backend.
 type Info struct {
 	Name  string // the --agent name: "mock", "claude", ...

@@ -177,3 +177,11 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 
 // errClosed is a session's turn after the session closed.
 var errClosed = errors.New("the session is closed")
+
+// Login tells whether amp has a key (see credentials).
+func (b *Backend) Login() bridge.Login {
+	if err := b.credentials(); err != nil {
+		return bridge.Login{Detail: err.Error()}
+	}
+	return bridge.Login{OK: true, Detail: "AMP_API_KEY is set, or amp login stored a key"}
+}

@@ -31,6 +31,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -153,4 +154,17 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 	}
 	b, err := json.Marshal(map[string]any{"mcpServers": cfg})
 	return string(b), err
+}
+
+// Login tells whether Claude Code has credentials: an API key or token in
+// its environment, or the login `claude` keeps in its config directory.
+func (b *Backend) Login() bridge.Login {
+	env := b.env()
+	dir := agentkit.EnvValue(env, "CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		dir = filepath.Join(agentkit.HomeOf(env), ".claude")
+	}
+	return agentkit.LoginFrom(env, []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"},
+		[]string{filepath.Join(dir, ".credentials.json")},
+		"run `claude` and /login, or set ANTHROPIC_API_KEY (a login in the macOS keychain can't be seen from here)")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -297,4 +298,16 @@ func (c versionlessChannel) notification(top map[string]json.RawMessage) bool {
 	}
 	c.notify(method, top["params"])
 	return true
+}
+
+// Login tells whether codex has credentials: an API key in its
+// environment, or the login `codex login` keeps in CODEX_HOME.
+func (b *Backend) Login() bridge.Login {
+	env := b.Env()
+	home := agentkit.EnvValue(env, "CODEX_HOME")
+	if home == "" {
+		home = filepath.Join(agentkit.HomeOf(env), ".codex")
+	}
+	return agentkit.LoginFrom(env, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, []string{filepath.Join(home, "auth.json")},
+		"run `codex login`, or set OPENAI_API_KEY (a provider in config.toml may need neither)")
 }

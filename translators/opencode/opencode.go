@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -166,4 +167,17 @@ func mcpConfig(servers []acp.McpServer) (map[string]any, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// Login tells whether OpenCode has credentials: a provider key in its
+// environment, or the logins `opencode auth login` keeps.
+func (b *Backend) Login() bridge.Login {
+	env := b.Env()
+	data := agentkit.EnvValue(env, "XDG_DATA_HOME")
+	if data == "" {
+		data = filepath.Join(agentkit.HomeOf(env), ".local", "share")
+	}
+	return agentkit.LoginFrom(env, []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
+		[]string{filepath.Join(data, "opencode", "auth.json")},
+		"run `opencode auth login`, or set your provider's API key (a provider in opencode.json may need neither)")
 }

@@ -205,7 +205,11 @@ func (t *Tail) String() string {
 // path), else name on PATH.
 func LookPath(name, envVar string) (string, error) {
 	if p := os.Getenv(envVar); p != "" {
-		return exec.LookPath(p)
+		found, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("%s=%s: %w", envVar, p, err)
+		}
+		return found, nil
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {

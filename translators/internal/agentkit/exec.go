@@ -1,12 +1,14 @@
 package agentkit
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/proc"
@@ -46,6 +48,67 @@ func (c CLI) Find() (string, error) { return c.exe.Find() }
 func (c CLI) Check() error {
 	_, err := c.exe.Find()
 	return err
+}
+
+// Version runs the CLI with --version (stdin closed, within 15 s) and
+// returns the first line it prints; extra is added to its environment.
+func (c CLI) Version(ctx context.Context, extra ...string) (string, error) {
+	path, err := c.Find()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = append(c.Env(), extra...)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", path, err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return first, nil
+}
+
+// LoginFrom is a Login from an environment variable or a file that holds
+// credentials; how says how to log in when there are none.
+func LoginFrom(env []string, vars []string, files []string, how string) bridge.Login {
+	set := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		set[k] = v
+	}
+	for _, v := range vars {
+		if set[v] != "" {
+			return bridge.Login{OK: true, Detail: v + " is set"}
+		}
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
+			return bridge.Login{OK: true, Detail: "credentials in " + f}
+		}
+	}
+	return bridge.Login{Detail: "no key found (" + strings.Join(append(vars, files...), ", ") + "): " + how}
+}
+
+// EnvValue is the value of name in an environment list (the last wins).
+func EnvValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
+// HomeOf is the home directory an environment list names, else the
+// user's.
+func HomeOf(env []string) string {
+	if h := EnvValue(env, "HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
 }
 
 // Log is the backend's logger.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/acpbridge/acpbridge/bridge"
+)
+
+// DoctorCommand is the subcommand that says which agents this machine can
+// run: `acpbridge doctor [--agent NAME] [--state-dir DIR] [--agents FILE]`.
+const DoctorCommand = "doctor"
+
+// versioned is a backend whose CLI can tell its version.
+type versioned interface {
+	Version(ctx context.Context, extra ...string) (string, error)
+}
+
+// doctor checks each agent (its executable and version, its credentials),
+// the state directory, and prints the editor snippet for this machine. It
+// returns 1 if the default agent can't run here.
+func doctor(o *options, stdout io.Writer) int {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	named, err := downstreams(o, log)
+	if err != nil {
+		fmt.Fprintf(stdout, "agents file: %v\n", err)
+	}
+	ctx := context.Background()
+	code := 0
+	var runs []string
+	for _, b := range append(backends(log), named...) {
+		name := b.Info().Name
+		ok, lines := checkBackend(ctx, b)
+		mark := "ok  "
+		if !ok {
+			mark = "--  "
+			if name == o.agent {
+				code = 1
+			}
+		} else {
+			runs = append(runs, name)
+		}
+		fmt.Fprintf(stdout, "%s%s\n", mark, name)
+		for _, l := range lines {
+			fmt.Fprintf(stdout, "      %s\n", l)
+		}
+	}
+	fmt.Fprintln(stdout)
+	if dir, err := stateDir(o.stateDir); err != nil {
+		fmt.Fprintf(stdout, "--  state directory: %v\n", err)
+	} else if err := writable(dir); err != nil {
+		fmt.Fprintf(stdout, "--  state directory %s: %v (session/load still replays from it; --state-dir picks another)\n", dir, err)
+	} else {
+		fmt.Fprintf(stdout, "ok  state directory %s (writable)\n", dir)
+	}
+	fmt.Fprintln(stdout)
+	snippet(stdout, runs)
+	if code != 0 {
+		fmt.Fprintf(stdout, "\nThe default agent (--agent %s) can't run here: see above.\n", o.agent)
+	}
+	return code
+}
+
+// checkBackend says what can be told of an agent without starting it.
+func checkBackend(ctx context.Context, b bridge.Backend) (ok bool, lines []string) {
+	ok = true
+	if c, isChecker := b.(checker); isChecker {
+		if err := c.Check(); err != nil {
+			return false, []string{err.Error()}
+		}
+	}
+	if v, isVersioned := b.(versioned); isVersioned {
+		ver, err := v.Version(ctx, "DISABLE_AUTOUPDATER=1", "AMP_SKIP_UPDATE_CHECK=1", "OPENCODE_DISABLE_AUTOUPDATE=1")
+		if err != nil {
+			lines = append(lines, "version: "+err.Error())
+		} else {
+			lines = append(lines, "version: "+ver)
+		}
+	}
+	if l, checks := b.(bridge.LoginChecker); checks {
+		login := l.Login()
+		lines = append(lines, "login: "+login.Detail)
+		if !login.OK && b.Info().Name == "amp" { // amp without a key can't work at all
+			ok = false
+		}
+	}
+	return ok, lines
+}
+
+// writable checks that dir can be written (making it if need be).
+func writable(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// snippet prints Zed's agent_servers entries for the agents that can run.
+func snippet(w io.Writer, agents []string) {
+	self, err := os.Executable()
+	if err != nil {
+		self = "acpbridge"
+	}
+	self, _ = filepath.Abs(self)
+	servers := map[string]any{}
+	for _, a := range agents {
+		servers[a+" (acpbridge)"] = map[string]any{"type": "custom", "command": self, "args": []string{"--agent", a}}
+	}
+	b, _ := json.MarshalIndent(map[string]any{"agent_servers": servers}, "", "  ")
+	fmt.Fprintf(w, "For Zed's settings.json (the agents that can run here):\n%s\n", b)
+}
