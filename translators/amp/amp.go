@@ -104,8 +104,8 @@ var errNoCredentials = fmt.Errorf("%w: Amp has no API key: set AMP_API_KEY to an
 // or one that `amp login` stored in Amp's secrets file
 // ($XDG_DATA_HOME/amp/secrets.json, "apiKey@<server URL>": key).
 func (b *Backend) credentials() error {
-	env := environ(b.Env())
-	if env["AMP_API_KEY"] != "" {
+	env := b.Env()
+	if agentkit.EnvValue(env, "AMP_API_KEY") != "" {
 		return nil
 	}
 	data, err := os.ReadFile(secretsFile(env))
@@ -125,22 +125,12 @@ func (b *Backend) credentials() error {
 }
 
 // secretsFile is where `amp login` keeps the key.
-func secretsFile(env map[string]string) string {
-	data := env["XDG_DATA_HOME"]
+func secretsFile(env []string) string {
+	data := agentkit.EnvValue(env, "XDG_DATA_HOME")
 	if data == "" || !filepath.IsAbs(data) {
-		data = filepath.Join(env["HOME"], ".local", "share")
+		data = filepath.Join(agentkit.HomeOf(env), ".local", "share")
 	}
 	return filepath.Join(data, "amp", "secrets.json")
-}
-
-// environ is an environment list as a map; later entries win.
-func environ(list []string) map[string]string {
-	m := make(map[string]string, len(list))
-	for _, kv := range list {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
-	}
-	return m
 }
 
 // env is what every amp process runs with: no self-update.

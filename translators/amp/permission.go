@@ -139,12 +139,12 @@ func settingsFor(user map[string]json.RawMessage, builtin []rule, script string)
 // userSettings reads the user's Amp settings file ($AMP_SETTINGS_FILE, else
 // $XDG_CONFIG_HOME/amp/settings.json), which a --settings-file replaces:
 // the bridge's file carries them over. A missing file is no settings.
-func userSettings(env map[string]string) (map[string]json.RawMessage, error) {
-	path := env["AMP_SETTINGS_FILE"]
+func userSettings(env []string) (map[string]json.RawMessage, error) {
+	path := agentkit.EnvValue(env, "AMP_SETTINGS_FILE")
 	if path == "" {
-		cfg := env["XDG_CONFIG_HOME"]
+		cfg := agentkit.EnvValue(env, "XDG_CONFIG_HOME")
 		if cfg == "" || !filepath.IsAbs(cfg) {
-			cfg = filepath.Join(env["HOME"], ".config")
+			cfg = filepath.Join(agentkit.HomeOf(env), ".config")
 		}
 		path = filepath.Join(cfg, "amp", "settings.json")
 	}

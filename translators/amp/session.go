@@ -190,7 +190,7 @@ func (s *session) settingsFile(ctx context.Context) (string, error) {
 		s.b.Log().Warn("asking about every command instead", "err", err)
 		builtin = fallbackRules
 	}
-	user, err := userSettings(environ(s.b.Env()))
+	user, err := userSettings(s.b.Env())
 	if err != nil {
 		return "", err
 	}
