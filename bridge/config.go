@@ -118,7 +118,7 @@ func selectOption(o ConfigOption) acp.SessionConfigOption {
 
 func (m *Manager) agentOption(current string) ConfigOption {
 	o := ConfigOption{ID: ConfigAgent, Name: "Agent", Current: current,
-		Description: "The coding agent behind this session; it can change until the first prompt"}
+		Description: "The coding agent behind this session; changed after the conversation started, the next agent is told what was said"}
 	for _, in := range m.Agents() {
 		o.Choices = append(o.Choices, Choice{Value: in.Name, Name: in.Title})
 	}
@@ -257,24 +257,34 @@ func (s *Session) switchAgent(name string) error {
 		return fmt.Errorf("%w: agent %q is not available here; choose one of %s", ErrInvalidParams, name, s.m.agentNames())
 	}
 	s.mu.Lock()
-	old, opts := s.native, s.opts
+	old, opts, prompted := s.native, s.opts, s.prompted
 	switch {
 	case s.backend == b:
 		s.mu.Unlock()
 		return nil
-	case s.prompted || s.turn != nil:
+	case s.turn != nil:
 		s.mu.Unlock()
-		return fmt.Errorf("%w: the agent of session %s can't change after the conversation has started", ErrInvalidParams, s.id)
+		return fmt.Errorf("%w: session %s has a prompt running; the agent changes between turns", ErrBusy, s.id)
 	}
 	prev := s.backend
 	s.backend = b
+	back, before := s.header.Handoffs[name]
 	s.mu.Unlock()
+	if !before {
+		back.Seq = -1 // it has seen nothing
+	}
 	opts.NativeID, opts.Config = "", nil
+	if prompted {
+		opts.NativeID = back.NativeID // handed back: its own session goes on
+	}
 	if err := s.open(opts); err != nil {
 		s.mu.Lock()
 		s.backend = prev
 		s.mu.Unlock()
 		return err
+	}
+	if prompted {
+		s.handOff(prev.Info().Name, old, back.Seq)
 	}
 	s.mu.Lock()
 	s.header.Agent = name
@@ -289,6 +299,46 @@ func (s *Session) switchAgent(name string) error {
 	s.sendMu.Unlock()
 	s.saveHeader()
 	return nil
+}
+
+// handOff records that the conversation left agent from (on native
+// session old) and that the next prompt is to tell the new agent what
+// was said: since seq, when the new agent had the session before. A
+// transcript that kept only headers (the old agent's own history stood
+// for it) gets that history first, since the new agent can't read it.
+func (s *Session) handOff(from string, old Native, since int64) {
+	s.mu.Lock()
+	native := s.header.NativeHistory
+	s.header.NativeHistory = false
+	s.mu.Unlock()
+	if hr, ok := old.(HistoryReader); ok && native {
+		if updates, err := hr.History(s.life); err == nil {
+			s.sendMu.Lock()
+			for _, u := range updates {
+				_, done := s.acc.Add(u)
+				s.keep = true
+				s.record(done)
+			}
+			s.record(s.acc.Flush())
+			s.sendMu.Unlock()
+		} else {
+			s.m.log.Warn("reading the agent's history for the next agent", "session", s.id, "err", err)
+		}
+	}
+	s.sendMu.Lock()
+	seq := s.acc.nextSeq - 1
+	s.sendMu.Unlock()
+	s.mu.Lock()
+	if s.header.Handoffs == nil {
+		s.header.Handoffs = map[string]persist.Handoff{}
+	}
+	nid := ""
+	if old != nil {
+		nid = old.NativeID()
+	}
+	s.header.Handoffs[from] = persist.Handoff{NativeID: nid, Seq: seq}
+	s.carry = &carried{from: from, since: since}
+	s.mu.Unlock()
 }
 
 func (m *Manager) agentNames() string {

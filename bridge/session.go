@@ -38,6 +38,7 @@ type Session struct {
 	// show until the next prompt starts it again.
 	lastActive time.Time
 	idleConfig []ConfigOption
+	carry      *carried // set when the session was handed to another agent
 
 	sendMu         sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc            *Accumulator
@@ -48,6 +49,12 @@ type Session struct {
 	turnDraftBytes int         // written by this turn's checkpoints
 	recErr         error       // the turn's first failed write to the transcript
 	readOnly       error       // set for a session replayed from a state directory it can't write
+}
+
+// carried is a handoff the next prompt tells the new agent about.
+type carried struct {
+	from  string // the agent that had the session
+	since int64  // the new agent had it until this entry (-1: never)
 }
 
 // draftBudget is how much a turn's checkpoints write before each doubles
@@ -252,8 +259,12 @@ func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBloc
 	if t == nil {
 		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
+	toAgent, note := s.handedOver(prompt)
 	s.recordUser(prompt)
-	res, err := s.run(t, n, Turn{Prompt: prompt, Config: s.takePending()})
+	if note != "" {
+		s.deliver(acp.UpdateAgentThoughtText(note))
+	}
+	res, err := s.run(t, n, Turn{Prompt: toAgent, Config: s.takePending()})
 	s.endTurn(t)
 	if rerr := s.takeRecordError(); rerr != nil {
 		return TurnResult{}, fmt.Errorf("%w (the session goes on once its transcript can be written again): %v", ErrNotRecorded, rerr)
@@ -566,15 +577,7 @@ func (s *Session) history() []acp.SessionUpdate {
 		s.m.log.Warn("reading the transcript for the agent", "session", s.id, "err", err)
 		return nil
 	}
-	raw := Replay(entries)
-	us := make([]acp.SessionUpdate, 0, len(raw))
-	for _, r := range raw {
-		var u acp.SessionUpdate
-		if json.Unmarshal(r, &u) == nil {
-			us = append(us, u)
-		}
-	}
-	return us
+	return decoded(Replay(entries))
 }
 
 // RawSender is implemented by a Client that can send updates already
@@ -740,4 +743,55 @@ func (s *Session) reopening() OpenOptions {
 		opts.Config = values(s.idleConfig)
 	}
 	return opts
+}
+
+// handedOver is the prompt for a session's first turn on an agent it was
+// handed to: the conversation the agent hasn't seen (everything, or what
+// happened since it last had the session), then the prompt. The client
+// is told, in a thought (note), what was carried. Any other turn's prompt
+// is the prompt.
+func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBlock, note string) {
+	s.mu.Lock()
+	c, agent := s.carry, s.backend.Info()
+	s.carry = nil
+	s.mu.Unlock()
+	if c == nil {
+		return prompt, ""
+	}
+	entries, err := s.entries()
+	if err != nil {
+		s.m.log.Warn("reading the transcript for the next agent", "session", s.id, "err", err)
+		return prompt, ""
+	}
+	var since []persist.Entry
+	for _, e := range entries {
+		if e.Seq > c.since {
+			since = append(since, e)
+		}
+	}
+	intro := fmt.Sprintf("Until now another coding agent (%s) worked on this session with the user; here is what was said (from acpbridge's transcript). Go on from there.", c.from)
+	if c.since >= 0 {
+		intro = fmt.Sprintf("You had this session before; since then another coding agent (%s) worked on it with the user. Here is what was said meanwhile (from acpbridge's transcript). Go on from there.", c.from)
+	}
+	text := HistoryText(decoded(Replay(since)), HistoryBudget, intro)
+	if text == "" {
+		return prompt, ""
+	}
+	note = fmt.Sprintf("Handed over from %s to %s: it was given the conversation %s (%d KB).", c.from, agent.Title, map[bool]string{true: "since it last had the session", false: "so far"}[c.since >= 0], (len(text)+1023)/1024)
+	if strings.Contains(text, "earlier lines left out]") {
+		note += " The oldest part did not fit and was left out."
+	}
+	return append([]acp.ContentBlock{acp.TextBlock(text)}, prompt...), note
+}
+
+// decoded decodes recorded updates, skipping any that don't decode.
+func decoded(raw []json.RawMessage) []acp.SessionUpdate {
+	us := make([]acp.SessionUpdate, 0, len(raw))
+	for _, r := range raw {
+		var u acp.SessionUpdate
+		if json.Unmarshal(r, &u) == nil {
+			us = append(us, u)
+		}
+	}
+	return us
 }

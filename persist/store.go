@@ -69,6 +69,17 @@ type Header struct {
 	// NativeHistory is set when the transcript keeps no entries because the
 	// agent's own resume returns the history (--persist auto).
 	NativeHistory bool `json:"nativeHistory,omitempty"`
+	// Handoffs records, for each agent the session left for another, its
+	// native session and the transcript's last entry when it left, so that
+	// handing the session back continues that native session and tells it
+	// only what happened since.
+	Handoffs map[string]Handoff `json:"handoffs,omitempty"`
+}
+
+// Handoff is where an agent left a session.
+type Handoff struct {
+	NativeID string `json:"nativeId,omitempty"`
+	Seq      int64  `json:"seq"`
 }
 
 // Equal reports whether two headers say the same.

@@ -212,7 +212,8 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	s.mu.Unlock()
 	prompt := turn.Prompt
 	if carry && s.opts.History != nil {
-		if text := agentkit.HistoryText(s.opts.History(), agentkit.HistoryBudget); text != "" {
+		if text := bridge.HistoryText(s.opts.History(), bridge.HistoryBudget,
+			"This session started earlier; the agent can't restore it, so here is what was said (from acpbridge's transcript)."); text != "" {
 			prompt = append([]acp.ContentBlock{acp.TextBlock(text)}, prompt...)
 		}
 	}

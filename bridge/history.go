@@ -1,8 +1,9 @@
-package agentkit
+package bridge
 
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coder/acp-go-sdk"
 )
@@ -13,12 +14,12 @@ const HistoryBudget = 24 << 10
 
 // HistoryText renders a session's recorded conversation (its updates in
 // replay order) as text to put before an agent's next prompt, for an agent
-// that can't restore the conversation itself: user and agent messages,
-// tool calls with their status and a line of their output, and the
-// current plan. Thoughts are left out. When it is longer than budget bytes
-// the oldest lines go, and the text says so. It returns "" for an empty
-// conversation.
-func HistoryText(us []acp.SessionUpdate, budget int) string {
+// that doesn't have the conversation: user and agent messages, tool calls
+// with their status and a line of their output, and the current plan.
+// Thoughts are left out. intro says why it is given. When it is longer
+// than budget bytes the oldest lines go, and the text says so. It returns
+// "" for an empty conversation.
+func HistoryText(us []acp.SessionUpdate, budget int, intro string) string {
 	lines := historyLines(us)
 	if len(lines) == 0 {
 		return ""
@@ -32,7 +33,7 @@ func HistoryText(us []acp.SessionUpdate, budget int) string {
 		size += len(lines[i]) + 1
 	}
 	var b strings.Builder
-	b.WriteString("<conversation_so_far>\nThis session started earlier; the agent can't restore it, so here is what was said (from acpbridge's transcript).\n")
+	b.WriteString("<conversation_so_far>\n" + intro + "\n")
 	if cut > 0 {
 		fmt.Fprintf(&b, "[%d earlier lines left out]\n", cut)
 	}
@@ -132,7 +133,7 @@ func (it *historyItem) line() string {
 		}
 		return ""
 	}
-	line := fmt.Sprintf("Tool (%s, %s): %s", Or(it.kind, "other"), Or(it.status, "pending"), it.title)
+	line := fmt.Sprintf("Tool (%s, %s): %s", or(it.kind, "other"), or(it.status, "pending"), it.title)
 	if it.out != "" {
 		line += " — " + it.out
 	}
@@ -145,8 +146,27 @@ func firstText(content []acp.ToolCallContent) string {
 	for _, c := range content {
 		if c.Content != nil && c.Content.Content.Text != nil {
 			t := strings.Join(strings.Fields(strings.Trim(c.Content.Content.Text.Text, "`")), " ")
-			return Truncate([]byte(strings.TrimPrefix(t, "console ")), 200)
+			return truncate(strings.TrimPrefix(t, "console "), 200)
 		}
 	}
 	return ""
+}
+
+func or(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+// truncate shortens s to at most n bytes (on a rune boundary), marking the
+// cut with an ellipsis.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
