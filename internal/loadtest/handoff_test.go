@@ -7,12 +7,6 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/claude"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
-	"github.com/acpbridge/acpbridge/translators/codex"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
-	"github.com/acpbridge/acpbridge/translators/opencode"
-	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -24,22 +18,9 @@ func TestHandoff_claudeCodexOpencodeAndBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: real-CLI handoff tests do not run with -short")
 	}
-	claudeBin, codexBin, opencodeBin := fakeapi.ClaudeBin(t), fakeresponses.CodexBin(t), fakechat.OpencodeBin(t)
-	csrv := fakeapi.New(fakeapi.Directives())
-	t.Cleanup(csrv.Close)
-	xsrv := fakeresponses.New(fakeresponses.Directives())
-	t.Cleanup(xsrv.Close)
-	osrv := fakechat.New(fakechat.Directives())
-	t.Cleanup(osrv.Close)
-	claudeHome := t.TempDir()
-	xhome, xcodexHome := fakeresponses.Home(t, xsrv.URL, fakeresponses.HomeOptions{})
-	ohome := fakechat.Home(t, osrv.URL)
-	backends := func() []bridge.Backend {
-		return []bridge.Backend{
-			claude.New(claude.Options{Path: claudeBin, Env: fakeapi.Env(csrv.URL, claudeHome), ExtraArgs: []string{"--setting-sources", ""}}),
-			codex.New(codex.Options{Path: codexBin, Env: fakeresponses.Env(xhome, xcodexHome)}),
-			opencode.New(opencode.Options{Path: opencodeBin, Env: fakechat.Env(ohome, fakechat.ConfigPath(ohome))})}
-	}
+	w := newWorld(t, true)
+	backends := w.backends
+	csrv, xsrv, osrv := w.claude, w.codex, w.opencode
 	state, cwd := t.TempDir(), t.TempDir()
 	e := editortest.StartEditorWith(t, backends(), state, bridge.PersistAuto, acp.ClientCapabilities{})
 	id := e.NewSession(cwd)

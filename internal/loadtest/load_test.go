@@ -12,10 +12,6 @@ import (
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/claude"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
-	"github.com/acpbridge/acpbridge/translators/codex"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/coder/acp-go-sdk"
 )
@@ -42,18 +38,8 @@ func TestLoad_mixedAgentsAndARestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the load test does not run with -short")
 	}
-	claudeBin, codexBin := fakeapi.ClaudeBin(t), fakeresponses.CodexBin(t)
-	csrv := fakeapi.New(fakeapi.Directives())
-	t.Cleanup(csrv.Close)
-	xsrv := fakeresponses.New(fakeresponses.Directives())
-	t.Cleanup(xsrv.Close)
-	claudeHome := t.TempDir()
-	xhome, xcodexHome := fakeresponses.Home(t, xsrv.URL, fakeresponses.HomeOptions{})
-	backends := func() []bridge.Backend {
-		return []bridge.Backend{mock.New(),
-			claude.New(claude.Options{Path: claudeBin, Env: fakeapi.Env(csrv.URL, claudeHome), ExtraArgs: []string{"--setting-sources", ""}}),
-			codex.New(codex.Options{Path: codexBin, Env: fakeresponses.Env(xhome, xcodexHome)})}
-	}
+	w := newWorld(t, false)
+	backends := func() []bridge.Backend { return append([]bridge.Backend{mock.New()}, w.backends()...) }
 	state := t.TempDir()
 	e := editortest.StartEditorWith(t, backends(), state, bridge.PersistAuto, acp.ClientCapabilities{})
 	ids := make([]acp.SessionId, sessions)
