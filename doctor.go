@@ -85,9 +85,7 @@ func checkBackend(ctx context.Context, b bridge.Backend) (ok bool, lines []strin
 	if l, checks := b.(bridge.LoginChecker); checks {
 		login := l.Login()
 		lines = append(lines, "login: "+login.Detail)
-		if !login.OK && b.Info().Name == "amp" { // amp without a key can't work at all
-			ok = false
-		}
+		ok = login.OK || !login.Required
 	}
 	return ok, lines
 }

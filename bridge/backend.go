@@ -53,10 +53,13 @@ type LoginChecker interface {
 }
 
 // Login is what a backend can tell of its agent's login: OK when it found
-// credentials, and what it found, or what to do.
+// credentials, and what it found, or what to do. Required is set when the
+// agent can't run at all without them (rather than, say, with a provider
+// configured another way).
 type Login struct {
-	OK     bool
-	Detail string
+	OK       bool
+	Required bool
+	Detail   string
 }
 
 // Info is what the bridge needs to know about a backend.

@@ -777,7 +777,11 @@ func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBl
 	if text == "" {
 		return prompt, ""
 	}
-	note = fmt.Sprintf("Handed over from %s to %s: it was given the conversation %s (%d KB).", c.from, agent.Title, map[bool]string{true: "since it last had the session", false: "so far"}[c.since >= 0], (len(text)+1023)/1024)
+	what := "so far"
+	if c.since >= 0 {
+		what = "since it last had the session"
+	}
+	note = fmt.Sprintf("Handed over from %s to %s: it was given the conversation %s (%d KB).", c.from, agent.Title, what, (len(text)+1023)/1024)
 	if strings.Contains(text, "earlier lines left out]") {
 		note += " The oldest part did not fit and was left out."
 	}

@@ -167,3 +167,15 @@ func WriteOpenAIError(w http.ResponseWriter, status int, typ, code, msg string) 
 		"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": c},
 	})
 }
+
+// WriteScriptedError answers the error a fake's script asked for: the
+// status's usual type and a message naming fake when the script gave none.
+func WriteScriptedError(w http.ResponseWriter, fake string, status int, typ, code, msg string) {
+	if typ == "" {
+		typ = OpenAIErrorType(status)
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("%s: scripted %d %s", fake, status, typ)
+	}
+	WriteOpenAIError(w, status, typ, code, msg)
+}

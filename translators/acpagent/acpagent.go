@@ -137,16 +137,13 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// conn is a running downstream: its process and the ACP connection to it.
+// conn is a running downstream: its process (which Shared runs: Done,
+// Exited, Stop) and the ACP connection to it.
 type conn struct {
-	p    *proc.Process
+	*proc.Process
 	cs   *acp.ClientSideConnection
 	init acp.InitializeResponse
 }
-
-func (c *conn) Done() <-chan struct{} { return c.p.Done() }
-func (c *conn) Exited() error         { return c.p.Exited() }
-func (c *conn) Stop()                 { c.p.Stop() }
 
 // start starts the downstream and initializes it.
 func (b *Backend) start(ctx context.Context) (*conn, error) {
@@ -158,7 +155,7 @@ func (b *Backend) start(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	c := &conn{p: p, cs: acp.NewClientSideConnection(&client{b: b}, p.Stdin, p.Stdout)}
+	c := &conn{Process: p, cs: acp.NewClientSideConnection(&client{b: b}, p.Stdin, p.Stdout)}
 	c.cs.SetLogger(b.log)
 	b.mu.Lock()
 	caps := b.caps
@@ -195,8 +192,8 @@ func initialize(ctx context.Context, c *conn, caps acp.ClientCapabilities) (acp.
 			return a.r, fmt.Errorf("%w: initialize: %v", bridge.ErrAgentUnavailable, a.err)
 		}
 		return a.r, nil
-	case <-c.p.Done():
-		return acp.InitializeResponse{}, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, c.p.Exited())
+	case <-c.Done():
+		return acp.InitializeResponse{}, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, c.Exited())
 	case <-ctx.Done():
 		return acp.InitializeResponse{}, fmt.Errorf("%w: no answer to initialize within %v", bridge.ErrAgentUnavailable, StartTimeout)
 	}

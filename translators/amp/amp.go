@@ -51,12 +51,7 @@ func New(opts Options) *Backend {
 // Info: Amp takes images (checked: at most four, of the type they claim)
 // and embedded context, and MCP servers of every transport.
 func (b *Backend) Info() bridge.Info {
-	return bridge.Info{
-		Name:   "amp",
-		Title:  "Amp",
-		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-		MCP:    acp.McpCapabilities{Http: true, Sse: true},
-	}
+	return b.Describe("Amp", acp.McpCapabilities{Http: true, Sse: true})
 }
 
 // Open makes a session. It starts nothing: amp runs once per turn, and the
@@ -171,7 +166,7 @@ var errClosed = errors.New("the session is closed")
 // Login tells whether amp has a key (see credentials).
 func (b *Backend) Login() bridge.Login {
 	if err := b.credentials(); err != nil {
-		return bridge.Login{Detail: err.Error()}
+		return bridge.Login{Required: true, Detail: err.Error()}
 	}
 	return bridge.Login{OK: true, Detail: "AMP_API_KEY is set, or amp login stored a key"}
 }

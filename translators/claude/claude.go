@@ -63,12 +63,7 @@ func New(opts Options) *Backend {
 // Info: Claude takes images and embedded context; its resume replays
 // nothing, so the bridge keeps the transcript.
 func (b *Backend) Info() bridge.Info {
-	return bridge.Info{
-		Name:   "claude",
-		Title:  "Claude Code",
-		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-		MCP:    acp.McpCapabilities{Http: true, Sse: true},
-	}
+	return b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
 }
 
 // Open starts (or resumes) a session and warms its process up in the

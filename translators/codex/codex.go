@@ -45,12 +45,7 @@ func New(opts Options) *Backend {
 // Info: codex takes images and embedded context, and thread/resume
 // returns the thread's history.
 func (b *Backend) Info() bridge.Info {
-	return bridge.Info{
-		Name:   "codex",
-		Title:  "Codex",
-		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-		MCP:    acp.McpCapabilities{Http: true},
-	}
+	return b.Describe("Codex", acp.McpCapabilities{Http: true})
 }
 
 // Open waits for the server and its models (started by Warm, or here by

@@ -39,12 +39,7 @@ func New(opts Options) *Backend {
 // Info: OpenCode takes images and embedded context, and local and remote
 // MCP servers.
 func (b *Backend) Info() bridge.Info {
-	return bridge.Info{
-		Name:   "opencode",
-		Title:  "OpenCode",
-		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-		MCP:    acp.McpCapabilities{Http: true, Sse: true},
-	}
+	return b.Describe("OpenCode", acp.McpCapabilities{Http: true, Sse: true})
 }
 
 // Open waits for the server and its catalog (started by Warm, or here by

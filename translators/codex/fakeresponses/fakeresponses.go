@@ -199,14 +199,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	n := s.idN.Add(1)
 	w.Header().Set("x-request-id", fmt.Sprintf("req_fake_%012d", n))
 	if rep.Status != 0 {
-		typ, msg := rep.ErrorType, rep.ErrorMessage
-		if typ == "" {
-			typ = fakehttp.OpenAIErrorType(rep.Status)
-		}
-		if msg == "" {
-			msg = fmt.Sprintf("fakeresponses: scripted %d %s", rep.Status, typ)
-		}
-		fakehttp.WriteOpenAIError(w, rep.Status, typ, rep.ErrorCode, msg)
+		fakehttp.WriteScriptedError(w, "fakeresponses", rep.Status, rep.ErrorType, rep.ErrorCode, rep.ErrorMessage)
 		return
 	}
 	s.stream(w, r.Context(), s.response(req, rep, len(body), n), rep)

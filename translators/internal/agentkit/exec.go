@@ -3,6 +3,7 @@ package agentkit
 import (
 	"context"
 	"fmt"
+	"github.com/coder/acp-go-sdk"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -109,6 +110,14 @@ func HomeOf(env []string) string {
 	}
 	h, _ := os.UserHomeDir()
 	return h
+}
+
+// Describe is the Info of a backend whose agent, like every CLI agent the
+// bridge drives, takes text, images and embedded context; mcp is which MCP
+// transports besides stdio it takes.
+func (c CLI) Describe(title string, mcp acp.McpCapabilities) bridge.Info {
+	return bridge.Info{Name: c.exe.Name, Title: title, MCP: mcp,
+		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true}}
 }
 
 // Log is the backend's logger.

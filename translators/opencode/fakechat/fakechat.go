@@ -294,14 +294,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, prefix, pat
 	n := s.idN.Add(1)
 	w.Header().Set("x-request-id", fmt.Sprintf("req_fake_%012d", n))
 	if rep.Status != 0 {
-		typ, msg := rep.ErrorType, rep.ErrorMessage
-		if typ == "" {
-			typ = fakehttp.OpenAIErrorType(rep.Status)
-		}
-		if msg == "" {
-			msg = fmt.Sprintf("fakechat: scripted %d %s", rep.Status, typ)
-		}
-		fakehttp.WriteOpenAIError(w, rep.Status, typ, "", msg)
+		fakehttp.WriteScriptedError(w, "fakechat", rep.Status, rep.ErrorType, "", rep.ErrorMessage)
 		return
 	}
 	c := s.completion(req, rep, len(body), n)
