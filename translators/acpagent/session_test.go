@@ -43,12 +43,6 @@ func (f *fake) backend() *Backend {
 	return b
 }
 
-// log is what the fake wrote about a session of its own.
-func (f *fake) log(id string) string {
-	data, _ := os.ReadFile(filepath.Join(f.dir, id))
-	return string(data)
-}
-
 var offers = acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}
 
 func prompt(t *testing.T, e *editortest.Editor, id acp.SessionId, text string) acp.PromptResponse {
