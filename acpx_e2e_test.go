@@ -40,6 +40,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/toolbin"
 )
 
 // acpxTimeout bounds every acpx invocation.
@@ -52,27 +54,9 @@ const acpxDenyExitCode = 5
 // ACPBRIDGE_REQUIRE_E2E=1) the test when it is not installed.
 func acpxPath(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("SKIPPED: acpx end-to-end tests do not run with -short")
-	}
-	if p := os.Getenv("ACPX"); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("env ACPX=%s: %v", p, err)
-		}
-		return p
-	}
-	p, err := filepath.Abs(filepath.Join(".tools", "acpx", "node_modules", ".bin", "acpx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
-		t.Fatalf("acpx is not installed at %s and ACPBRIDGE_REQUIRE_E2E=1: run scripts/install-tools.sh (or set ACPX)", p)
-	}
-	t.Skip("SKIPPED: acpx not installed; run scripts/install-tools.sh or scripts/test.sh")
-	return ""
+	return toolbin.Find(t, "acpx", "ACPX", func(root string) string {
+		return filepath.Join(root, ".tools", "acpx", "node_modules", ".bin", "acpx")
+	})
 }
 
 // acpxRaceEnabled reports whether this test binary was built with -race;

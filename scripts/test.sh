@@ -4,12 +4,34 @@
 # install-tools.sh), then runs gofmt, go vet, every test with the race
 # detector (end-to-end ones included, which fail rather than skip when their
 # tool is missing), and a short run of each fuzzer.
+#
+# It says what it is doing as it goes: one line per test package as it
+# finishes, with the real agent CLIs its end-to-end tests ran
+# (scripts/testreport), what is still running when a package is slow, every
+# skipped test with its reason, and the time of each step and of the whole.
+#
+# FUZZTIME (default 10s) is how long each fuzzer runs; the fuzzers run side
+# by side, one worker each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+start=$SECONDS
+# step NAME: prints a step's header and remembers when it began.
+step() {
+	step_name=$1 step_start=$SECONDS
+	echo "== $step_name"
+}
+# done_step: prints how long the current step took.
+done_step() {
+	echo "== $step_name: done in $((SECONDS - step_start))s"
+}
+
+step "tools (scripts/install-tools.sh; installs only what is missing)"
 bash scripts/install-tools.sh >/dev/null
+done_step
 export ACPBRIDGE_REQUIRE_E2E=1
 
+step "gofmt and go vet"
 unformatted=$(gofmt -l .)
 if [[ -n $unformatted ]]; then
 	echo "gofmt would change:" >&2
@@ -17,30 +39,50 @@ if [[ -n $unformatted ]]; then
 	exit 1
 fi
 go vet ./...
-go test -race -count=1 ./...
+done_step
 
-# fuzz runs one fuzzer. Go's fuzzing engine sometimes ends a run on a loaded
-# machine with "context deadline exceeded" when a worker is slow to answer
-# as the time runs out; that run found nothing (a crash or a hang writes an
-# input under testdata/fuzz and fails with it), so it is run once more.
+step "go test -race ./... (real-CLI end-to-end tests included)"
+go build -o .tools/testreport ./scripts/testreport
+go test -race -count=1 -json ./... 2>&1 | .tools/testreport
+done_step
+
+# fuzz PKG NAME runs one fuzzer. Go's fuzzing engine sometimes ends a run
+# on a loaded machine with "context deadline exceeded" when a worker is slow
+# to answer as the time runs out; that run found nothing (a crash or a hang
+# writes an input under testdata/fuzz and fails with it), so it is run once
+# more.
 fuzz() {
 	local out
-	if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-15s}" "$1" 2>&1); then
-		echo "$out" | tail -n 1
+	if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$1" 2>&1); then
+		echo "$2 ${1#./}: $(echo "$out" | tail -n 1)"
+		return
+	fi
+	if [[ $out == *"context deadline exceeded"* && $out != *"Failing input written to"* ]]; then
+		echo "test.sh: $2 in $1 stopped on the fuzzing engine's deadline, not on an input; running it again" >&2
+		go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$1"
 		return
 	fi
 	echo "$out"
-	if [[ $out == *"context deadline exceeded"* && $out != *"Failing input written to"* ]]; then
-		echo "test.sh: $2 stopped on the fuzzing engine's deadline, not on an input; running it again" >&2
-		go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-15s}" "$1"
-		return
-	fi
 	return 1
 }
-fuzz ./persist FuzzParseTranscript
-fuzz ./acp FuzzGuard
-fuzz ./translators/claude FuzzTranslate
-fuzz ./translators/codex FuzzTranslate
-fuzz ./translators/opencode FuzzTranslate
-fuzz ./translators/amp FuzzTranslate
-echo "all tests passed"
+
+step "fuzzing, each fuzzer for ${FUZZTIME:-10s}, side by side"
+pids=()
+for target in "./persist FuzzParseTranscript" "./acp FuzzGuard" \
+	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
+	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate"; do
+	# shellcheck disable=SC2086 # two words: package and fuzzer
+	fuzz $target &
+	pids+=($!)
+done
+failed=0
+for pid in "${pids[@]}"; do
+	wait "$pid" || failed=1
+done
+((failed == 0)) || {
+	echo "test.sh: a fuzzer failed (above)" >&2
+	exit 1
+}
+done_step
+
+echo "all tests passed in $((SECONDS - start))s"

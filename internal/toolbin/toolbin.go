@@ -22,6 +22,7 @@ func Find(t testing.TB, name, env string, installed func(repoRoot string) string
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("env %s=%s: %v", env, p, err)
 		}
+		logReal(t, name, p)
 		return p
 	}
 	wd, err := os.Getwd()
@@ -35,6 +36,7 @@ func Find(t testing.TB, name, env string, installed func(repoRoot string) string
 	p := installed(root)
 	if p != "" {
 		if _, err := os.Stat(p); err == nil {
+			logReal(t, name, p)
 			return p
 		}
 	}
@@ -43,6 +45,13 @@ func Find(t testing.TB, name, env string, installed func(repoRoot string) string
 	}
 	t.Skip("SKIPPED: " + name + " is not installed; run scripts/install-tools.sh or set " + env)
 	return ""
+}
+
+// logReal says which real CLI a test runs, in the words
+// scripts/testreport counts.
+func logReal(t testing.TB, name, path string) {
+	t.Helper()
+	t.Logf("toolbin: real %s CLI at %s", name, path)
 }
 
 // RepoRoot is the nearest directory at or above dir that holds a go.mod.

@@ -267,6 +267,7 @@ func TestE2E_modelError(t *testing.T) {
 // TestE2E_serverKilledMidTurn: the turn fails with the server's exit, and
 // the next prompt starts another server and continues the session.
 func TestE2E_serverKilledMidTurn(t *testing.T) {
+	t.Parallel() // its own server: it overlaps the other one that has one
 	w := newWorld(t)
 	b := w.backend()
 	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
@@ -296,6 +297,7 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 // replays acpbridge's transcript, and the next prompt continues the same
 // OpenCode session (the model sees the earlier turn).
 func TestE2E_restartLoadsAndContinues(t *testing.T) {
+	t.Parallel() // its own server: it overlaps the other one that has one
 	w := newWorld(t)
 	state, cwd := t.TempDir(), workspace(t)
 	e := editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto)

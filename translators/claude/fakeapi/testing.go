@@ -13,7 +13,7 @@ import (
 // ACPBRIDGE_REQUIRE_E2E=1.
 func ClaudeBin(t testing.TB) string {
 	t.Helper()
-	return toolbin.Find(t, "Claude CLI", "CLAUDE_BIN", func(root string) string {
+	return toolbin.Find(t, "claude", "CLAUDE_BIN", func(root string) string {
 		return filepath.Join(root, ".tools", "claude", "node_modules", ".bin", "claude")
 	})
 }
