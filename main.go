@@ -71,7 +71,7 @@ type options struct {
 	maxAgents                          int
 	agentsFile                         string
 	command                            []string // after --: the ACP agent of --agent acp
-	version, help                      bool
+	version, help, login               bool
 }
 
 // run is the whole program; it returns the exit code.
@@ -111,6 +111,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case opts.version:
 		fmt.Fprintf(stdout, "acpbridge %s\n", version)
 		return 0
+	case opts.login:
+		return login(opts, stdin, stdout, stderr)
 	}
 	if err := serve(opts, stdin, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
@@ -126,6 +128,7 @@ Usage: acpbridge doctor [--agent NAME]   says which agents this machine can run
        acpbridge [--agent NAME] [--agents FILE] [--state-dir DIR] [--persist auto|always|never]
                  [--idle-timeout 30m] [--max-agents 8] [--log-level debug|info|warn|error]
                  [--version] [--help] [-- ACP-AGENT ARGS...]
+       acpbridge --agent NAME --login       runs the agent's own login in this terminal
 
 With --agent acp, everything after -- is the command of an agent that speaks
 ACP itself, which acpbridge then serves with its transcripts.
@@ -143,6 +146,7 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
 	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
+	fs.BoolVar(&o.login, "login", false, "run --agent's own login (claude auth login, codex login …) in this terminal, then exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
 	// Some ACP clients (acp-go-sdk's example/gemini) append this flag.
@@ -172,7 +176,9 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Debug("serving", "agent", o.agent, "persist", cfg.Persist, "state", stateDirOf(cfg))
-	return acp.NewServer(m, version, log).Serve(ctx, stdin, stdout)
+	s := acp.NewServer(m, version, log)
+	offerLogins(s, o)
+	return s.Serve(ctx, stdin, stdout)
 }
 
 // supervise runs every agent process under acpbridge's supervisor, which

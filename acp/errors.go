@@ -31,7 +31,8 @@ func (s *Server) reqErr(method string, err error) *sdk.RequestError {
 	case errors.Is(err, bridge.ErrBusy):
 		return &sdk.RequestError{Code: codeInvalidRequest, Message: "Invalid request: " + msg}
 	case errors.Is(err, bridge.ErrAuthRequired):
-		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + msg}
+		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + msg,
+			Data: map[string]any{"authMethods": s.missingLogins()}}
 	case errors.Is(err, bridge.ErrNotRecorded):
 		return &sdk.RequestError{Code: -32603, Message: msg, Data: map[string]any{"reason": "not_recorded"}}
 	case errors.As(err, &locked):

@@ -27,10 +27,18 @@ type harness struct {
 	dir    string         // the state directory, if any
 }
 
-// start runs a bridge persisting into dir ("" for --persist never).
+// start runs a bridge on the mock agent persisting into dir ("" for
+// --persist never).
 func start(t *testing.T, dir string) *harness {
 	t.Helper()
-	cfg := bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock", Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second}
+	return startOn(t, dir, mock.New(), nil)
+}
+
+// startOn runs a bridge on backend b (the default agent), offering logins
+// when login is not nil.
+func startOn(t *testing.T, dir string, b bridge.Backend, login *Login) *harness {
+	t.Helper()
+	cfg := bridge.Config{Backends: []bridge.Backend{b}, Default: b.Info().Name, Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second}
 	if dir != "" {
 		st, err := persist.Open(dir)
 		if err != nil {
@@ -46,7 +54,11 @@ func start(t *testing.T, dir string) *harness {
 	a2cR, a2cW := io.Pipe()
 	h := &harness{t: t, client: newFakeClient(), stdin: c2aW, served: make(chan error, 1), dir: dir}
 	go func() {
-		h.served <- NewServer(m, "test", testLogger()).Serve(context.Background(), c2aR, a2cW)
+		s := NewServer(m, "test", testLogger())
+		if login != nil {
+			s.SetLogin(*login)
+		}
+		h.served <- s.Serve(context.Background(), c2aR, a2cW)
 		a2cW.Close()
 	}()
 	h.cs = sdk.NewClientSideConnection(h.client, c2aW, a2cR)

@@ -27,6 +27,8 @@ type Server struct {
 	maxLine int
 	order   *arrivals
 
+	login Login
+
 	mu         sync.Mutex // protects clientCaps
 	clientCaps sdk.ClientCapabilities
 }
@@ -90,7 +92,7 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 	return sdk.InitializeResponse{
 		ProtocolVersion: ProtocolVersion,
 		AgentInfo:       &sdk.Implementation{Name: "acpbridge", Title: ptr("acpbridge"), Version: s.version},
-		AuthMethods:     []sdk.AuthMethod{},
+		AuthMethods:     s.authMethods(req.ClientCapabilities),
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: info.Prompt,
@@ -103,12 +105,6 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 			},
 		},
 	}, nil
-}
-
-// Authenticate: the bridge offers no auth methods of its own.
-func (s *Server) Authenticate(_ context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{
-		"error": "unknown auth method " + string(req.MethodId) + "; acpbridge offers none (log in with the agent's own CLI)"})
 }
 
 // Logout is not offered (agentCapabilities.auth.logout is false).

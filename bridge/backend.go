@@ -11,6 +11,7 @@ package bridge
 
 import (
 	"context"
+	"os/exec"
 
 	"github.com/coder/acp-go-sdk"
 )
@@ -50,6 +51,20 @@ type Warmer interface {
 // its agent, whether the agent has credentials (acpbridge doctor asks).
 type LoginChecker interface {
 	Login() Login
+}
+
+// LoginRunner is implemented by a Backend whose agent has a login of its
+// own for a person to run in a terminal (`claude auth login`, `codex login`
+// …). LoginCmd returns it ready to run, with the agent's environment and no
+// stdio: the caller connects the terminal.
+type LoginRunner interface {
+	LoginCmd() (*exec.Cmd, error)
+}
+
+// AgentLogin is an agent's login as the bridge offers it to clients.
+type AgentLogin struct {
+	Agent, Title string
+	Login        Login
 }
 
 // Login is what a backend can tell of its agent's login: OK when it found

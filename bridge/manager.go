@@ -202,6 +202,29 @@ func (m *Manager) Warm() {
 	}
 }
 
+// Logins lists the agents this bridge can run that have a login of their
+// own to run (LoginRunner), the default agent first, each with what can be
+// seen of its credentials now (LoginChecker).
+func (m *Manager) Logins() []AgentLogin {
+	var out []AgentLogin
+	for _, b := range m.cfg.Backends {
+		if _, runs := b.(LoginRunner); !runs {
+			continue
+		}
+		info := b.Info()
+		l := AgentLogin{Agent: info.Name, Title: info.Title}
+		if c, ok := b.(LoginChecker); ok {
+			l.Login = c.Login()
+		}
+		if info.Name == m.cfg.Default {
+			out = append([]AgentLogin{l}, out...)
+		} else {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Agents lists the backends this bridge can run, in order.
 func (m *Manager) Agents() []Info {
 	infos := make([]Info, len(m.cfg.Backends))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -162,6 +163,9 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 
 // errClosed is a session's turn after the session closed.
 var errClosed = errors.New("the session is closed")
+
+// LoginCmd is Amp's own login, `amp login`.
+func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "login") }
 
 // Login tells whether amp has a key (see credentials).
 func (b *Backend) Login() bridge.Login {

@@ -31,6 +31,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -150,6 +151,9 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 	b, err := json.Marshal(map[string]any{"mcpServers": cfg})
 	return string(b), err
 }
+
+// LoginCmd is Claude Code's own login, `claude auth login`.
+func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "login") }
 
 // Login tells whether Claude Code has credentials: an API key or token in
 // its environment, or the login `claude` keeps in its config directory.

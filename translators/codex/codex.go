@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -294,6 +295,9 @@ func (c versionlessChannel) notification(top map[string]json.RawMessage) bool {
 	c.notify(method, top["params"])
 	return true
 }
+
+// LoginCmd is Codex's own login, `codex login`.
+func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "login") }
 
 // Login tells whether codex has credentials: an API key in its
 // environment, or the login `codex login` keeps in CODEX_HOME.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -163,6 +164,10 @@ func mcpConfig(servers []acp.McpServer) (map[string]any, error) {
 	}
 	return cfg, nil
 }
+
+// LoginCmd is OpenCode's own login, `opencode auth login` (it asks which
+// provider).
+func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "auth", "login") }
 
 // Login tells whether OpenCode has credentials: a provider key in its
 // environment, or the logins `opencode auth login` keeps.

@@ -51,6 +51,19 @@ func (c CLI) Check() error {
 	return err
 }
 
+// Command is the CLI run with args in env, for a person at a terminal: the
+// caller connects its stdio. Backends give their agent's own login this way
+// (bridge.LoginRunner).
+func (c CLI) Command(env []string, args ...string) (*exec.Cmd, error) {
+	path, err := c.Find()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	return cmd, nil
+}
+
 // Version runs the CLI with --version (stdin closed, within 15 s) and
 // returns the first line it prints; extra is added to its environment.
 func (c CLI) Version(ctx context.Context, extra ...string) (string, error) {

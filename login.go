@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+
+	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/bridge"
+)
+
+// loginArgs are what a client adds to acpbridge's command line to run
+// agent's own login in a terminal (the terminal auth methods that
+// initialize offers): the last --agent wins, and --login runs its login.
+func loginArgs(agent string) []string { return []string{"--agent", agent, "--login"} }
+
+// offerLogins lets initialize offer every agent's login, unless the bridge
+// was started with an ACP agent's command after "--": arguments a client
+// adds would land in that command.
+func offerLogins(s *acp.Server, o *options) {
+	if len(o.command) > 0 {
+		return
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	s.SetLogin(acp.Login{Args: loginArgs, Self: append([]string{self}, os.Args[1:]...)})
+}
+
+// login runs --agent's own login (`claude auth login`, `codex login` …)
+// on this terminal, then says whether its credentials can be seen now.
+func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b, err := loginBackend(o, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpbridge --login: %v\n", err)
+		return 1
+	}
+	cmd, err := b.(bridge.LoginRunner).LoginCmd()
+	if err != nil {
+		fmt.Fprintf(stderr, "acpbridge --login: %s: %v\n", o.agent, err)
+		return 1
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	fmt.Fprintf(stderr, "acpbridge: running %s's own login: %s\n", b.Info().Title, cmd)
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			fmt.Fprintf(stderr, "acpbridge --login: %s exited with %v\n", cmd.Path, exit)
+			return exit.ExitCode()
+		}
+		fmt.Fprintf(stderr, "acpbridge --login: %v\n", err)
+		return 1
+	}
+	if c, ok := b.(bridge.LoginChecker); ok {
+		l := c.Login()
+		if !l.OK {
+			fmt.Fprintf(stderr, "acpbridge: the login ended, but %s still has no credentials acpbridge can see: %s\n", b.Info().Title, l.Detail)
+			return 1
+		}
+		fmt.Fprintf(stderr, "acpbridge: %s is logged in (%s)\n", b.Info().Title, l.Detail)
+	}
+	return 0
+}
+
+// loginBackend is --agent's backend, if it has a login of its own.
+func loginBackend(o *options, log *slog.Logger) (bridge.Backend, error) {
+	for _, b := range backends(log) {
+		if b.Info().Name != o.agent {
+			continue
+		}
+		if _, ok := b.(bridge.LoginRunner); !ok {
+			return nil, fmt.Errorf("%s has no login of its own", o.agent)
+		}
+		if c, ok := b.(checker); ok {
+			if err := c.Check(); err != nil {
+				return nil, fmt.Errorf("%s: %w", o.agent, err)
+			}
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("%s has no login acpbridge can run (agents with one: claude, codex, opencode, amp)", o.agent)
+}
