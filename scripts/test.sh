@@ -41,9 +41,13 @@ fi
 go vet ./...
 done_step
 
+# The packages whose tests wait longest on real CLIs go first, and three
+# test binaries run at once: on two cores they spend much of their time
+# waiting for the agents, so a third keeps the cores busy.
+slow_first=(./translators/opencode ./internal/loadtest ./translators/claude ./translators/amp .)
 step "go test -race ./... (real-CLI end-to-end tests included)"
 go build -o .tools/testreport ./scripts/testreport
-go test -race -count=1 -json ./... 2>&1 | .tools/testreport
+go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | .tools/testreport
 done_step
 
 # fuzz PKG NAME runs one fuzzer. Go's fuzzing engine sometimes ends a run
