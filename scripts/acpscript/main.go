@@ -76,6 +76,7 @@ func main() {
 // options says how drive behaves.
 type options struct {
 	permission string        // answer to permission requests: allow, reject or cancel
+	show       string        // what to print: json (every message) or conversation
 	timeout    time.Duration // longest wait for any single response
 	exitGrace  time.Duration // wait for the agent's output to end after its stdin closes
 	kill       func()        // ends the agent once exitGrace has passed; may be nil
@@ -126,11 +127,15 @@ func parseFlags(args []string, stderr io.Writer) (options, []string, error) {
 	}
 	fs.StringVar(&o.permission, "permission", "allow", "answer to session/request_permission: allow, reject or cancel")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "longest wait for any single response")
+	fs.StringVar(&o.show, "show", "json", "what to print: json (every message the agent sends, as is) or conversation (for a person)")
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
 	if _, ok := permissionKinds[o.permission]; !ok {
 		return o, nil, fmt.Errorf("--permission is %q; want allow, reject or cancel", o.permission)
+	}
+	if o.show != "json" && o.show != "conversation" {
+		return o, nil, fmt.Errorf("--show is %q; want json or conversation", o.show)
 	}
 	if o.timeout <= 0 {
 		return o, nil, fmt.Errorf("--timeout is %v; want a positive duration", o.timeout)
@@ -221,8 +226,9 @@ type driver struct {
 	agentIn io.Writer
 	inMu    sync.Mutex // serialises writes to agentIn
 	out     io.Writer
-	outMu   sync.Mutex // serialises writes to out
-	logMu   sync.Mutex // serialises writes to opts.log
+	outMu   sync.Mutex    // serialises writes to out
+	conv    *conversation // with --show conversation, what out gets
+	logMu   sync.Mutex    // serialises writes to opts.log
 	gone    chan struct{}
 
 	mu        sync.Mutex // protects the fields below
@@ -238,7 +244,11 @@ func newDriver(agentIn io.Writer, out io.Writer, opts options) *driver {
 	if opts.log == nil {
 		opts.log = io.Discard
 	}
-	return &driver{opts: opts, agentIn: agentIn, out: out, gone: make(chan struct{}), pending: make(map[string]*call)}
+	d := &driver{opts: opts, agentIn: agentIn, out: out, gone: make(chan struct{}), pending: make(map[string]*call)}
+	if opts.show == "conversation" {
+		d.conv = newConversation(out)
+	}
+	return d
 }
 
 func (d *driver) logf(format string, args ...any) {
@@ -282,6 +292,10 @@ func (d *driver) step(ctx context.Context, line string) error {
 	c, err := d.register(line)
 	if err != nil {
 		return err
+	}
+	if d.conv != nil {
+		m, _ := parseMessage([]byte(line)) // register parsed it
+		d.conv.sent(m)
 	}
 	if err := d.send([]byte(line)); err != nil {
 		return err
@@ -439,6 +453,11 @@ func (d *driver) outputErr() error {
 	case d.outErr != nil:
 		return fmt.Errorf("writing the agent's messages: %w", d.outErr)
 	}
+	if d.conv != nil {
+		if err := d.conv.writeErr(); err != nil {
+			return fmt.Errorf("writing the conversation: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -471,7 +490,11 @@ func (d *driver) handle(line []byte) {
 		d.logf("agent wrote a line that is not JSON (%v): %s", err, line)
 		return
 	}
-	d.echo(line)
+	if d.conv != nil {
+		d.conv.received(m)
+	} else {
+		d.echo(line)
+	}
 	switch {
 	case m.Method != "" && hasID(m.ID):
 		d.answer(m)
@@ -540,7 +563,11 @@ func (d *driver) answer(m message) {
 			d.logf("agent's session/request_permission (id %s) is malformed: %v", compact(m.ID), err)
 			reply = errorResponse(m.ID, codeInvalidParams, "Invalid params", err.Error())
 		} else {
-			d.logf("%s", note)
+			if d.conv != nil {
+				d.conv.note(note)
+			} else {
+				d.logf("%s", note)
+			}
 			reply = response{JSONRPC: "2.0", ID: m.ID, Result: result}
 		}
 	} else {

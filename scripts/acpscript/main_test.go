@@ -7,10 +7,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/mock"
+	"github.com/google/go-cmp/cmp"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent use.
@@ -311,5 +319,57 @@ func TestIDKey(t *testing.T) {
 	}
 	if idKey(json.RawMessage("7")) == idKey(json.RawMessage(`"7"`)) {
 		t.Error(`ids 7 and "7" are the same`)
+	}
+}
+
+// TestConversation plays the demo's script against the bridge on the
+// mock agent, in process, and shows it as a person reads it.
+func TestConversation(t *testing.T) {
+	script, err := os.ReadFile("../mock-session.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock", Persist: bridge.PersistNever,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		acp.NewServer(m, "test", slog.New(slog.NewTextHandler(io.Discard, nil))).Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	var out bytes.Buffer
+	if err := drive(context.Background(), bytes.NewReader(script), inW, outR, &out, options{show: "conversation", permission: "allow", timeout: 10 * time.Second, exitGrace: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	got := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f-]{27}`).ReplaceAllString(out.String(), "ID")
+	want := `· initialize: acpbridge test, ACP protocol 1
+· session/new: session ID (mode=default, model=mock-small, agent=mock)
+
+> Hello! Please think, make a plan, read the README and edit mock.txt.
+  (thinking) The user wants a demonstration. I will answer in small chunks.
+  plan: [~] Read the README  [ ] Edit mock.txt  [ ] Answer the user
+  [read] Read /tmp/README.md: pending
+  [read] Read /tmp/README.md: completed
+  [edit] Edit /tmp/mock.txt: pending
+  ? permission for "Edit /tmp/mock.txt": selected "allow" (allow_once)
+  [edit] Edit /tmp/mock.txt: completed
+  plan: [x] Read the README  [x] Edit mock.txt  [~] Answer the user
+agent: You said: Hello! Please think, make a plan, read the README and edit mock.txt.
+  plan: [x] Read the README  [x] Edit mock.txt  [x] Answer the user
+· stop: end_turn (25 tokens in, 25 out)
+· set model = mock-large
+· session/set_config_option: ok
+
+> Say hello again
+agent: (mock-large) You said: Say hello again
+· stop: end_turn (6 tokens in, 6 out)
+· session/list: 1 session(s)
+    ID  "Hello! Please think, make a plan, read the README and edit mock.txt."  /tmp
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("conversation (-want +got):\n%s", diff)
 	}
 }
