@@ -209,7 +209,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log,
 		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
 	if err := missing[o.agent]; err != nil {
-		return cfg, fmt.Errorf("--agent %s: %w: %v", o.agent, bridge.ErrAgentUnavailable, err)
+		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps bridge.ErrAgentUnavailable
 	}
 	if err := checkAgent(o.agent, cfg.Backends, all); err != nil {
 		return cfg, err
