@@ -94,17 +94,40 @@ func TestServer_cancelResolvesPendingPermission(t *testing.T) {
 	}
 }
 
-func TestServer_secondPromptWhileBusyIsRefused(t *testing.T) {
+func TestServer_promptWhileBusyIsQueued(t *testing.T) {
 	h := start(t, t.TempDir())
 	h.initialize()
 	s := h.newSession("/work")
-	res := promptAsync(h, s.SessionId, "slow")
+	first := promptAsync(h, s.SessionId, "think slowly")
+	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentThoughtChunk != nil })
+	second := promptAsync(h, s.SessionId, "me too")
+	for _, r := range []promptResult{wait(t, first), wait(t, second)} {
+		if r.err != nil || r.resp.StopReason != sdk.StopReasonEndTurn {
+			t.Errorf("prompt = %+v, %v; want both to end_turn", r.resp, r.err)
+		}
+	}
+	got := view(h.client.take())
+	if a, b := strings.Index(got, "You said: think slowly"), strings.Index(got, "You said: me too"); a < 0 || b < a {
+		t.Errorf("conversation:\n%s\nwant the first answer, then the second", got)
+	}
+}
+
+func TestServer_cancelAnswersQueuedPromptsCancelled(t *testing.T) {
+	h := start(t, t.TempDir())
+	h.initialize()
+	s := h.newSession("/work")
+	first := promptAsync(h, s.SessionId, "slow")
 	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
-	_, err := h.prompt(s.SessionId, "me too")
-	wantCode(t, "second prompt", err, -32600)
+	second := promptAsync(h, s.SessionId, "queued")
+	time.Sleep(100 * time.Millisecond) // let it reach the queue; a cancel before it arrives would not apply
 	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
-	if r := wait(t, res); r.resp.StopReason != sdk.StopReasonCancelled {
-		t.Errorf("first prompt = %+v, %v", r.resp, r.err)
+	for _, r := range []promptResult{wait(t, first), wait(t, second)} {
+		if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+			t.Errorf("prompt = %+v, %v; want cancelled", r.resp, r.err)
+		}
+	}
+	if got := view(h.client.take()); strings.Contains(got, "You said: queued") {
+		t.Errorf("conversation:\n%s\nthe queued prompt ran", got)
 	}
 }
 

@@ -9,9 +9,9 @@ var (
 	ErrInvalidParams = errors.New("invalid params")
 	// ErrSessionNotFound: no such session (-32002).
 	ErrSessionNotFound = errors.New("session not found")
-	// ErrBusy: the session already has a prompt running (-32600). A second
-	// concurrent session/prompt is refused, not queued: the client cancels
-	// the first or waits for its response.
+	// ErrBusy: the session has a turn running, and what was asked can't
+	// wait for it (-32600): a load, a resume, a change of agent. Prompts
+	// are queued instead (Session.Prompt).
 	ErrBusy = errors.New("session busy")
 	// ErrAuthRequired: the agent needs a login first (-32000).
 	ErrAuthRequired = errors.New("authentication required")

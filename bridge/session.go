@@ -3,7 +3,9 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,6 +35,14 @@ type Session struct {
 	pending  map[string]string // NextTurn config values the agent has not taken yet
 	closed   bool
 	cancels  Order // prompts that arrived before this are cancelled
+	// queue holds the prompts waiting for the running turn to end, in the
+	// order they run; free is signalled whenever one of them may go on
+	// (the turn ended, a cancel, close). Tickets up to cancelTicket were
+	// cancelled by a Cancel(0).
+	queue        []*waiting
+	free         *sync.Cond
+	tickets      uint64
+	cancelTicket uint64
 	// lastActive is when the session last did something (see touch); an
 	// agent idle for long is stopped, and idleConfig keeps its options to
 	// show until the next prompt starts it again.
@@ -49,6 +59,21 @@ type Session struct {
 	turnDraftBytes int         // written by this turn's checkpoints
 	recErr         error       // the turn's first failed write to the transcript
 	readOnly       error       // set for a session replayed from a state directory it can't write
+}
+
+// waiting is a prompt in the queue.
+type waiting struct {
+	at     Order
+	ticket uint64
+}
+
+// before reports whether w runs before o: by arrival on the connection,
+// then by when it reached the session.
+func (w *waiting) before(o *waiting) bool {
+	if w.at != o.at {
+		return w.at < o.at
+	}
+	return w.ticket < o.ticket
 }
 
 // carried is a handoff the next prompt tells the new agent about.
@@ -89,6 +114,7 @@ type recorder interface {
 
 func newSession(m *Manager, b Backend, h persist.Header, nextSeq int64) *Session {
 	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, acc: NewAccumulator(nextSeq, newID)}
+	s.free = sync.NewCond(&s.mu)
 	s.life, s.end = context.WithCancel(m.ctx)
 	return s
 }
@@ -243,8 +269,9 @@ func (s *Session) send(u acp.SessionUpdate) {
 	}
 }
 
-// Prompt runs one turn for a prompt that arrived at at. A second prompt
-// while one runs gets ErrBusy. A cancelled turn returns
+// Prompt runs one turn for a prompt that arrived at at. A prompt that
+// comes while a turn runs waits for it, and prompts run in the order they
+// arrived, each with its own result. A cancelled turn returns
 // StopReasonCancelled and no error; a prompt cancelled before its turn
 // began returns so without running. ctx carries values only: the turn
 // ends on Cancel, close or Shutdown, not when a request's ctx is done.
@@ -328,14 +355,13 @@ func (s *Session) beginTurn(at Order) (*turn, Native, error) {
 		s.mu.Unlock()
 		return nil, nil, s.readOnly
 	}
-	if s.turn != nil {
+	if err := s.waitTurn(at); err != nil {
 		s.mu.Unlock()
-		return nil, nil, fmt.Errorf("%w: a prompt is already running in session %s; cancel it or wait for its response", ErrBusy, s.id)
-	}
-	if at != 0 && at < s.cancels {
-		s.mu.Unlock()
-		s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
-		return nil, nil, nil
+		if err == errCancelledWaiting {
+			s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
+			return nil, nil, nil
+		}
+		return nil, nil, err
 	}
 	t := &turn{at: at, done: make(chan struct{})}
 	t.ctx, t.cancel = context.WithCancel(s.m.ctx)
@@ -353,6 +379,42 @@ func (s *Session) beginTurn(at Order) (*turn, Native, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return t, s.native, nil
+}
+
+// errCancelledWaiting: the prompt was cancelled before its turn began.
+var errCancelledWaiting = errors.New("cancelled while queued")
+
+// waitTurn, with s.mu held, waits until the session has no turn and the
+// prompt that arrived at at is the first in the queue, or until it is
+// cancelled (errCancelledWaiting) or the session can't take prompts.
+func (s *Session) waitTurn(at Order) error {
+	s.tickets++
+	me := &waiting{at: at, ticket: s.tickets}
+	i := len(s.queue)
+	for i > 0 && me.before(s.queue[i-1]) {
+		i--
+	}
+	s.queue = slices.Insert(s.queue, i, me)
+	defer func() {
+		s.queue = slices.DeleteFunc(s.queue, func(w *waiting) bool { return w == me })
+		s.free.Broadcast() // the next in line may go on
+	}()
+	for {
+		switch {
+		case s.closed:
+			return fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
+		case s.readOnly != nil:
+			return s.readOnly
+		case at != 0 && at < s.cancels, me.ticket <= s.cancelTicket:
+			return errCancelledWaiting
+		case s.turn == nil && s.queue[0] == me:
+			return nil
+		}
+		if s.turn != nil && len(s.queue) > 0 {
+			s.m.log.Debug("prompt queued behind the running turn", "session", s.id, "ahead", slices.Index(s.queue, me))
+		}
+		s.free.Wait()
+	}
 }
 
 func (s *Session) nativeID() string {
@@ -442,6 +504,7 @@ func (s *Session) finish(t *turn) {
 		s.turn = nil
 	}
 	s.lastActive = time.Now()
+	s.free.Broadcast()
 	s.mu.Unlock()
 	t.cancel()
 	close(t.done)
@@ -488,14 +551,19 @@ func (s *Session) takeRecordError() error {
 }
 
 // Cancel cancels the prompts that arrived before at: the running turn, and
-// those not yet begun. With at 0 it cancels the running turn, whenever its
-// prompt arrived. It returns at once.
+// those queued or not yet begun, which answer cancelled without running.
+// With at 0 it cancels the running turn and every prompt queued now,
+// whenever they arrived. It returns at once.
 func (s *Session) Cancel(at Order) {
 	s.mu.Lock()
 	t := s.turn
 	if at > s.cancels {
 		s.cancels = at
 	}
+	if at == 0 {
+		s.cancelTicket = s.tickets
+	}
+	s.free.Broadcast()
 	s.mu.Unlock()
 	if t != nil && (at == 0 || t.at < at) {
 		t.cancelled.Store(true)
@@ -513,6 +581,7 @@ func (s *Session) close() error {
 	}
 	s.closed = true
 	t, n := s.turn, s.native
+	s.free.Broadcast()
 	s.mu.Unlock()
 	if t != nil {
 		t.cancelled.Store(true)
