@@ -149,7 +149,8 @@ func (e *Editor) WaitFor(ok func(acp.SessionUpdate) bool) {
 }
 
 // Client records updates and answers every permission ask with Option: an
-// option id, or "kind:allow_once" (say) for the first option of a kind.
+// option id, "kind:allow_once" (say) for the first option of a kind, or
+// "cancelled" for the cancelled outcome (the user dismissed the ask).
 // Its file system is Files (by path); a terminal runs nothing and outputs
 // "ran COMMAND ARGS"; an extension method answers {"pong": its params}.
 // Calls records every fs, terminal and extension request, as
@@ -261,6 +262,9 @@ func (c *Client) RequestPermission(_ context.Context, r acp.RequestPermissionReq
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.asked = append(c.asked, r)
+	if c.Option == "cancelled" {
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
+	}
 	choice := acp.PermissionOptionId(c.Option)
 	if kind, ok := strings.CutPrefix(c.Option, "kind:"); ok { // the first option of that kind
 		for _, o := range r.Options {

@@ -165,5 +165,5 @@ func (b *Backend) Login() bridge.Login {
 	}
 	return agentkit.LoginFrom(env, []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"},
 		[]string{filepath.Join(dir, ".credentials.json")},
-		"run `claude` and /login, or set ANTHROPIC_API_KEY (a login in the macOS keychain can't be seen from here)")
+		"run `acpbridge --agent claude --login` (or `claude auth login`), or set ANTHROPIC_API_KEY (a login in the macOS keychain can't be seen from here)")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -102,19 +103,75 @@ func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
 	s.out.Lock()
 	s.out.Send(s.tr.Announce(req.ToolUseID, req.ToolName, req.Input))
 	s.out.Unlock()
+	if req.ToolName == "AskUserQuestion" {
+		go s.question(s.turns.Context(), p, id, req)
+		return
+	}
 	go s.ask(s.turns.Context(), p, id, req)
+}
+
+// question puts AskUserQuestion's questions to the user one by one, as
+// asks whose options are the answers, and allows the tool with the
+// answers in its input — {"answers": {question: label}}, as Claude Code's
+// own dialog answers it. A question left unanswered is left out (Claude is
+// told the user did not answer it); a multiple-choice question takes one
+// answer. An ask the client answers cancelled ends the turn.
+func (s *session) question(ctx context.Context, p *proc.Process, id string, req toolAsk) {
+	answers := map[string]any{}
+	for _, q := range questions(req.Input) {
+		c := s.asks.Choose(ctx, id, req.ToolUseID, q)
+		switch {
+		case c.Withdrawn:
+			return
+		case c.Err != nil:
+			s.respond(p, id, deny("acpbridge could not ask the user: "+c.Err.Error(), false))
+			return
+		case c.Cancelled:
+			s.dismissed.Store(true)
+			s.respond(p, id, deny("The user cancelled the turn.", true))
+			return
+		case c.Answered:
+			answers[q.Text] = c.Label
+		}
+	}
+	in := maps.Clone(req.Input)
+	if in == nil {
+		in = map[string]any{}
+	}
+	in["answers"] = answers
+	s.respond(p, id, allow(in))
+}
+
+// questions are AskUserQuestion's well-formed questions.
+func questions(input map[string]any) []agentkit.Question {
+	var out []agentkit.Question
+	for _, q := range agentkit.Input(input).Objects("questions") {
+		aq := agentkit.Question{Text: q.Str("question"), Header: q.Str("header")}
+		for _, o := range q.Objects("options") {
+			if o.Str("label") != "" {
+				aq.Options = append(aq.Options, agentkit.QuestionOption{Label: o.Str("label"), Description: o.Str("description")})
+			}
+		}
+		if aq.Text != "" && len(aq.Options) > 0 {
+			out = append(out, aq)
+		}
+	}
+	return out
 }
 
 // ask puts a permission ask to the user and answers the CLI, unless the
 // CLI withdrew the ask meanwhile (control_cancel_request).
 func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolAsk) {
-	title := tools.Describe(req.ToolName, req.Input, s.cwd).Title
-	a := s.asks.Ask(ctx, id, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(req.ToolUseID), Title: &title},
-		permissionOptions(req.ToolName))
+	info := tools.Describe(req.ToolName, req.Input, s.cwd)
+	info.RawInput = req.Input
+	a := s.asks.Ask(ctx, id, info.Call(req.ToolUseID), permissionOptions(req.ToolName))
 	if a.Withdrawn {
 		return
 	}
 	resp, mode := decide(req, a)
+	if a.Err == nil && a.Chosen() == "" {
+		s.dismissed.Store(true)
+	}
 	s.respond(p, id, resp)
 	if mode != "" {
 		go s.switchMode(mode)

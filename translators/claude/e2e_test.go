@@ -255,7 +255,7 @@ func TestE2E_apiErrors(t *testing.T) {
 		t.Errorf("HTTP 500: %v; want -32603 naming the status", err)
 	}
 	_, err = e.Prompt(e.NewSession(t.TempDir()), "AUTH_401")
-	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32000 || !strings.Contains(re.Message, "/login") {
+	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32000 || !strings.Contains(re.Message, "acpbridge --agent claude --login") {
 		t.Errorf("HTTP 401: %v; want auth_required (-32000) saying how to log in", err)
 	}
 }
@@ -312,5 +312,82 @@ func TestE2E_configOptions(t *testing.T) {
 	}
 	if effort != "low" {
 		t.Errorf("the model was asked with effort %v, want low", effort)
+	}
+}
+
+// A permission ask carries the whole tool call: kind, title, the input,
+// and for an edit its diff.
+func TestE2E_askCarriesTheToolCall(t *testing.T) {
+	e, _ := realEditor(t, t.TempDir())
+	cwd := t.TempDir()
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
+		t.Fatal(err)
+	}
+	asks := e.Client.Asks()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	call := asks[0].ToolCall
+	in, _ := call.RawInput.(map[string]any)
+	if call.Kind == nil || *call.Kind != acp.ToolKindEdit || call.Title == nil || in["content"] != "hello world" {
+		t.Errorf("ask's tool call %+v; want an edit with its input", call)
+	}
+	var diff *acp.ToolCallContentDiff
+	for _, c := range call.Content {
+		if c.Diff != nil {
+			diff = c.Diff
+		}
+	}
+	if diff == nil || diff.Path != filepath.Join(cwd, "notes.txt") || diff.NewText != "hello world" {
+		t.Errorf("ask's diff %+v; want the new file", diff)
+	}
+}
+
+// Claude's AskUserQuestion is a choice: its options are the ask's options,
+// and the answer picked reaches Claude as the tool's answer.
+func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
+	e, srv := realEditor(t, t.TempDir())
+	e.Client.Option = "answer-1"
+	id := e.NewSession(t.TempDir())
+	if r, err := e.Prompt(id, "ASK_USER please"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", r, err)
+	}
+	asks := e.Client.Asks()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	var opts []string
+	for _, o := range asks[0].Options {
+		opts = append(opts, string(o.OptionId)+"="+o.Name)
+	}
+	if want := "answer-0=Red — Red it is,answer-1=Blue — Blue it is,reject=Don't answer"; strings.Join(opts, ",") != want ||
+		*asks[0].ToolCall.Title != fakeapi.AskedQuestion {
+		t.Errorf("ask %q, options %s; want the question with %s", *asks[0].ToolCall.Title, strings.Join(opts, ","), want)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	if len(last.Results) == 0 || !strings.Contains(last.Results[0].Content, "Blue") || last.Results[0].IsError {
+		t.Errorf("the tool result Claude sent the model: %+v; want the answer Blue", last.Results)
+	}
+}
+
+// An ask the client answers cancelled ends the turn cancelled, and the
+// command never runs.
+func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
+	e, _ := realEditor(t, t.TempDir())
+	e.Client.Option = "cancelled"
+	cwd := t.TempDir()
+	id := e.NewSession(cwd)
+	r, err := e.Prompt(id, "RUN_BASH: touch made.txt")
+	if err != nil || r.StopReason != acp.StopReasonCancelled {
+		t.Errorf("prompt: %+v, %v; want cancelled", r, err)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err == nil {
+		t.Error("the command ran")
+	}
+	e.Client.Option = "allow"
+	if r, err := e.Prompt(id, "Say hello"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("the next prompt: %+v, %v", r, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -39,6 +40,10 @@ type session struct {
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*Result] // the read loop reports each turn's end
 	asks  *agentkit.Asks           // can_use_tool asks by request_id
+	// dismissed is set when the client answered an ask of the running turn
+	// cancelled: the user wants the turn to end, which Claude reports as
+	// an aborted turn, not a cancelled one.
+	dismissed atomic.Bool
 
 	out *agentkit.Updates // serialises the translator and the updates it makes
 	tr  *Translator       // one per session, so tool ids and the task list survive restarts
@@ -336,6 +341,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
+	s.dismissed.Store(false)
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*Result, *proc.Process]{
 		Ready: s.ensure,
 		Send: func(_ context.Context, p *proc.Process) error {
@@ -360,10 +366,10 @@ func (s *session) outcome(ctx context.Context, r *Result) (bridge.TurnResult, er
 			Cost: &acp.Cost{Amount: r.CostUSD, Currency: "USD"}}})
 	}
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, s.dismissed.Load() && (r.Aborted || r.Err != ""):
 		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case r.AuthRequired:
-		return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in by running `claude` and /login, or set ANTHROPIC_API_KEY", bridge.ErrAuthRequired, r.Err)
+		return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `acpbridge --agent claude --login` (Claude's own `claude auth login`), or set ANTHROPIC_API_KEY", bridge.ErrAuthRequired, r.Err)
 	case r.Err != "":
 		return bridge.TurnResult{}, errors.New(r.Err)
 	}

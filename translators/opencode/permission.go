@@ -3,7 +3,6 @@ package opencode
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -77,23 +76,15 @@ func (s *session) question(q *QuestionAsk) {
 	call := s.announce(id, q.Tool, agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: "Ask the user"})
 	var answers [][]string
 	for _, qu := range q.Questions {
-		opts := make([]acp.PermissionOption, 0, len(qu.Options)+1)
-		for i, o := range qu.Options {
-			name := o.Label + agentkit.Prefixed(" — ", o.Description)
-			opts = append(opts, acp.PermissionOption{OptionId: acp.PermissionOptionId("answer-" + strconv.Itoa(i)), Name: name, Kind: acp.PermissionOptionKindAllowOnce})
-		}
-		opts = append(opts, acp.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: acp.PermissionOptionKindRejectOnce})
-		title, kind := agentkit.Or(qu.Question, qu.Header), acp.ToolKindOther
-		ans := s.asks.Ask(s.turns.Context(), id, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call), Title: &title, Kind: &kind}, opts)
-		if ans.Withdrawn {
+		c := s.asks.Choose(s.turns.Context(), id, call, qu.question())
+		if c.Withdrawn {
 			return
 		}
-		i, err := strconv.Atoi(strings.TrimPrefix(ans.Chosen(), "answer-"))
-		if err != nil || i < 0 || i >= len(qu.Options) {
+		if !c.Answered {
 			s.reply("/question/"+id+"/reject", nil)
 			return
 		}
-		answers = append(answers, []string{qu.Options[i].Label})
+		answers = append(answers, []string{c.Label})
 	}
 	s.reply("/question/"+id+"/reply", map[string]any{"answers": answers})
 }

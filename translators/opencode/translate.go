@@ -138,6 +138,15 @@ type Question struct {
 	} `json:"options"`
 }
 
+// question is q as the toolkit asks it.
+func (q Question) question() agentkit.Question {
+	aq := agentkit.Question{Text: q.Question, Header: q.Header}
+	for _, o := range q.Options {
+		aq.Options = append(aq.Options, agentkit.QuestionOption{Label: o.Label, Description: o.Description})
+	}
+	return aq
+}
+
 // properties is the union of the properties the translator reads.
 type properties struct {
 	SessionID string          `json:"sessionID"`

@@ -26,6 +26,8 @@ import (
 //	                                 (the rest of the line), description}
 //	WRITE_FILE: <path> <content...>  Write {file_path, content: the rest of the line}
 //	EDIT_FILE: <path> <old> <new>    Edit {file_path, old_string, new_string} (single words)
+//	ASK_USER                         AskUserQuestion {questions: [AskedQuestion, with the
+//	                                 options AskedOptions]}
 //	TASKS                            TaskCreate {subject: "Write the tests", description,
 //	                                 activeForm: "Writing the tests"}, then TaskUpdate (above)
 //	THINK                            a thinking block, then the answer
@@ -49,7 +51,11 @@ const (
 	TaskSubject      = "Write the tests"
 	TaskDescription  = "Write unit tests that cover the new behaviour."
 	TaskActiveForm   = "Writing the tests"
+	AskedQuestion    = "Which color should the button be?"
 )
+
+// AskedOptions are the answers ASK_USER's question offers.
+var AskedOptions = []string{"Red", "Blue"}
 
 const (
 	slowChunks = 20
@@ -100,6 +106,13 @@ func directives(req Request) Reply {
 	}
 	answer := AnswerTextPrefix + chunk.Echo(text)
 	switch {
+	case words["ASK_USER"]:
+		var opts []any
+		for _, o := range AskedOptions {
+			opts = append(opts, map[string]any{"label": o, "description": o + " it is"})
+		}
+		return Reply{Blocks: []Block{{Type: "tool_use", Name: "AskUserQuestion", Input: map[string]any{"questions": []any{
+			map[string]any{"question": AskedQuestion, "header": "Color", "options": opts, "multiSelect": false}}}}}}
 	case words["TASKS"]:
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskCreate", Input: map[string]any{
 			"subject": TaskSubject, "description": TaskDescription, "activeForm": TaskActiveForm}}}}
