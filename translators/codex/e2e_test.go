@@ -3,6 +3,7 @@ package codex
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,9 @@ func TestE2E_textTurn(t *testing.T) {
 	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
+	if u := resp.Usage; u == nil || u.InputTokens == 0 || u.OutputTokens == 0 || u.TotalTokens != u.InputTokens+u.OutputTokens {
+		t.Errorf("usage %+v; want the turn's tokens", u)
+	}
 	if got := e.Client.Conversation(); !strings.Contains(got, "agent: Hello from fake model. You said: hello there") {
 		t.Errorf("conversation:%s", got)
 	}
@@ -116,6 +120,44 @@ func TestE2E_patchShowsADiff(t *testing.T) {
 	}
 	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "hello from apply_patch") {
 		t.Errorf("file: %q, %v", b, err)
+	}
+	asks := e.Client.Asks()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	call := asks[0].ToolCall
+	if call.Kind == nil || *call.Kind != acp.ToolKindEdit || call.RawInput == nil || len(call.Content) == 0 || call.Content[0].Diff == nil ||
+		call.Content[0].Diff.Path != path {
+		t.Errorf("the ask's tool call %+v; want the edit with its diff", call)
+	}
+}
+
+// A command's ask carries the whole tool call, and an ask the client
+// answers cancelled ends the turn cancelled without running the command.
+func TestE2E_commandAskCarriesTheCallAndCancels(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	e.Client.Option = "cancelled"
+	cwd := t.TempDir()
+	id := e.NewSession(cwd)
+	setMode(t, e, id, "ask")
+	r, err := e.Prompt(id, "run: mkdir -p made")
+	if err != nil || r.StopReason != acp.StopReasonCancelled {
+		t.Errorf("prompt: %+v, %v; want cancelled", r, err)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made")); err == nil {
+		t.Error("the command ran")
+	}
+	asks := e.Client.Asks()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	in, _ := asks[0].ToolCall.RawInput.(map[string]any)
+	if k := asks[0].ToolCall.Kind; k == nil || *k != acp.ToolKindExecute || !strings.Contains(fmt.Sprint(in["command"]), "mkdir -p made") {
+		t.Errorf("the ask's tool call %+v; want the command", asks[0].ToolCall)
+	}
+	e.Client.Option = "accept"
+	if r, err := e.Prompt(id, "hello again"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("the next prompt: %+v, %v", r, err)
 	}
 }
 

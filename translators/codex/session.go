@@ -341,14 +341,17 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 	info := agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: "Edit files"}
 	if method == "item/commandExecution/requestApproval" {
 		info = command(p.Command, p.Cwd, p.CommandActions, s.cwd)
+		info.RawInput = map[string]any{"command": p.Command, "cwd": p.Cwd}
 	}
 	s.out.Lock()
 	s.out.Send(s.tr.Announce(p.ItemID, info))
+	if shown, ok := s.tr.Shown(p.ItemID); ok && method == "item/fileChange/requestApproval" {
+		info = shown // the item's changes, with their diffs
+	}
 	s.out.Unlock()
 	stop := context.AfterFunc(ctx, func() { s.asks.Withdraw(p.ItemID) }) // the server took the request back
 	defer stop()
-	title := info.Title
-	a := s.asks.Ask(s.turns.Context(), p.ItemID, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(p.ItemID), Title: &title}, options)
+	a := s.asks.Ask(s.turns.Context(), p.ItemID, info.Call(p.ItemID), options)
 	return map[string]any{"decision": decision(a)}, nil
 }
 

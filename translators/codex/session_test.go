@@ -322,7 +322,7 @@ func TestFake_patchApproval(t *testing.T) {
 			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
 			nativetest.MustPrompt(t, s, "patch: hello.txt", nil)
 			us, asks, _ := ev.Snapshot()
-			if len(asks) != 1 || asks[0].Call.Title == nil || *asks[0].Call.Title != "Edit files" {
+			if len(asks) != 1 || asks[0].Call.Title == nil || *asks[0].Call.Title != "Create hello.txt" || len(asks[0].Call.Content) != 1 {
 				t.Errorf("asks %+v", asks)
 			}
 			var diff *acp.ToolCallContentDiff

@@ -15,15 +15,17 @@ import (
 // session updates. It is not safe for concurrent use; the session
 // serialises calls.
 type Translator struct {
-	cwd      string
-	tools    map[string]bool             // item ids announced as tool calls
-	streamed map[string]bool             // agentMessage and reasoning ids that had deltas
-	output   map[string]*strings.Builder // commandExecution output so far, by item id
+	cwd       string
+	tools     map[string]bool              // item ids announced as tool calls
+	infos     map[string]agentkit.ToolInfo // how each was shown, for asks about it
+	turnUsage *acp.Usage                   // the running turn's tokens so far
+	streamed  map[string]bool              // agentMessage and reasoning ids that had deltas
+	output    map[string]*strings.Builder  // commandExecution output so far, by item id
 }
 
 // NewTranslator returns a Translator for a thread working in cwd.
 func NewTranslator(cwd string) *Translator {
-	return &Translator{cwd: cwd, tools: map[string]bool{}, streamed: map[string]bool{}, output: map[string]*strings.Builder{}}
+	return &Translator{cwd: cwd, tools: map[string]bool{}, infos: map[string]agentkit.ToolInfo{}, streamed: map[string]bool{}, output: map[string]*strings.Builder{}}
 }
 
 // Output is what one notification means.
@@ -40,8 +42,9 @@ type Output struct {
 // TurnEnd is how a turn ended.
 type TurnEnd struct {
 	TurnID string
-	Status string // completed, interrupted, failed
-	Err    string // the turn's error message, if it failed
+	Status string     // completed, interrupted, failed
+	Err    string     // the turn's error message, if it failed
+	Usage  *acp.Usage // the turn's model requests, summed; nil if codex reported none
 }
 
 // result is the bridge's view of the turn's end; lastErr is the message
@@ -58,7 +61,7 @@ func (end *TurnEnd) result(lastErr string) (bridge.TurnResult, error) {
 		}
 		return bridge.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
 	}
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: end.Usage}, nil
 }
 
 // params holds the fields the notifications share; item is decoded later.
@@ -94,11 +97,19 @@ type errorDoc struct {
 	CodexErrorInfo json.RawMessage `json:"codexErrorInfo"`
 }
 
+// tokenUsage is thread/tokenUsage/updated's: last is the latest model
+// request's, total the thread's so far.
 type tokenUsage struct {
-	Last struct {
-		TotalTokens int `json:"totalTokens"`
-	} `json:"last"`
-	ModelContextWindow int `json:"modelContextWindow"`
+	Last               tokenCounts `json:"last"`
+	ModelContextWindow int         `json:"modelContextWindow"`
+}
+
+type tokenCounts struct {
+	TotalTokens           int `json:"totalTokens"`
+	InputTokens           int `json:"inputTokens"`
+	CachedInputTokens     int `json:"cachedInputTokens"`
+	OutputTokens          int `json:"outputTokens"`
+	ReasoningOutputTokens int `json:"reasoningOutputTokens"`
 }
 
 // Translate decodes one notification.
@@ -231,7 +242,15 @@ func (t *Translator) announce(id string, info agentkit.ToolInfo, status acp.Tool
 		return []acp.SessionUpdate{info.Refresh(id, acp.WithUpdateStatus(status))}
 	}
 	t.tools[id] = true
+	t.infos[id] = info
 	return []acp.SessionUpdate{info.Start(id, status)}
+}
+
+// Shown is how the tool call of item id was shown, if it was: an ask about
+// a file change carries the diffs its item/started showed.
+func (t *Translator) Shown(id string) (agentkit.ToolInfo, bool) {
+	info, ok := t.infos[id]
+	return info, ok
 }
 
 // completed shows a finished message (unless its deltas already did) or
@@ -277,8 +296,14 @@ func (t *Translator) outputDelta(id, delta string) Output {
 	return updates(acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent(agentkit.Console(b.String()))))
 }
 
+// usage shows how full the context is, and adds the latest request's
+// tokens to the turn's usage.
 func (t *Translator) usage(u *tokenUsage) Output {
-	if u == nil || u.ModelContextWindow == 0 {
+	if u == nil {
+		return Output{}
+	}
+	t.addUsage(u.Last)
+	if u.ModelContextWindow == 0 {
 		return Output{}
 	}
 	return updates(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: u.Last.TotalTokens, Size: u.ModelContextWindow}})
@@ -288,11 +313,36 @@ func (t *Translator) turnCompleted(turn *turnDoc) Output {
 	if turn == nil {
 		return Output{}
 	}
-	end := &TurnEnd{TurnID: turn.ID, Status: turn.Status}
+	end := &TurnEnd{TurnID: turn.ID, Status: turn.Status, Usage: t.turnUsage}
+	t.turnUsage = nil
 	if turn.Error != nil {
 		end.Err = errorText(turn.Error)
 	}
 	return Output{End: end}
+}
+
+func (t *Translator) addUsage(c tokenCounts) {
+	if t.turnUsage == nil {
+		t.turnUsage = &acp.Usage{}
+	}
+	u := t.turnUsage
+	u.InputTokens += c.InputTokens
+	u.OutputTokens += c.OutputTokens
+	u.TotalTokens += c.TotalTokens
+	u.CachedReadTokens = addTo(u.CachedReadTokens, c.CachedInputTokens)
+	u.ThoughtTokens = addTo(u.ThoughtTokens, c.ReasoningOutputTokens)
+}
+
+// addTo adds n to an optional count, leaving it unset while it is 0.
+func addTo(p *int, n int) *int {
+	if p == nil && n == 0 {
+		return nil
+	}
+	sum := n
+	if p != nil {
+		sum += *p
+	}
+	return &sum
 }
 
 // errorText is codex's message with its error kind, which says more than
