@@ -188,7 +188,7 @@ func (t *turn) edit() error {
 	path := filepath.Join(t.s.cwd, "mock.txt")
 	diff := acp.ToolDiffContent(path, "hello, world\n", "hello\n")
 	t.s.ev.Update(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})))
-	allowed, err := t.allowed(id, path)
+	allowed, err := t.allowed(id, path, diff)
 	if errors.Is(err, errAskCancelled) {
 		t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateRawOutput(map[string]any{"error": "the permission ask was cancelled"})))
@@ -213,7 +213,7 @@ func (t *turn) edit() error {
 }
 
 // allowed asks the client unless the mode or an earlier "always" says yes.
-func (t *turn) allowed(id acp.ToolCallId, path string) (bool, error) {
+func (t *turn) allowed(id acp.ToolCallId, path string, diff acp.ToolCallContent) (bool, error) {
 	t.s.mu.Lock()
 	always := t.s.alwaysAllow
 	t.s.mu.Unlock()
@@ -221,8 +221,10 @@ func (t *turn) allowed(id acp.ToolCallId, path string) (bool, error) {
 	if skip {
 		return true, nil
 	}
-	title := "Edit " + path
-	out, err := t.s.ev.RequestPermission(t.ctx, acp.ToolCallUpdate{ToolCallId: id, Title: &title}, []acp.PermissionOption{
+	title, kind := "Edit "+path, acp.ToolKindEdit
+	call := acp.ToolCallUpdate{ToolCallId: id, Title: &title, Kind: &kind, Content: []acp.ToolCallContent{diff},
+		Locations: []acp.ToolCallLocation{{Path: path}}, RawInput: map[string]any{"path": path, "content": "hello, world\n"}}
+	out, err := t.s.ev.RequestPermission(t.ctx, call, []acp.PermissionOption{
 		{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
 		{OptionId: "always", Name: "Always allow edits", Kind: acp.PermissionOptionKindAllowAlways},
 		{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
