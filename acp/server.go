@@ -7,6 +7,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -102,6 +103,7 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 				Resume: &sdk.SessionResumeCapabilities{},
 				Close:  &sdk.SessionCloseCapabilities{},
 				Delete: &sdk.SessionDeleteCapabilities{},
+				Fork:   &sdk.SessionForkCapabilities{},
 			},
 		},
 	}, nil
@@ -161,6 +163,35 @@ func (s *Server) CloseSession(_ context.Context, req sdk.CloseSessionRequest) (s
 		return sdk.CloseSessionResponse{}, s.reqErr("session/close", err)
 	}
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// UnstableForkSession starts a session that begins as a copy of another
+// (bridge.Manager.Fork).
+func (s *Server) UnstableForkSession(ctx context.Context, req sdk.UnstableForkSessionRequest) (sdk.UnstableForkSessionResponse, error) {
+	var mcp []sdk.McpServer
+	if err := convert(req.McpServers, &mcp); err != nil {
+		return sdk.UnstableForkSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "mcpServers: " + err.Error()})
+	}
+	sess, err := s.m.Fork(ctx, string(req.SessionId), req.Cwd, mcp)
+	if err != nil {
+		return sdk.UnstableForkSessionResponse{}, s.reqErr("session/fork", err)
+	}
+	st := sess.State()
+	resp := sdk.UnstableForkSessionResponse{SessionId: sdk.SessionId(sess.ID()), Modes: st.Modes, Meta: st.Meta}
+	if err := convert(st.ConfigOptions, &resp.ConfigOptions); err != nil {
+		return sdk.UnstableForkSessionResponse{}, s.reqErr("session/fork", err)
+	}
+	return resp, nil
+}
+
+// convert moves a value between the SDK's stable and unstable twins of a
+// type (McpServer and UnstableMcpServer, ...), which share their JSON.
+func convert(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
 }
 
 // UnstableDeleteSession closes a session and removes its transcript.

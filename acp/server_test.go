@@ -22,8 +22,8 @@ func TestServer_initializeIsHonest(t *testing.T) {
 	if !caps.LoadSession || sc.List == nil || sc.Resume == nil || sc.Close == nil || sc.Delete == nil {
 		t.Errorf("capabilities %+v: want loadSession, list, resume, close, delete", caps)
 	}
-	if sc.Fork != nil || caps.Auth.Logout != nil {
-		t.Errorf("capabilities advertise fork or logout, which are not built")
+	if sc.Fork == nil || caps.Auth.Logout != nil {
+		t.Errorf("capabilities: want fork, and no logout (not built)")
 	}
 	if !caps.PromptCapabilities.Image || !caps.PromptCapabilities.EmbeddedContext {
 		t.Errorf("prompt capabilities %+v: want the mock's image and embeddedContext", caps.PromptCapabilities)

@@ -53,6 +53,14 @@ type LoginChecker interface {
 	Login() Login
 }
 
+// Forker is implemented by a Backend whose agent can fork a session of its
+// own (OpenOptions.ForkOf). A session/fork on any other backend opens a new
+// native session and tells it the conversation so far with its first
+// prompt, as a handoff does.
+type Forker interface {
+	Forks() bool
+}
+
 // LoginRunner is implemented by a Backend whose agent has a login of its
 // own for a person to run in a terminal (`claude auth login`, `codex login`
 // …). LoginCmd returns it ready to run, with the agent's environment and no
@@ -94,6 +102,9 @@ type OpenOptions struct {
 	Cwd        string
 	MCPServers []acp.McpServer
 	NativeID   string // resume this native session; "" starts a new one
+	// ForkOf, with NativeID "", starts a new native session that begins as
+	// a copy of this one, which stays as it was. Only a Forker gets it.
+	ForkOf string
 	// Config holds the values of config options chosen earlier in the
 	// session (by option id); an option not in it takes the backend's
 	// default; a value the backend no longer offers may be ignored.

@@ -80,6 +80,7 @@ func (w *waiting) before(o *waiting) bool {
 type carried struct {
 	from  string // the agent that had the session
 	since int64  // the new agent had it until this entry (-1: never)
+	fork  string // set instead of from for a fork: the session it was forked from
 }
 
 // draftBudget is how much a turn's checkpoints write before each doubles
@@ -839,7 +840,10 @@ func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBl
 		}
 	}
 	intro := fmt.Sprintf("Until now another coding agent (%s) worked on this session with the user; here is what was said (from acpbridge's transcript). Go on from there.", c.from)
-	if c.since >= 0 {
+	switch {
+	case c.fork != "":
+		intro = "This conversation continues an earlier one with the user, which it was forked from; here is what was said in it (from acpbridge's transcript). Go on from there."
+	case c.since >= 0:
 		intro = fmt.Sprintf("You had this session before; since then another coding agent (%s) worked on it with the user. Here is what was said meanwhile (from acpbridge's transcript). Go on from there.", c.from)
 	}
 	text := HistoryText(decoded(Replay(since)), HistoryBudget, intro)
@@ -851,6 +855,9 @@ func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBl
 		what = "since it last had the session"
 	}
 	note = fmt.Sprintf("Handed over from %s to %s: it was given the conversation %s (%d KB).", c.from, agent.Title, what, (len(text)+1023)/1024)
+	if c.fork != "" {
+		note = fmt.Sprintf("Forked from session %s: %s was given the conversation so far (%d KB).", c.fork, agent.Title, (len(text)+1023)/1024)
+	}
 	if strings.Contains(text, "earlier lines left out]") {
 		note += " The oldest part did not fit and was left out."
 	}

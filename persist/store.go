@@ -74,6 +74,9 @@ type Header struct {
 	// handing the session back continues that native session and tells it
 	// only what happened since.
 	Handoffs map[string]Handoff `json:"handoffs,omitempty"`
+	// ForkOf is the session this one was forked from: its transcript
+	// starts with a copy of that one's.
+	ForkOf string `json:"forkOf,omitempty"`
 }
 
 // Handoff is where an agent left a session.

@@ -117,6 +117,16 @@ func (e *Editor) SetConfig(id acp.SessionId, option, value string) ([]acp.Sessio
 	return resp.ConfigOptions, err
 }
 
+// Fork forks a session (session/fork) and returns the new one's id.
+func (e *Editor) Fork(id acp.SessionId, cwd string) acp.SessionId {
+	e.T.Helper()
+	resp, err := e.CS.UnstableForkSession(e.Ctx(), acp.UnstableForkSessionRequest{SessionId: id, Cwd: cwd})
+	if err != nil {
+		e.T.Fatalf("session/fork: %v", err)
+	}
+	return resp.SessionId
+}
+
 // Load loads a session.
 func (e *Editor) Load(id acp.SessionId, cwd string) {
 	e.T.Helper()

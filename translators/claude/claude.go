@@ -96,6 +96,10 @@ func (b *Backend) learnModels(models []bridge.Choice) {
 	b.models = models
 }
 
+// Forks: Claude forks a session with --resume ID --fork-session; the new
+// session's id comes with its first turn's init.
+func (b *Backend) Forks() bool { return true }
+
 // Close does nothing: sessions own their processes.
 func (b *Backend) Close() error { return nil }
 
@@ -103,6 +107,7 @@ func (b *Backend) Close() error { return nil }
 type launch struct {
 	mode, model, effort string
 	resume, mcp         string
+	fork                bool // resume as a new session (--fork-session)
 	bypass              bool // bypassPermissions is offered
 }
 
@@ -125,6 +130,9 @@ func (b *Backend) args(l launch) []string {
 	resume, mcp := l.resume, l.mcp
 	if resume != "" {
 		args = append(args, "--resume", resume)
+	}
+	if resume != "" && l.fork {
+		args = append(args, "--fork-session")
 	}
 	if mcp != "" {
 		args = append(args, "--mcp-config", mcp)

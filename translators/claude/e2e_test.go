@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,5 +390,47 @@ func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
 	e.Client.Option = "allow"
 	if r, err := e.Prompt(id, "Say hello"); err != nil || r.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("the next prompt: %+v, %v", r, err)
+	}
+}
+
+// A fork continues on a Claude session forked from the parent's
+// (--fork-session): the model sees the parent's turns as Claude's own
+// history, not retold, and the parent goes on without the fork's turns.
+func TestE2E_forkIsClaudesOwnFork(t *testing.T) {
+	e, srv := realEditor(t, t.TempDir())
+	cwd := t.TempDir()
+	parent := e.NewSession(cwd)
+	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
+		t.Fatal(err)
+	}
+	fork := e.Fork(parent, cwd)
+	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
+	if !strings.Contains(string(body), "Remember the word apricot") || strings.Contains(string(body), "forked from") {
+		t.Errorf("the fork's model request does not carry the parent's turn as Claude's own history: %s", body)
+	}
+	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
+		t.Fatal(err)
+	}
+	reqs = srv.Requests()
+	body, _ = json.Marshal(reqs[len(reqs)-1].Raw)
+	if !strings.Contains(string(body), "apricot") || strings.Contains(string(body), "Which word was it") {
+		t.Errorf("the parent's request: %s; want its own turns only", body)
+	}
+	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
+	if err != nil || len(list.Sessions) != 2 {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+	natives := map[string]bool{}
+	for _, s := range list.Sessions {
+		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil {
+			natives[fmt.Sprint(m["nativeSessionId"])] = true
+		}
+	}
+	if len(natives) != 2 {
+		t.Errorf("native sessions %v; want the fork on a Claude session of its own", natives)
 	}
 }

@@ -56,6 +56,7 @@ type session struct {
 	ready    chan struct{} // closed once p has answered initialize, or failed to
 	readyErr error
 	nativeID string
+	forkOf   string                // until Claude names the forked session: the one it forks
 	resolved map[string]string     // model option → the model it runs, as initialize tells
 	pending  map[string]chan reply // host→CLI requests by request_id
 	nextID   int
@@ -71,7 +72,7 @@ type reply struct {
 func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.Log(),
 		cfg:  agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption()),
-		asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID,
+		asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID, forkOf: opts.ForkOf,
 		resolved: map[string]string{}, pending: map[string]chan reply{}}
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns = agentkit.NewTurns[*Result](s.life)
@@ -96,6 +97,9 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 	s.ready, s.readyErr = make(chan struct{}), nil
 	l := launch{mode: s.cfg.Get(bridge.ConfigMode), model: s.cfg.Get(bridge.ConfigModel), effort: s.cfg.Get(bridge.ConfigEffort),
 		resume: s.nativeID, mcp: s.mcp, bypass: bypassAllowed()}
+	if s.nativeID == "" && s.forkOf != "" {
+		l.resume, l.fork = s.forkOf, true
+	}
 	p, err := proc.Start(proc.Spec{Path: s.path, Args: s.b.args(l), Dir: s.cwd, Env: s.b.env()})
 	if err != nil {
 		s.readyErr = fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
@@ -267,7 +271,7 @@ func (s *session) translate(line []byte) {
 	s.out.Send(out.Updates)
 	if out.SessionID != "" {
 		s.mu.Lock()
-		s.nativeID = out.SessionID
+		s.nativeID, s.forkOf = out.SessionID, ""
 		s.mu.Unlock()
 	}
 	if out.Mode != "" {

@@ -1,0 +1,110 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// Fork starts a session that begins as a copy of session id, which stays
+// as it was: its transcript starts with the parent's entries (so a load
+// replays the parent's conversation), it runs the parent's agent with the
+// parent's options, and the agent's own session is forked where the
+// agent can (Forker), or else a new one is told the conversation so far
+// with the first prompt. The parent may be open, even in a turn (what it
+// has recorded so far is copied), or only stored.
+func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
+	if !persist.ValidID(id) {
+		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+	}
+	if err := checkCwd(cwd); err != nil {
+		return nil, err
+	}
+	parent, entries, err := m.snapshot(id)
+	if err != nil {
+		return nil, err
+	}
+	if parent.NativeHistory {
+		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history; run with --persist always to fork it)", ErrInvalidParams, id)
+	}
+	b := m.backends[parent.Agent]
+	if b == nil {
+		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", ErrAgentUnavailable, id, parent.Agent)
+	}
+	now := time.Now().UTC()
+	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
+		Config: parent.ConfigValues(), ForkOf: id}
+	s := newSession(m, b, h, MaxSeq(entries)+1)
+	s.prompted = len(entries) > 0 || parent.NativeID != ""
+	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
+	if f, ok := b.(Forker); ok && f.Forks() && parent.NativeID != "" {
+		opts.ForkOf = parent.NativeID
+	} else if len(entries) > 0 {
+		s.carry = &carried{since: -1, fork: id}
+	}
+	if err := s.open(opts); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.header.NativeHistory = false // the copied entries are the history
+	s.mu.Unlock()
+	if err := s.startRecord(m.cfg.Store, nil); err != nil {
+		s.native.Close()
+		return nil, err
+	}
+	if err := s.copyEntries(entries); err != nil {
+		s.close()
+		return nil, err
+	}
+	m.mu.Lock()
+	m.sessions[h.ID] = s
+	m.mu.Unlock()
+	return s, nil
+}
+
+// snapshot is a session's header and what it has recorded: the live
+// session's if it is open here, else the stored transcript.
+func (m *Manager) snapshot(id string) (persist.Header, []persist.Entry, error) {
+	m.mu.Lock()
+	s := m.sessions[id]
+	m.mu.Unlock()
+	if s != nil {
+		entries, err := s.entries()
+		if err != nil {
+			return persist.Header{}, nil, err
+		}
+		cfg := values(s.options())
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		h := s.header
+		h.Config = cfg
+		return h, entries, nil
+	}
+	if m.cfg.Store == nil {
+		return persist.Header{}, nil, fmt.Errorf("%w: %s (nothing is persisted with --persist never)", ErrSessionNotFound, id)
+	}
+	tr, err := m.cfg.Store.Read(id)
+	if err != nil {
+		return persist.Header{}, nil, fmt.Errorf("%w: %s: %v", ErrSessionNotFound, id, err)
+	}
+	return tr.Header, tr.Entries, nil
+}
+
+// copyEntries records a parent's entries as the start of s's transcript.
+func (s *Session) copyEntries(entries []persist.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if err := s.rec.Append(entries...); err != nil {
+		return fmt.Errorf("%w: copying the parent's transcript: %v", ErrNotRecorded, err)
+	}
+	if err := s.rec.Sync(); err != nil {
+		return fmt.Errorf("%w: copying the parent's transcript: %v", ErrNotRecorded, err)
+	}
+	return nil
+}
