@@ -434,3 +434,41 @@ func TestE2E_forkIsClaudesOwnFork(t *testing.T) {
 		t.Errorf("native sessions %v; want the fork on a Claude session of its own", natives)
 	}
 }
+
+// In plan mode, Claude's ExitPlanMode asks with the plan and the mode to
+// go on in; the mode picked becomes the session's.
+func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
+	e, _ := realEditor(t, t.TempDir())
+	e.Client.Option = "acceptEdits"
+	id := e.NewSession(t.TempDir())
+	if _, err := e.SetConfig(id, bridge.ConfigMode, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Prompt(id, "EXIT_PLAN now"); err != nil {
+		t.Fatal(err)
+	}
+	asks := e.Client.Asks()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	var opts []string
+	for _, o := range asks[0].Options {
+		opts = append(opts, string(o.OptionId))
+	}
+	call := asks[0].ToolCall
+	if strings.Join(opts, ",") != "acceptEdits,default,plan" || len(call.Content) == 0 || call.Content[0].Content == nil ||
+		call.Content[0].Content.Content.Text == nil || call.Content[0].Content.Content.Text.Text != fakeapi.PlanText {
+		t.Errorf("ask options %v, tool call %+v; want the plan and the modes to go on in", opts, call)
+	}
+	var mode string // the switch comes right after the ask's answer, maybe after the turn
+	for deadline := time.Now().Add(10 * time.Second); mode == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, u := range e.Client.Take() {
+			if u.CurrentModeUpdate != nil {
+				mode = string(u.CurrentModeUpdate.CurrentModeId)
+			}
+		}
+	}
+	if mode != "acceptEdits" {
+		t.Errorf("mode after the plan was approved: %q; want acceptEdits", mode)
+	}
+}

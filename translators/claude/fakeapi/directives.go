@@ -26,6 +26,7 @@ import (
 //	                                 (the rest of the line), description}
 //	WRITE_FILE: <path> <content...>  Write {file_path, content: the rest of the line}
 //	EDIT_FILE: <path> <old> <new>    Edit {file_path, old_string, new_string} (single words)
+//	EXIT_PLAN                        ExitPlanMode {plan: PlanText}
 //	ASK_USER                         AskUserQuestion {questions: [AskedQuestion, with the
 //	                                 options AskedOptions]}
 //	TASKS                            TaskCreate {subject: "Write the tests", description,
@@ -52,6 +53,7 @@ const (
 	TaskDescription  = "Write unit tests that cover the new behaviour."
 	TaskActiveForm   = "Writing the tests"
 	AskedQuestion    = "Which color should the button be?"
+	PlanText         = "1. Write the tests\n2. Make them pass"
 )
 
 // AskedOptions are the answers ASK_USER's question offers.
@@ -106,6 +108,8 @@ func directives(req Request) Reply {
 	}
 	answer := AnswerTextPrefix + chunk.Echo(text)
 	switch {
+	case words["EXIT_PLAN"]:
+		return Reply{Blocks: []Block{{Type: "tool_use", Name: "ExitPlanMode", Input: map[string]any{"plan": PlanText}}}}
 	case words["ASK_USER"]:
 		var opts []any
 		for _, o := range AskedOptions {
