@@ -34,7 +34,10 @@ type Backend struct {
 	models   agentkit.Lazy[[]modelDoc]   // model/list
 }
 
-var _ bridge.Backend = (*Backend)(nil)
+var (
+	_ bridge.Backend = (*Backend)(nil)
+	_ bridge.Forker  = (*Backend)(nil)
+)
 
 // New returns the Codex backend.
 func New(opts Options) *Backend {
@@ -51,7 +54,8 @@ func (b *Backend) Info() bridge.Info {
 
 // Open waits for the server and its models (started by Warm, or here by
 // the first session), so that the session's options are complete, then
-// starts the thread (or resumes opts.NativeID) in the background.
+// starts the thread (or resumes opts.NativeID, or forks opts.ForkOf) in
+// the background.
 func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -66,6 +70,10 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	go s.connect()
 	return s, nil
 }
+
+// Forks: a session/fork starts its thread with thread/fork, a copy of the
+// parent's thread that leaves the parent as it was.
+func (b *Backend) Forks() bool { return true }
 
 // Warm starts the server and asks for its models in the background, so
 // that the first session/new finds them.

@@ -17,6 +17,15 @@
 //     reasoningEffort. turn/start takes the input items and, optionally,
 //     approvalPolicy, sandboxPolicy, model and effort, which stick for the
 //     thread's later turns; a thread can't go back to config.toml's policy.
+//   - thread/fork {threadId, …the same overrides…} answers as
+//     thread/resume does, with a new thread that holds a copy of
+//     threadId's turns (threadId stays as it was) and runs in the cwd
+//     given. Codex reads the parent's rollout from disk, so the parent
+//     need not be loaded; a thread never prompted has no rollout yet ("no
+//     rollout found for thread id …"), nor has one whose rollout was
+//     deleted ("invalid paginated history lineage …: missing source
+//     rollout"). For a session/fork the bridge then starts a new thread
+//     and tells it the conversation with its first turn.
 //   - A turn streams item/started, deltas and item/completed
 //     notifications, and ends with turn/completed (status completed,
 //     interrupted or failed); turn/interrupt makes it end as interrupted.

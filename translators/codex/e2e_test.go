@@ -329,3 +329,91 @@ func TestE2E_configOptions(t *testing.T) {
 		t.Errorf("the model was asked with effort %v, want high", effort)
 	}
 }
+
+// TestE2E_forkIsCodexsOwnFork: a fork continues on a thread codex forked
+// from the parent's (thread/fork): the model sees the parent's turn as
+// codex's own history, not retold, and the parent goes on without the
+// fork's turns. (With --persist auto a codex session keeps no transcript
+// of its own, and the bridge refuses to fork it; hence always.)
+func TestE2E_forkIsCodexsOwnFork(t *testing.T) {
+	w := newWorld(t)
+	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAlways)
+	cwd := t.TempDir()
+	parent := e.NewSession(cwd)
+	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
+		t.Fatal(err)
+	}
+	fork := e.Fork(parent, cwd)
+	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
+		t.Fatal(err)
+	}
+	body := lastRequest(t, w)
+	if !strings.Contains(body, "Remember the word apricot") || strings.Contains(body, "which it was forked from") {
+		t.Errorf("the fork's model request does not carry the parent's turn as codex's own history: %s", body)
+	}
+	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
+		t.Fatal(err)
+	}
+	if body := lastRequest(t, w); !strings.Contains(body, "apricot") || strings.Contains(body, "Which word was it") {
+		t.Errorf("the parent's request: %s; want its own turns only", body)
+	}
+	if natives := nativeIDs(t, e); len(natives) != 2 {
+		t.Errorf("native sessions %v; want the fork on a thread of its own", natives)
+	}
+}
+
+// TestE2E_forkOfAThreadCodexLost: when codex no longer has the parent's
+// thread (its rollouts are gone), the fork starts a new thread and its
+// first turn tells it the conversation from the bridge's transcript.
+func TestE2E_forkOfAThreadCodexLost(t *testing.T) {
+	w := newWorld(t)
+	state, cwd := t.TempDir(), t.TempDir()
+	e, _ := w.bridge(t, state, bridge.PersistAlways)
+	parent := e.NewSession(cwd)
+	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
+		t.Fatal(err)
+	}
+	e.Stop()
+	if err := os.RemoveAll(filepath.Join(w.codexHome, "sessions")); err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := w.bridge(t, state, bridge.PersistAlways)
+	fork := e2.Fork(parent, cwd)
+	if _, err := e2.Prompt(fork, "Which word was it"); err != nil {
+		t.Fatal(err)
+	}
+	if body := lastRequest(t, w); !strings.Contains(body, "which it was forked from") || !strings.Contains(body, "Remember the word apricot") ||
+		strings.Count(body, "Which word was it") != 1 {
+		t.Errorf("the fork's model request does not tell the parent's conversation (and the prompt once): %s", body)
+	}
+	if got := e2.Client.Conversation(); !strings.Contains(got, "Codex could not fork the parent's thread") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+// lastRequest is the fake model's last request's input, as JSON.
+func lastRequest(t *testing.T, w *world) string {
+	t.Helper()
+	reqs := w.srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model got no request")
+	}
+	b, _ := json.Marshal(reqs[len(reqs)-1].Raw["input"])
+	return string(b)
+}
+
+// nativeIDs are the native session ids session/list shows.
+func nativeIDs(t *testing.T, e *editortest.Editor) map[string]bool {
+	t.Helper()
+	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	natives := map[string]bool{}
+	for _, s := range list.Sessions {
+		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil && m["nativeSessionId"] != nil {
+			natives[fmt.Sprint(m["nativeSessionId"])] = true
+		}
+	}
+	return natives
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,9 +166,14 @@ func (f *fakeServer) fail(id json.RawMessage, code int, msg string) {
 // newID makes a UUIDv7-looking id, unique across restarts.
 func (f *fakeServer) newID() string {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.newIDLocked()
+}
+
+// newIDLocked is newID with f.mu held.
+func (f *fakeServer) newIDLocked() string {
 	f.seq++
 	n := f.seq
-	f.mu.Unlock()
 	now := time.Now().UnixMilli()
 	return fmt.Sprintf("%08x-%04x-7%03x-8%03x-%012x", now>>16, now&0xffff, os.Getpid()&0xfff, n&0xfff, n)
 }
@@ -231,6 +237,8 @@ func (f *fakeServer) handle(line []byte) {
 		f.threadStart(msg.ID, p)
 	case "thread/resume":
 		f.threadResume(msg.ID, p)
+	case "thread/fork":
+		f.threadFork(msg.ID, p)
 	case "turn/start":
 		f.turnStart(msg.ID, p)
 	case "turn/interrupt":
@@ -330,6 +338,37 @@ func (f *fakeServer) threadResume(id json.RawMessage, p map[string]any) {
 	f.notify("deprecationNotice", map[string]any{"summary": "Full-history hydration is deprecated for paginated threads; use `excludeTurns: true`, then page with `thread/turns/list` and `thread/items/list`.", "details": nil})
 	f.reply(id, res)
 	f.notify("thread/status/changed", map[string]any{"threadId": tid, "status": map[string]any{"type": "idle"}})
+}
+
+// threadFork copies a thread this process knows (or its state file
+// does) into a new one, loaded, and answers with its turns. Like codex, it
+// has no rollout for a thread never prompted.
+func (f *fakeServer) threadFork(id json.RawMessage, p map[string]any) {
+	tid, _ := p["threadId"].(string)
+	f.mu.Lock()
+	parent := f.threads[tid]
+	if parent == nil || len(parent.Turns) == 0 {
+		f.mu.Unlock()
+		f.fail(id, -32600, "no rollout found for thread id "+tid)
+		return
+	}
+	th := &fakeThread{ID: f.newIDLocked(), Cwd: parent.Cwd, Model: parent.Model, Effort: parent.Effort, Items: parent.Items}
+	for _, t := range parent.Turns {
+		th.Turns = append(th.Turns, &fakeTurn{ID: t.ID, Items: slices.Clone(t.Items), Status: t.Status, Error: t.Error, thread: th})
+	}
+	if c, ok := p["cwd"].(string); ok && c != "" {
+		th.Cwd = c
+	}
+	if m, ok := p["model"].(string); ok && m != "" {
+		th.Model = m
+	}
+	f.threads[th.ID], f.loaded[th.ID] = th, true
+	res := f.threadResult(th, p, true)
+	res["thread"].(map[string]any)["forkedFromId"] = tid
+	f.mu.Unlock()
+	f.save()
+	f.reply(id, res)
+	f.notify("thread/started", map[string]any{"thread": f.threadDoc(th, false)})
 }
 
 func (f *fakeServer) turnStart(id json.RawMessage, p map[string]any) {

@@ -3,8 +3,8 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
+	"github.com/creachadair/jrpc2"
 )
 
 // startTimeout bounds the server's answer to initialize (150–550 ms seen),
@@ -28,6 +30,9 @@ type session struct {
 	cwd string
 	mcp []acp.McpServer
 	log *slog.Logger
+	// recorded is the bridge's transcript of the session, told to a new
+	// thread that stands in for a fork codex could not make.
+	recorded func() []acp.SessionUpdate
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
@@ -44,6 +49,8 @@ type session struct {
 	mu      sync.Mutex        // protects the fields below
 	picked  map[string]string // values the user chose (recorded, or sent with a turn): a resume sends the model again
 	thread  string
+	forkOf  string          // until the thread is forked: the thread it copies
+	carry   bool            // the fork became a new thread: the next turn tells it the conversation
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
 	history json.RawMessage // thread/resume's turns, for History
@@ -60,7 +67,10 @@ type turnProcs struct {
 
 func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
-		thread: opts.NativeID, picked: maps.Clone(opts.Config)}
+		recorded: opts.History, thread: opts.NativeID, picked: maps.Clone(opts.Config)}
+	if opts.NativeID == "" {
+		s.forkOf = opts.ForkOf
+	}
 	// The first attach resumes the recorded thread, if any; a later one,
 	// after the server died, always resumes.
 	s.at = agentkit.NewAttachment(func(ctx context.Context) (*server, error) { return s.attach(ctx, s.NativeID() != "") })
@@ -84,14 +94,15 @@ func (s *session) SetConfig(_ context.Context, id, value string) error {
 	return fmt.Errorf("%w: codex takes %s with the next turn", bridge.ErrInvalidParams, id)
 }
 
-// connect starts the server if needed, then starts or resumes the thread.
+// connect starts the server if needed, then starts, forks or resumes the
+// thread.
 func (s *session) connect() {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
 		s.log.Warn("codex thread did not start", "err", err)
 	}
 }
 
-// threadResult is what thread/start and thread/resume answer.
+// threadResult is what thread/start, thread/fork and thread/resume answer.
 type threadResult struct {
 	Thread struct {
 		ID    string          `json:"id"`
@@ -101,14 +112,51 @@ type threadResult struct {
 	ReasoningEffort string `json:"reasoningEffort"`
 }
 
-// attach starts a thread, or resumes the session's, on the running server.
-// A preset mode and a model go along only if the session has them (picked
-// by the user, or recorded for it): otherwise codex's config.toml applies.
+// attach starts, forks or resumes the session's thread on the running
+// server.
 func (s *session) attach(ctx context.Context, resume bool) (*server, error) {
 	srv, err := s.b.shared.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
+	res, err := s.openThread(ctx, srv, resume)
+	if err != nil {
+		return nil, err
+	}
+	if s.life.Err() != nil {
+		return nil, fmt.Errorf("the session was closed while codex started its thread")
+	}
+	s.mu.Lock()
+	s.thread, s.history, s.forkOf = res.Thread.ID, res.Thread.Turns, ""
+	s.mu.Unlock()
+	s.follow(res.Model, res.ReasoningEffort)
+	s.b.sessions.Add(res.Thread.ID, s)
+	return srv, nil
+}
+
+// openThread resumes the session's thread, forks the one it is to copy,
+// or starts a new one.
+func (s *session) openThread(ctx context.Context, srv *server, resume bool) (threadResult, error) {
+	params := s.threadParams()
+	s.mu.Lock()
+	thread, forkOf := s.thread, s.forkOf
+	s.mu.Unlock()
+	var res threadResult
+	switch {
+	case resume:
+		params["threadId"] = thread
+		return res, srv.call(ctx, "thread/resume", params, &res)
+	case forkOf != "":
+		return s.fork(ctx, srv, forkOf, params)
+	}
+	return res, srv.call(ctx, "thread/start", params, &res)
+}
+
+// threadParams are what thread/start, thread/fork and thread/resume take
+// alike: the directory, the MCP servers, and a preset mode and a model
+// only if the session has them (picked by the user, or recorded for it):
+// otherwise codex's config.toml applies.
+func (s *session) threadParams() map[string]any {
 	params := map[string]any{"cwd": s.cwd}
 	if p, ok := presets[s.cfg.Get(bridge.ConfigMode)]; ok {
 		params["approvalPolicy"], params["sandbox"] = p.approval, p.sandbox
@@ -119,25 +167,35 @@ func (s *session) attach(ctx context.Context, resume bool) (*server, error) {
 	if cfg, _ := mcpConfig(s.mcp); cfg != nil { // checked by Open
 		params["config"] = cfg
 	}
-	method := "thread/start"
-	s.mu.Lock()
-	if resume {
-		method, params["threadId"] = "thread/resume", s.thread
-	}
-	s.mu.Unlock()
+	return params
+}
+
+// fork makes the session's thread a copy of thread forkOf with
+// thread/fork, which reads forkOf's rollout from disk (loaded or not) and
+// leaves forkOf as it was. Codex answers an error when it has no rollout
+// for forkOf: a thread never prompted has none yet, and a CODEX_HOME
+// wiped since lost it. The session then starts a new thread, and its
+// first turn tells it the conversation so far from the bridge's
+// transcript.
+func (s *session) fork(ctx context.Context, srv *server, forkOf string, params map[string]any) (threadResult, error) {
 	var res threadResult
-	if err := srv.call(ctx, method, params, &res); err != nil {
-		return nil, err
+	err := srv.call(ctx, "thread/fork", withThread(params, forkOf), &res)
+	var rpcErr *jrpc2.Error
+	if !errors.As(err, &rpcErr) {
+		return res, err
 	}
-	if s.life.Err() != nil {
-		return nil, fmt.Errorf("the session was closed while codex started its thread")
-	}
+	s.log.Warn("codex can't fork the thread; starting a new one, told the conversation so far", "thread", forkOf, "err", err)
 	s.mu.Lock()
-	s.thread, s.history = res.Thread.ID, res.Thread.Turns
+	s.carry = true
 	s.mu.Unlock()
-	s.follow(res.Model, res.ReasoningEffort)
-	s.b.sessions.Add(res.Thread.ID, s)
-	return srv, nil
+	return res, srv.call(ctx, "thread/start", params, &res)
+}
+
+// withThread is params with threadId added.
+func withThread(params map[string]any, thread string) map[string]any {
+	p := maps.Clone(params)
+	p["threadId"] = thread
+	return p
 }
 
 func (s *session) pickedValue(id string) string {
@@ -185,7 +243,14 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 			s.mu.Lock()
 			s.running = turnProcs{srv: srv, before: before}
 			s.mu.Unlock()
-			return s.startTurn(srv, s.turnParams(input, turn.Config))
+			in, told := s.told(input)
+			err := s.startTurn(srv, s.turnParams(in, turn.Config))
+			if err != nil && told {
+				s.mu.Lock()
+				s.carry = true // the next turn tells it again
+				s.mu.Unlock()
+			}
+			return err
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
 			s.mu.Lock()
@@ -196,6 +261,44 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		Gone:    &TurnEnd{Status: "interrupted"},
 		Outcome: s.finish,
 	})
+}
+
+// forkIntro says why a new thread that stands in for a fork is told the
+// conversation.
+const forkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
+	"here is what was said in it (from acpbridge's transcript). Go on from there."
+
+// told is the turn's input, preceded, on the first turn of a fork codex
+// could not make, by the conversation so far from the bridge's transcript
+// (without this turn's prompt, which the bridge has recorded already),
+// and whether it was. The client is told so in a thought.
+func (s *session) told(input []map[string]any) ([]map[string]any, bool) {
+	s.mu.Lock()
+	carry := s.carry
+	s.carry = false
+	s.mu.Unlock()
+	if !carry || s.recorded == nil {
+		return input, false
+	}
+	said := bridge.HistoryText(withoutPrompt(s.recorded()), bridge.HistoryBudget, forkIntro)
+	if said == "" {
+		return input, false
+	}
+	note := fmt.Sprintf("Codex could not fork the parent's thread: it was given the conversation so far (%d KB) on a new thread.", (len(said)+1023)/1024)
+	s.out.Lock()
+	s.out.Send([]acp.SessionUpdate{acp.UpdateAgentThoughtText(note)})
+	s.out.Unlock()
+	return append([]map[string]any{text(said)}, input...), true
+}
+
+// withoutPrompt is a recorded conversation without the user's message at
+// its end: the prompt of the turn about to run.
+func withoutPrompt(us []acp.SessionUpdate) []acp.SessionUpdate {
+	n := len(us)
+	for n > 0 && us[n-1].UserMessageChunk != nil {
+		n--
+	}
+	return us[:n]
 }
 
 // startTurn sends turn/start and keeps the turn's id for an interrupt.

@@ -935,3 +935,91 @@ func TestFake_missingExecutable(t *testing.T) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
 	}
 }
+
+// TestFake_forkIsCodexsOwnFork: a session opened with ForkOf forks the
+// parent's thread (thread/fork with the session's directory) and goes on
+// on the new thread, whose history holds the parent's turns; the parent's
+// thread goes on without the fork's.
+func TestFake_forkIsCodexsOwnFork(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	if !b.Forks() {
+		t.Fatal("codex does not fork")
+	}
+	parent := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, parent, "Remember the word apricot", nil)
+	cwd := t.TempDir()
+	ev := nativetest.NewRecorder("accept")
+	told := false
+	fork := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
+		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
+	thread := waitReady(t, fork)
+	if thread == "" || thread == parent.NativeID() {
+		t.Fatalf("the fork's thread %q; want one of its own (the parent's is %s)", thread, parent.NativeID())
+	}
+	forks := fc.sent(t, "thread/fork")
+	if len(forks) != 1 || forks[0]["threadId"] != parent.NativeID() || forks[0]["cwd"] != cwd || len(fc.sent(t, "thread/start")) != 1 {
+		t.Fatalf("thread/fork %v, %d thread/start; want one fork of the parent in %s", forks, len(fc.sent(t, "thread/start")), cwd)
+	}
+	h, err := fork.(bridge.HistoryReader).History(context.Background())
+	if got := acptest.Conversation(h); err != nil || !strings.Contains(got, "user: Remember the word apricot") {
+		t.Errorf("the fork's history %q, %v; want the parent's turn", got, err)
+	}
+	nativetest.MustPrompt(t, fork, "Which word was it", nil)
+	nativetest.MustPrompt(t, parent, "Back in the parent", nil)
+	turns := fc.sent(t, "turn/start")
+	if len(turns) != 3 || turns[1]["threadId"] != thread || turns[2]["threadId"] != parent.NativeID() {
+		t.Errorf("turn/start %v; want the fork's turn on its thread, the parent's on the parent's", turns)
+	}
+	if in, _ := json.Marshal(turns[1]["input"]); strings.Contains(string(in), "forked from") || told {
+		t.Errorf("the fork's first input %s (the transcript read: %v); want the prompt alone", in, told)
+	}
+	if got := ev.Conversation(); strings.Contains(got, "could not fork") {
+		t.Errorf("conversation:%s", got)
+	}
+}
+
+// TestFake_forkOfAThreadCodexLacks: a parent codex has no rollout for
+// (never prompted, or its CODEX_HOME lost it) is forked as a new thread,
+// and its first turn is told the conversation from the bridge's
+// transcript, without the turn's own prompt; the client sees a thought
+// saying so. With nothing recorded, nothing is told.
+func TestFake_forkOfAThreadCodexLacks(t *testing.T) {
+	t.Parallel()
+	fc := newFakeCodex(t)
+	b := fc.backend(t)
+	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
+		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
+	ev := nativetest.NewRecorder("accept")
+	fork := nativetest.OpenSession(t, b, bridge.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000000",
+		History: func() []acp.SessionUpdate { return recorded }}, ev)
+	if waitReady(t, fork) == "" {
+		t.Fatal("no thread")
+	}
+	nativetest.MustPrompt(t, fork, "Which word was it", nil)
+	nativetest.MustPrompt(t, fork, "And again", nil)
+	turns := fc.sent(t, "turn/start")
+	if len(turns) != 2 || len(fc.sent(t, "thread/start")) != 1 {
+		t.Fatalf("turn/start %v, thread/start %v", turns, fc.sent(t, "thread/start"))
+	}
+	first, _ := json.Marshal(turns[0]["input"])
+	if s := string(first); !strings.Contains(s, "which it was forked from") || !strings.Contains(s, "Remember the word apricot") ||
+		strings.Count(s, "Which word was it") != 1 {
+		t.Errorf("the first turn's input %s; want the conversation told once, then the prompt", s)
+	}
+	if second, _ := json.Marshal(turns[1]["input"]); strings.Contains(string(second), "forked from") {
+		t.Errorf("the second turn's input %s; want the prompt alone", second)
+	}
+	if got := ev.Conversation(); !strings.Contains(got, "Codex could not fork the parent's thread") {
+		t.Errorf("conversation:%s", got)
+	}
+
+	fork2 := nativetest.OpenSession(t, b, bridge.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000001",
+		History: func() []acp.SessionUpdate { return recorded[2:] }}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, fork2, "Which word was it", nil)
+	turns = fc.sent(t, "turn/start")
+	if in, _ := json.Marshal(turns[len(turns)-1]["input"]); strings.Contains(string(in), "forked from") {
+		t.Errorf("input %s; with nothing recorded before the prompt, nothing to tell", in)
+	}
+}
