@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -41,15 +42,16 @@ type input struct {
 	reply io.Writer
 	max   int
 	log   *slog.Logger
+	blobs *blobs
 
 	initialized bool // an initialize request has gone through
 }
 
 // guard starts copying r; out must be the writer the SDK writes to.
-func guard(r io.Reader, out *lockedWriter, order *arrivals, max int, log *slog.Logger) *input {
-	in := &input{ended: make(chan struct{}), track: newTracker(), order: order, reply: out, max: max, log: log}
+func guard(r io.Reader, out *lockedWriter, order *arrivals, bl *blobs, max int, log *slog.Logger) *input {
+	in := &input{ended: make(chan struct{}), track: newTracker(), order: order, reply: out, max: max, log: log, blobs: bl}
 	in.pr, in.pw = io.Pipe()
-	out.track, out.order = in.track, order
+	out.track, out.order, out.blobs = in.track, order, bl
 	go func() {
 		in.err = in.copy(r)
 		close(in.ended)
@@ -80,16 +82,24 @@ func (in *input) copy(r io.Reader) error {
 	}
 }
 
-// readLine reads one line without its newline. If the line is longer than
-// max, only its first headKeep bytes are returned; size is its full length.
+// readLine reads one line without its newline, into memory of its own
+// (the guard may keep parts of it; see blobs). If the line is longer than
+// max, only its first headKeep bytes are returned; size is its full
+// length. A long line is gathered in pieces and joined once, so that it
+// takes its own size and not the up to three times that growing one
+// buffer by doubling would.
 func readLine(br *bufio.Reader, max int) (line []byte, size int, err error) {
+	var pieces [][]byte
+	kept := 0
 	for {
 		frag, ferr := br.ReadSlice('\n')
 		size += len(frag)
-		if len(line)+len(frag) <= max || len(line) < headKeep {
-			line = append(line, frag...)
+		if kept+len(frag) <= max || kept < headKeep {
+			pieces = append(pieces, bytes.Clone(frag))
+			kept += len(frag)
 		}
 		if ferr != bufio.ErrBufferFull {
+			line = join(pieces, kept)
 			line = bytes.TrimSuffix(line, []byte("\n"))
 			if ferr == nil {
 				size--
@@ -98,6 +108,27 @@ func readLine(br *bufio.Reader, max int) (line []byte, size int, err error) {
 		}
 	}
 }
+
+func join(pieces [][]byte, n int) []byte {
+	if len(pieces) == 1 {
+		return pieces[0]
+	}
+	line := make([]byte, 0, n)
+	for i, p := range pieces {
+		line = append(line, p...)
+		pieces[i] = nil
+	}
+	if n >= bigLine {
+		// The pieces are garbage the size of the line; collected now, their
+		// memory serves what the line's message allocates next (its
+		// transcript entry) instead of the process growing by as much.
+		runtime.GC()
+	}
+	return line
+}
+
+// bigLine is the size from which a line's pieces are collected at once.
+const bigLine = 1 << 20
 
 // pass forwards a good line and answers a bad one.
 func (in *input) pass(line []byte, size int) error {
@@ -122,6 +153,9 @@ func (in *input) pass(line []byte, size int) error {
 	}
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)
+	}
+	if len(trimmed) >= blobMin && string(env.Method) == `"session/prompt"` && env.ID != nil {
+		trimmed = in.blobs.extract(env.ID, trimmed)
 	}
 	in.order.seen(env, trimmed)
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
@@ -245,6 +279,7 @@ type lockedWriter struct {
 	w     io.Writer
 	track *tracker  // set before the first write
 	order *arrivals // likewise
+	blobs *blobs    // likewise
 
 	broken     chan struct{} // closed when a write failed: the client is gone
 	breakOnce  sync.Once
@@ -269,6 +304,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		if id, ok := responseID(p); ok {
 			l.track.done(id)
 			l.order.answered(id)
+			l.blobs.forget(idKey(id))
 		}
 	}
 	return n, err

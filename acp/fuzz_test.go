@@ -18,7 +18,7 @@ func FuzzGuard(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var replies bytes.Buffer
 		out := newLockedWriter(&replies)
-		in := guard(bytes.NewReader(data), out, newArrivals(), 256, testLogger())
+		in := guard(bytes.NewReader(data), out, newArrivals(), newBlobs(), 256, testLogger())
 		go func() { <-in.ended; in.Close() }() // as Serve does once requests are answered
 		forwarded, _ := io.ReadAll(in)
 		for _, l := range bytes.Split(bytes.TrimSuffix(forwarded, []byte("\n")), []byte("\n")) {

@@ -27,6 +27,7 @@ type Server struct {
 	log     *slog.Logger
 	maxLine int
 	order   *arrivals
+	blobs   *blobs
 
 	login Login
 
@@ -41,7 +42,7 @@ var (
 
 // NewServer returns a Server for m; version is reported in agentInfo.
 func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
-	return &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals()}
+	return &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs()}
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
@@ -55,7 +56,7 @@ const DrainTimeout = 15 * time.Second
 // cancelled), so a script piped into the bridge gets every reply.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := newLockedWriter(w)
-	in := guard(r, out, s.order, s.maxLine, s.log)
+	in := guard(r, out, s.order, s.blobs, s.maxLine, s.log)
 	conn := sdk.NewAgentSideConnection(s, out, in)
 	conn.SetLogger(slog.New(quieter{s.log.Handler()}))
 	s.m.SetClient(client{conn, out})
@@ -204,6 +205,7 @@ func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDelete
 
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s.blobs.restore(req.Prompt)
 	at := s.order.prompt(string(req.SessionId))
 	sess, err := s.m.Get(string(req.SessionId))
 	if err != nil {

@@ -17,20 +17,33 @@ type Entry struct {
 	Update acp.SessionUpdate
 }
 
-// Encode encodes entries for the store.
+// Encode encodes entries for the store. A large message chunk comes as
+// Parts (see encodeChunk), which only a persist.Writer takes; Joined makes
+// an entry of one piece.
 func Encode(es []Entry) ([]persist.Entry, error) {
 	out := make([]persist.Entry, len(es))
 	for i, e := range es {
-		b, err := json.Marshal(e.Update)
-		if err != nil {
+		out[i] = persist.Entry{Seq: e.Seq, Draft: e.Draft}
+		if parts, ok := encodeChunk(e.Update); ok {
+			out[i].Parts = parts
+		} else if b, err := json.Marshal(e.Update); err == nil {
+			out[i].Update = b
+		} else {
 			return nil, fmt.Errorf("encoding transcript entry: %w", err)
 		}
-		out[i] = persist.Entry{Seq: e.Seq, Draft: e.Draft, Update: b}
 		if tc := e.Update.ToolCall; tc != nil {
 			out[i].Tool = string(tc.ToolCallId)
 		}
 	}
 	return out, nil
+}
+
+// Joined is e with its Parts, if any, joined into Update.
+func Joined(e persist.Entry) persist.Entry {
+	if e.Parts != nil {
+		e.Update, e.Parts = bytes.Join(e.Parts, nil), nil
+	}
+	return e
 }
 
 // An Accumulator folds a session's live updates into complete transcript

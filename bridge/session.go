@@ -246,6 +246,9 @@ func (s *Session) record(es []Entry) int {
 	n := 0
 	for _, e := range enc {
 		n += len(e.Update)
+		for _, p := range e.Parts {
+			n += len(p)
+		}
 	}
 	return n
 }
@@ -753,7 +756,9 @@ type memRecorder struct {
 func (r *memRecorder) Append(es ...persist.Entry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.entries = append(r.entries, es...)
+	for _, e := range es {
+		r.entries = append(r.entries, Joined(e))
+	}
 	return nil
 }
 

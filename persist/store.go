@@ -121,6 +121,12 @@ type Entry struct {
 	// it on replay.
 	Draft  int64           `json:"draft,omitempty"`
 	Update json.RawMessage `json:"update"`
+	// Parts, when set instead of Update, is the update in pieces, which
+	// Writer.Append writes one after the other: a large update written
+	// from where it is (an image prompt's data, which shares the prompt's
+	// memory) rather than copied into one buffer. Entries read back have
+	// Update.
+	Parts [][]byte `json:"-"`
 }
 
 // Store is a directory of transcripts. It is safe for concurrent use.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strconv"
 	"sync"
@@ -115,27 +116,42 @@ func (w *Writer) Header() Header {
 	return w.header
 }
 
-// Append writes entries in one write. They reach the OS at once (surviving
-// a crash of this process) and the disk at the next Sync.
+// Append writes entries, in one write unless one is large (then in a few,
+// and a failed write is cut back, so the transcript keeps whole records
+// only). They reach the OS at once (surviving a crash of this process) and
+// the disk at the next Sync.
 func (w *Writer) Append(entries ...Entry) error {
-	size := 0
+	var parts [][]byte
+	var buf []byte
 	for _, e := range entries {
-		size += len(e.Update) + len(e.Tool) + 64
-	}
-	buf := make([]byte, 0, size)
-	for _, e := range entries {
+		if e.Parts != nil {
+			parts = append(parts, appendHead(buf, e))
+			parts = append(parts, e.Parts...)
+			buf = []byte("}\n")
+			continue
+		}
 		if !json.Valid(e.Update) {
 			return fmt.Errorf("encoding entry %d: its update is not JSON", e.Seq)
 		}
-		buf = appendLine(buf, e)
+		buf = appendHead(buf, e)
+		if len(e.Update) < bigUpdate {
+			buf = append(append(buf, e.Update...), '}', '\n')
+			continue
+		}
+		parts = append(parts, buf, e.Update) // written as it is, not copied
+		buf = []byte("}\n")
 	}
-	return w.write(buf)
+	return w.write(append(parts, buf)...)
 }
 
-// appendLine writes an entry's line as marshalLine would, without
-// encoding its update again: updates can be large (an image prompt), and
-// each copy counts.
-func appendLine(buf []byte, e Entry) []byte {
+// bigUpdate is the size from which Append writes an update from where it
+// is rather than copying it into the line (an image prompt).
+const bigUpdate = 64 << 10
+
+// appendHead writes the start of an entry's line as marshalLine would, up
+// to its update, which the caller writes as it is (updates can be large,
+// and each copy counts), then "}\n".
+func appendHead(buf []byte, e Entry) []byte {
 	buf = append(buf, '{')
 	if e.Seq != 0 {
 		buf = strconv.AppendInt(append(buf, `"seq":`...), e.Seq, 10)
@@ -149,8 +165,7 @@ func appendLine(buf []byte, e Entry) []byte {
 		buf = strconv.AppendInt(append(buf, `"draft":`...), e.Draft, 10)
 		buf = append(buf, ',')
 	}
-	buf = append(append(buf, `"update":`...), e.Update...)
-	return append(buf, '}', '\n')
+	return append(buf, `"update":`...)
 }
 
 // SetHeader records a new header snapshot in the transcript and the index.
@@ -172,7 +187,7 @@ func (w *Writer) SetHeader(h Header) error {
 // write appends whole lines, or nothing: a write that fails part way (a
 // full disk) is cut back to the last whole record, so that the transcript
 // stays readable and the next write, once there is room, follows it.
-func (w *Writer) write(b []byte) error {
+func (w *Writer) write(parts ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -182,11 +197,20 @@ func (w *Writer) write(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("appending to transcript %s: %w", w.header.ID, err)
 	}
-	if _, err := w.f.Write(b); err != nil {
+	if err := writeAll(w.f, parts); err != nil {
 		if terr := w.f.Truncate(fi.Size()); terr != nil {
 			err = errors.Join(err, fmt.Errorf("cutting back the partial record: %w", terr))
 		}
 		return fmt.Errorf("appending to transcript %s: %w", w.header.ID, err)
+	}
+	return nil
+}
+
+func writeAll(f io.Writer, parts [][]byte) error {
+	for _, p := range parts {
+		if _, err := f.Write(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

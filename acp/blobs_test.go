@@ -1,0 +1,78 @@
+package acp
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+func bigPrompt() []sdk.ContentBlock {
+	mime := "text/plain"
+	return []sdk.ContentBlock{
+		sdk.TextBlock("look at these"),
+		sdk.ImageBlock(strings.Repeat("iVBORw0KGgo", blobMin/8), "image/png"),
+		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{
+			Text: strings.Repeat("line \"quoted\" \\ é\n", blobMin/10), Uri: "file:///notes.txt", MimeType: &mime}}),
+		sdk.TextBlock(strings.Repeat("a long pasted text\t", blobMin/10)),
+	}
+}
+
+// The SDK gets placeholders instead of a prompt's large strings, and
+// restore puts back exactly what the client sent, escaped or not.
+func TestBlobs_extractAndRestore(t *testing.T) {
+	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "session/prompt",
+		"params": sdk.PromptRequest{SessionId: "s", Prompt: bigPrompt()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBlobs()
+	small := b.extract(json.RawMessage("7"), line)
+	if len(small) > 2048 {
+		t.Fatalf("the line the SDK gets is %d bytes", len(small))
+	}
+	var msg struct{ Params sdk.PromptRequest }
+	if err := json.Unmarshal(small, &msg); err != nil {
+		t.Fatalf("the line with placeholders is not a request: %v\n%s", err, small)
+	}
+	b.restore(msg.Params.Prompt)
+	if diff := cmp.Diff(bigPrompt(), msg.Params.Prompt); diff != "" {
+		t.Errorf("restored prompt differs (-sent +restored):\n%.1000s", diff)
+	}
+	if len(b.held) != 0 {
+		t.Errorf("%d values still held after the prompt took them", len(b.held))
+	}
+	b.forget("7") // its response went out
+	b.extract(json.RawMessage(`"x"`), line)
+	b.forget(idKey(json.RawMessage(`"x"`))) // refused: never restored
+	if len(b.held) != 0 || len(b.byReq) != 0 {
+		t.Error("forget left values held")
+	}
+}
+
+// A prompt with large content reaches the agent whole, and its load after
+// a restart replays it whole.
+func TestBlobs_largePromptIsRecordedWhole(t *testing.T) {
+	dir := t.TempDir()
+	h := start(t, dir)
+	h.initialize()
+	s := h.newSession("/work")
+	if _, err := h.cs.Prompt(h.ctx(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: bigPrompt()}); err != nil {
+		t.Fatal(err)
+	}
+	h.stop()
+	h2 := start(t, dir)
+	h2.initialize()
+	h2.load(s.SessionId)
+	var got []sdk.ContentBlock
+	for _, u := range h2.client.take() {
+		if u.UserMessageChunk != nil {
+			got = append(got, u.UserMessageChunk.Content)
+		}
+	}
+	if diff := cmp.Diff(bigPrompt(), got); diff != "" {
+		t.Errorf("replayed prompt differs (-sent +replayed):\n%.1000s", diff)
+	}
+}
