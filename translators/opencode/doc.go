@@ -27,6 +27,14 @@
 //     answers 204 at once; the turn's events follow, and session.idle
 //     ends it. After an abort (POST /session/{id}/abort) session.idle
 //     comes twice, and a failed turn also repeats it.
+//   - POST /session/{id}/fork {messageID?} copies a session's messages
+//     (all of them without messageID) into a new session, leaving the
+//     parent as it was. The fork lives in the parent's directory whatever
+//     ?directory= says, and does not inherit the parent's permission
+//     rules: the bridge sets them again with PATCH /session/{id}
+//     {permission}. For a session/fork into another directory, or of a
+//     session OpenCode no longer has (404), the bridge creates a new
+//     session and tells it the conversation with its first prompt.
 //   - permission.asked is answered with POST /permission/{id}/reply
 //     {reply: once|always|reject}; a reject ends the turn. question.asked
 //     with POST /question/{id}/reply {answers: [[label]…]} or

@@ -343,3 +343,98 @@ func TestE2E_reasoningIsAThought(t *testing.T) {
 		t.Errorf("conversation:%s\nwant the reasoning as a thought, then the answer", got)
 	}
 }
+
+// TestE2E_forkIsOpenCodesOwnFork: a fork continues on an OpenCode session
+// forked from the parent's: the model sees the parent's turn as
+// OpenCode's own history, not retold, the fork still asks before a
+// command runs, and the parent goes on without the fork's turns.
+func TestE2E_forkIsOpenCodesOwnFork(t *testing.T) {
+	e, w := sharedEditor(t)
+	cwd := workspace(t)
+	parent := e.NewSession(cwd)
+	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
+		t.Fatal(err)
+	}
+	fork := e.Fork(parent, cwd)
+	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
+		t.Fatal(err)
+	}
+	natives := nativeIDs(t, e)
+	if natives[parent] == "" || natives[fork] == "" || natives[parent] == natives[fork] {
+		t.Fatalf("native sessions %v; want the fork on an OpenCode session of its own", natives)
+	}
+	said := strings.Join(userTexts(lastRequestOf(t, w, natives[fork])), "\n")
+	if !strings.Contains(said, "Remember the word apricot") || strings.Contains(said, "which it was forked from") {
+		t.Errorf("the fork's model request does not carry the parent's turn as OpenCode's own history: %q", said)
+	}
+	e.Client.Option = "reject"
+	if _, err := e.Prompt(fork, "run: echo from-the-fork"); err != nil {
+		t.Fatal(err)
+	}
+	if e.Client.Asked() != 1 {
+		t.Errorf("%d asks; want the fork's command asked about", e.Client.Asked())
+	}
+	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
+		t.Fatal(err)
+	}
+	said = strings.Join(userTexts(lastRequestOf(t, w, natives[parent])), "\n")
+	if !strings.Contains(said, "apricot") || strings.Contains(said, "Which word was it") {
+		t.Errorf("the parent's request: %q; want its own turns only", said)
+	}
+}
+
+// TestE2E_forkIntoAnotherDirectoryIsTold: OpenCode keeps a fork in its
+// parent's directory, so a fork into another one is a new session there,
+// told the conversation from the bridge's transcript with its first
+// prompt.
+func TestE2E_forkIntoAnotherDirectoryIsTold(t *testing.T) {
+	e, w := sharedEditor(t)
+	parent := e.NewSession(workspace(t))
+	if _, err := e.Prompt(parent, "Remember the word plum"); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := workspace(t)
+	fork := e.Fork(parent, elsewhere)
+	if _, err := e.Prompt(fork, "run: pwd"); err != nil {
+		t.Fatal(err)
+	}
+	req := lastRequestOf(t, w, nativeIDs(t, e)[fork])
+	said := strings.Join(userTexts(req), "\n")
+	if !strings.Contains(said, "which it was forked from") || !strings.Contains(said, "Remember the word plum") {
+		t.Errorf("the fork's model request does not tell the parent's conversation: %q", said)
+	}
+	if req.Cwd != elsewhere {
+		t.Errorf("the fork works in %s, want %s", req.Cwd, elsewhere)
+	}
+}
+
+// nativeIDs maps the bridge's sessions to their OpenCode sessions, as
+// session/list shows them.
+func nativeIDs(t *testing.T, e *editortest.Editor) map[acp.SessionId]string {
+	t.Helper()
+	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[acp.SessionId]string{}
+	for _, s := range list.Sessions {
+		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil {
+			out[s.SessionId], _ = m["nativeSessionId"].(string)
+		}
+	}
+	return out
+}
+
+// lastRequestOf is the fake model's last answer request (not a title's)
+// for OpenCode session id.
+func lastRequestOf(t *testing.T, w *world, id string) fakechat.Request {
+	t.Helper()
+	reqs := w.srv.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].SessionID == id && !reqs[i].Title {
+			return reqs[i]
+		}
+	}
+	t.Fatalf("the model got no request for %s", id)
+	return fakechat.Request{}
+}

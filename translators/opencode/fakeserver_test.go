@@ -177,9 +177,14 @@ func (f *fakeServer) record(dir string, msg any) {
 // newID makes an opencode-looking id, unique across restarts.
 func (f *fakeServer) newID(prefix string) string {
 	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.newIDLocked(prefix)
+}
+
+// newIDLocked is newID with f.mu held.
+func (f *fakeServer) newIDLocked(prefix string) string {
 	f.seq++
 	n := f.seq
-	f.mu.Unlock()
 	return fmt.Sprintf("%s_%011x%05d%06d", prefix, time.Now().UnixMilli(), os.Getpid()%100000, n)
 }
 
@@ -239,6 +244,8 @@ func (f *fakeServer) routes() http.Handler {
 			reply(w, doc)
 		}
 	})
+	mux.HandleFunc("PATCH /session/{id}", f.updateSession)
+	mux.HandleFunc("POST /session/{id}/fork", f.forkSession)
 	mux.HandleFunc("POST /mcp", f.addMCP)
 	mux.HandleFunc("POST /session/{id}/prompt_async", f.promptAsync)
 	mux.HandleFunc("POST /session/{id}/abort", f.abort)
@@ -365,24 +372,85 @@ func (f *fakeServer) createSession(w http.ResponseWriter, r *http.Request) {
 	if t, ok := body["title"].(string); ok {
 		s.Title = t
 	}
-	if rules, ok := body["permission"].([]any); ok {
-		for _, rule := range rules {
-			m, _ := rule.(map[string]any)
-			if m == nil || m["permission"] == nil || m["pattern"] == nil || m["action"] == nil || len(m) != 3 {
-				f.fail(w, r, http.StatusBadRequest, "BadRequest", fmt.Sprintf("invalid permission rule %v", rule))
-				return
-			}
-			s.Permission = append(s.Permission, m)
-		}
+	if s.Permission, ok = f.permission(w, r, body); !ok {
+		return
 	}
+	f.add(w, s)
+}
+
+// permission reads a body's permission rules, failing the request if one
+// is malformed.
+func (f *fakeServer) permission(w http.ResponseWriter, r *http.Request, body map[string]any) ([]map[string]any, bool) {
+	rules, _ := body["permission"].([]any)
+	var out []map[string]any
+	for _, rule := range rules {
+		m, _ := rule.(map[string]any)
+		if m == nil || m["permission"] == nil || m["pattern"] == nil || m["action"] == nil || len(m) != 3 {
+			f.fail(w, r, http.StatusBadRequest, "BadRequest", fmt.Sprintf("invalid permission rule %v", rule))
+			return nil, false
+		}
+		out = append(out, m)
+	}
+	return out, true
+}
+
+// add keeps a new session, answers with it, and announces it in its
+// directory.
+func (f *fakeServer) add(w http.ResponseWriter, s *fakeSession) {
 	f.mu.Lock()
 	f.sessions[s.ID] = s
 	doc := s.doc()
 	f.mu.Unlock()
 	f.save()
 	reply(w, doc)
-	f.emit(dir, "session.created", map[string]any{"sessionID": s.ID, "info": doc})
-	f.emit(dir, "session.updated", map[string]any{"sessionID": s.ID, "info": doc})
+	f.emit(s.Directory, "session.created", map[string]any{"sessionID": s.ID, "info": doc})
+	f.emit(s.Directory, "session.updated", map[string]any{"sessionID": s.ID, "info": doc})
+}
+
+// forkSession copies a session as opencode 1.18 does: in the parent's
+// directory (whatever ?directory= says), titled "… (fork #1)", without
+// the parent's permission rules.
+func (f *fakeServer) forkSession(w http.ResponseWriter, r *http.Request) {
+	parent := f.session(w, r)
+	if parent == nil {
+		return
+	}
+	if _, ok := f.decode(w, r, "messageID"); !ok {
+		return
+	}
+	f.mu.Lock()
+	s := &fakeSession{ID: f.newIDLocked("ses"), Directory: parent.Directory, Title: parent.Title + " (fork #1)",
+		Agent: parent.Agent, Model: parent.Model, Calls: parent.Calls, Created: time.Now().UnixMilli()}
+	f.mu.Unlock()
+	f.add(w, s)
+}
+
+// updateSession changes a session's title or permission rules.
+func (f *fakeServer) updateSession(w http.ResponseWriter, r *http.Request) {
+	s := f.session(w, r)
+	if s == nil {
+		return
+	}
+	body, ok := f.decode(w, r, "title", "metadata", "permission", "time")
+	if !ok {
+		return
+	}
+	rules, ok := f.permission(w, r, body)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	if _, set := body["permission"]; set {
+		s.Permission = rules
+	}
+	if t, ok := body["title"].(string); ok {
+		s.Title = t
+	}
+	doc := s.doc()
+	f.mu.Unlock()
+	f.save()
+	reply(w, doc)
+	f.emit(s.Directory, "session.updated", map[string]any{"sessionID": s.ID, "info": doc})
 }
 
 func (f *fakeServer) addMCP(w http.ResponseWriter, r *http.Request) {

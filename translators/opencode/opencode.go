@@ -28,7 +28,10 @@ type Backend struct {
 	cat      agentkit.Lazy[*catalog]     // agents and models
 }
 
-var _ bridge.Backend = (*Backend)(nil)
+var (
+	_ bridge.Backend = (*Backend)(nil)
+	_ bridge.Forker  = (*Backend)(nil)
+)
 
 // New returns the OpenCode backend.
 func New(opts Options) *Backend {
@@ -45,7 +48,8 @@ func (b *Backend) Info() bridge.Info {
 
 // Open waits for the server and its catalog (started by Warm, or here by
 // the first session), so that the session's options are complete, then
-// creates or checks the OpenCode session in the background.
+// creates, forks (opts.ForkOf) or checks the OpenCode session in the
+// background.
 func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -65,6 +69,10 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	go s.connect()
 	return s, nil
 }
+
+// Forks: a session/fork forks the parent's OpenCode session (POST
+// /session/{id}/fork), which stays as it was.
+func (b *Backend) Forks() bool { return true }
 
 // Warm starts the server and reads its catalog for the bridge's
 // directory in the background.

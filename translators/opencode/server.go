@@ -158,7 +158,7 @@ func (s *server) call(ctx context.Context, method, path, dir string, body, out a
 		return s.failed(method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("opencode %s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+		return &statusError{method: method, path: path, code: resp.StatusCode, status: resp.Status, body: bytes.TrimSpace(data)}
 	}
 	if out == nil || len(data) == 0 {
 		return nil
@@ -167,6 +167,25 @@ func (s *server) call(ctx context.Context, method, path, dir string, body, out a
 		return fmt.Errorf("opencode %s %s: decoding the answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// statusError is a call the server answered with a status other than
+// 2xx, and what it said.
+type statusError struct {
+	method, path string
+	code         int
+	status       string
+	body         []byte
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("opencode %s %s: %s: %s", e.method, e.path, e.status, e.body)
+}
+
+// notFound reports whether err is the server's 404.
+func notFound(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code == http.StatusNotFound
 }
 
 // failed is a call's error; if the server died meanwhile, its exit

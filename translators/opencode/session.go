@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -31,6 +32,9 @@ type session struct {
 	dir string
 	mcp map[string]any
 	log *slog.Logger
+	// recorded is the bridge's transcript of the session, told to a new
+	// session that stands in for a fork OpenCode could not make.
+	recorded func() []acp.SessionUpdate
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
@@ -43,12 +47,14 @@ type session struct {
 
 	at *agentkit.Attachment[*server] // the server the session is on
 
-	mu    sync.Mutex // protects the fields below
-	id    string
-	armed bool          // the running turn has started on the server: its idle ends it
-	err   *SessionError // the running turn's error, if any
-	usage acp.Usage     // the running turn's, summed over its steps
-	used  int           // the context the last step used
+	mu     sync.Mutex // protects the fields below
+	id     string
+	forkOf string        // until the session is forked: the one it copies
+	carry  bool          // the fork became a new session: the next prompt tells it the conversation
+	armed  bool          // the running turn has started on the server: its idle ends it
+	err    *SessionError // the running turn's error, if any
+	usage  acp.Usage     // the running turn's, summed over its steps
+	used   int           // the context the last step used
 }
 
 // turnEnd is how a turn ended: normally, with the session's error, or
@@ -59,9 +65,12 @@ type turnEnd struct {
 }
 
 func newSession(ctx context.Context, b *Backend, cat *catalog, opts bridge.OpenOptions, mcp map[string]any, ev bridge.Events) *session {
-	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, mcp: mcp, log: b.Log(), id: opts.NativeID,
+	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, mcp: mcp, log: b.Log(), recorded: opts.History, id: opts.NativeID,
 		cfg: agentkit.NewSettings(cat.options()...), asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev),
 		tr: NewTranslator(opts.Cwd)}
+	if opts.NativeID == "" {
+		s.forkOf = opts.ForkOf
+	}
 	s.at = agentkit.NewAttachment(s.attach)
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns = agentkit.NewTurns[*turnEnd](s.life)
@@ -83,8 +92,8 @@ func (s *session) NativeID() string {
 }
 
 // connect makes the session ready on the server: its directory's event
-// stream connected, the session created (or found again), the client's
-// MCP servers added.
+// stream connected, the session created, forked (or found again), the
+// client's MCP servers added.
 func (s *session) connect() {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
 		s.log.Warn("opencode session did not start", "err", err)
@@ -112,23 +121,84 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 		if err := srv.call(ctx, http.MethodGet, "/session/"+id, s.dir, nil, nil); err != nil {
 			return nil, fmt.Errorf("opencode has no session %s to resume: %w", id, err)
 		}
-	} else {
-		var created struct {
-			ID string `json:"id"`
-		}
-		if err := srv.call(ctx, http.MethodPost, "/session", s.dir, map[string]any{"permission": rules}, &created); err != nil {
-			return nil, err
-		}
-		id = created.ID
+	} else if id, err = s.create(ctx, srv); err != nil {
+		return nil, err
 	}
 	if s.life.Err() != nil {
 		return nil, errors.New("the session was closed while opencode started it")
 	}
 	s.mu.Lock()
-	s.id = id
+	s.id, s.forkOf = id, ""
 	s.mu.Unlock()
 	s.b.sessions.Add(id, s)
 	return srv, nil
+}
+
+// create makes the session's OpenCode session: a fork of the one it is to
+// copy, or a new one.
+func (s *session) create(ctx context.Context, srv *server) (string, error) {
+	s.mu.Lock()
+	forkOf := s.forkOf
+	s.mu.Unlock()
+	if forkOf != "" {
+		return s.fork(ctx, srv, forkOf)
+	}
+	return s.newSession(ctx, srv)
+}
+
+// newSession creates a session with the bridge's permission rules.
+func (s *session) newSession(ctx context.Context, srv *server) (string, error) {
+	var created struct {
+		ID string `json:"id"`
+	}
+	err := srv.call(ctx, http.MethodPost, "/session", s.dir, map[string]any{"permission": rules}, &created)
+	return created.ID, err
+}
+
+// fork makes the session a copy of session forkOf (POST
+// /session/{id}/fork, which copies its messages and leaves it as it was)
+// and gives it the bridge's permission rules, which a fork does not
+// inherit. OpenCode keeps a fork in its parent's directory: when that is
+// not the session's, or OpenCode no longer has forkOf, the session is a
+// new one instead, whose first prompt tells it the conversation so far
+// from the bridge's transcript.
+func (s *session) fork(ctx context.Context, srv *server, forkOf string) (string, error) {
+	var parent struct {
+		Directory string `json:"directory"`
+	}
+	err := srv.call(ctx, http.MethodGet, "/session/"+forkOf, s.dir, nil, &parent)
+	switch {
+	case notFound(err):
+		return s.standIn(ctx, srv, forkOf, "opencode no longer has it")
+	case err != nil:
+		return "", err
+	case filepath.Clean(parent.Directory) != filepath.Clean(s.dir):
+		return s.standIn(ctx, srv, forkOf, "it works in "+parent.Directory+", where opencode would keep the fork")
+	}
+	var forked struct {
+		ID string `json:"id"`
+	}
+	if err := srv.call(ctx, http.MethodPost, "/session/"+forkOf+"/fork", s.dir, map[string]any{}, &forked); err != nil {
+		return "", err
+	}
+	if err := srv.call(ctx, http.MethodPatch, "/session/"+forked.ID, s.dir, map[string]any{"permission": rules}, nil); err != nil {
+		// A fork that would run commands unasked must not be used.
+		if derr := srv.call(ctx, http.MethodDelete, "/session/"+forked.ID, s.dir, nil, nil); derr != nil {
+			s.log.Warn("deleting the fork without permission rules", "session", forked.ID, "err", derr)
+		}
+		return "", fmt.Errorf("giving the fork of %s the bridge's permission rules: %w", forkOf, err)
+	}
+	return forked.ID, nil
+}
+
+// standIn creates a new session in place of a fork of forkOf that can't
+// be made (why), to be told the conversation with its first prompt.
+func (s *session) standIn(ctx context.Context, srv *server, forkOf, why string) (string, error) {
+	s.log.Warn("opencode can't fork the session; starting a new one, told the conversation so far", "session", forkOf, "why", why)
+	s.mu.Lock()
+	s.carry = true
+	s.mu.Unlock()
+	return s.newSession(ctx, srv)
 }
 
 // Prompt runs a turn: prompt_async, then the session's events until it
@@ -143,7 +213,14 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		// The prompt goes out even if the turn is cancelled meanwhile: the
 		// cancel then aborts it on the server.
 		Send: func(_ context.Context, srv *server) error {
-			return s.send(s.life, srv, parts, turn.Config)
+			in, told := s.told(parts)
+			err := s.send(s.life, srv, in, turn.Config)
+			if err != nil && told {
+				s.mu.Lock()
+				s.carry = true // the next prompt tells it again
+				s.mu.Unlock()
+			}
+			return err
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
 			return srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
@@ -151,6 +228,44 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		Gone:    &turnEnd{},
 		Outcome: s.outcome,
 	})
+}
+
+// forkIntro says why a new session that stands in for a fork is told the
+// conversation.
+const forkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
+	"here is what was said in it (from acpbridge's transcript). Go on from there."
+
+// told is the prompt's parts, preceded, on the first prompt of a fork
+// OpenCode could not make, by the conversation so far from the bridge's
+// transcript (without this prompt, which the bridge has recorded
+// already), and whether it was. The client is told so in a thought.
+func (s *session) told(parts []map[string]any) ([]map[string]any, bool) {
+	s.mu.Lock()
+	carry := s.carry
+	s.carry = false
+	s.mu.Unlock()
+	if !carry || s.recorded == nil {
+		return parts, false
+	}
+	said := bridge.HistoryText(withoutPrompt(s.recorded()), bridge.HistoryBudget, forkIntro)
+	if said == "" {
+		return parts, false
+	}
+	note := fmt.Sprintf("OpenCode could not fork the parent's session: it was given the conversation so far (%d KB) in a new session.", (len(said)+1023)/1024)
+	s.out.Lock()
+	s.out.Send([]acp.SessionUpdate{acp.UpdateAgentThoughtText(note)})
+	s.out.Unlock()
+	return append([]map[string]any{text(said)}, parts...), true
+}
+
+// withoutPrompt is a recorded conversation without the user's message at
+// its end: the prompt about to be sent.
+func withoutPrompt(us []acp.SessionUpdate) []acp.SessionUpdate {
+	n := len(us)
+	for n > 0 && us[n-1].UserMessageChunk != nil {
+		n--
+	}
+	return us[:n]
 }
 
 // send posts the prompt with the mode, model and effort it runs with.

@@ -1159,3 +1159,99 @@ func TestFake_missingExecutable(t *testing.T) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
 	}
 }
+
+// TestFake_forkIsOpenCodesOwnFork: a session opened with ForkOf forks the
+// parent's OpenCode session, gives the fork the bridge's permission rules
+// (a fork does not inherit them), and goes on on the fork; the parent's
+// session goes on as it was.
+func TestFake_forkIsOpenCodesOwnFork(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	if !b.Forks() {
+		t.Fatal("opencode does not fork")
+	}
+	cwd := t.TempDir()
+	parent := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
+	nativetest.MustPrompt(t, parent, "hello there", nil)
+	told := false
+	ev := nativetest.NewRecorder("once")
+	fork := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
+		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
+	id := waitReady(t, fork)
+	if id == parent.NativeID() {
+		t.Fatalf("the fork is on the parent's session %s", id)
+	}
+	forks := fc.requests(t, "POST", "/session/*/fork")
+	if len(forks) != 1 || forks[0].Msg.Path != "/session/"+parent.NativeID()+"/fork" || len(fc.requests(t, "POST", "/session")) != 1 {
+		t.Fatalf("forks %v; want one fork of the parent and no new session", forks)
+	}
+	patches := fc.requests(t, "PATCH", "/session/*")
+	if len(patches) != 1 || patches[0].Msg.Path != "/session/"+id || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
+		t.Errorf("updates %v; want the fork given the bridge's rules", bodies(patches))
+	}
+	nativetest.MustPrompt(t, fork, "run: echo from-the-fork", nil)
+	if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
+		t.Errorf("%d asks in the fork; want its command asked about", len(asks))
+	}
+	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
+	if len(prompts) != 2 || prompts[1].Msg.Path != "/session/"+id+"/prompt_async" {
+		t.Errorf("prompts %v", prompts)
+	}
+	if got := jsonOf(prompts[1].Msg.Body["parts"]); strings.Contains(got, "forked from") || told {
+		t.Errorf("the fork's first prompt %s (the transcript read: %v); want the prompt alone", got, told)
+	}
+}
+
+// TestFake_forkOpenCodeCannotMake: a parent OpenCode no longer has, or
+// one in another directory (OpenCode would keep the fork there), is
+// forked as a new session with the bridge's rules, whose first prompt
+// tells it the conversation from the bridge's transcript, once; the
+// client sees a thought saying so.
+func TestFake_forkOpenCodeCannotMake(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	other := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
+	nativetest.MustPrompt(t, other, "hello there", nil)
+	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
+		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
+	for name, parent := range map[string]string{"gone": "ses_gone", "elsewhere": other.NativeID()} {
+		t.Run(name, func(t *testing.T) {
+			ev := nativetest.NewRecorder("once")
+			fork := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: t.TempDir(), ForkOf: parent,
+				History: func() []acp.SessionUpdate { return recorded }}, ev)
+			id := waitReady(t, fork)
+			nativetest.MustPrompt(t, fork, "Which word was it", nil)
+			nativetest.MustPrompt(t, fork, "And again", nil)
+			var mine []wireRec
+			for _, p := range fc.requests(t, "POST", "/session/*/prompt_async") {
+				if p.Msg.Path == "/session/"+id+"/prompt_async" {
+					mine = append(mine, p)
+				}
+			}
+			if len(mine) != 2 {
+				t.Fatalf("prompts %v", mine)
+			}
+			first := jsonOf(mine[0].Msg.Body["parts"])
+			if !strings.Contains(first, "which it was forked from") || !strings.Contains(first, "Remember the word apricot") ||
+				strings.Count(first, "Which word was it") != 1 {
+				t.Errorf("the first prompt %s; want the conversation told once, then the prompt", first)
+			}
+			if second := jsonOf(mine[1].Msg.Body["parts"]); strings.Contains(second, "forked from") {
+				t.Errorf("the second prompt %s; want the prompt alone", second)
+			}
+			if got := ev.Conversation(); !strings.Contains(got, "OpenCode could not fork the parent's session") {
+				t.Errorf("conversation:%s", got)
+			}
+		})
+	}
+	if n := len(fc.requests(t, "POST", "/session/*/fork")); n != 0 {
+		t.Errorf("%d forks; want none", n)
+	}
+	for _, c := range bodies(fc.requests(t, "POST", "/session")) {
+		if jsonOf(c["permission"]) != jsonOf(rules) {
+			t.Errorf("a session created without the bridge's rules: %v", c)
+		}
+	}
+}
