@@ -9,12 +9,18 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
+// ForkIntro introduces the conversation so far, told to the first turn of
+// a fork the agent did not make of its own session.
+const ForkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
+	"here is what was said in it (from acpbridge's transcript). Go on from there."
+
 // Fork starts a session that begins as a copy of session id, which stays
 // as it was: its transcript starts with the parent's entries (so a load
 // replays the parent's conversation), it runs the parent's agent with the
 // parent's options, and the agent's own session is forked where the
 // agent can (Forker), or else a new one is told the conversation so far
-// with the first prompt. The parent may be open, even in a turn (what it
+// with the first prompt. A parent whose history only its agent keeps
+// (--persist auto) can be forked only by the agent, and so is its fork. The parent may be open, even in a turn (what it
 // has recorded so far is copied), or only stored.
 func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
 	if !persist.ValidID(id) {
@@ -27,12 +33,14 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	if err != nil {
 		return nil, err
 	}
-	if parent.NativeHistory {
-		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history; run with --persist always to fork it)", ErrInvalidParams, id)
-	}
 	b := m.backends[parent.Agent]
 	if b == nil {
 		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", ErrAgentUnavailable, id, parent.Agent)
+	}
+	f, forks := b.(Forker)
+	native := forks && f.Forks() && parent.NativeID != ""
+	if parent.NativeHistory && !native {
+		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history, and can't fork it; run with --persist always to fork it)", ErrInvalidParams, id)
 	}
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
@@ -40,7 +48,7 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	s := newSession(m, b, h, MaxSeq(entries)+1)
 	s.prompted = len(entries) > 0 || parent.NativeID != ""
 	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
-	if f, ok := b.(Forker); ok && f.Forks() && parent.NativeID != "" {
+	if native {
 		opts.ForkOf = parent.NativeID
 	} else if len(entries) > 0 {
 		s.carry = &carried{since: -1, fork: id}
@@ -48,8 +56,11 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	if err := s.open(opts); err != nil {
 		return nil, err
 	}
+	// Where the fork's history comes from is where the parent's did: its
+	// copied entries, or (--persist auto, an agent that replays its own)
+	// the agent's forked session.
 	s.mu.Lock()
-	s.header.NativeHistory = false // the copied entries are the history
+	s.header.NativeHistory = parent.NativeHistory
 	s.mu.Unlock()
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
 		s.native.Close()

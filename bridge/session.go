@@ -847,7 +847,7 @@ func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBl
 	intro := fmt.Sprintf("Until now another coding agent (%s) worked on this session with the user; here is what was said (from acpbridge's transcript). Go on from there.", c.from)
 	switch {
 	case c.fork != "":
-		intro = "This conversation continues an earlier one with the user, which it was forked from; here is what was said in it (from acpbridge's transcript). Go on from there."
+		intro = ForkIntro
 	case c.since >= 0:
 		intro = fmt.Sprintf("You had this session before; since then another coding agent (%s) worked on it with the user. Here is what was said meanwhile (from acpbridge's transcript). Go on from there.", c.from)
 	}

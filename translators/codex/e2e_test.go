@@ -333,32 +333,43 @@ func TestE2E_configOptions(t *testing.T) {
 // TestE2E_forkIsCodexsOwnFork: a fork continues on a thread codex forked
 // from the parent's (thread/fork): the model sees the parent's turn as
 // codex's own history, not retold, and the parent goes on without the
-// fork's turns. (With --persist auto a codex session keeps no transcript
-// of its own, and the bridge refuses to fork it; hence always.)
+// fork's turns; after a restart the fork's load replays the parent's turn
+// too (with --persist auto from codex's own thread, with always from the
+// bridge's transcript).
 func TestE2E_forkIsCodexsOwnFork(t *testing.T) {
-	w := newWorld(t)
-	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAlways)
-	cwd := t.TempDir()
-	parent := e.NewSession(cwd)
-	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
-		t.Fatal(err)
-	}
-	fork := e.Fork(parent, cwd)
-	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
-		t.Fatal(err)
-	}
-	body := lastRequest(t, w)
-	if !strings.Contains(body, "Remember the word apricot") || strings.Contains(body, "which it was forked from") {
-		t.Errorf("the fork's model request does not carry the parent's turn as codex's own history: %s", body)
-	}
-	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
-		t.Fatal(err)
-	}
-	if body := lastRequest(t, w); !strings.Contains(body, "apricot") || strings.Contains(body, "Which word was it") {
-		t.Errorf("the parent's request: %s; want its own turns only", body)
-	}
-	if natives := nativeIDs(t, e); len(natives) != 2 {
-		t.Errorf("native sessions %v; want the fork on a thread of its own", natives)
+	for _, mode := range []bridge.PersistMode{bridge.PersistAuto, bridge.PersistAlways} {
+		t.Run(string(mode), func(t *testing.T) {
+			w := newWorld(t)
+			state, cwd := t.TempDir(), t.TempDir()
+			e, _ := w.bridge(t, state, mode)
+			parent := e.NewSession(cwd)
+			if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
+				t.Fatal(err)
+			}
+			fork := e.Fork(parent, cwd)
+			if _, err := e.Prompt(fork, "Which word was it"); err != nil {
+				t.Fatal(err)
+			}
+			body := lastRequest(t, w)
+			if !strings.Contains(body, "Remember the word apricot") || strings.Contains(body, "which it was forked from") {
+				t.Errorf("the fork's model request does not carry the parent's turn as codex's own history: %s", body)
+			}
+			if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
+				t.Fatal(err)
+			}
+			if body := lastRequest(t, w); !strings.Contains(body, "apricot") || strings.Contains(body, "Which word was it") {
+				t.Errorf("the parent's request: %s; want its own turns only", body)
+			}
+			if natives := nativeIDs(t, e); len(natives) != 2 {
+				t.Errorf("native sessions %v; want the fork on a thread of its own", natives)
+			}
+			e.Stop()
+			e2, _ := w.bridge(t, state, mode)
+			e2.Load(fork, cwd)
+			if got := e2.Client.Conversation(); !strings.Contains(got, "Remember the word apricot") || !strings.Contains(got, "Which word was it") {
+				t.Errorf("the fork's replay:%s\nwant the parent's turn and its own", got)
+			}
+		})
 	}
 }
 

@@ -265,9 +265,6 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 
 // forkIntro says why a new thread that stands in for a fork is told the
 // conversation.
-const forkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
-	"here is what was said in it (from acpbridge's transcript). Go on from there."
-
 // told is the turn's input, preceded, on the first turn of a fork codex
 // could not make, by the conversation so far from the bridge's transcript
 // (without this turn's prompt, which the bridge has recorded already),
@@ -277,28 +274,17 @@ func (s *session) told(input []map[string]any) ([]map[string]any, bool) {
 	carry := s.carry
 	s.carry = false
 	s.mu.Unlock()
-	if !carry || s.recorded == nil {
+	if !carry {
 		return input, false
 	}
-	said := bridge.HistoryText(withoutPrompt(s.recorded()), bridge.HistoryBudget, forkIntro)
-	if said == "" {
+	said, thought, ok := agentkit.Retell(s.recorded, "Codex could not fork the parent's thread", "on a new thread")
+	if !ok {
 		return input, false
 	}
-	note := fmt.Sprintf("Codex could not fork the parent's thread: it was given the conversation so far (%d KB) on a new thread.", (len(said)+1023)/1024)
 	s.out.Lock()
-	s.out.Send([]acp.SessionUpdate{acp.UpdateAgentThoughtText(note)})
+	s.out.Send([]acp.SessionUpdate{thought})
 	s.out.Unlock()
 	return append([]map[string]any{text(said)}, input...), true
-}
-
-// withoutPrompt is a recorded conversation without the user's message at
-// its end: the prompt of the turn about to run.
-func withoutPrompt(us []acp.SessionUpdate) []acp.SessionUpdate {
-	n := len(us)
-	for n > 0 && us[n-1].UserMessageChunk != nil {
-		n--
-	}
-	return us[:n]
 }
 
 // startTurn sends turn/start and keeps the turn's id for an interrupt.

@@ -232,9 +232,6 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 
 // forkIntro says why a new session that stands in for a fork is told the
 // conversation.
-const forkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
-	"here is what was said in it (from acpbridge's transcript). Go on from there."
-
 // told is the prompt's parts, preceded, on the first prompt of a fork
 // OpenCode could not make, by the conversation so far from the bridge's
 // transcript (without this prompt, which the bridge has recorded
@@ -244,28 +241,17 @@ func (s *session) told(parts []map[string]any) ([]map[string]any, bool) {
 	carry := s.carry
 	s.carry = false
 	s.mu.Unlock()
-	if !carry || s.recorded == nil {
+	if !carry {
 		return parts, false
 	}
-	said := bridge.HistoryText(withoutPrompt(s.recorded()), bridge.HistoryBudget, forkIntro)
-	if said == "" {
+	said, thought, ok := agentkit.Retell(s.recorded, "OpenCode could not fork the parent's session", "in a new session")
+	if !ok {
 		return parts, false
 	}
-	note := fmt.Sprintf("OpenCode could not fork the parent's session: it was given the conversation so far (%d KB) in a new session.", (len(said)+1023)/1024)
 	s.out.Lock()
-	s.out.Send([]acp.SessionUpdate{acp.UpdateAgentThoughtText(note)})
+	s.out.Send([]acp.SessionUpdate{thought})
 	s.out.Unlock()
 	return append([]map[string]any{text(said)}, parts...), true
-}
-
-// withoutPrompt is a recorded conversation without the user's message at
-// its end: the prompt about to be sent.
-func withoutPrompt(us []acp.SessionUpdate) []acp.SessionUpdate {
-	n := len(us)
-	for n > 0 && us[n-1].UserMessageChunk != nil {
-		n--
-	}
-	return us[:n]
 }
 
 // send posts the prompt with the mode, model and effort it runs with.
