@@ -116,7 +116,8 @@ func TestServer_cancelAnswersQueuedPromptsCancelled(t *testing.T) {
 	h := start(t, t.TempDir())
 	h.initialize()
 	s := h.newSession("/work")
-	first := promptAsync(h, s.SessionId, "slow")
+	// slow: a chunk every 50 ms, the answer long enough to outlast the wait below
+	first := promptAsync(h, s.SessionId, "slow "+strings.Repeat("and on ", 40))
 	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
 	second := promptAsync(h, s.SessionId, "queued")
 	time.Sleep(100 * time.Millisecond) // let it reach the queue; a cancel before it arrives would not apply

@@ -177,7 +177,8 @@ func TestServe_stdinClosedMidTurnAnswersAndKeepsTheTranscript(t *testing.T) {
 	id := r.next(response(2))["result"].(map[string]any)["sessionId"].(string)
 	r.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + id + `","prompt":[{"type":"text","text":"slow plan read"}]}}`)
 	r.next(func(m map[string]any) bool {
-		u, _ := m["params"].(map[string]any)["update"].(map[string]any)
+		p, _ := m["params"].(map[string]any) // nil for a response
+		u, _ := p["update"].(map[string]any)
 		return u["sessionUpdate"] == "tool_call"
 	})
 	r.in.Close()
