@@ -128,26 +128,23 @@ func blockFields(b acp.ContentBlock) (fields []field, big string) {
 }
 
 func resourceFields(r acp.EmbeddedResourceResource) ([]field, string) {
-	var inner []field
-	var big string
+	var key, big, uri string
+	var mime *string
 	switch {
 	case r.TextResourceContents != nil && len(r.TextResourceContents.Meta) == 0:
 		t := r.TextResourceContents
-		big, inner = t.Text, []field{{key: "text", value: t.Text}}
-		if t.MimeType != nil {
-			inner = append(inner, field{key: "mimeType", value: *t.MimeType})
-		}
-		inner = append(inner, field{key: "uri", value: t.Uri})
+		key, big, mime, uri = "text", t.Text, t.MimeType, t.Uri
 	case r.BlobResourceContents != nil && len(r.BlobResourceContents.Meta) == 0:
 		bl := r.BlobResourceContents
-		big, inner = bl.Blob, []field{{key: "blob", value: bl.Blob}}
-		if bl.MimeType != nil {
-			inner = append(inner, field{key: "mimeType", value: *bl.MimeType})
-		}
-		inner = append(inner, field{key: "uri", value: bl.Uri})
+		key, big, mime, uri = "blob", bl.Blob, bl.MimeType, bl.Uri
 	default:
 		return nil, ""
 	}
+	inner := []field{{key: key, value: big}}
+	if mime != nil {
+		inner = append(inner, field{key: "mimeType", value: *mime})
+	}
+	inner = append(inner, field{key: "uri", value: uri})
 	return []field{{key: "resource", object: inner}, {key: "type", value: "resource"}}, big
 }
 
