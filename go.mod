@@ -7,13 +7,15 @@ require (
 	github.com/creachadair/jrpc2 v1.3.6
 	github.com/gofrs/flock v0.13.1
 	github.com/google/go-cmp v0.7.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/pflag v1.0.10
+	github.com/tmaxmax/go-sse v0.12.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/tools v0.52.0
 )
 
 require (
 	github.com/creachadair/mds v0.31.0 // indirect
-	github.com/tmaxmax/go-sse v0.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
 )

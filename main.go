@@ -42,6 +42,25 @@ func backends(log *slog.Logger) []bridge.Backend {
 		opencode.New(opencode.Options{Logger: log}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
 }
 
+// AutoAgent picks the default agent among those this machine can run:
+// the first of autoOrder found, else the mock (so that a client that
+// installed acpbridge alone, from the ACP Registry say, gets an agent
+// that answers and an agent option listing what can run).
+const AutoAgent = "auto"
+
+var autoOrder = []string{"claude", "codex", "opencode", "amp"}
+
+func autoAgent(runs []bridge.Backend) string {
+	for _, name := range autoOrder {
+		for _, b := range runs {
+			if b.Info().Name == name {
+				return name
+			}
+		}
+	}
+	return "mock"
+}
+
 // checker is a backend that can tell whether its CLI is installed.
 type checker interface{ Check() error }
 
@@ -139,7 +158,7 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	o := &options{}
 	fs := pflag.NewFlagSet("acpbridge", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.agent, "agent", "mock", "agent for new sessions: "+strings.Join(builtinAgents, ", ")+", or a name from the agents file")
+	fs.StringVar(&o.agent, "agent", "mock", "agent for new sessions: "+strings.Join(builtinAgents, ", ")+", a name from the agents file, or auto (the first of claude, codex, opencode, amp installed here, else mock)")
 	fs.StringVar(&o.agentsFile, "agents", "", "ACP agents by name, as Zed's agent_servers (default $XDG_CONFIG_HOME/acpbridge/agents.json)")
 	fs.StringVar(&o.stateDir, "state-dir", "", "where transcripts live (env ACPBRIDGE_STATE_DIR; default $XDG_STATE_HOME/acpbridge or ~/.local/state/acpbridge)")
 	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
@@ -206,6 +225,10 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	}
 	all := append(backends(log), named...)
 	bs, missing := runnable(all)
+	if o.agent == AutoAgent {
+		o.agent = autoAgent(bs)
+		log.Info("--agent auto: the first agent this machine can run", "agent", o.agent)
+	}
 	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log,
 		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
 	if err := missing[o.agent]; err != nil {
