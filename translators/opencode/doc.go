@@ -21,6 +21,11 @@
 //     (no event: or id: fields), server.connected first; unknown types
 //     (server.heartbeat) are ignored. The stream must be connected before
 //     a prompt, or the prompt's first events are lost.
+//   - GET /command lists the commands of a directory ({name, description,
+//     source: command|skill, template, hints}); POST /session/{id}/command
+//     {command, arguments, agent, model: "provider/model", variant} runs
+//     one and answers only when its turn is over, which streams on the
+//     event stream like a prompt's.
 //   - POST /session creates a session; its permission rules decide what
 //     is asked: OpenCode allows everything unless a rule says "ask".
 //     POST /session/{id}/prompt_async {parts, agent, model, variant}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -437,4 +438,43 @@ func lastRequestOf(t *testing.T, w *world, id string) fakechat.Request {
 	}
 	t.Fatalf("the model got no request for %s", id)
 	return fakechat.Request{}
+}
+
+// TestE2E_slashCommand: OpenCode's commands, the project's own included,
+// come as available commands, and "/name arguments" runs one: the model
+// gets the command's template with the arguments.
+func TestE2E_slashCommand(t *testing.T) {
+	e, w := sharedEditor(t)
+	cwd := workspace(t)
+	dir := filepath.Join(cwd, ".opencode", "command")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := "---\ndescription: say hello to someone\n---\nSay hello to $ARGUMENTS please\n"
+	if err := os.WriteFile(filepath.Join(dir, "hello.md"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := e.NewSession(cwd)
+	var listed []acp.AvailableCommand
+	e.WaitFor(func(u acp.SessionUpdate) bool {
+		if u.AvailableCommandsUpdate != nil {
+			listed = u.AvailableCommandsUpdate.AvailableCommands
+		}
+		return listed != nil
+	})
+	var names []string
+	for _, c := range listed {
+		names = append(names, c.Name)
+	}
+	if !slices.Contains(names, "hello") || !slices.Contains(names, "init") {
+		t.Errorf("available commands %v; want the project's hello and the built-in init", names)
+	}
+	r, err := e.Prompt(id, "/hello the team")
+	if err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("/hello: %+v, %v", r, err)
+	}
+	reqs := w.srv.Requests()
+	if got := strings.Join(userTexts(reqs[len(reqs)-1]), "\n"); !strings.Contains(got, "Say hello to the team please") {
+		t.Errorf("the model got %q; want the command's template with its arguments", got)
+	}
 }

@@ -102,6 +102,13 @@ type fakeSession struct {
 	prompted chan struct{} // a prompt came; guarded by fakeServer.mu
 }
 
+// fakeCommands is what GET /command lists: a built-in and a skill, as the
+// real one does.
+var fakeCommands = []map[string]any{
+	{"name": "init", "description": "guided AGENTS.md setup", "source": "command", "template": "Create AGENTS.md. $ARGUMENTS", "hints": []string{"$ARGUMENTS"}},
+	{"name": "customize-opencode", "description": "configure opencode", "source": "skill", "template": "…", "hints": []string{}},
+}
+
 // fakeServer is the fake opencode serve's state.
 type fakeServer struct {
 	start    time.Time
@@ -229,6 +236,7 @@ func (f *fakeServer) routes() http.Handler {
 		reply(w, map[string]any{"healthy": true, "version": fakeVersion})
 	})
 	mux.HandleFunc("GET /agent", func(w http.ResponseWriter, r *http.Request) { reply(w, fakeAgents) })
+	mux.HandleFunc("GET /command", func(w http.ResponseWriter, r *http.Request) { reply(w, fakeCommands) })
 	mux.HandleFunc("GET /config/providers", func(w http.ResponseWriter, r *http.Request) { reply(w, fakeProviders) })
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, map[string]any{"$schema": "https://opencode.ai/config.json", "model": "fake/fake-model", "autoupdate": false,

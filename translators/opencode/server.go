@@ -144,6 +144,12 @@ func (s *server) healthy(ctx context.Context) error {
 func (s *server) call(ctx context.Context, method, path, dir string, body, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	return s.callLong(ctx, method, path, dir, body, out)
+}
+
+// callLong is call without its time limit, for a call that answers when
+// a turn is over (a command's).
+func (s *server) callLong(ctx context.Context, method, path, dir string, body, out any) error {
 	req, err := s.request(ctx, method, path, dir, body)
 	if err != nil {
 		return err

@@ -55,13 +55,17 @@ type session struct {
 	err    *SessionError // the running turn's error, if any
 	usage  acp.Usage     // the running turn's, summed over its steps
 	used   int           // the context the last step used
+	// commands are the names of OpenCode's commands, which a prompt
+	// "/name arguments" runs (listCommands).
+	commands map[string]bool
 }
 
 // turnEnd is how a turn ended: normally, with the session's error, or
 // because the server died.
 type turnEnd struct {
-	err  *SessionError
-	gone error
+	err     *SessionError
+	gone    error
+	refused error // OpenCode would not run the command asked for
 }
 
 func newSession(ctx context.Context, b *Backend, cat *catalog, opts bridge.OpenOptions, mcp map[string]any, ev bridge.Events) *session {
@@ -131,6 +135,7 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 	s.id, s.forkOf = id, ""
 	s.mu.Unlock()
 	s.b.sessions.Add(id, s)
+	s.listCommands(ctx, srv) // a local call; it only logs a failure
 	return srv, nil
 }
 
@@ -213,6 +218,10 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		// The prompt goes out even if the turn is cancelled meanwhile: the
 		// cancel then aborts it on the server.
 		Send: func(_ context.Context, srv *server) error {
+			if name, args, ok := s.asCommand(turn.Prompt); ok {
+				s.sendCommand(srv, name, args, turn.Config)
+				return nil
+			}
 			in, told := s.told(parts)
 			err := s.send(s.life, srv, in, turn.Config)
 			if err != nil && told {
@@ -230,8 +239,6 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	})
 }
 
-// forkIntro says why a new session that stands in for a fork is told the
-// conversation.
 // told is the prompt's parts, preceded, on the first prompt of a fork
 // OpenCode could not make, by the conversation so far from the bridge's
 // transcript (without this prompt, which the bridge has recorded
@@ -256,19 +263,28 @@ func (s *session) told(parts []map[string]any) ([]map[string]any, bool) {
 
 // send posts the prompt with the mode, model and effort it runs with.
 func (s *session) send(ctx context.Context, srv *server, parts []map[string]any, changed map[string]string) error {
+	id, body := s.turnBody(changed)
+	body["parts"] = parts
+	return srv.call(ctx, http.MethodPost, "/session/"+id+"/prompt_async", s.dir, body, nil)
+}
+
+// turnBody starts a turn: it takes the options changed for it, clears the
+// last turn's state, and returns the session's id and what a prompt or a
+// command is sent with: the mode (OpenCode's agent), model and effort.
+func (s *session) turnBody(changed map[string]string) (string, map[string]any) {
 	s.cfg.Restore(changed)
 	s.mu.Lock()
 	s.armed, s.err, s.usage, s.used = false, nil, acp.Usage{}, 0
 	id := s.id
 	s.mu.Unlock()
-	body := map[string]any{"parts": parts, "agent": s.cfg.Get(bridge.ConfigMode)}
+	body := map[string]any{"agent": s.cfg.Get(bridge.ConfigMode)}
 	if provider, model, ok := strings.Cut(s.cfg.Get(bridge.ConfigModel), "/"); ok {
 		body["model"] = map[string]any{"providerID": provider, "modelID": model}
 	}
 	if v := s.cfg.Get(bridge.ConfigEffort); v != "" && v != agentkit.EffortDefault {
 		body["variant"] = v
 	}
-	return srv.call(ctx, http.MethodPost, "/session/"+id+"/prompt_async", s.dir, body, nil)
+	return id, body
 }
 
 // outcome turns how the turn ended into its result, with its usage.
@@ -289,6 +305,8 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult,
 		return res, nil
 	case end.gone != nil:
 		return bridge.TurnResult{}, fmt.Errorf("%v (the next prompt restarts it)", end.gone)
+	case end.refused != nil:
+		return bridge.TurnResult{}, end.refused
 	case end.err == nil:
 		return res, nil
 	case end.err.Name == "ProviderAuthError":

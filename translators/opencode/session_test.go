@@ -265,7 +265,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 			calls = append(calls, "connected")
 		}
 	}
-	if got := strings.Join(calls, ", "); got != "GET /global/health, GET /agent, GET /config/providers, GET /config, GET /event, connected, POST /session" {
+	if got := strings.Join(calls, ", "); got != "GET /global/health, GET /agent, GET /config/providers, GET /config, GET /event, connected, POST /session, GET /command" {
 		t.Errorf("the client called %s", got)
 	}
 	if errs := fc.errors(t); len(errs) != 0 {
@@ -787,7 +787,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 			second = append(second, w.Msg.Method+" "+w.Msg.Path)
 		}
 	}
-	if got := strings.Join(second, ", "); got != "GET /event, GET /session/"+id+", POST /session/"+id+"/prompt_async" {
+	if got := strings.Join(second, ", "); got != "GET /event, GET /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
 		t.Errorf("the second server was called %s", got)
 	}
 }
@@ -1252,6 +1252,26 @@ func TestFake_forkOpenCodeCannotMake(t *testing.T) {
 	for _, c := range bodies(fc.requests(t, "POST", "/session")) {
 		if jsonOf(c["permission"]) != jsonOf(rules) {
 			t.Errorf("a session created without the bridge's rules: %v", c)
+		}
+	}
+}
+
+func TestAsCommand(t *testing.T) {
+	s := &session{commands: map[string]bool{"hello": true}}
+	for _, tc := range []struct {
+		prompt    []acp.ContentBlock
+		name, arg string
+		ok        bool
+	}{
+		{[]acp.ContentBlock{acp.TextBlock("/hello the team ")}, "hello", "the team", true},
+		{[]acp.ContentBlock{acp.TextBlock("/hello")}, "hello", "", true},
+		{[]acp.ContentBlock{acp.TextBlock("/unknown x")}, "unknown", "x", false},
+		{[]acp.ContentBlock{acp.TextBlock("hello")}, "", "", false},
+		{[]acp.ContentBlock{acp.TextBlock("/hello"), acp.TextBlock("more")}, "", "", false},
+	} {
+		name, arg, ok := s.asCommand(tc.prompt)
+		if ok != tc.ok || (ok && (name != tc.name || arg != tc.arg)) {
+			t.Errorf("asCommand(%v) = %q %q %v", tc.prompt, name, arg, ok)
 		}
 	}
 }
