@@ -428,3 +428,43 @@ func nativeIDs(t *testing.T, e *editortest.Editor) map[string]bool {
 	}
 	return natives
 }
+
+// Codex's slash commands come as available commands; /status and
+// /rename are answered by the bridge, /compact runs codex's compaction as
+// the turn.
+func TestE2E_slashCommands(t *testing.T) {
+	w := newWorld(t)
+	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	var listed []string
+	e.WaitFor(func(u acp.SessionUpdate) bool {
+		if u.AvailableCommandsUpdate != nil {
+			for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+				listed = append(listed, c.Name)
+			}
+		}
+		return listed != nil
+	})
+	if got := strings.Join(listed, ","); !strings.HasPrefix(got, "review,compact,status,rename") {
+		t.Errorf("available commands %s", got)
+	}
+	if _, err := e.Prompt(id, "hello there"); err != nil {
+		t.Fatal(err)
+	}
+	before := len(w.srv.Requests())
+	for _, cmd := range []string{"/status", "/rename Apricot work", "/compact"} {
+		r, err := e.Prompt(id, cmd)
+		if err != nil || r.StopReason != acp.StopReasonEndTurn {
+			t.Fatalf("%s: %+v, %v", cmd, r, err)
+		}
+	}
+	if after := len(w.srv.Requests()); after != before+1 {
+		t.Errorf("the model got %d requests for /status, /rename and /compact; want 1, the compaction's", after-before)
+	}
+	got := e.Client.Conversation()
+	for _, want := range []string{"agent: Thread ", "mode ", "agent: Renamed the thread to Apricot work."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("conversation lacks %q:%s", want, got)
+		}
+	}
+}

@@ -233,6 +233,9 @@ func (f *fakeServer) handle(line []byte) {
 			return
 		}
 		f.reply(msg.ID, map[string]any{"data": fakeModels, "nextCursor": nil})
+	case "skills/list":
+		f.reply(msg.ID, map[string]any{"data": []any{map[string]any{"cwd": "/w", "errors": []any{}, "skills": []any{
+			map[string]any{"name": "lint", "description": "Run the linters", "enabled": true, "path": "/w/.codex/skills/lint/SKILL.md", "scope": "repo"}}}}})
 	case "thread/start":
 		f.threadStart(msg.ID, p)
 	case "thread/resume":

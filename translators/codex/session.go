@@ -131,6 +131,7 @@ func (s *session) attach(ctx context.Context, resume bool) (*server, error) {
 	s.mu.Unlock()
 	s.follow(res.Model, res.ReasoningEffort)
 	s.b.sessions.Add(res.Thread.ID, s)
+	s.listCommands(ctx, srv)
 	return srv, nil
 }
 
@@ -229,7 +230,11 @@ func (s *session) NativeID() string {
 // turn/completed. A cancelled ctx interrupts the turn, and codex completes
 // it as interrupted; a session closed meanwhile was given up on.
 func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
-	input, err := toCodex(turn.Prompt)
+	command, args, isCommand := slashCommand(turn.Prompt)
+	if isCommand && (command == "status" || command == "rename") {
+		return s.localCommand(ctx, command, args)
+	}
+	input, err := toCodex(skillMention(turn.Prompt))
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
@@ -243,6 +248,9 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 			s.mu.Lock()
 			s.running = turnProcs{srv: srv, before: before}
 			s.mu.Unlock()
+			if isCommand {
+				return s.startCommand(srv, command, args)
+			}
 			in, told := s.told(input)
 			err := s.startTurn(srv, s.turnParams(in, turn.Config))
 			if err != nil && told {
@@ -263,8 +271,6 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	})
 }
 
-// forkIntro says why a new thread that stands in for a fork is told the
-// conversation.
 // told is the turn's input, preceded, on the first turn of a fork codex
 // could not make, by the conversation so far from the bridge's transcript
 // (without this turn's prompt, which the bridge has recorded already),

@@ -192,7 +192,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(methods, ","); got != "initialize,initialized,model/list,thread/start" {
+	if got := strings.Join(methods, ","); got != "initialize,initialized,model/list,thread/start,skills/list" {
 		t.Errorf("the client sent %s", got)
 	}
 }
@@ -1021,5 +1021,26 @@ func TestFake_forkOfAThreadCodexLacks(t *testing.T) {
 	turns = fc.sent(t, "turn/start")
 	if in, _ := json.Marshal(turns[len(turns)-1]["input"]); strings.Contains(string(in), "forked from") {
 		t.Errorf("input %s; with nothing recorded before the prompt, nothing to tell", in)
+	}
+}
+
+func TestSlashCommand(t *testing.T) {
+	for _, tc := range []struct {
+		text, name, args string
+		ok               bool
+	}{
+		{"/review focus on errors", "review", "focus on errors", true},
+		{"/compact", "compact", "", true},
+		{"/unknown", "", "", false},
+		{"/$lint now", "", "", false},
+		{"review", "", "", false},
+	} {
+		name, args, ok := slashCommand([]acp.ContentBlock{acp.TextBlock(tc.text)})
+		if name != tc.name || args != tc.args || ok != tc.ok {
+			t.Errorf("slashCommand(%q) = %q %q %v", tc.text, name, args, ok)
+		}
+	}
+	if got := skillMention([]acp.ContentBlock{acp.TextBlock("/$lint now")}); got[0].Text.Text != "$lint now" {
+		t.Errorf("skillMention: %q", got[0].Text.Text)
 	}
 }
