@@ -147,7 +147,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	init := map[string]any{"clientInfo": map[string]any{"name": "acpbridge", "title": "acpbridge", "version": "0.1"},
-		"capabilities": map[string]any{"experimentalApi": false}}
+		"capabilities": map[string]any{"experimentalApi": true}} // turn/start's collaborationMode is experimental
 	if err := srv.call(ctx, "initialize", init, nil); err != nil {
 		srv.Stop()
 		return nil, fmt.Errorf("codex app-server did not start: %w", err)

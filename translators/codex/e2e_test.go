@@ -304,6 +304,7 @@ func TestE2E_configOptions(t *testing.T) {
 		bridge.ConfigModel:  {fakeresponses.Model},
 		bridge.ConfigEffort: {agentkit.EffortDefault, "low", "medium", "high", "xhigh"},
 		bridge.ConfigAgent:  {"codex"},
+		ConfigCollaboration: {"default", "plan"},
 	}
 	if diff := cmp.Diff(want, choices); diff != "" {
 		t.Errorf("session/new options (-want +got):\n%s", diff)
@@ -466,5 +467,29 @@ func TestE2E_slashCommands(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("conversation lacks %q:%s", want, got)
 		}
+	}
+}
+
+// Plan mode: the collaboration option set to plan reaches codex with the
+// next turn (turn/start's collaborationMode), and codex runs the turn in
+// its plan mode: its instructions for it reach the model.
+func TestE2E_planMode(t *testing.T) {
+	w := newWorld(t)
+	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	if _, err := e.Prompt(id, "in default mode"); err != nil {
+		t.Fatal(err)
+	}
+	if body := lastRequest(t, w); strings.Contains(strings.ToLower(body), "plan mode") {
+		t.Fatal("a default-mode request already mentions plan mode: the test could not tell")
+	}
+	if _, err := e.SetConfig(id, ConfigCollaboration, "plan"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.Prompt(id, "hello there"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("a turn in plan mode: %+v, %v", r, err)
+	}
+	if body := lastRequest(t, w); !strings.Contains(strings.ToLower(body), "plan mode") {
+		t.Errorf("the model request has no plan mode instructions: %.3000s", body)
 	}
 }

@@ -42,6 +42,20 @@ var modes = []bridge.Choice{
 
 // modeOption offers the presets, and config.toml's policy only while no
 // preset has been sent: codex keeps the last override of a thread.
+// ConfigCollaboration is the option of Codex's collaboration mode:
+// "default", or "plan", where Codex works out a plan with the user before
+// it changes anything (turn/start's collaborationMode, experimental in
+// app-server 0.169.0).
+const ConfigCollaboration = "collaboration"
+
+func collaborationOption(current string) bridge.ConfigOption {
+	return bridge.ConfigOption{ID: ConfigCollaboration, Name: "Collaboration",
+		Current: agentkit.Or(current, "default"), NextTurn: true, Choices: []bridge.Choice{
+			{Value: "default", Name: "Default", Description: "Codex works on the task"},
+			{Value: "plan", Name: "Plan", Description: "Codex plans with you first and changes nothing"},
+		}}
+}
+
 func modeOption(current string) bridge.ConfigOption {
 	choices := modes
 	if current != modeConfig {

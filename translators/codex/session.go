@@ -82,6 +82,7 @@ func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bri
 		s.cfg.Put(model)
 		s.cfg.Put(effort)
 	}
+	s.cfg.Put(collaborationOption(""))
 	s.cfg.Restore(opts.Config)
 	s.cfg.Put(modeOption(s.cfg.Get(bridge.ConfigMode)))
 	return s
@@ -337,9 +338,25 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 				params["effort"] = v
 			}
 			s.cfg.Set(id, v)
+		case ConfigCollaboration:
+			s.cfg.Set(id, v)
 		}
 	}
+	if c, ok := changed[ConfigCollaboration]; ok {
+		params["collaborationMode"] = s.collaboration(c)
+	}
 	return params
+}
+
+// collaboration is turn/start's collaborationMode: the mode, with the
+// session's model (which it requires) and codex's own instructions for
+// the mode.
+func (s *session) collaboration(mode string) map[string]any {
+	settings := map[string]any{"model": s.cfg.Get(bridge.ConfigModel), "developer_instructions": nil}
+	if e := s.cfg.Get(bridge.ConfigEffort); e != "" && e != agentkit.EffortDefault {
+		settings["reasoning_effort"] = e
+	}
+	return map[string]any{"mode": mode, "settings": settings}
 }
 
 // finish makes the turn's result of how it ended.

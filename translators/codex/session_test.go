@@ -150,8 +150,8 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 			t.Errorf("option %s is not NextTurn", o.ID)
 		}
 	}
-	if strings.Join(ids, ",") != "mode,model,effort" {
-		t.Fatalf("options %v, want mode,model,effort", ids)
+	if strings.Join(ids, ",") != "mode,model,effort,collaboration" {
+		t.Fatalf("options %v, want mode,model,effort,collaboration", ids)
 	}
 	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
 	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
@@ -849,13 +849,13 @@ func TestFake_warm(t *testing.T) {
 }
 
 // TestFake_noModelList: a server that can't list its models still runs
-// sessions, which offer the mode only.
+// sessions, which offer the mode (and the collaboration mode) only.
 func TestFake_noModelList(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeNoModels+"=1")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
-	if opts := s.Config(); len(opts) != 1 || opts[0].ID != bridge.ConfigMode {
-		t.Errorf("options %+v; want the mode alone", opts)
+	if opts := s.Config(); len(opts) != 2 || opts[0].ID != bridge.ConfigMode || opts[1].ID != ConfigCollaboration {
+		t.Errorf("options %+v; want the mode and the collaboration mode alone", opts)
 	}
 	nativetest.MustPrompt(t, s, "hello", nil)
 }

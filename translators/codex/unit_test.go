@@ -128,6 +128,7 @@ func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 		bridge.ConfigMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
 		bridge.ConfigModel:  {"fake-model", "other"},
 		bridge.ConfigEffort: {agentkit.EffortDefault, "low", "high", "medium"},
+		ConfigCollaboration: {"default", "plan"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("choices (-want +got):\n%s", diff)
