@@ -493,3 +493,28 @@ func TestE2E_planMode(t *testing.T) {
 		t.Errorf("the model request has no plan mode instructions: %.3000s", body)
 	}
 }
+
+// Embedded binary files reach the real codex: an image as an image, a
+// PDF saved where codex can read it and named in the prompt.
+func TestE2E_blobResources(t *testing.T) {
+	w := newWorld(t)
+	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	id := e.NewSession(t.TempDir())
+	png, pdf := "image/png", "application/pdf"
+	_, err := e.CS.Prompt(e.Ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{
+		acp.TextBlock("look at these"),
+		acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "file:///w/shot.png",
+			Blob: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", MimeType: &png}}),
+		acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "file:///w/spec.pdf", Blob: "JVBERi0=", MimeType: &pdf}}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := lastRequest(t, w)
+	if !strings.Contains(body, "data:image/png;base64,iVBORw0KGgo") {
+		t.Errorf("the model got no image: %.2000s", body)
+	}
+	if !strings.Contains(body, "spec.pdf (application/pdf, 5 bytes); it is saved at ") {
+		t.Errorf("the model was not told where the PDF is: %.2000s", body)
+	}
+}

@@ -51,6 +51,7 @@ type session struct {
 	thread  string
 	forkOf  string          // until the thread is forked: the thread it copies
 	carry   bool            // the fork became a new thread: the next turn tells it the conversation
+	files   attachments     // the prompts' embedded binary files
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
 	history json.RawMessage // thread/resume's turns, for History
@@ -235,7 +236,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	if isCommand && (command == "status" || command == "rename") {
 		return s.localCommand(ctx, command, args)
 	}
-	input, err := toCodex(skillMention(turn.Prompt))
+	input, err := toCodex(skillMention(turn.Prompt), &s.files)
 	if err != nil {
 		return bridge.TurnResult{}, err
 	}
@@ -487,6 +488,7 @@ func decision(a agentkit.Answer) string {
 // Close forgets the thread (codex keeps it on disk for resume).
 func (s *session) Close() error {
 	s.end()
+	s.files.remove()
 	s.b.sessions.Remove(s.NativeID(), s)
 	return nil
 }

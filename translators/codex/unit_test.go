@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestToCodex(t *testing.T) {
 	items, err := toCodex([]acp.ContentBlock{
 		acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png"), acp.ResourceLinkBlock("a.go", "file:///w/a.go"),
 		{Resource: &acp.ContentBlockResource{Resource: acp.EmbeddedResourceResource{TextResourceContents: &acp.TextResourceContents{Uri: "file:///w/b.txt", Text: "beta"}}}},
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +57,40 @@ func TestToCodex(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, b := range []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "x", MimeType: "audio/wav"}}, {}} {
-		if _, err := toCodex([]acp.ContentBlock{b}); !errors.Is(err, bridge.ErrInvalidParams) {
+		if _, err := toCodex([]acp.ContentBlock{b}, nil); !errors.Is(err, bridge.ErrInvalidParams) {
 			t.Errorf("%+v: %v, want ErrInvalidParams", b, err)
 		}
+	}
+}
+
+// Embedded binary files: an image goes as an image; any other file is
+// saved where codex can read it and named in the prompt; gone at close.
+func TestToCodex_blobs(t *testing.T) {
+	png, pdf := "image/png", "application/pdf"
+	var files attachments
+	items, err := toCodex([]acp.ContentBlock{
+		acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "file:///w/shot.png", Blob: "aGk=", MimeType: &png}}),
+		acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "file:///w/spec.pdf", Blob: "JVBERi0=", MimeType: &pdf}}),
+	}, &files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items[0]["type"] != "image" || items[0]["url"] != "data:image/png;base64,aGk=" {
+		t.Errorf("image blob: %v", items[0])
+	}
+	path := filepath.Join(files.dir, "1-spec.pdf") // the image is no file
+	if txt, _ := items[1]["text"].(string); !strings.Contains(txt, path) || !strings.Contains(txt, "application/pdf, 5 bytes") {
+		t.Errorf("file blob: %v; want it named at %s", items[1], path)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "%PDF-" {
+		t.Errorf("saved file: %q, %v", b, err)
+	}
+	files.remove()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the attachment outlived the session: %v", err)
+	}
+	if _, err := toCodex([]acp.ContentBlock{acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "x", Blob: "!!"}})}, &files); !errors.Is(err, bridge.ErrInvalidParams) {
+		t.Errorf("a blob that is not base64: %v", err)
 	}
 }
 
