@@ -229,8 +229,14 @@ func (s *Session) stopCheckpoint() {
 // record appends entries; s.sendMu must be held.
 // It returns how many bytes of updates it wrote.
 func (s *Session) record(es []Entry) int {
-	if s.rec == nil || !s.keep || len(es) == 0 {
+	if s.rec == nil || len(es) == 0 {
 		return 0
+	}
+	if !s.keep {
+		es = plans(es) // the agent's history has the rest, but not its plans
+		if len(es) == 0 {
+			return 0
+		}
 	}
 	enc, err := Encode(es)
 	if err == nil {
@@ -678,11 +684,27 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 			out, _ := acc.Add(u)
 			s.send(out)
 		}
+		if raw := Replay(entries); len(raw) > 0 { // its plans (see record)
+			return s.sendRaw(raw[len(raw)-1:]) // the latest, which the agent's history lacks
+		}
 		return nil
 	}
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	return s.sendRaw(Replay(entries))
+}
+
+// plans are the plan entries among es: all that a session whose agent
+// keeps its history records (--persist auto), as no agent's history holds
+// its plans.
+func plans(es []Entry) []Entry {
+	var out []Entry
+	for _, e := range es {
+		if e.Update.Plan != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // sendRaw sends encoded updates, decoding them only for a Client that

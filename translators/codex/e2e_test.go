@@ -518,3 +518,22 @@ func TestE2E_blobResources(t *testing.T) {
 		t.Errorf("the model was not told where the PDF is: %.2000s", body)
 	}
 }
+
+// With --persist auto a codex session replays from codex's own thread,
+// which has no plans; the bridge keeps them, and a load replays the
+// latest after the thread.
+func TestE2E_loadReplaysThePlan(t *testing.T) {
+	w := newWorld(t)
+	state, cwd := t.TempDir(), t.TempDir()
+	e, _ := w.bridge(t, state, bridge.PersistAuto)
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "planupdate"); err != nil {
+		t.Fatal(err)
+	}
+	e.Stop()
+	e2, _ := w.bridge(t, state, bridge.PersistAuto)
+	e2.Load(id, cwd)
+	if got := e2.Client.Conversation(); !strings.Contains(got, "user: planupdate") || !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
+		t.Errorf("replay:%s\nwant the thread and its plan", got)
+	}
+}
