@@ -17,12 +17,14 @@ var permissionOptions = []acp.PermissionOption{
 }
 
 // permission asks the client about a permission.asked and replies to
-// OpenCode, unless it was answered elsewhere meanwhile. A cancelled ask
-// is a reject: the turn is being aborted anyway.
+// OpenCode, unless it was answered elsewhere meanwhile. An ask the client
+// answers cancelled is a reject, and ends the turn: the user dismissed it
+// (a session/cancel withdraws it and aborts the turn itself).
 func (s *session) permission(a *PermissionAsk) {
+	ctx := s.turns.Context()
 	info := s.askInfo(a)
 	id := s.announce(a.ID, a.Tool, info)
-	ans := s.asks.Ask(s.turns.Context(), a.ID, info.Call(id), permissionOptions)
+	ans := s.asks.Ask(ctx, a.ID, info.Call(id), permissionOptions)
 	if ans.Withdrawn {
 		return
 	}
@@ -30,7 +32,14 @@ func (s *session) permission(a *PermissionAsk) {
 	if c := ans.Chosen(); c == "once" || c == "always" {
 		reply = c
 	}
+	dismissed := ans.Err == nil && ans.Chosen() == "" && ctx.Err() == nil
+	if dismissed {
+		s.dismissed.Store(true) // before the reply: the turn may end right after it
+	}
 	s.reply("/permission/"+a.ID+"/reply", map[string]any{"reply": reply})
+	if dismissed {
+		s.reply("/session/"+s.NativeID()+"/abort", nil)
+	}
 }
 
 // announce makes sure the client was shown the tool call an ask is about,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -55,6 +56,9 @@ type session struct {
 	err    *SessionError // the running turn's error, if any
 	usage  acp.Usage     // the running turn's, summed over its steps
 	used   int           // the context the last step used
+	// dismissed is set when the client answered an ask of the running turn
+	// cancelled: the turn ends cancelled, however OpenCode ends it.
+	dismissed atomic.Bool
 	// commands are the names of OpenCode's commands, which a prompt
 	// "/name arguments" runs (listCommands).
 	commands map[string]bool
@@ -277,6 +281,7 @@ func (s *session) turnBody(changed map[string]string) (string, map[string]any) {
 	s.armed, s.err, s.usage, s.used = false, nil, acp.Usage{}, 0
 	id := s.id
 	s.mu.Unlock()
+	s.dismissed.Store(false)
 	body := map[string]any{"agent": s.cfg.Get(bridge.ConfigMode)}
 	if provider, model, ok := strings.Cut(s.cfg.Get(bridge.ConfigModel), "/"); ok {
 		body["model"] = map[string]any{"providerID": provider, "modelID": model}
@@ -300,7 +305,7 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult,
 		}
 	}
 	switch {
-	case ctx.Err() != nil || (end.err != nil && end.err.Aborted()):
+	case ctx.Err() != nil || (end.err != nil && end.err.Aborted()) || s.dismissed.Load():
 		res.StopReason = acp.StopReasonCancelled
 		return res, nil
 	case end.gone != nil:

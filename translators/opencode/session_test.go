@@ -330,14 +330,17 @@ func TestFake_runCommand(t *testing.T) {
 		{"once", "once", "completed"},
 		{"always", "always", "completed"},
 		{"reject", "reject", "failed"},
-		{"", "reject", "failed"}, // the client cancelled the ask
+		{"", "reject", "failed"}, // the client cancelled the ask: the turn ends cancelled
 	} {
 		t.Run(tc.reply+"/"+tc.choice, func(t *testing.T) {
 			t.Parallel()
 			fc := newFakeOC(t)
 			ev := nativetest.NewRecorder(tc.choice)
 			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-			nativetest.MustPrompt(t, s, "run: echo hello-from-bash", nil)
+			res, err := nativetest.RunPrompt(t, s, "run: echo hello-from-bash", nil)
+			if want := map[bool]acp.StopReason{true: acp.StopReasonCancelled, false: acp.StopReasonEndTurn}[tc.choice == ""]; err != nil || res.StopReason != want {
+				t.Errorf("turn ended %+v, %v; want %s", res, err, want)
+			}
 			us, asks, _ := ev.Snapshot()
 			if len(asks) != 1 {
 				t.Fatalf("asks %+v", asks)
