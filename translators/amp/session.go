@@ -53,9 +53,12 @@ type session struct {
 	thread string        // T-…, "" until the first turn made it
 	tr     *Translator   // the running turn's
 	p      *proc.Process // the running turn's
-	always map[string]bool
-	hooked string // the session's hook directory, once made
-	closed bool
+	// dismissed is set when the client answered an ask of the running turn
+	// cancelled: the turn is interrupted and ends cancelled.
+	dismissed bool
+	always    map[string]bool
+	hooked    string // the session's hook directory, once made
+	closed    bool
 }
 
 // end is how a turn ended: amp's result, or its exit without one.
@@ -314,9 +317,13 @@ func (s *session) handle(tr *Translator, line []byte) bool {
 // outcome is the turn's result, once amp ended it.
 func (s *session) outcome(ctx context.Context, e end) (bridge.TurnResult, error) {
 	s.asks.WithdrawAll()
+	s.mu.Lock()
+	dismissed := s.dismissed
+	s.dismissed = false
+	s.mu.Unlock()
 	cancelled := bridge.TurnResult{StopReason: acp.StopReasonCancelled}
 	switch r := e.result; {
-	case ctx.Err() != nil, r != nil && r.Cancelled:
+	case ctx.Err() != nil, r != nil && r.Cancelled, dismissed:
 		return cancelled, nil
 	case e.gone:
 		return bridge.TurnResult{}, errClosed
@@ -391,10 +398,28 @@ func (s *session) decide(ctx context.Context, req hookRequest) hookAnswer {
 	case "reject_once":
 		return hookAnswer{Message: "The user rejected this tool call."}
 	}
+	if ans.Err == nil && ctx.Err() == nil { // the client answered cancelled: the user ends the turn
+		s.dismiss()
+		return hookAnswer{Message: "The user cancelled the turn."}
+	}
 	if ctx.Err() != nil && s.turns.Context().Err() == nil {
 		return hookAnswer{Message: fmt.Sprintf("The editor did not answer within %v (Amp waits at most 10 s for a permission hook), so the tool call was not run.", AskLimit)}
 	}
 	return hookAnswer{Message: "The permission ask was cancelled."}
+}
+
+// dismiss ends the running turn as cancelled, the way a session/cancel
+// does: amp is interrupted.
+func (s *session) dismiss() {
+	s.mu.Lock()
+	s.dismissed = true
+	p := s.p
+	s.mu.Unlock()
+	if p != nil {
+		if err := interrupt(p); err != nil {
+			s.b.Log().Debug("interrupting amp after a dismissed ask", "err", err)
+		}
+	}
 }
 
 func permissionOptions(tool string) []acp.PermissionOption {
