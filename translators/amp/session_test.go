@@ -211,7 +211,7 @@ func TestFake_permissionAsksTheEditor(t *testing.T) {
 	}{
 		{"allow_once", "rm -rf /tmp/x", 1, acp.ToolCallStatusCompleted, "ran rm -rf /tmp/x"},
 		{"reject_once", "rm -rf /tmp/x", 1, acp.ToolCallStatusFailed, "The user rejected this tool call."},
-		{"", "rm -rf /tmp/x", 1, "", ""}, // the turn ends cancelled
+		{"", "rm -rf /tmp/x", 1, "", ""},                                       // the turn ends cancelled
 		{"allow_once", "ls -la", 0, acp.ToolCallStatusCompleted, "ran ls -la"}, // Amp's rules allow it
 	} {
 		t.Run(tc.choice+" "+tc.cmd, func(t *testing.T) {
