@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -72,17 +73,10 @@ func (s *session) listCommands(ctx context.Context, srv *server) {
 // false for any other prompt (a skill's "/$name" is rewritten to "$name"
 // by toCodex's caller, see skillMention).
 func slashCommand(prompt []acp.ContentBlock) (name, args string, ok bool) {
-	if len(prompt) != 1 || prompt[0].Text == nil {
-		return "", "", false
-	}
-	text := strings.TrimSpace(prompt[0].Text.Text)
-	if !strings.HasPrefix(text, "/") {
-		return "", "", false
-	}
-	name, args, _ = strings.Cut(text[1:], " ")
+	name, args, ok = agentkit.SlashCommand(prompt)
 	for _, b := range builtins {
-		if b.Name == name {
-			return name, strings.TrimSpace(args), true
+		if ok && b.Name == name {
+			return name, args, true
 		}
 	}
 	return "", "", false

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -50,17 +50,10 @@ func (s *session) listCommands(ctx context.Context, srv *server) {
 // its first block a text "/name arguments" — and returns the name and the
 // arguments; ok is false for any other prompt.
 func (s *session) asCommand(prompt []acp.ContentBlock) (name, args string, ok bool) {
-	if len(prompt) != 1 || prompt[0].Text == nil {
-		return "", "", false
-	}
-	text := strings.TrimSpace(prompt[0].Text.Text)
-	if !strings.HasPrefix(text, "/") {
-		return "", "", false
-	}
-	name, args, _ = strings.Cut(text[1:], " ")
+	name, args, ok = agentkit.SlashCommand(prompt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return name, strings.TrimSpace(args), s.commands[name]
+	return name, args, ok && s.commands[name]
 }
 
 // sendCommand runs a command (POST /session/{id}/command) with the mode,
