@@ -472,3 +472,45 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 		t.Errorf("mode after the plan was approved: %q; want acceptEdits", mode)
 	}
 }
+
+// Claude's slash commands come as available commands, and "/name
+// arguments" runs one: the model gets the project command's prompt (the
+// project's settings are on here, unlike in the other tests).
+func TestE2E_slashCommand(t *testing.T) {
+	srv := fakeapi.New(fakeapi.Directives())
+	t.Cleanup(srv.Close)
+	b := New(Options{Path: fakeapi.ClaudeBin(t), Env: fakeapi.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", "project"}})
+	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
+	cwd := t.TempDir()
+	dir := filepath.Join(cwd, ".claude", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hello.md"), []byte("Say hello to $ARGUMENTS please\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := e.NewSession(cwd)
+	var names []string
+	e.WaitFor(func(u acp.SessionUpdate) bool {
+		if u.AvailableCommandsUpdate != nil {
+			for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+				names = append(names, c.Name)
+			}
+		}
+		return names != nil
+	})
+	if !slices.Contains(names, "compact") || !slices.Contains(names, "hello") {
+		t.Errorf("available commands %v; want Claude's built-ins and the project's hello", names)
+	}
+	if r, err := e.Prompt(id, "/hello the team"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("/hello: %+v, %v", r, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the command reached no model")
+	}
+	body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
+	if !strings.Contains(string(body), "Say hello to the team please") {
+		t.Errorf("the model request lacks the command's prompt: %.2000s", body)
+	}
+}
