@@ -92,7 +92,7 @@ func TestStore_tornTailIgnoredAndCut(t *testing.T) {
 	if len(tr.Entries) != 1 {
 		t.Fatalf("got %d entries, want the 1 before the torn line", len(tr.Entries))
 	}
-	w, tr, err = s.OpenWriter("s1")
+	w, _, err = s.OpenWriter("s1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,17 +64,16 @@ func main() {
 
 // pkg is what is known of one package so far.
 type pkg struct {
-	name        string
-	started     time.Time
-	done        bool
-	passed      int
-	failed      int
-	skipped     int
-	running     map[string]bool     // top-level tests started, not ended
-	output      map[string][]string // per test ("" for the package)
-	realCLIs    map[string]bool
-	realTests   map[string]bool
-	buildFailed bool
+	name      string
+	started   time.Time
+	done      bool
+	passed    int
+	failed    int
+	skipped   int
+	running   map[string]bool     // top-level tests started, not ended
+	output    map[string][]string // per test ("" for the package)
+	realCLIs  map[string]bool
+	realTests map[string]bool
 }
 
 type slow struct {
