@@ -89,7 +89,34 @@ func workspace(t *testing.T) string {
 
 func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
 
-func TestE2E_textTurnAndOptions(t *testing.T) {
+// TestE2E_sharedServer runs, one after the other, the end-to-end tests
+// that share one opencode server (each in a session of its own), while
+// the tests with a server of their own run beside it: all three are
+// parallel top-level tests.
+func TestE2E_sharedServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"textTurnAndOptions", e2eTextTurnAndOptions},
+		{"bashPermission", e2eBashPermission},
+		{"writeAskShowsTheDiff", e2eWriteAskShowsTheDiff},
+		{"todoIsThePlan", e2eTodoIsThePlan},
+		{"questionIsAChoice", e2eQuestionIsAChoice},
+		{"imageReachesTheModel", e2eImageReachesTheModel},
+		{"cancelThenTheNextTurn", e2eCancelThenTheNextTurn},
+		{"modelError", e2eModelError},
+		{"reasoningIsAThought", e2eReasoningIsAThought},
+		{"forkIsOpenCodesOwnFork", e2eForkIsOpenCodesOwnFork},
+		{"forkIntoAnotherDirectoryIsTold", e2eForkIntoAnotherDirectoryIsTold},
+		{"slashCommand", e2eSlashCommand},
+	} {
+		t.Run(tc.name, tc.test)
+	}
+}
+
+func e2eTextTurnAndOptions(t *testing.T) {
 	e, _ := sharedEditor(t)
 	resp := e.NewSessionResponse(workspace(t))
 	choices := acptest.Choices(resp.ConfigOptions)
@@ -117,7 +144,7 @@ func contains(list []string, v string) bool {
 	return false
 }
 
-func TestE2E_bashPermission(t *testing.T) {
+func e2eBashPermission(t *testing.T) {
 	for option, want := range map[string]string{"once": "completed", "reject": "failed", "cancelled": "failed"} {
 		t.Run(option, func(t *testing.T) {
 			e, _ := sharedEditor(t)
@@ -143,9 +170,9 @@ func TestE2E_bashPermission(t *testing.T) {
 	}
 }
 
-// TestE2E_writeAskShowsTheDiff: the permission ask for a write carries
+// e2eWriteAskShowsTheDiff: the permission ask for a write carries
 // the diff the editor reviews, and the file is written once allowed.
-func TestE2E_writeAskShowsTheDiff(t *testing.T) {
+func e2eWriteAskShowsTheDiff(t *testing.T) {
 	e, _ := sharedEditor(t)
 	e.Client.Option = "once"
 	cwd := workspace(t)
@@ -172,7 +199,7 @@ func TestE2E_writeAskShowsTheDiff(t *testing.T) {
 	}
 }
 
-func TestE2E_todoIsThePlan(t *testing.T) {
+func e2eTodoIsThePlan(t *testing.T) {
 	e, _ := sharedEditor(t)
 	id := e.NewSession(workspace(t))
 	if _, err := e.Prompt(id, "todo"); err != nil {
@@ -184,9 +211,9 @@ func TestE2E_todoIsThePlan(t *testing.T) {
 	}
 }
 
-// TestE2E_questionIsAChoice: OpenCode's question becomes a permission ask
+// e2eQuestionIsAChoice: OpenCode's question becomes a permission ask
 // whose options are the answers; the answer picked reaches the model.
-func TestE2E_questionIsAChoice(t *testing.T) {
+func e2eQuestionIsAChoice(t *testing.T) {
 	e, w := sharedEditor(t)
 	e.Client.Option = "answer-1"
 	id := e.NewSession(workspace(t))
@@ -213,7 +240,7 @@ func lastResult(w *world) string {
 	return ""
 }
 
-func TestE2E_imageReachesTheModel(t *testing.T) {
+func e2eImageReachesTheModel(t *testing.T) {
 	e, _ := sharedEditor(t)
 	id := e.NewSession(workspace(t))
 	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -226,10 +253,10 @@ func TestE2E_imageReachesTheModel(t *testing.T) {
 	}
 }
 
-// TestE2E_cancelThenTheNextTurn: a cancelled slow turn answers cancelled,
+// e2eCancelThenTheNextTurn: a cancelled slow turn answers cancelled,
 // and the idle OpenCode repeats after an abort does not end the next turn
 // early.
-func TestE2E_cancelThenTheNextTurn(t *testing.T) {
+func e2eCancelThenTheNextTurn(t *testing.T) {
 	e, _ := sharedEditor(t)
 	id := e.NewSession(workspace(t))
 	done := make(chan acp.PromptResponse, 1)
@@ -261,7 +288,7 @@ func TestE2E_cancelThenTheNextTurn(t *testing.T) {
 	}
 }
 
-func TestE2E_modelError(t *testing.T) {
+func e2eModelError(t *testing.T) {
 	e, _ := sharedEditor(t)
 	_, err := e.Prompt(e.NewSession(workspace(t)), "fail400")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32603 || !strings.Contains(re.Message, fakechat.Fail400Message) {
@@ -272,7 +299,7 @@ func TestE2E_modelError(t *testing.T) {
 // TestE2E_serverKilledMidTurn: the turn fails with the server's exit, and
 // the next prompt starts another server and continues the session.
 func TestE2E_serverKilledMidTurn(t *testing.T) {
-	t.Parallel() // its own server: it overlaps the other one that has one
+	t.Parallel() // a server of its own: it runs beside the shared-server tests
 	w := newWorld(t)
 	b := w.backend()
 	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
@@ -302,7 +329,7 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 // replays acpbridge's transcript, and the next prompt continues the same
 // OpenCode session (the model sees the earlier turn).
 func TestE2E_restartLoadsAndContinues(t *testing.T) {
-	t.Parallel() // its own server: it overlaps the other one that has one
+	t.Parallel() // a server of its own: it runs beside the shared-server tests
 	w := newWorld(t)
 	state, cwd := t.TempDir(), workspace(t)
 	e := editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto)
@@ -338,7 +365,7 @@ func userTexts(r fakechat.Request) []string {
 	return out
 }
 
-func TestE2E_reasoningIsAThought(t *testing.T) {
+func e2eReasoningIsAThought(t *testing.T) {
 	e, _ := sharedEditor(t)
 	id := e.NewSession(workspace(t))
 	if _, err := e.Prompt(id, "think about it"); err != nil {
@@ -349,11 +376,11 @@ func TestE2E_reasoningIsAThought(t *testing.T) {
 	}
 }
 
-// TestE2E_forkIsOpenCodesOwnFork: a fork continues on an OpenCode session
+// e2eForkIsOpenCodesOwnFork: a fork continues on an OpenCode session
 // forked from the parent's: the model sees the parent's turn as
 // OpenCode's own history, not retold, the fork still asks before a
 // command runs, and the parent goes on without the fork's turns.
-func TestE2E_forkIsOpenCodesOwnFork(t *testing.T) {
+func e2eForkIsOpenCodesOwnFork(t *testing.T) {
 	e, w := sharedEditor(t)
 	cwd := workspace(t)
 	parent := e.NewSession(cwd)
@@ -388,11 +415,11 @@ func TestE2E_forkIsOpenCodesOwnFork(t *testing.T) {
 	}
 }
 
-// TestE2E_forkIntoAnotherDirectoryIsTold: OpenCode keeps a fork in its
+// e2eForkIntoAnotherDirectoryIsTold: OpenCode keeps a fork in its
 // parent's directory, so a fork into another one is a new session there,
 // told the conversation from the bridge's transcript with its first
 // prompt.
-func TestE2E_forkIntoAnotherDirectoryIsTold(t *testing.T) {
+func e2eForkIntoAnotherDirectoryIsTold(t *testing.T) {
 	e, w := sharedEditor(t)
 	parent := e.NewSession(workspace(t))
 	if _, err := e.Prompt(parent, "Remember the word plum"); err != nil {
@@ -444,10 +471,10 @@ func lastRequestOf(t *testing.T, w *world, id string) fakechat.Request {
 	return fakechat.Request{}
 }
 
-// TestE2E_slashCommand: OpenCode's commands, the project's own included,
+// e2eSlashCommand: OpenCode's commands, the project's own included,
 // come as available commands, and "/name arguments" runs one: the model
 // gets the command's template with the arguments.
-func TestE2E_slashCommand(t *testing.T) {
+func e2eSlashCommand(t *testing.T) {
 	e, w := sharedEditor(t)
 	cwd := workspace(t)
 	dir := filepath.Join(cwd, ".opencode", "command")

@@ -135,11 +135,11 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 	if s.life.Err() != nil {
 		return nil, errors.New("the session was closed while opencode started it")
 	}
+	s.listCommands(ctx, srv) // a local call; it only logs a failure
 	s.mu.Lock()
 	s.id, s.forkOf = id, ""
 	s.mu.Unlock()
 	s.b.sessions.Add(id, s)
-	s.listCommands(ctx, srv) // a local call; it only logs a failure
 	return srv, nil
 }
 
