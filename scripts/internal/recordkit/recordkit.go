@@ -1,5 +1,5 @@
-// Package recordkit holds what the recorders (scripts/recordclaude,
-// scripts/recordcodex) share: rewriting the temporary paths of a recording
+// Package recordkit holds what scripts/record's agents (claude, codex)
+// share: rewriting the temporary paths of a recording
 // into the neutral ones the reference captures use, a locked writer for a
 // log shared with a child's stderr, and small output helpers.
 package recordkit

@@ -13,8 +13,8 @@ import (
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 )
 
-func TestRewriter(t *testing.T) {
-	rw := newRewriter(
+func TestCodexRewriter(t *testing.T) {
+	rw := codexRewriter(
 		[]string{"/tmp/rc-1/project", "/private/tmp/rc-1/project"},
 		[]string{"/tmp/rc-1/.codex", "/private/tmp/rc-1/.codex"},
 		[]string{"/tmp/rc-1", "/private/tmp/rc-1"})
@@ -30,7 +30,7 @@ func TestRewriter(t *testing.T) {
 	}
 }
 
-func TestAnswer(t *testing.T) {
+func TestCodexAnswer(t *testing.T) {
 	roundTrip := func(v any) map[string]any {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -51,22 +51,22 @@ func TestAnswer(t *testing.T) {
 		{"execCommandApproval", "accept", map[string]any{"id": float64(0), "result": map[string]any{"decision": "approved"}}},
 		{"applyPatchApproval", "cancel", map[string]any{"id": float64(0), "result": map[string]any{"decision": "abort"}}},
 	} {
-		if got := roundTrip(answer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
+		if got := roundTrip(codexAnswer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s %s: %v", tc.method, tc.decision, got)
 		}
 	}
-	got := roundTrip(answer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
+	got := roundTrip(codexAnswer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
 	if e, _ := got["error"].(map[string]any); got["id"] != "x" || e["code"] != float64(-32601) {
 		t.Errorf("other request: %v", got)
 	}
 }
 
-func TestParseFlags(t *testing.T) {
+func TestCodexFlags(t *testing.T) {
 	var stderr bytes.Buffer
-	if _, err := parseFlags([]string{"hello"}, &stderr); err == nil {
+	if _, err := parseCodexFlags([]string{"hello"}, &stderr); err == nil {
 		t.Error("no -o: no error")
 	}
-	o, err := parseFlags([]string{"-o", "x.jsonl", "-approval", "never", "-args", "-c a=1", "p1", "p2"}, &stderr)
+	o, err := parseCodexFlags([]string{"-o", "x.jsonl", "-approval", "never", "-args", "-c a=1", "p1", "p2"}, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,16 +76,15 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// TestRecord records two turns with the real codex.
-func TestRecord(t *testing.T) {
+// TestCodexRecord records two turns with the real codex.
+func TestCodexRecord(t *testing.T) {
 	bin := fakeresponses.CodexBin(t)
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 	reqs := filepath.Join(t.TempDir(), "reqs.json")
 	var stderr bytes.Buffer
-	o := options{out: out, codex: bin, approval: "untrusted", sandbox: "danger-full-access", decision: "accept",
-		clientName: "acpbridge", timeout: 30e9, requests: reqs,
-		prompts: []string{"run: mkdir -p /home/dev/project/made && echo made", "planupdate"}}
-	if err := record(o, &stderr); err != nil {
+	o := codexOptions{codex: bin, approval: "untrusted", sandbox: "danger-full-access", decision: "accept", clientName: "acpbridge",
+		common: common{out: out, timeout: 30e9, requests: reqs, prompts: []string{"run: mkdir -p /home/dev/project/made && echo made", "planupdate"}}}
+	if err := recordCodex(o, &stderr); err != nil {
 		t.Fatalf("record: %v\n%s", err, stderr.String())
 	}
 	f, err := os.Open(out)

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-func TestRewriter(t *testing.T) {
-	rw := newRewriter([]string{"/tmp/rc-1/project", "/private/tmp/rc-1/project"}, []string{"/tmp/rc-1", "/private/tmp/rc-1"})
+func TestClaudeRewriter(t *testing.T) {
+	rw := claudeRewriter([]string{"/tmp/rc-1/project", "/private/tmp/rc-1/project"}, []string{"/tmp/rc-1", "/private/tmp/rc-1"})
 	for in, want := range map[string]string{
 		`{"cwd":"/tmp/rc-1/project","x":"/tmp/rc-1/project/a.txt"}`:             `{"cwd":"/home/dev/project","x":"/home/dev/project/a.txt"}`,
 		`"/tmp/rc-1/.claude/projects/-tmp-rc-1-project/s.jsonl"`:                `"/home/dev/.claude/projects/-home-dev-project/s.jsonl"`,
@@ -25,13 +25,13 @@ func TestRewriter(t *testing.T) {
 	}
 }
 
-func TestSlug(t *testing.T) {
+func TestClaudeSlug(t *testing.T) {
 	if got := slug("/home/dev/my_project.v2"); got != "-home-dev-my-project-v2" {
 		t.Errorf("slug = %q", got)
 	}
 }
 
-func TestAnswer(t *testing.T) {
+func TestClaudeAnswer(t *testing.T) {
 	roundTrip := func(v any) map[string]any {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -43,30 +43,30 @@ func TestAnswer(t *testing.T) {
 		}
 		return m
 	}
-	got := roundTrip(answer("r1", json.RawMessage(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}`)))
+	got := roundTrip(claudeAnswer("r1", json.RawMessage(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}`)))
 	want := map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": "r1",
 		"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{"command": "ls"}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("can_use_tool: %v", got)
 	}
-	got = roundTrip(answer("r2", json.RawMessage(`{"subtype":"hook_callback","callback_id":"hook_0","input":{}}`)))
+	got = roundTrip(claudeAnswer("r2", json.RawMessage(`{"subtype":"hook_callback","callback_id":"hook_0","input":{}}`)))
 	want = map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": "r2",
 		"response": map[string]any{"continue": true}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("hook_callback: %v", got)
 	}
-	got = roundTrip(answer("r3", json.RawMessage(`{"subtype":"mcp_message"}`)))
+	got = roundTrip(claudeAnswer("r3", json.RawMessage(`{"subtype":"mcp_message"}`)))
 	if r := got["response"].(map[string]any); r["subtype"] != "error" || r["request_id"] != "r3" || r["error"] == "" {
 		t.Errorf("mcp_message: %v", got)
 	}
 }
 
-func TestUsage(t *testing.T) {
+func TestClaudeUsage(t *testing.T) {
 	var stderr bytes.Buffer
-	if code := run(nil, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage:") {
+	if code := runClaude(nil, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage:") {
 		t.Errorf("no args: exit %d, stderr %q", code, stderr.String())
 	}
-	if code := run([]string{"-o", "x.jsonl"}, &stderr); code != 2 {
+	if code := runClaude([]string{"-o", "x.jsonl"}, &stderr); code != 2 {
 		t.Errorf("no prompt: exit %d", code)
 	}
 }
@@ -90,12 +90,12 @@ func claudeBin(t *testing.T) string {
 	return ""
 }
 
-// TestRecord records two turns with the real CLI and checks the file.
-func TestRecord(t *testing.T) {
+// TestClaudeRecord records two turns with the real CLI and checks the file.
+func TestClaudeRecord(t *testing.T) {
 	bin := claudeBin(t)
 	out := filepath.Join(t.TempDir(), "rec.jsonl")
 	var stderr bytes.Buffer
-	code := run([]string{"-o", out, "-claude", bin, "WRITE_FILE: /home/dev/project/n.txt hi there", "Say hello"}, &stderr)
+	code := runClaude([]string{"-o", out, "-claude", bin, "WRITE_FILE: /home/dev/project/n.txt hi there", "Say hello"}, &stderr)
 	t.Logf("stderr:\n%s", stderr.String())
 	if code != 0 {
 		t.Fatalf("exit %d", code)

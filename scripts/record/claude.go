@@ -1,39 +1,3 @@
-// Command recordclaude records what the real Claude Code CLI prints in its
-// long-lived stream-json mode, against the scripted fake Messages API of
-// translators/claude/fakeapi, offline.
-//
-// Usage:
-//
-//	go run ./scripts/recordclaude -o FILE [flags] PROMPT...
-//	bash scripts/record-claude.sh -o FILE [flags] PROMPT...
-//
-// It starts the fake (with fakeapi.Directives, so the prompts are its
-// directives: "RUN_BASH: echo hi", "THINK about it", …), then the CLI
-// ($CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude under the
-// repository root; see scripts/install-tools.sh) as the SDKs run it:
-//
-//	claude --output-format stream-json --verbose --input-format stream-json
-//	       --include-partial-messages --permission-prompt-tool stdio
-//	       --permission-mode default --setting-sources ""
-//
-// with the environment of fakeapi.Env, a fresh HOME and the working
-// directory HOME/project. It sends the initialize control request, then
-// each PROMPT as one user message, waiting for that turn's result line
-// before the next (any result: an API error turn is recorded too). Every
-// can_use_tool request is allowed (echoing the tool's input as
-// updatedInput), every hook_callback is answered {"continue":true}, and
-// any other request from the CLI gets an error response. After the last
-// result it closes the CLI's stdin and waits for it to exit.
-//
-// Every line the CLI printed on stdout goes to the -o file, one raw
-// stream-json line per line, with the temporary paths rewritten: the
-// working directory to /home/dev/project, HOME to /home/dev (and their
-// project slugs to -home-dev-project and -home-dev). Prompts may use those
-// paths: they are mapped the other way before the CLI sees them, so that
-// "WRITE_FILE: /home/dev/project/notes.txt hi" writes into the temporary
-// project and is recorded as written. Timings go to stderr.
-// The exit status is 0 when every turn ended with a result and the CLI
-// exited, 1 otherwise, 2 for a usage error.
 package main
 
 import (
@@ -41,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 	"io"
 	"os"
 	"os/exec"
@@ -52,82 +14,39 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 )
 
-// The paths recordings show instead of the temporary ones.
-const (
-	recordedHome = "/home/dev"
-	recordedCwd  = "/home/dev/project"
-)
-
-func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+type claudeOptions struct {
+	common
+	claude  string
+	mode    string
+	partial bool
+	hooks   bool
 }
 
-type options struct {
-	out      string
-	claude   string
-	mode     string
-	partial  bool
-	hooks    bool
-	timeout  time.Duration
-	requests string
-	keep     bool
-	extra    []string
-	prompts  []string
-}
-
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("recordclaude", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: recordclaude -o FILE [flags] PROMPT...")
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.out, "o", "", "write the CLI's stdout lines to `file` (required; - for stdout)")
+func parseClaudeFlags(args []string, stderr io.Writer) (claudeOptions, error) {
+	var o claudeOptions
+	fs := flags("claude", stderr)
 	fs.StringVar(&o.claude, "claude", "", "the claude `binary` (default $CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude)")
 	fs.StringVar(&o.mode, "mode", "default", "the CLI's --permission-mode")
 	fs.BoolVar(&o.partial, "partial", true, "pass --include-partial-messages")
 	fs.BoolVar(&o.hooks, "hooks", false, "register PreToolUse and PostToolUse hook callbacks in initialize")
-	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "how long initialize and each turn may take")
-	fs.BoolVar(&o.keep, "keep", false, "keep the temporary HOME (and its project directory) and print its path")
-	fs.StringVar(&o.requests, "requests", "", "also write the fake API's decoded requests, as JSON, to `file`")
-	extra := fs.String("args", "", "extra CLI arguments, space-separated")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	o.prompts = fs.Args()
-	o.extra = strings.Fields(*extra)
-	if o.out == "" || len(o.prompts) == 0 {
-		fs.Usage()
-		return o, errors.New("need -o and at least one prompt")
-	}
-	return o, nil
+	err := o.parse(fs, args, "and its project directory", "CLI")
+	return o, err
 }
 
-func run(args []string, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+func runClaude(args []string, stderr io.Writer) int {
+	return runAgent("claude", args, stderr, parseClaudeFlags, func(o claudeOptions, stderr io.Writer) error {
+		if o.claude == "" {
+			var err error
+			if o.claude, err = findClaude(); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintln(stderr, "recordclaude:", err)
-		return 2
-	}
-	if o.claude == "" {
-		o.claude, err = findClaude()
-		if err != nil {
-			fmt.Fprintln(stderr, "recordclaude:", err)
-			return 1
-		}
-	}
-	if err := record(o, stderr); err != nil {
-		fmt.Fprintln(stderr, "recordclaude:", err)
-		return 1
-	}
-	return 0
+		return recordClaude(o, stderr)
+	})
 }
 
 // findClaude is $CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude in
@@ -156,9 +75,9 @@ func findClaude() (string, error) {
 	}
 }
 
-// newRewriter rewrites cwd (inside home) and home, in each of the given
+// claudeRewriter rewrites cwd (inside home) and home, in each of the given
 // spellings, and their project slugs.
-func newRewriter(cwds, homes []string) recordkit.Rewriter {
+func claudeRewriter(cwds, homes []string) recordkit.Rewriter {
 	return recordkit.NewRewriter(
 		recordkit.Rule{From: cwds, To: recordedCwd}, recordkit.Rule{From: slugs(cwds), To: slug(recordedCwd)},
 		recordkit.Rule{From: homes, To: recordedHome}, recordkit.Rule{From: slugs(homes), To: slug(recordedHome)})
@@ -184,40 +103,26 @@ func slug(path string) string {
 	return string(b)
 }
 
-func record(o options, stderr io.Writer) error {
+func recordClaude(o claudeOptions, stderr io.Writer) error {
 	stderr = &recordkit.LockedWriter{W: stderr}
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "recordclaude: "+format+"\n", args...) }
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "record claude: "+format+"\n", args...) }
 
-	home, err := os.MkdirTemp("", "recordclaude-")
+	home, cwd, done, err := tempHome("recordclaude-", o.keep, logf)
 	if err != nil {
 		return err
 	}
-	if o.keep {
-		logf("keeping HOME %s", home)
-	} else {
-		defer os.RemoveAll(home)
-	}
-	cwd := filepath.Join(home, "project")
-	if err := os.Mkdir(cwd, 0o755); err != nil {
-		return err
-	}
-	rw := newRewriter(recordkit.Spellings(cwd), recordkit.Spellings(home))
+	defer done()
+	rw := claudeRewriter(recordkit.Spellings(cwd), recordkit.Spellings(home))
 	toReal := strings.NewReplacer(recordedCwd, cwd, recordedHome, home)
 
 	fake := fakeapi.New(fakeapi.Directives())
 	defer fake.Close()
 
-	var out io.Writer = os.Stdout
-	if o.out != "-" {
-		f, err := os.Create(o.out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
+	bw, closeOut, err := output(o.out)
+	if err != nil {
+		return err
 	}
-	bw := bufio.NewWriter(out)
-	defer bw.Flush()
+	defer closeOut()
 
 	args := []string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}
 	if o.partial {
@@ -228,36 +133,11 @@ func record(o options, stderr io.Writer) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, o.claude, args...)
-	cmd.Dir = cwd
-	cmd.Env = fakeapi.Env(fake.URL, home)
-	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe()
+	p, err := startAgent(ctx, o.claude, args, cwd, fakeapi.Env(fake.URL, home), stderr, logf)
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	logf("started %s %s", o.claude, strings.Join(recordkit.QuoteAll(args), " "))
-
-	var wmu sync.Mutex
-	send := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		_, err = stdin.Write(append(b, '\n'))
-		return err
-	}
+	stdout, start, send := p.stdout, p.start, p.send
 
 	const initID = "req_1"
 	initDone := make(chan struct{})
@@ -305,7 +185,7 @@ func record(o options, stderr io.Writer) error {
 					initOnce()
 				}
 			case "control_request":
-				if err := send(answer(msg.RequestID, msg.Request)); err != nil {
+				if err := send(claudeAnswer(msg.RequestID, msg.Request)); err != nil {
 					logf("answering %s: %v", msg.RequestID, err)
 				}
 			case "result":
@@ -363,23 +243,10 @@ func record(o options, stderr io.Writer) error {
 		}
 	}
 
-	// Close stdin, and give the CLI 10s to exit before it is killed; read
-	// all of its stdout before Wait closes the pipe.
-	t0 := time.Now()
-	stdin.Close()
-	select {
-	case <-readerDone:
-	case <-time.After(10 * time.Second):
-		logf("the CLI did not exit within 10s of stdin closing; killing it")
-		cancel()
-		<-readerDone
-	}
+	werr := p.end("the CLI", readerDone, cancel, firstLine, logf)
 	if scanErr != nil && failed == nil {
 		failed = fmt.Errorf("reading the CLI's stdout: %w", scanErr)
 	}
-	werr := cmd.Wait()
-	logf("first stdout line %v after spawn; exit %v after stdin closed (%v in all)",
-		firstLine.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	// The CLI exits with 1 when its last result was an error (an API
 	// error turn, say): that is a fine recording.
 	var exitErr *exec.ExitError
@@ -390,19 +257,11 @@ func record(o options, stderr io.Writer) error {
 	if werr != nil && failed == nil {
 		failed = fmt.Errorf("the CLI: %w", werr)
 	}
-	if err := bw.Flush(); err != nil && failed == nil {
-		failed = err
-	}
-	if o.requests != "" {
-		if err := recordkit.WriteJSON(o.requests, fake.Requests(), rw); err != nil && failed == nil {
-			failed = err
-		}
-	}
-	return failed
+	return finish(failed, bw, o.common, fake.Requests(), rw)
 }
 
-// answer is the control_response to a control request from the CLI.
-func answer(id string, raw json.RawMessage) map[string]any {
+// claudeAnswer is the control_response to a control request from the CLI.
+func claudeAnswer(id string, raw json.RawMessage) map[string]any {
 	var req struct {
 		Subtype string          `json:"subtype"`
 		Input   json.RawMessage `json:"input"`
@@ -422,7 +281,7 @@ func answer(id string, raw json.RawMessage) map[string]any {
 			"response": map[string]any{"continue": true}}
 	default:
 		resp = map[string]any{"subtype": "error", "request_id": id,
-			"error": "recordclaude does not handle " + req.Subtype}
+			"error": "record claude does not handle " + req.Subtype}
 	}
 	return map[string]any{"type": "control_response", "response": resp}
 }

@@ -1,42 +1,3 @@
-// Command recordcodex records what the real Codex CLI prints as
-// `codex app-server` (JSON-RPC over stdio), against the scripted fake
-// Responses API of translators/codex/fakeresponses, offline.
-//
-// Usage:
-//
-//	go run ./scripts/recordcodex -o FILE [flags] PROMPT...
-//	bash scripts/record-codex.sh -o FILE [flags] PROMPT...
-//
-// It starts the fake (with fakeresponses.Directives, so the prompts are its
-// directives: "run: echo hi", "patch: hello.txt", "think about it", …),
-// writes a CODEX_HOME for it (fakeresponses.WriteHome: no approval_policy
-// or sandbox_mode unless -home-approval / -home-sandbox), then runs codex
-// ($CODEX_BIN, else the native binary under .tools/codex in the repository,
-// -root or the one holding the working directory; see
-// scripts/install-tools.sh) as
-//
-//	codex app-server -c 'tools.update_plan={enabled=true}'
-//
-// with the environment of fakeresponses.Env, a fresh HOME, CODEX_HOME
-// HOME/.codex and the working directory HOME/project. It sends initialize
-// (clientInfo name "acpbridge") and initialized, then thread/start {cwd,
-// approvalPolicy, sandbox} (-approval, -sandbox; "" leaves one out), then
-// each PROMPT as one turn/start, waiting for that turn's turn/completed
-// before the next (any status: a failed turn is recorded too). Every
-// approval request (item/commandExecution/requestApproval,
-// item/fileChange/requestApproval, item/permissions/requestApproval and
-// the legacy execCommandApproval / applyPatchApproval) is answered
-// {"decision": -decision}; any other request from codex gets a JSON-RPC
-// error. After the last turn it closes codex's stdin and waits for it to
-// exit.
-//
-// Every line codex printed on stdout goes to the -o file as it was
-// printed, one raw JSON-RPC message per line (server → client only), with
-// the temporary paths rewritten: the working directory to
-// /home/dev/project, CODEX_HOME to /home/dev/.codex and HOME to /home/dev.
-// Prompts may use those paths: they are mapped the other way before codex
-// sees them. Timings go to stderr. The exit status is 0 when every turn
-// completed and codex exited cleanly, 1 otherwise, 2 for a usage error.
 package main
 
 import (
@@ -44,35 +5,23 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 )
 
-// The paths recordings show instead of the temporary ones.
-const (
-	recordedHome      = "/home/dev"
-	recordedCodexHome = "/home/dev/.codex"
-	recordedCwd       = "/home/dev/project"
-)
+// recordedCodexHome is the CODEX_HOME recordings show.
+const recordedCodexHome = "/home/dev/.codex"
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
-}
-
-type options struct {
-	out          string
+type codexOptions struct {
+	common
 	codex        string
 	root         string
 	approval     string
@@ -81,22 +30,11 @@ type options struct {
 	homeSandbox  string
 	decision     string
 	clientName   string
-	timeout      time.Duration
-	requests     string
-	keep         bool
-	extra        []string
-	prompts      []string
 }
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
-	fs := flag.NewFlagSet("recordcodex", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: recordcodex -o FILE [flags] PROMPT...")
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.out, "o", "", "write codex's stdout lines to `file` (required; - for stdout)")
+func parseCodexFlags(args []string, stderr io.Writer) (codexOptions, error) {
+	var o codexOptions
+	fs := flags("codex", stderr)
 	fs.StringVar(&o.codex, "codex", "", "the codex `binary` (default $CODEX_BIN, else the native binary under .tools/codex)")
 	fs.StringVar(&o.root, "root", "", "the repository `dir` whose .tools/codex holds codex (default: the one holding the working directory)")
 	fs.StringVar(&o.approval, "approval", "untrusted", "thread/start's approvalPolicy (\"\" to leave it out)")
@@ -105,43 +43,20 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.homeSandbox, "home-sandbox", "", "config.toml's sandbox_mode (\"\" to leave it out)")
 	fs.StringVar(&o.decision, "decision", "accept", "the decision for every approval request (accept, acceptForSession, decline, cancel)")
 	fs.StringVar(&o.clientName, "client", "acpbridge", "initialize's clientInfo.name (codex sends it upstream as the originator)")
-	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "how long initialize and each turn may take")
-	fs.BoolVar(&o.keep, "keep", false, "keep the temporary HOME (with CODEX_HOME and the project directory) and print its path")
-	fs.StringVar(&o.requests, "requests", "", "also write the fake API's decoded requests, as JSON, to `file`")
-	extra := fs.String("args", "", "extra codex app-server arguments, space-separated")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	o.prompts = fs.Args()
-	o.extra = strings.Fields(*extra)
-	if o.out == "" || len(o.prompts) == 0 {
-		fs.Usage()
-		return o, errors.New("need -o and at least one prompt")
-	}
-	return o, nil
+	err := o.parse(fs, args, "with CODEX_HOME and the project directory", "codex app-server")
+	return o, err
 }
 
-func run(args []string, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+func runCodex(args []string, stderr io.Writer) int {
+	return runAgent("codex", args, stderr, parseCodexFlags, func(o codexOptions, stderr io.Writer) error {
+		if o.codex == "" {
+			var err error
+			if o.codex, err = findCodex(o.root); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintln(stderr, "recordcodex:", err)
-		return 2
-	}
-	if o.codex == "" {
-		o.codex, err = findCodex(o.root)
-		if err != nil {
-			fmt.Fprintln(stderr, "recordcodex:", err)
-			return 1
-		}
-	}
-	if err := record(o, stderr); err != nil {
-		fmt.Fprintln(stderr, "recordcodex:", err)
-		return 1
-	}
-	return 0
+		return recordCodex(o, stderr)
+	})
 }
 
 // findCodex is $CODEX_BIN, else fakeresponses.InstalledBin in root, or
@@ -169,15 +84,15 @@ func findCodex(root string) (string, error) {
 	return p, nil
 }
 
-// newRewriter rewrites cwd and codexHome (both inside home) and home, in
+// codexRewriter rewrites cwd and codexHome (both inside home) and home, in
 // each of the given spellings.
-func newRewriter(cwds, codexHomes, homes []string) recordkit.Rewriter {
+func codexRewriter(cwds, codexHomes, homes []string) recordkit.Rewriter {
 	return recordkit.NewRewriter(recordkit.Rule{From: cwds, To: recordedCwd},
 		recordkit.Rule{From: codexHomes, To: recordedCodexHome}, recordkit.Rule{From: homes, To: recordedHome})
 }
 
-// message is the part of a JSON-RPC line the recorder looks at.
-type message struct {
+// codexMessage is the part of a JSON-RPC line the recorder looks at.
+type codexMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
@@ -197,9 +112,9 @@ var approvalMethods = map[string]bool{
 	"applyPatchApproval":                    true,
 }
 
-// answer is the reply to a request from codex: the decision for an
+// codexAnswer is the reply to a request from codex: the decision for an
 // approval request, else a JSON-RPC "method not found" error.
-func answer(id json.RawMessage, method, decision string) map[string]any {
+func codexAnswer(id json.RawMessage, method, decision string) map[string]any {
 	if approvalMethods[method] {
 		d := decision
 		if method == "execCommandApproval" || method == "applyPatchApproval" {
@@ -207,7 +122,7 @@ func answer(id json.RawMessage, method, decision string) map[string]any {
 		}
 		return map[string]any{"id": id, "result": map[string]any{"decision": d}}
 	}
-	return map[string]any{"id": id, "error": map[string]any{"code": -32601, "message": "recordcodex does not handle " + method}}
+	return map[string]any{"id": id, "error": map[string]any{"code": -32601, "message": "record codex does not handle " + method}}
 }
 
 // legacyDecision maps a v2 decision to the legacy ReviewDecision.
@@ -225,27 +140,17 @@ func legacyDecision(d string) string {
 	return d
 }
 
-func record(o options, stderr io.Writer) error {
+func recordCodex(o codexOptions, stderr io.Writer) error {
 	stderr = &recordkit.LockedWriter{W: stderr}
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "recordcodex: "+format+"\n", args...) }
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "record codex: "+format+"\n", args...) }
 
-	home, err := os.MkdirTemp("", "recordcodex-")
+	home, cwd, done, err := tempHome("recordcodex-", o.keep, logf, "tmp")
 	if err != nil {
 		return err
 	}
-	if o.keep {
-		logf("keeping HOME %s", home)
-	} else {
-		defer os.RemoveAll(home)
-	}
-	cwd := filepath.Join(home, "project")
+	defer done()
 	codexHome := filepath.Join(home, ".codex")
-	for _, d := range []string{cwd, filepath.Join(home, "tmp")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
-		}
-	}
-	rw := newRewriter(recordkit.Spellings(cwd), recordkit.Spellings(codexHome), recordkit.Spellings(home))
+	rw := codexRewriter(recordkit.Spellings(cwd), recordkit.Spellings(codexHome), recordkit.Spellings(home))
 	toReal := strings.NewReplacer(recordedCwd, cwd, recordedCodexHome, codexHome, recordedHome, home)
 
 	fake := fakeresponses.New(fakeresponses.Directives())
@@ -256,55 +161,22 @@ func record(o options, stderr io.Writer) error {
 		return err
 	}
 
-	var out io.Writer = os.Stdout
-	if o.out != "-" {
-		f, err := os.Create(o.out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
+	bw, closeOut, err := output(o.out)
+	if err != nil {
+		return err
 	}
-	bw := bufio.NewWriter(out)
-	defer bw.Flush()
+	defer closeOut()
 
 	args := append([]string{"app-server", "-c", "tools.update_plan={enabled=true}"}, o.extra...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, o.codex, args...)
-	cmd.Dir = cwd
-	cmd.Env = fakeresponses.Env(home, codexHome)
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	stdin, err := cmd.StdinPipe()
+	p, err := startAgent(ctx, o.codex, args, cwd, fakeresponses.Env(home, codexHome), stderr, logf)
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	logf("started %s %s", o.codex, strings.Join(recordkit.QuoteAll(args), " "))
+	stdout, start, send := p.stdout, p.start, p.send
 
-	var wmu sync.Mutex
-	send := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		_, err = stdin.Write(append(b, '\n'))
-		return err
-	}
-
-	responses := make(chan message, 16)
+	responses := make(chan codexMessage, 16)
 	type completion struct{ turnID, status string }
 	completions := make(chan completion, len(o.prompts)+16)
 	readerDone := make(chan struct{})
@@ -324,14 +196,14 @@ func record(o options, stderr io.Writer) error {
 			bw.WriteString(rw.Rewrite(string(line)))
 			bw.WriteByte('\n')
 			bw.Flush() // so that -o - shows the stream as it comes
-			var msg message
+			var msg codexMessage
 			if err := json.Unmarshal(line, &msg); err != nil {
 				logf("stdout line %d is not JSON: %v", n, err)
 				continue
 			}
 			switch {
 			case msg.Method != "" && len(msg.ID) > 0: // a request from codex
-				if err := send(answer(msg.ID, msg.Method, o.decision)); err != nil {
+				if err := send(codexAnswer(msg.ID, msg.Method, o.decision)); err != nil {
 					logf("answering %s %s: %v", msg.Method, msg.ID, err)
 				}
 			case msg.Method == "turn/completed":
@@ -444,33 +316,12 @@ func record(o options, stderr io.Writer) error {
 		return nil
 	}()
 
-	// Close stdin, and give codex 10s to exit before it is killed; read
-	// all of its stdout before Wait closes the pipe.
-	t0 := time.Now()
-	stdin.Close()
-	select {
-	case <-readerDone:
-	case <-time.After(10 * time.Second):
-		logf("codex did not exit within 10s of stdin closing; killing it")
-		cancel()
-		<-readerDone
-	}
+	werr := p.end("codex", readerDone, cancel, firstLine, logf)
 	if scanErr != nil && failed == nil {
 		failed = fmt.Errorf("reading codex's stdout: %w", scanErr)
 	}
-	werr := cmd.Wait()
-	logf("first stdout line %v after spawn; exit %v after stdin closed (%v in all)",
-		firstLine.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	if werr != nil && failed == nil {
 		failed = fmt.Errorf("codex: %w", werr)
 	}
-	if err := bw.Flush(); err != nil && failed == nil {
-		failed = err
-	}
-	if o.requests != "" {
-		if err := recordkit.WriteJSON(o.requests, fake.Requests(), rw); err != nil && failed == nil {
-			failed = err
-		}
-	}
-	return failed
+	return finish(failed, bw, o.common, fake.Requests(), rw)
 }
