@@ -24,17 +24,17 @@
 #           native binary of the platform-specific optional dependency
 #   zed-claude-adapter  Zed's Claude ACP adapter (npm
 #           @agentclientprotocol/claude-agent-acp), the "CL" anchor, into
-#           .tools/claude-agent-acp: scripts/bench-claude.sh, and the ACP
+#           .tools/claude-agent-acp: scripts/bench-agent.sh claude, and the ACP
 #           proxy's end-to-end tests (translators/acpagent)
 #   acp-codex-adapter  the ACP org's TypeScript Codex ACP adapter (npm
 #           @agentclientprotocol/codex-acp), the "CXT" anchor, into
-#           .tools/codex-acp: scripts/bench-codex.sh, and the ACP proxy's
+#           .tools/codex-acp: scripts/bench-agent.sh codex, and the ACP proxy's
 #           end-to-end tests
 #
 # Not installed by default (only a benchmark needs it; large):
 #   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
 #           @zed-industries/codex-acp), the "CXR" anchor, into
-#           .tools/zed-codex-acp (scripts/bench-codex.sh)
+#           .tools/zed-codex-acp (scripts/bench-agent.sh codex)
 #
 # With arguments, installs only the named tools, e.g.
 #   bash scripts/install-tools.sh zed-claude-adapter
@@ -240,7 +240,7 @@ install_amp() {
 # install_zed_claude_adapter installs Zed's Claude ACP adapter into
 # .tools/claude-agent-acp. It runs Claude Code through the Claude Agent SDK,
 # which bundles its own native CLI (an optional dependency);
-# scripts/bench-claude.sh points it at the pinned .tools claude instead.
+# scripts/bench-agent.sh claude points it at the pinned .tools claude instead.
 install_zed_claude_adapter() {
 	install_npm_tool @agentclientprotocol/claude-agent-acp 0.100.0 claude-agent-acp claude-agent-acp
 }
@@ -254,7 +254,7 @@ install_zed_codex_adapter() {
 
 # install_acp_codex_adapter installs the ACP org's Codex ACP adapter into
 # .tools/codex-acp. It drives `codex app-server`; it bundles its own
-# @openai/codex, and scripts/bench-codex.sh points it at the pinned .tools
+# @openai/codex, and scripts/bench-agent.sh codex points it at the pinned .tools
 # codex instead ($CODEX_PATH).
 install_acp_codex_adapter() {
 	install_npm_tool @agentclientprotocol/codex-acp 2.6.0 codex-acp codex-acp

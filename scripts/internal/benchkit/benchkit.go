@@ -1,5 +1,5 @@
-// Package benchkit is what the benchmarks scripts/benchclaude and
-// scripts/benchcodex share: their common flags (Options), the run of an
+// Package benchkit is what scripts/benchagent's agents (claude, codex,
+// opencode) share: their common flags (Options), the run of an
 // agent process in a fresh temporary directory with a sampler on its
 // process tree (MakeDirs, Dirs.Start, Process), the timed protocol steps
 // of a run over ACP or another protocol (Session, Measure, ACPSession),

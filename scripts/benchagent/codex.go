@@ -1,59 +1,3 @@
-// Command benchcodex measures acpbridge's Codex backend against the same
-// pinned `codex app-server` driven directly, and against the npm Codex ACP
-// adapters ("CXT" @agentclientprotocol/codex-acp
-// and "CXR" @zed-industries/codex-acp), all offline, on one fake Responses
-// API (translators/codex/fakeresponses).
-//
-// Usage:
-//
-//	go run ./scripts/benchcodex [flags]
-//	bash scripts/bench-codex.sh [flags]
-//
-// It starts one fake server, then runs each agent N times (-n). Every run
-// gets a fresh temporary HOME (with HOME/tmp as TMPDIR), CODEX_HOME
-// (HOME/.codex, written by fakeresponses.WriteHome for the fake with a
-// base_url of its own, so that the fake's requests can be told apart),
-// working directory and, for acpbridge, state directory, and the
-// environment of fakeresponses.Env. The agents:
-//
-//	acpbridge      bin/acpbridge --agent codex, running the pinned codex
-//	               through $ACPBRIDGE_CODEX (one shared app-server)
-//	app-server     the pinned `codex app-server -c tools.update_plan={enabled=true}`
-//	               (what acpbridge runs) driven directly by a minimal
-//	               JSON-RPC client in this program: no ACP at all
-//	codex-acp      CXT, `node …/codex-acp`, running the pinned codex
-//	               through $CODEX_PATH (instead of the @openai/codex it bundles)
-//	zed-codex-acp  CXR, the native Rust binary of @zed-industries/codex-acp
-//	               (run directly, not through its node wrapper): it links
-//	               codex-core and runs no codex executable; it reads the
-//	               same CODEX_HOME/config.toml
-//
-// An ACP run, with acp-go-sdk's ClientSideConnection:
-//
-//	process start → initialize response
-//	session/new
-//	session/prompt "hello there"  right after session/new: turn 1, cold
-//	session/prompt "hello again"  in the same session: turn 2, warm
-//
-// and a direct run the same on the app-server's own protocol:
-//
-//	process start → initialize result (then the initialized notification)
-//	thread/start {cwd}
-//	turn/start "hello there" → turn/completed
-//	turn/start "hello again" → turn/completed
-//
-// while a sampler reads /proc every 20ms for the peak resident memory of
-// the agent's whole process tree (the agent and its codex children) and of
-// the agent process alone. Then it closes the agent's stdin, gives it a
-// few seconds to exit, and kills whatever of its process tree is left
-// (every process group it saw). It prints the medians per agent, the ratio
-// acpbridge/app-server (the bridge's overhead) and the ratio
-// adapter/acpbridge for each adapter.
-//
-// An adapter that is missing or has no successful run gets a NOTE saying
-// why. It exits 1 if any acpbridge or direct app-server run failed (the
-// adapters' failures are printed but do not change the exit status), 2 for
-// a usage error.
 package main
 
 import (
@@ -78,61 +22,57 @@ import (
 )
 
 const (
-	prompt1 = "hello there"
-	prompt2 = "hello again"
+	codexPrompt1 = "hello there"
+	codexPrompt2 = "hello again"
 )
 
 // The agents' names, which are also the table's column titles and -only's
 // values.
 const (
-	nameBridge = "acpbridge"
-	nameDirect = "app-server"
-	nameCXT    = "codex-acp"
-	nameCXR    = "zed-codex-acp"
+	codexNameBridge = "acpbridge"
+	nameDirect      = "app-server"
+	nameCXT         = "codex-acp"
+	nameCXR         = "zed-codex-acp"
 )
 
-var agentOrder = []string{nameBridge, nameDirect, nameCXT, nameCXR}
+var codexAgentOrder = []string{codexNameBridge, nameDirect, nameCXT, nameCXR}
 
-func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-type options struct {
+type codexOptions struct {
 	benchkit.Options
 	codex    string
 	cxt, cxr string
 }
 
-// agent is one agent under test.
-type agent struct {
+// codexAgent is one codexAgent under test.
+type codexAgent struct {
 	name   string // column title
 	direct bool   // the app-server driven directly, not ACP
 	argv   []string
-	// env is added to fakeresponses.Env for a run.
+	// env is added to fakeresponses.Env for a codexRun.
 	env []string
-	// version describes the agent for the header.
+	// version describes the codexAgent for the header.
 	version string
 	// noCatalog drops model_catalog_json from config.toml: the catalog
 	// is codex 0.169.0's internal ModelInfo format, which an older
 	// codex-core cannot parse.
 	noCatalog bool
 	// anchor marks an npm adapter: not exiting when its stdin closes is
-	// noted (it is killed), not a failed run.
+	// noted (it is killed), not a failed codexRun.
 	anchor bool
 }
 
-// result is one run's measurements.
-type result struct {
+// codexResult is one codexRun's measurements.
+type codexResult struct {
 	benchkit.Result
-	userAgents    []string // the distinct user-agent headers of its API requests
+	userAgents    []string // the distinct user-codexAgent headers of its API requests
 	otherRequests []string // its API requests for another model than fakeresponses.Model
 	lingered      bool     // an anchor that did not exit within ExitGrace of its stdin closing
 }
 
-func run(args []string) int {
-	var o options
-	fs := o.Flags("benchcodex", "limit for each request or turn",
-		"run only these agents, comma-separated ("+strings.Join(agentOrder, ", ")+")")
+func codexRun(args []string) int {
+	var o codexOptions
+	fs := o.Flags("benchagent codex", "limit for each request or turn",
+		"run only these agents, comma-separated ("+strings.Join(codexAgentOrder, ", ")+")")
 	defCodex := os.Getenv("ACPBRIDGE_CODEX")
 	if defCodex == "" {
 		defCodex = fakeresponses.InstalledBin(o.Root)
@@ -150,8 +90,8 @@ func run(args []string) int {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		if !slices.Contains(agentOrder, s) {
-			fmt.Fprintf(os.Stderr, "benchcodex: -only: unknown agent %q (%s)\n", s, strings.Join(agentOrder, ", "))
+		if !slices.Contains(codexAgentOrder, s) {
+			fmt.Fprintf(os.Stderr, "benchagent codex: -only: unknown agent %q (%s)\n", s, strings.Join(codexAgentOrder, ", "))
 			return 2
 		}
 		want[s] = true
@@ -160,19 +100,19 @@ func run(args []string) int {
 
 	codexPath, codexReal, err := benchkit.Executable(o.codex)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchcodex: no codex binary at %q (run scripts/install-tools.sh codex): %v\n", o.codex, err)
+		fmt.Fprintf(os.Stderr, "benchagent codex: no codex binary at %q (run scripts/install-tools.sh codex): %v\n", o.codex, err)
 		return 1
 	}
 	codexVersion := codexVersionOf(codexPath)
 
-	bridge := agent{
-		name:    nameBridge,
+	bridge := codexAgent{
+		name:    codexNameBridge,
 		argv:    []string{o.Acpbridge, "--agent", "codex", "--state-dir", "STATE"},
 		env:     []string{"ACPBRIDGE_CODEX=" + codexPath},
 		version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version"),
 	}
 
-	direct := agent{
+	direct := codexAgent{
 		name:    nameDirect,
 		direct:  true,
 		argv:    []string{codexPath, "app-server", "-c", "tools.update_plan={enabled=true}"},
@@ -181,10 +121,10 @@ func run(args []string) int {
 
 	// Why an adapter has no numbers, if it is missing.
 	missing := map[string]string{}
-	cxt := agent{
+	cxt := codexAgent{
 		name: nameCXT,
 		argv: []string{o.cxt},
-		// CODEX_PATH: run the pinned codex, not the bundled one;
+		// CODEX_PATH: codexRun the pinned codex, not the bundled one;
 		// NO_BROWSER: offer no ChatGPT login (there is no browser).
 		env:    []string{"CODEX_PATH=" + codexPath, "NO_BROWSER=1"},
 		anchor: true,
@@ -198,7 +138,7 @@ func run(args []string) int {
 			" (node " + benchkit.CommandLine(os.Environ(), "node", "--version") + "; bundles @openai/codex " +
 			benchkit.PackageVersion(o.cxt, "../../../@openai/codex") + ", not used: CODEX_PATH=" + codexPath + ")"
 	}
-	cxr := agent{
+	cxr := codexAgent{
 		name: nameCXR,
 		argv: []string{o.cxr},
 		// Its codex-core exits at start-up on 0.169.0's catalog
@@ -215,8 +155,8 @@ func run(args []string) int {
 			" (native binary, its own codex-core linked in; runs no codex executable)"
 	}
 
-	var agents []agent
-	for _, a := range []agent{bridge, direct, cxt, cxr} {
+	var agents []codexAgent
+	for _, a := range []codexAgent{bridge, direct, cxt, cxr} {
 		if selected(a.name) && missing[a.name] == "" {
 			agents = append(agents, a)
 		}
@@ -229,7 +169,7 @@ func run(args []string) int {
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakeresponses.Directives, model %s)\n", strings.TrimSuffix(srv.URL, "/v1"), fakeresponses.Model)
 	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", o.Acpbridge, bridge.version, codexPath)
 	fmt.Printf("app-server:    %s\n", strings.Join(direct.argv, " "))
-	for _, a := range []agent{cxt, cxr} {
+	for _, a := range []codexAgent{cxt, cxr} {
 		if !selected(a.name) {
 			continue
 		}
@@ -239,15 +179,15 @@ func run(args []string) int {
 			fmt.Printf("%-14s %s — %s\n", a.name+":", a.argv[0], a.version)
 		}
 	}
-	fmt.Printf("runs:          %d per agent; prompts %q then %q\n\n", o.N, prompt1, prompt2)
+	fmt.Printf("runs:          %d per agent; prompts %q then %q\n\n", o.N, codexPrompt1, codexPrompt2)
 
-	results := benchkit.Repeat(o.Options, agents, func(a agent) string { return a.name }, true,
-		func(a agent, prefix string) result { return runOnce(o, a, srv, prefix, codexReal) })
-	report(results, missing, selected, codexReal)
-	// A failed acpbridge run is a bug to look at, and a failed direct run
+	results := benchkit.Repeat(o.Options, agents, func(a codexAgent) string { return a.name }, true,
+		func(a codexAgent, prefix string) codexResult { return codexRunOnce(o, a, srv, prefix, codexReal) })
+	codexReport(results, missing, selected, codexReal)
+	// A failed acpbridge codexRun is a bug to look at, and a failed direct codexRun
 	// makes the comparison meaningless; the adapters are only anchors, so
 	// their failures are reported but don't fail the benchmark.
-	for _, name := range []string{nameBridge, nameDirect} {
+	for _, name := range []string{codexNameBridge, nameDirect} {
 		if len(benchkit.Succeeded(results[name])) != len(results[name]) {
 			return 1
 		}
@@ -255,17 +195,17 @@ func run(args []string) int {
 	return 0
 }
 
-// runOnce runs agent a once, its fake API requests under prefix, and
+// codexRunOnce runs codexAgent a once, its fake API requests under prefix, and
 // returns its measurements.
-func runOnce(o options, a agent, srv *fakeresponses.Server, prefix, codexReal string) (res result) {
-	fail := func(err error) result { return result{Result: benchkit.Result{Err: err}} }
+func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefix, codexReal string) (res codexResult) {
+	fail := func(err error) codexResult { return codexResult{Result: benchkit.Result{Err: err}} }
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchcodex-"+a.name+"-", a.name+prefix, o.Keep, "tmp")
 	if err != nil {
 		return fail(err)
 	}
 	defer cleanup()
 	codexHome := filepath.Join(dirs.Home, ".codex")
-	// Each run's own base_url, so that its requests can be counted.
+	// Each codexRun's own base_url, so that its requests can be counted.
 	baseURL := strings.TrimSuffix(srv.URL, "/v1") + prefix + "/v1"
 	if err := fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
 		return fail(err)
@@ -296,14 +236,14 @@ func runOnce(o options, a agent, srv *fakeresponses.Server, prefix, codexReal st
 	if a.direct {
 		s = &directSession{rc: newRPCClient(p.Stdin, p.Stdout)}
 	} else {
-		s = benchkit.NewACPSession(p.Stdin, p.Stdout, "benchcodex", o.Verbose, checkAnswer)
+		s = benchkit.NewACPSession(p.Stdin, p.Stdout, "benchcodex", o.Verbose, codexCheckAnswer)
 	}
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{prompt1, prompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{codexPrompt1, codexPrompt2})
 	return res
 }
 
-// countRequests notes the fake's requests of the run, those under prefix.
-func (res *result) countRequests(reqs []fakeresponses.Request, prefix string) {
+// countRequests notes the fake's requests of the codexRun, those under prefix.
+func (res *codexResult) countRequests(reqs []fakeresponses.Request, prefix string) {
 	uas := map[string]bool{}
 	for _, r := range reqs {
 		if !strings.HasPrefix(r.Path, prefix+"/") {
@@ -319,16 +259,16 @@ func (res *result) countRequests(reqs []fakeresponses.Request, prefix string) {
 	res.userAgents = slices.Sorted(maps.Keys(uas))
 }
 
-// checkAnswer checks that text, the agent's text of the turn of prompt,
+// codexCheckAnswer checks that text, the codexAgent's text of the turn of prompt,
 // has the fake's answer to it.
-func checkAnswer(prompt, text string) error {
+func codexCheckAnswer(prompt, text string) error {
 	if want := fakeresponses.AnswerTextPrefix + prompt; !strings.Contains(text, want) {
 		return fmt.Errorf("the agent's text was %q, want the fake's answer %q", text, want)
 	}
 	return nil
 }
 
-// directSession drives a run on the app-server's own protocol (codex.md
+// directSession drives a codexRun on the app-server's own protocol (codex.md
 // §3-5).
 type directSession struct {
 	rc       *rpcClient
@@ -395,7 +335,7 @@ func (d *directSession) Turn(ctx context.Context, prompt string) error {
 	if status != "completed" {
 		return fmt.Errorf("turn %q: status %q, want completed", prompt, status)
 	}
-	if err := checkAnswer(prompt, d.rc.text.String()); err != nil {
+	if err := codexCheckAnswer(prompt, d.rc.text.String()); err != nil {
 		return fmt.Errorf("turn %q: %w", prompt, err)
 	}
 	return nil
@@ -414,7 +354,7 @@ type rpcClient struct {
 	pending  map[int64]chan rpcMessage
 	readErr  error               // why the reader stopped
 	gone     chan struct{}       // closed when the reader stops
-	text     benchkit.TextBuffer // the agent message text of the turn
+	text     benchkit.TextBuffer // the codexAgent message text of the turn
 	complete chan turnEnd        // turn/completed, in order
 }
 
@@ -448,7 +388,7 @@ func (c *rpcClient) send(v any) error {
 	return err
 }
 
-func (c *rpcClient) call(ctx context.Context, method string, params, result any) error {
+func (c *rpcClient) call(ctx context.Context, method string, params, codexResult any) error {
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
@@ -468,8 +408,8 @@ func (c *rpcClient) call(ctx context.Context, method string, params, result any)
 		if m.Error != nil {
 			return fmt.Errorf("error %d: %s", m.Error.Code, m.Error.Message)
 		}
-		if result != nil {
-			return json.Unmarshal(m.Result, result)
+		if codexResult != nil {
+			return json.Unmarshal(m.Result, codexResult)
 		}
 		return nil
 	case <-c.gone:
@@ -557,19 +497,19 @@ func (c *rpcClient) waitTurn(ctx context.Context, id string) (string, error) {
 	}
 }
 
-// --- the report ---
+// --- the codexReport ---
 
 // ratios are the ratio columns of the table.
 var ratios = []benchkit.Ratio{
-	{Title: "bridge/direct", Num: nameBridge, Den: nameDirect},
-	{Title: "CXT/bridge", Num: nameCXT, Den: nameBridge},
-	{Title: "CXR/bridge", Num: nameCXR, Den: nameBridge},
+	{Title: "bridge/direct", Num: codexNameBridge, Den: nameDirect},
+	{Title: "CXT/bridge", Num: nameCXT, Den: codexNameBridge},
+	{Title: "CXR/bridge", Num: nameCXR, Den: codexNameBridge},
 }
 
-// report prints the notes on the adapters, the table of results and
-// what each agent's process tree ran.
-func report(results map[string][]result, missing map[string]string, selected func(string) bool, codexReal string) {
-	for _, name := range agentOrder {
+// codexReport prints the notes on the adapters, the table of results and
+// what each codexAgent's process tree ran.
+func codexReport(results map[string][]codexResult, missing map[string]string, selected func(string) bool, codexReal string) {
+	for _, name := range codexAgentOrder {
 		if !selected(name) || len(benchkit.Succeeded(results[name])) > 0 {
 			continue
 		}
@@ -596,31 +536,31 @@ func report(results map[string][]result, missing map[string]string, selected fun
 	}
 	fmt.Println()
 
-	benchkit.Table[result]{
+	benchkit.Table[codexResult]{
 		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new (direct: thread/start)", Child: "codex",
 			Matching: "pinned codex", API: "Responses", WallClock: true}),
-		Agents:  agentOrder,
+		Agents:  codexAgentOrder,
 		Results: results,
 		Ratios:  ratios,
 		Width:   22,
 	}.Print(os.Stdout)
-	printOverhead(benchkit.Succeeded(results[nameBridge]), benchkit.Succeeded(results[nameDirect]))
+	printOverhead(benchkit.Succeeded(results[codexNameBridge]), benchkit.Succeeded(results[nameDirect]))
 	fmt.Println()
 	fmt.Println("bridge/direct is acpbridge's overhead over codex app-server driven directly (for \"agent process alone\"")
 	fmt.Println("it compares acpbridge's own process with the app-server's). acpbridge starts the shared app-server at the")
 	fmt.Println("first session/new without waiting for it, and its first prompt waits for the server and thread/start: so")
 	fmt.Println("compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare each npm adapter with")
 	fmt.Println("acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).")
-	for _, name := range agentOrder {
-		benchkit.PrintRuns(name, results[name], func(r result) []string { return r.Exes },
-			func(r result) string { return r.AgentInfo }, func(r result) []string { return r.userAgents })
+	for _, name := range codexAgentOrder {
+		benchkit.PrintRuns(name, results[name], func(r codexResult) []string { return r.Exes },
+			func(r codexResult) string { return r.AgentInfo }, func(r codexResult) []string { return r.userAgents })
 	}
 	fmt.Println()
 }
 
 // printOverhead prints the differences of medians between the successful
 // runs of acpbridge b and those of the app-server driven directly d.
-func printOverhead(b, d []result) {
+func printOverhead(b, d []codexResult) {
 	if len(b) == 0 || len(d) == 0 {
 		return
 	}
@@ -637,7 +577,7 @@ func printOverhead(b, d []result) {
 
 // adapterNote says how an adapter that ran found codex and reached the
 // model: CXT runs the pinned binary, CXR its own linked-in codex-core.
-func adapterNote(name string, rs []result, codexReal string) string {
+func adapterNote(name string, rs []codexResult, codexReal string) string {
 	rs = benchkit.Succeeded(rs)
 	if len(rs) == 0 {
 		return ""

@@ -1,38 +1,3 @@
-// Command benchclaude compares acpbridge with Zed's Claude ACP adapter
-// (npm @agentclientprotocol/claude-agent-acp, called "CL" in the team's
-// comparisons) on the same Claude Code CLI and the same fake
-// model (translators/claude/fakeapi), offline.
-//
-// Usage:
-//
-//	go run ./scripts/benchclaude [flags]
-//	bash scripts/bench-claude.sh [flags]
-//
-// It starts one fake Messages API server, then runs each agent N times
-// (-n). Every run gets a fresh temporary HOME (and CLAUDE_CONFIG_DIR under
-// it), working directory and, for acpbridge, state directory, and the
-// environment of fakeapi.Env with its own URL prefix. Both agents run the
-// same claude binary: acpbridge through $ACPBRIDGE_CLAUDE, the adapter
-// through $CLAUDE_CODE_EXECUTABLE (which the adapter passes to the Claude
-// Agent SDK as pathToClaudeCodeExecutable instead of the CLI the SDK
-// bundles). A run, over ACP with acp-go-sdk's ClientSideConnection:
-//
-//	process start → initialize response
-//	session/new
-//	session/prompt "Say hello"        right after session/new: turn 1, cold
-//	session/prompt "Say hello again"  in the same session: turn 2, warm
-//
-// while a sampler reads /proc every 20ms for the peak resident memory of
-// the agent's whole process tree (the agent and its claude children) and
-// of the agent process alone. Then it closes the agent's stdin, gives it a
-// few seconds to exit, and kills whatever of its process tree is left
-// (every process group it saw). It prints the medians per agent and the
-// ratio adapter/acpbridge.
-//
-// If the adapter is missing or no run of it succeeds, it says why and
-// prints acpbridge's numbers alone. It exits 1 if any acpbridge run failed
-// (the adapter's failures are printed but do not change the exit status),
-// 2 for a usage error.
 package main
 
 import (
@@ -46,33 +11,29 @@ import (
 )
 
 const (
-	prompt1 = "Say hello"
-	prompt2 = "Say hello again"
+	claudePrompt1 = "Say hello"
+	claudePrompt2 = "Say hello again"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-type options struct {
+type claudeOptions struct {
 	benchkit.Options
 	adapter string
 	claude  string
 }
 
-// agent is one ACP agent command under test.
-type agent struct {
+// claudeAgent is one ACP claudeAgent command under test.
+type claudeAgent struct {
 	name string // column title
 	argv []string
-	// env is added to fakeapi.Env for a run.
+	// env is added to fakeapi.Env for a claudeRun.
 	env []string
-	// version describes the agent for the header.
+	// version describes the claudeAgent for the header.
 	version string
 }
 
-func run(args []string) int {
-	var o options
-	fs := o.Flags("benchclaude", "limit for each ACP request", "run only this agent (acpbridge or zed-adapter)")
+func claudeRun(args []string) int {
+	var o claudeOptions
+	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge or zed-adapter)")
 	fs.StringVar(&o.adapter, "adapter", filepath.Join(o.Root, ".tools/claude-agent-acp/node_modules/.bin/claude-agent-acp"),
 		"Zed's claude-agent-acp `binary` (see scripts/install-tools.sh zed-claude-adapter)")
 	defClaude := os.Getenv("ACPBRIDGE_CLAUDE")
@@ -86,18 +47,18 @@ func run(args []string) int {
 
 	claudePath, claudeReal, err := benchkit.Executable(o.claude)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchclaude: no claude binary at %s (run scripts/install-tools.sh): %v\n", o.claude, err)
+		fmt.Fprintf(os.Stderr, "benchagent claude: no claude binary at %s (run scripts/install-tools.sh): %v\n", o.claude, err)
 		return 1
 	}
 	claudeVersion := benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")
 
-	bridge := agent{
+	bridge := claudeAgent{
 		name:    "acpbridge",
 		argv:    []string{o.Acpbridge, "--agent", "claude", "--state-dir", "STATE"},
 		env:     []string{"ACPBRIDGE_CLAUDE=" + claudePath},
 		version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version"),
 	}
-	adapter := agent{
+	adapter := claudeAgent{
 		name: "zed-adapter",
 		argv: []string{o.adapter},
 		env:  []string{"CLAUDE_CODE_EXECUTABLE=" + claudePath},
@@ -110,7 +71,7 @@ func run(args []string) int {
 			" (node " + benchkit.CommandLine(os.Environ(), "node", "--version") + ")"
 	}
 
-	var agents []agent
+	var agents []claudeAgent
 	if o.Only != "zed-adapter" {
 		agents = append(agents, bridge)
 	}
@@ -127,12 +88,14 @@ func run(args []string) int {
 	if adapterMissing == "" {
 		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", o.adapter, adapter.version, claudePath)
 	}
-	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", o.N, prompt1, prompt2)
+	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", o.N, claudePrompt1, claudePrompt2)
 
-	results := benchkit.Repeat(o.Options, agents, func(a agent) string { return a.name }, false,
-		func(a agent, prefix string) benchkit.Result { return runOnce(o, a, srv, prefix, claudeReal) })
-	report(results, adapterMissing, o.Only)
-	// A failed acpbridge run is a bug to look at; the adapter is only the
+	results := benchkit.Repeat(o.Options, agents, func(a claudeAgent) string { return a.name }, false,
+		func(a claudeAgent, prefix string) benchkit.Result {
+			return claudeRunOnce(o, a, srv, prefix, claudeReal)
+		})
+	claudeReport(results, adapterMissing, o.Only)
+	// A failed acpbridge claudeRun is a bug to look at; the adapter is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
 	if len(benchkit.Succeeded(results["acpbridge"])) != len(results["acpbridge"]) {
 		return 1
@@ -140,9 +103,9 @@ func run(args []string) int {
 	return 0
 }
 
-// runOnce runs agent a once, its fake API requests under prefix, and
+// claudeRunOnce runs claudeAgent a once, its fake API requests under prefix, and
 // returns its measurements.
-func runOnce(o options, a agent, srv *fakeapi.Server, prefix, claudeReal string) (res benchkit.Result) {
+func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, claudeReal string) (res benchkit.Result) {
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchclaude-"+a.name+"-", a.name+prefix, o.Keep, ".claude")
 	if err != nil {
 		return benchkit.Result{Err: err}
@@ -164,22 +127,22 @@ func runOnce(o options, a agent, srv *fakeapi.Server, prefix, claudeReal string)
 		}
 		p.Record(&res, os.Stderr, a.name+prefix, o.Verbose)
 	}()
-	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", o.Verbose, checkAnswer)
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{prompt1, prompt2})
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", o.Verbose, claudeCheckAnswer)
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{claudePrompt1, claudePrompt2})
 	return res
 }
 
-// checkAnswer checks that text, the agent's text of a turn, has the
+// claudeCheckAnswer checks that text, the claudeAgent's text of a turn, has the
 // fake's answer (its beginning, which does not depend on the prompt).
-func checkAnswer(_, text string) error {
+func claudeCheckAnswer(_, text string) error {
 	if !strings.Contains(text, fakeapi.AnswerTextPrefix) {
 		return fmt.Errorf("the agent's text was %q, want the fake's answer %q…", text, fakeapi.AnswerTextPrefix)
 	}
 	return nil
 }
 
-// report prints the table of results.
-func report(results map[string][]benchkit.Result, adapterMissing, only string) {
+// claudeReport prints the table of results.
+func claudeReport(results map[string][]benchkit.Result, adapterMissing, only string) {
 	b, z := benchkit.Succeeded(results["acpbridge"]), benchkit.Succeeded(results["zed-adapter"])
 	if len(z) == 0 && only != "acpbridge" {
 		why := adapterMissing

@@ -1,47 +1,3 @@
-// Command benchopencode compares acpbridge's OpenCode backend with
-// OpenCode's own ACP adapter, `opencode acp` (the anchor), on the same
-// pinned OpenCode binary and the same fake Chat Completions API
-// (translators/opencode/fakechat), offline.
-//
-// Usage:
-//
-//	go run ./scripts/benchopencode [flags]
-//	bash scripts/bench-opencode.sh [flags]
-//
-// It starts one fake server, then runs each agent N times (-n). Every run
-// gets a fresh temporary HOME written by fakechat.WriteHome for the fake
-// with a URL prefix of its own (so that its model requests can be told
-// apart), a fresh working directory (a new git repository) and, for
-// acpbridge, a state directory, and the environment of fakechat.Env. The
-// agents:
-//
-//	acpbridge     bin/acpbridge --agent opencode, running the pinned opencode
-//	              through $ACPBRIDGE_OPENCODE: one shared `opencode serve`,
-//	              started (and its catalog read) in the background at
-//	              initialize, which session/new waits for
-//	opencode-acp  the pinned `opencode acp --cwd <run cwd>`: one process,
-//	              which starts its in-process server inside initialize
-//
-// A run, over ACP with acp-go-sdk's ClientSideConnection:
-//
-//	process start → initialize response
-//	session/new
-//	session/prompt "hello there"  right after session/new: turn 1, cold
-//	session/prompt "hello again"  in the same session: turn 2, warm
-//
-// while a sampler reads /proc every 20ms for the peak resident memory of
-// the agent's whole process tree and of the agent process alone, and
-// counts the opencode processes alive at once; it reads the PSS only
-// every 200ms (-pss-every), as reading an opencode process's
-// smaps_rollup takes about 12 ms and, done every 20ms, more than doubled
-// both agents' times. Then it closes the agent's
-// stdin, gives it a few seconds to exit, and kills whatever of its process
-// tree is left (every process group it saw). It prints the medians per
-// agent and the ratio anchor/acpbridge.
-//
-// The anchor's failures, and its not exiting when its stdin closes, are
-// printed (NOTE lines) but do not change the exit status. It exits 1 if
-// any acpbridge run failed, 2 for a usage error.
 package main
 
 import (
@@ -58,57 +14,53 @@ import (
 )
 
 const (
-	prompt1 = "hello there"
-	prompt2 = "hello again"
+	opencodePrompt1 = "hello there"
+	opencodePrompt2 = "hello again"
 )
 
 // The agents' names, which are also the table's column titles and -only's
 // values.
 const (
-	nameBridge = "acpbridge"
-	nameAnchor = "opencode-acp"
+	opencodeNameBridge = "acpbridge"
+	nameAnchor         = "opencode-acp"
 )
 
-var agentOrder = []string{nameBridge, nameAnchor}
+var opencodeAgentOrder = []string{opencodeNameBridge, nameAnchor}
 
-func main() {
-	os.Exit(run(os.Args[1:]))
-}
-
-type options struct {
+type opencodeOptions struct {
 	benchkit.Options
 	opencode string
 	pssEvery int
 }
 
-// agent is one ACP agent command under test.
-type agent struct {
+// opencodeAgent is one ACP opencodeAgent command under test.
+type opencodeAgent struct {
 	name string // column title
-	// argv is the command; "CWD" in it is replaced by the run's working
+	// argv is the command; "CWD" in it is replaced by the opencodeRun's working
 	// directory (and "STATE" by its state directory, by Dirs.Start).
 	argv []string
-	// env is added to fakechat.Env for a run.
+	// env is added to fakechat.Env for a opencodeRun.
 	env []string
-	// version describes the agent for the header.
+	// version describes the opencodeAgent for the header.
 	version string
 	// anchor marks OpenCode's own adapter: not exiting when its stdin
-	// closes is noted (it is killed), not a failed run.
+	// closes is noted (it is killed), not a failed opencodeRun.
 	anchor bool
 }
 
-// result is one run's measurements.
-type result struct {
+// opencodeResult is one opencodeRun's measurements.
+type opencodeResult struct {
 	benchkit.Result
 	titles     int      // its model requests that were title requests
-	userAgents []string // the distinct user-agent headers of its model requests
+	userAgents []string // the distinct user-opencodeAgent headers of its model requests
 	sessions   int      // the distinct x-session-id headers of its model requests
 	lingered   bool     // an anchor that did not exit within ExitGrace of its stdin closing
 }
 
-func run(args []string) int {
-	var o options
-	fs := o.Flags("benchopencode", "limit for each ACP request",
-		"run only this agent ("+strings.Join(agentOrder, " or ")+")")
+func opencodeRun(args []string) int {
+	var o opencodeOptions
+	fs := o.Flags("benchagent opencode", "limit for each ACP request",
+		"run only this agent ("+strings.Join(opencodeAgentOrder, " or ")+")")
 	defOpencode := os.Getenv("ACPBRIDGE_OPENCODE")
 	if defOpencode == "" {
 		defOpencode = fakechat.InstalledBin(o.Root)
@@ -123,32 +75,32 @@ func run(args []string) int {
 		return status
 	}
 	benchkit.PSSEvery = o.pssEvery
-	if o.Only != "" && !slices.Contains(agentOrder, o.Only) {
-		fmt.Fprintf(os.Stderr, "benchopencode: -only: unknown agent %q (%s)\n", o.Only, strings.Join(agentOrder, ", "))
+	if o.Only != "" && !slices.Contains(opencodeAgentOrder, o.Only) {
+		fmt.Fprintf(os.Stderr, "benchagent opencode: -only: unknown agent %q (%s)\n", o.Only, strings.Join(opencodeAgentOrder, ", "))
 		return 2
 	}
 
 	ocPath, ocReal, err := benchkit.Executable(o.opencode)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchopencode: no opencode binary at %q (run scripts/install-tools.sh opencode): %v\n", o.opencode, err)
+		fmt.Fprintf(os.Stderr, "benchagent opencode: no opencode binary at %q (run scripts/install-tools.sh opencode): %v\n", o.opencode, err)
 		return 1
 	}
 	ocVersion := opencodeVersionOf(ocPath)
 
-	bridge := agent{
-		name:    nameBridge,
+	bridge := opencodeAgent{
+		name:    opencodeNameBridge,
 		argv:    []string{o.Acpbridge, "--agent", "opencode", "--state-dir", "STATE"},
 		env:     []string{"ACPBRIDGE_OPENCODE=" + ocPath},
 		version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version"),
 	}
-	anchor := agent{
+	anchor := opencodeAgent{
 		name:    nameAnchor,
 		argv:    []string{ocPath, "acp", "--cwd", "CWD"},
 		version: "opencode " + ocVersion,
 		anchor:  true,
 	}
-	var agents []agent
-	for _, a := range []agent{bridge, anchor} {
+	var agents []opencodeAgent
+	for _, a := range []opencodeAgent{bridge, anchor} {
 		if o.Only == "" || o.Only == a.name {
 			agents = append(agents, a)
 		}
@@ -162,23 +114,23 @@ func run(args []string) int {
 	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", o.Acpbridge, bridge.version, ocPath)
 	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(anchor.argv, " "), "CWD", "<run cwd>"), anchor.version)
 	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
-		o.N, prompt1, prompt2, benchkit.SampleEvery, time.Duration(max(o.pssEvery, 1))*benchkit.SampleEvery)
+		o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(o.pssEvery, 1))*benchkit.SampleEvery)
 
-	results := benchkit.Repeat(o.Options, agents, func(a agent) string { return a.name }, true,
-		func(a agent, prefix string) result { return runOnce(o, a, srv, prefix, ocReal) })
-	report(results, o.Only)
-	// A failed acpbridge run is a bug to look at; the anchor is only the
+	results := benchkit.Repeat(o.Options, agents, func(a opencodeAgent) string { return a.name }, true,
+		func(a opencodeAgent, prefix string) opencodeResult { return opencodeRunOnce(o, a, srv, prefix, ocReal) })
+	opencodeReport(results, o.Only)
+	// A failed acpbridge opencodeRun is a bug to look at; the anchor is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	if len(benchkit.Succeeded(results[nameBridge])) != len(results[nameBridge]) {
+	if len(benchkit.Succeeded(results[opencodeNameBridge])) != len(results[opencodeNameBridge]) {
 		return 1
 	}
 	return 0
 }
 
-// runOnce runs agent a once, its model requests under prefix, and returns
+// opencodeRunOnce runs opencodeAgent a once, its model requests under prefix, and returns
 // its measurements.
-func runOnce(o options, a agent, srv *fakechat.Server, prefix, ocReal string) (res result) {
-	fail := func(err error) result { return result{Result: benchkit.Result{Err: err}} }
+func opencodeRunOnce(o opencodeOptions, a opencodeAgent, srv *fakechat.Server, prefix, ocReal string) (res opencodeResult) {
+	fail := func(err error) opencodeResult { return opencodeResult{Result: benchkit.Result{Err: err}} }
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchopencode-"+a.name+"-", a.name+prefix, o.Keep)
 	if err != nil {
 		return fail(err)
@@ -212,13 +164,13 @@ func runOnce(o options, a agent, srv *fakechat.Server, prefix, ocReal string) (r
 		res.countRequests(srv.Requests(), prefix)
 		p.Record(&res.Result, os.Stderr, a.name+prefix, o.Verbose)
 	}()
-	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", o.Verbose, checkAnswer)
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{prompt1, prompt2})
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", o.Verbose, opencodeCheckAnswer)
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{opencodePrompt1, opencodePrompt2})
 	return res
 }
 
-// countRequests notes the fake's requests of the run, those under prefix.
-func (res *result) countRequests(reqs []fakechat.Request, prefix string) {
+// countRequests notes the fake's requests of the opencodeRun, those under prefix.
+func (res *opencodeResult) countRequests(reqs []fakechat.Request, prefix string) {
 	uas, sessions := map[string]bool{}, map[string]bool{}
 	for _, r := range reqs {
 		if r.Prefix != prefix {
@@ -240,19 +192,19 @@ func (res *result) countRequests(reqs []fakechat.Request, prefix string) {
 	res.sessions = len(sessions)
 }
 
-// checkAnswer checks that text, the agent's text of the turn of prompt,
+// opencodeCheckAnswer checks that text, the opencodeAgent's text of the turn of prompt,
 // has the fake's answer to it.
-func checkAnswer(prompt, text string) error {
+func opencodeCheckAnswer(prompt, text string) error {
 	if want := fakechat.AnswerTextPrefix + prompt; !strings.Contains(text, want) {
 		return fmt.Errorf("the agent's text was %q, want the fake's answer %q", text, want)
 	}
 	return nil
 }
 
-// report prints the notes, the table of results and what each agent's
+// opencodeReport prints the notes, the table of results and what each opencodeAgent's
 // process tree ran.
-func report(results map[string][]result, only string) {
-	for _, name := range agentOrder {
+func opencodeReport(results map[string][]opencodeResult, only string) {
+	for _, name := range opencodeAgentOrder {
 		if only != "" && only != name {
 			continue
 		}
@@ -275,12 +227,12 @@ func report(results map[string][]result, only string) {
 	}
 	fmt.Println()
 
-	benchkit.Table[result]{
+	benchkit.Table[opencodeResult]{
 		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new", Child: "opencode",
 			Matching: "opencode", API: "Chat Completions", WallClock: true}),
-		Agents:  agentOrder,
+		Agents:  opencodeAgentOrder,
 		Results: results,
-		Ratios:  []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: nameBridge}},
+		Ratios:  []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: opencodeNameBridge}},
 		Width:   24,
 	}.Print(os.Stdout)
 	fmt.Println()
@@ -288,17 +240,17 @@ func report(results map[string][]result, only string) {
 	fmt.Println("catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its")
 	fmt.Println("in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp")
 	fmt.Println("\"agent process alone\" is the opencode process itself, and the tree minus it is any helper it spawned.")
-	for _, name := range agentOrder {
-		benchkit.PrintRuns(name, results[name], func(r result) []string { return r.Exes },
-			func(r result) string { return r.AgentInfo }, func(r result) []string { return r.userAgents })
+	for _, name := range opencodeAgentOrder {
+		benchkit.PrintRuns(name, results[name], func(r opencodeResult) []string { return r.Exes },
+			func(r opencodeResult) string { return r.AgentInfo }, func(r opencodeResult) []string { return r.userAgents })
 	}
 	fmt.Println()
 }
 
-// requestNote says how agent name's successful runs used the model: the
-// requests per run, how many of them were title requests, and the
+// requestNote says how opencodeAgent name's successful runs used the model: the
+// requests per opencodeRun, how many of them were title requests, and the
 // OpenCode sessions they came from.
-func requestNote(name string, rs []result) string {
+func requestNote(name string, rs []opencodeResult) string {
 	if len(rs) == 0 {
 		return ""
 	}
@@ -330,7 +282,7 @@ func gitInit(dir string) error {
 }
 
 // opencodeVersionOf runs `opencode --version` with HOME, the XDG
-// directories and TMPDIR in a scratch directory (any run of opencode
+// directories and TMPDIR in a scratch directory (any opencodeRun of opencode
 // creates its directories there).
 func opencodeVersionOf(opencode string) string {
 	scratch, err := os.MkdirTemp("", "benchopencode-version-")
