@@ -11,7 +11,7 @@
 # skipped test with its reason, and the time of each step and of the whole.
 #
 # FUZZTIME (default 10s) is how long each fuzzer runs; the fuzzers run side
-# by side, one worker each.
+# by side, one worker each, at the lowest priority while the tests run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,48 +41,58 @@ fi
 go vet ./...
 done_step
 
-# The packages whose tests wait longest on real CLIs go first, and three
-# test binaries run at once: on two cores they spend much of their time
-# waiting for the agents, so a third keeps the cores busy.
-slow_first=(./translators/opencode ./internal/loadtest ./translators/claude ./translators/amp .)
-step "go test -race ./... (real-CLI end-to-end tests included)"
-go build -o .tools/testreport ./scripts/testreport
-go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | .tools/testreport
-done_step
-
-# fuzz PKG NAME runs one fuzzer. Go's fuzzing engine sometimes ends a run
-# on a loaded machine with "context deadline exceeded" when a worker is slow
-# to answer as the time runs out; that run found nothing (a crash or a hang
-# writes an input under testdata/fuzz and fails with it), so it is run once
-# more.
+# fuzz PKG NAME runs one fuzzer, at the lowest priority. Go's fuzzing
+# engine sometimes ends a run on a loaded machine with "context deadline
+# exceeded" when a worker is slow to answer as the time runs out; that run
+# found nothing (a crash or a hang writes an input under testdata/fuzz and
+# fails with it), so it is run once more.
 fuzz() {
 	local out
-	if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$1" 2>&1); then
+	if out=$(nice -n 19 go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$1" 2>&1); then
 		echo "$2 ${1#./}: $(echo "$out" | tail -n 1)"
 		return
 	fi
 	if [[ $out == *"context deadline exceeded"* && $out != *"Failing input written to"* ]]; then
 		echo "test.sh: $2 in $1 stopped on the fuzzing engine's deadline, not on an input; running it again" >&2
-		go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$1"
+		nice -n 19 go test -run '^$' -fuzz "^$2\$" -fuzztime "${FUZZTIME:-10s}" -parallel 1 "$1"
 		return
 	fi
 	echo "$out"
 	return 1
 }
 
-step "fuzzing, each fuzzer for ${FUZZTIME:-10s}, side by side"
+# The fuzzers run side by side, at the lowest priority, while the tests
+# run: on two cores the tests leave some of the CPU idle, waiting for the
+# agents, and the fuzzers take that.
+fuzzout=$(mktemp -d)
 pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$fuzzout"' EXIT
+n=0
 for target in "./persist FuzzParseTranscript" "./acp FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
 	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate"; do
+	n=$((n + 1))
 	# shellcheck disable=SC2086 # two words: package and fuzzer
-	fuzz $target &
+	fuzz $target >"$fuzzout/$n" 2>&1 &
 	pids+=($!)
 done
+
+# The packages whose tests wait longest on real CLIs go first, and three
+# test binaries run at once: on two cores they spend much of their time
+# waiting for the agents, so a third keeps the cores busy.
+slow_first=(./translators/opencode ./internal/loadtest ./translators/claude ./translators/amp .)
+step "go test -race ./... (real-CLI end-to-end tests included; the fuzzers, ${FUZZTIME:-10s} each, beside it)"
+go build -o .tools/testreport ./scripts/testreport
+go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | .tools/testreport
+done_step
+
+step "fuzzing: the fuzzers' results"
 failed=0
-for pid in "${pids[@]}"; do
-	wait "$pid" || failed=1
+for i in "${!pids[@]}"; do
+	wait "${pids[$i]}" || failed=1
+	cat "$fuzzout/$((i + 1))"
 done
+pids=()
 ((failed == 0)) || {
 	echo "test.sh: a fuzzer failed (above)" >&2
 	exit 1
