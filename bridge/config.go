@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -79,6 +80,11 @@ func (s *Session) options() []ConfigOption {
 			opts[i].Current = v
 		}
 	}
+	if writeFS(s.m.clientCapabilities()) {
+		s.mu.Lock()
+		opts = append(opts, editsOption(cmp.Or(s.edits, EditsAgent)))
+		s.mu.Unlock()
+	}
 	return append(opts, s.m.agentOption(agent))
 }
 
@@ -150,9 +156,12 @@ func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acp.
 		return nil, s.readOnly
 	}
 	var err error
-	if id == ConfigAgent {
+	switch id {
+	case ConfigAgent:
 		err = s.switchAgent(value)
-	} else {
+	case ConfigEdits:
+		err = s.setEditsOption(value)
+	default:
 		err = s.set(ctx, id, value)
 	}
 	if err != nil {

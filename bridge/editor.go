@@ -62,10 +62,13 @@ func (m *Manager) SetClientCapabilities(caps acp.ClientCapabilities) {
 // editor is a session's Editor.
 type editor struct{ s *Session }
 
-func (e editor) Capabilities() acp.ClientCapabilities {
-	e.s.m.mu.Lock()
-	defer e.s.m.mu.Unlock()
-	return e.s.m.clientCaps
+func (e editor) Capabilities() acp.ClientCapabilities { return e.s.m.clientCapabilities() }
+
+// clientCapabilities is what the client offered at initialize.
+func (m *Manager) clientCapabilities() acp.ClientCapabilities {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.clientCaps
 }
 
 // calls returns the client if it offers what offered says, else a
@@ -100,7 +103,17 @@ func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (ac
 	return forward(ctx, e, acp.ClientMethodFsReadTextFile, readFS, r, ClientCalls.ReadTextFile)
 }
 
+// WriteTextFile is an agent's own write through the client: with edits
+// routed through the editor, the router leaves the file it wrote alone.
 func (e editor) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	resp, err := e.write(ctx, r)
+	if rt := e.s.editRouter(); err == nil && rt != nil {
+		rt.wroteThrough(r.Path, r.Content)
+	}
+	return resp, err
+}
+
+func (e editor) write(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	r.SessionId = e.id()
 	return forward(ctx, e, acp.ClientMethodFsWriteTextFile, writeFS, r, ClientCalls.WriteTextFile)
 }

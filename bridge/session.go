@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,10 @@ type Session struct {
 	lastActive time.Time
 	idleConfig []ConfigOption
 	carry      *carried // set when the session was handed to another agent
+	// edits is the edits option's value; router is set while it is
+	// EditsEditor and the client can write files.
+	edits  string
+	router *router
 
 	sendMu         sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc            *Accumulator
@@ -116,6 +121,7 @@ type recorder interface {
 func newSession(m *Manager, b Backend, h persist.Header, nextSeq int64) *Session {
 	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, acc: NewAccumulator(nextSeq, newID)}
 	s.free = sync.NewCond(&s.mu)
+	s.setEdits(h.Config[ConfigEdits])
 	s.life, s.end = context.WithCancel(m.ctx)
 	return s
 }
@@ -128,6 +134,10 @@ func (s *Session) ID() string { return s.id }
 // with --persist auto, the agent's own when it can return it.
 func (s *Session) open(opts OpenOptions) error {
 	opts.Editor, opts.History = editor{s}, s.history
+	if _, ok := opts.Config[ConfigEdits]; ok { // the bridge's, not the agent's
+		opts.Config = maps.Clone(opts.Config)
+		delete(opts.Config, ConfigEdits)
+	}
 	n, err := s.backend.Open(s.life, opts, events{s})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.backend.Info().Name, err)
@@ -137,6 +147,9 @@ func (s *Session) open(opts OpenOptions) error {
 	defer s.mu.Unlock()
 	s.native, s.opts, s.idleConfig, s.lastActive = n, opts, nil, time.Now()
 	s.header.NativeID = n.NativeID()
+	if s.edits != "" {
+		cfg[ConfigEdits] = s.edits
+	}
 	s.header.Config, s.header.Mode, s.header.Model = cfg, "", ""
 	if opts.NativeID == "" {
 		_, hr := n.(HistoryReader)
@@ -525,6 +538,9 @@ func (s *Session) finish(t *turn) {
 func (s *Session) saveHeader() {
 	cfg := values(s.options())
 	s.mu.Lock()
+	if s.edits != "" {
+		cfg[ConfigEdits] = s.edits
+	}
 	if s.native != nil {
 		s.header.Config = cfg
 		if id := s.native.NativeID(); id != "" {
@@ -746,7 +762,12 @@ func titleOf(prompt []acp.ContentBlock) string {
 // events is the Events a session hands its Native.
 type events struct{ s *Session }
 
-func (e events) Update(u acp.SessionUpdate) { e.s.deliver(u) }
+func (e events) Update(u acp.SessionUpdate) {
+	if r := e.s.editRouter(); r != nil {
+		r.observe(u)
+	}
+	e.s.deliver(u)
+}
 
 func (e events) ConfigChanged() {
 	e.s.deliver(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: e.s.State().ConfigOptions}})

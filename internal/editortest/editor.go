@@ -178,6 +178,27 @@ type Client struct {
 	// OnUpdate, if set, sees each update as it arrives (benchmarks time
 	// them); set it before the first session.
 	OnUpdate func(acp.SessionNotification)
+	// Disk makes fs/write_text_file also write the file to disk, as an
+	// editor saving its buffer does; WriteErr makes it fail. Set them
+	// before the first session.
+	Disk     bool
+	WriteErr error
+	writes   []Write
+}
+
+// Write is one fs/write_text_file the client received, with what the file
+// held on disk when it came ("" with Existed false: no file).
+type Write struct {
+	Path, Content string
+	OnDisk        string
+	Existed       bool
+}
+
+// Writes returns the fs/write_text_file requests so far.
+func (c *Client) Writes() []Write {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Write(nil), c.writes...)
 }
 
 func (c *Client) record(method string, id acp.SessionId) {
@@ -208,7 +229,20 @@ func (c *Client) WriteTextFile(_ context.Context, r acp.WriteTextFileRequest) (a
 	c.record(acp.ClientMethodFsWriteTextFile, r.SessionId)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	w := Write{Path: r.Path, Content: r.Content}
+	if b, err := os.ReadFile(r.Path); err == nil {
+		w.OnDisk, w.Existed = string(b), true
+	}
+	c.writes = append(c.writes, w)
+	if c.WriteErr != nil {
+		return acp.WriteTextFileResponse{}, c.WriteErr
+	}
 	c.Files[r.Path] = r.Content
+	if c.Disk {
+		if err := os.WriteFile(r.Path, []byte(r.Content), 0o644); err != nil {
+			return acp.WriteTextFileResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+		}
+	}
 	return acp.WriteTextFileResponse{}, nil
 }
 
