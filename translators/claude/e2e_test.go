@@ -35,11 +35,17 @@ func realEditor(t *testing.T, state string) (*editortest.Editor, *fakeapi.Server
 // files) in home.
 func realEditorIn(t *testing.T, state, home string) (*editortest.Editor, *fakeapi.Server) {
 	t.Helper()
+	return realEditorOffering(t, state, home, acp.ClientCapabilities{})
+}
+
+// realEditorOffering is realEditorIn for an editor that offers caps.
+func realEditorOffering(t *testing.T, state, home string, caps acp.ClientCapabilities) (*editortest.Editor, *fakeapi.Server) {
+	t.Helper()
 	bin := fakeapi.ClaudeBin(t)
 	srv := fakeapi.New(fakeapi.Directives())
 	t.Cleanup(srv.Close)
 	b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
-	return editortest.StartEditor(t, b, state, bridge.PersistAuto), srv
+	return editortest.StartEditorOffering(t, b, state, bridge.PersistAuto, caps), srv
 }
 
 func TestE2E_textTurn(t *testing.T) {
@@ -98,6 +104,35 @@ func TestE2E_writeShowsADiff(t *testing.T) {
 		t.Errorf("diff %+v; want a new file %s with hello world", diff, path)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "hello world" {
+		t.Errorf("file: %q, %v", b, err)
+	}
+}
+
+// TestE2E_editsThroughTheEditor: with edits = editor, Claude's Write and
+// Edit reach the editor's buffer through fs/write_text_file, each with
+// the file on disk as it was before (so the editor can show the change).
+func TestE2E_editsThroughTheEditor(t *testing.T) {
+	e, _ := realEditorOffering(t, t.TempDir(), t.TempDir(), acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+	e.Client.Disk = true
+	cwd := t.TempDir()
+	path := filepath.Join(cwd, "notes.txt")
+	id := e.NewSession(cwd)
+	if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"WRITE_FILE: notes.txt hello world", "EDIT_FILE: notes.txt world editor"} {
+		if _, err := e.Prompt(id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []editortest.Write{
+		{Path: path, Content: "hello world"}, // a new file: not there until the editor writes it
+		{Path: path, Content: "hello editor", OnDisk: "hello world", Existed: true},
+	}
+	if got := e.Client.Writes(); !slices.Equal(got, want) {
+		t.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "hello editor" {
 		t.Errorf("file: %q, %v", b, err)
 	}
 }
