@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,8 +45,13 @@ func newWorld(t *testing.T) *world {
 
 // bridge starts a bridge (persisting into state) on the world's codex.
 func (w *world) bridge(t *testing.T, state string, mode bridge.PersistMode) (*editortest.Editor, *Backend) {
+	return w.bridgeOffering(t, state, mode, acp.ClientCapabilities{})
+}
+
+// bridgeOffering is bridge for an editor that offers caps.
+func (w *world) bridgeOffering(t *testing.T, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) (*editortest.Editor, *Backend) {
 	b := New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome)})
-	return editortest.StartEditor(t, b, state, mode), b
+	return editortest.StartEditorOffering(t, b, state, mode, caps), b
 }
 
 func setMode(t *testing.T, e *editortest.Editor, id acp.SessionId, mode string) {
@@ -90,6 +96,41 @@ func TestE2E_commandApproval(t *testing.T) {
 			_, err := os.Stat(filepath.Join(cwd, "made"))
 			if ran := err == nil; ran != (option == "accept") {
 				t.Errorf("the command ran: %v, want %v", ran, option == "accept")
+			}
+		})
+	}
+}
+
+// TestE2E_editsThroughTheEditor: with edits = editor, codex's patches
+// reach the editor's buffer through fs/write_text_file, each with the file
+// on disk as it was before, in every mode: asked first (ask) or applied at
+// once (full-access), when codex may write before the bridge reads its
+// item.
+func TestE2E_editsThroughTheEditor(t *testing.T) {
+	for _, mode := range []string{"ask", "full-access"} {
+		t.Run(mode, func(t *testing.T) {
+			e, _ := newWorld(t).bridgeOffering(t, t.TempDir(), bridge.PersistAuto,
+				acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+			e.Client.Option, e.Client.Disk = "accept", true
+			cwd := t.TempDir()
+			id := e.NewSession(cwd)
+			setMode(t, e, id, mode)
+			if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{"patch: hello.txt", "edit: hello.txt"} {
+				if _, err := e.Prompt(id, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(cwd, "hello.txt")
+			added, edited := fakeresponses.AddedLine+"\n", fakeresponses.EditedLine+"\n"
+			want := []editortest.Write{{Path: path, Content: added}, {Path: path, Content: edited, OnDisk: added, Existed: true}}
+			if got := e.Client.Writes(); !slices.Equal(got, want) {
+				t.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
+			}
+			if b, err := os.ReadFile(path); err != nil || string(b) != edited {
+				t.Errorf("file: %q, %v", b, err)
 			}
 		})
 	}

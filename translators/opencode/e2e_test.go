@@ -61,6 +61,12 @@ func (kept) Close() error { return nil }
 // sharedEditor starts a bridge on the shared server.
 func sharedEditor(t *testing.T) (*editortest.Editor, *world) {
 	t.Helper()
+	return sharedEditorOffering(t, acp.ClientCapabilities{})
+}
+
+// sharedEditorOffering is sharedEditor for an editor that offers caps.
+func sharedEditorOffering(t *testing.T, caps acp.ClientCapabilities) (*editortest.Editor, *world) {
+	t.Helper()
 	bin := fakechat.OpencodeBin(t) // skips before anything is shared
 	shared.once.Do(func() {
 		srv := fakechat.New(fakechat.Directives())
@@ -74,7 +80,7 @@ func sharedEditor(t *testing.T) (*editortest.Editor, *world) {
 		shared.w = &world{bin: bin, srv: srv, home: home}
 		shared.b = shared.w.backend()
 	})
-	return editortest.StartEditor(t, kept{shared.b}, t.TempDir(), bridge.PersistAuto), shared.w
+	return editortest.StartEditorOffering(t, kept{shared.b}, t.TempDir(), bridge.PersistAuto, caps), shared.w
 }
 
 // workspace is a fresh git repository to work in.
@@ -102,6 +108,7 @@ func TestE2E_sharedServer(t *testing.T) {
 		{"textTurnAndOptions", e2eTextTurnAndOptions},
 		{"bashPermission", e2eBashPermission},
 		{"writeAskShowsTheDiff", e2eWriteAskShowsTheDiff},
+		{"editsThroughTheEditor", e2eEditsThroughTheEditor},
 		{"todoIsThePlan", e2eTodoIsThePlan},
 		{"questionIsAChoice", e2eQuestionIsAChoice},
 		{"imageReachesTheModel", e2eImageReachesTheModel},
@@ -195,6 +202,32 @@ func e2eWriteAskShowsTheDiff(t *testing.T) {
 		t.Errorf("ask %+v; want the diff of %s", asks[0].ToolCall, path)
 	}
 	if b, err := os.ReadFile(path); err != nil || strings.TrimSpace(string(b)) != "hello world" {
+		t.Errorf("file: %q, %v", b, err)
+	}
+}
+
+// e2eEditsThroughTheEditor: with edits = editor, OpenCode's write and
+// edit reach the editor's buffer through fs/write_text_file, each with the
+// file on disk as it was before; the edit, allowed always, runs unasked.
+func e2eEditsThroughTheEditor(t *testing.T) {
+	e, _ := sharedEditorOffering(t, acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+	e.Client.Option, e.Client.Disk = "always", true
+	cwd := workspace(t)
+	id := e.NewSession(cwd)
+	if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"write: notes.txt hello world", "edit: notes.txt world => editor"} {
+		if _, err := e.Prompt(id, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(cwd, "notes.txt")
+	want := []editortest.Write{{Path: path, Content: "hello world\n"}, {Path: path, Content: "hello editor\n", OnDisk: "hello world\n", Existed: true}}
+	if got := e.Client.Writes(); !slices.Equal(got, want) {
+		t.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "hello editor\n" {
 		t.Errorf("file: %q, %v", b, err)
 	}
 }
