@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -32,7 +33,20 @@ type Backend struct {
 	shared   agentkit.Shared[*server]
 	sessions agentkit.Registry[*session] // by thread id
 	models   agentkit.Lazy[[]modelDoc]   // model/list
+	spare    agentkit.Spare[spareThread] // a thread started by Warm, by directory
 }
+
+// spareThread is a thread started ahead of need in the bridge's directory,
+// with no options of its own, for the first new session there.
+type spareThread struct {
+	srv *server
+	res threadResult
+}
+
+// spareTTL is how long a spare thread waits for a session to take it.
+// Codex writes nothing for a thread without turns, so one nobody takes
+// costs nothing once the server stops.
+const spareTTL = 10 * time.Minute
 
 var (
 	_ bridge.Backend = (*Backend)(nil)
@@ -75,17 +89,38 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 // parent's thread that leaves the parent as it was.
 func (b *Backend) Forks() bool { return true }
 
-// Warm starts the server and asks for its models in the background, so
-// that the first session/new finds them.
+// Warm starts the server in the background, then asks for its models and,
+// at once, starts a spare thread in the bridge's directory: the first
+// session/new finds the options, and its first turn a thread.
 func (b *Backend) Warm() {
 	if err := b.Check(); err != nil {
 		return
 	}
+	dir, _ := os.Getwd()
 	go func() {
-		if err := b.catalog(context.Background()); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		srv, err := b.shared.Get(ctx)
+		if err == nil && dir != "" {
+			b.spare.Make(dir, spareTTL, func() (spareThread, error) { return b.startSpare(srv, dir) }, func(spareThread) {})
+		}
+		if err == nil {
+			err = b.catalog(ctx)
+		}
+		if err != nil {
 			b.Log().Debug("warming codex up", "err", err)
 		}
 	}()
+}
+
+// startSpare starts a thread in dir with codex's own defaults, as a new
+// session with no options of its own would.
+func (b *Backend) startSpare(srv *server, dir string) (spareThread, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	var res threadResult
+	err := srv.call(ctx, "thread/start", map[string]any{"cwd": dir}, &res)
+	return spareThread{srv: srv, res: res}, err
 }
 
 // catalog starts the server if needed and asks it for its models, once
@@ -117,6 +152,7 @@ func (b *Backend) modelDocs() []modelDoc {
 
 // Close stops the server.
 func (b *Backend) Close() error {
+	b.spare.Close()
 	b.shared.Close()
 	return nil
 }

@@ -444,6 +444,52 @@ func TestE2E_forkOfAThreadCodexLost(t *testing.T) {
 	}
 }
 
+// TestE2E_spareThread: a bridge started in a directory starts a thread
+// there at initialize; the first session/new in that directory takes it
+// (its first turn runs on it), and codex keeps no rollout of a spare
+// nobody took.
+func TestE2E_spareThread(t *testing.T) {
+	w, unused := newWorld(t), newWorld(t) // before Chdir: they find the module's files
+	cwd := t.TempDir()
+	t.Chdir(cwd) // the bridge's directory
+	e, b := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	var spare string
+	deadline := time.Now().Add(30 * time.Second)
+	for spare == "" && time.Now().Before(deadline) {
+		sp, _ := b.spare.Peek()
+		spare = sp.res.Thread.ID
+		time.Sleep(10 * time.Millisecond)
+	}
+	if spare == "" {
+		t.Fatal("initialize started no spare thread")
+	}
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "Say hello"); err != nil {
+		t.Fatal(err)
+	}
+	if natives := nativeIDs(t, e); !natives[spare] {
+		t.Errorf("the session's thread is %v, want the spare %s", natives, spare)
+	}
+	other := e.NewSession(cwd) // the spare is gone: a thread of its own
+	if _, err := e.Prompt(other, "Say hello"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(nativeIDs(t, e)); n != 2 {
+		t.Errorf("%d threads for two sessions", n)
+	}
+
+	t.Chdir(t.TempDir())
+	e2, b2 := unused.bridge(t, t.TempDir(), bridge.PersistAuto)
+	for ok := false; !ok && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		_, ok = b2.spare.Peek()
+	}
+	e2.Stop()
+	rollouts, _ := filepath.Glob(filepath.Join(unused.codexHome, "sessions", "*", "*", "*", "*.jsonl"))
+	if len(rollouts) != 0 {
+		t.Errorf("codex kept %d rollouts of a spare thread nobody took: %v", len(rollouts), rollouts)
+	}
+}
+
 // lastRequest is the fake model's last request's input, as JSON.
 func lastRequest(t *testing.T, w *world) string {
 	t.Helper()

@@ -151,6 +151,10 @@ func (s *session) openThread(ctx context.Context, srv *server, resume bool) (thr
 		return res, srv.call(ctx, "thread/resume", params, &res)
 	case forkOf != "":
 		return s.fork(ctx, srv, forkOf, params)
+	case len(params) == 1: // only the directory: the spare thread will do
+		if sp, ok := s.b.spare.Take(ctx, s.cwd); ok && sp.srv == srv {
+			return sp.res, nil
+		}
 	}
 	return res, srv.call(ctx, "thread/start", params, &res)
 }
