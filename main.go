@@ -231,6 +231,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	}
 	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log,
 		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
+	cfg.Cwd, _ = os.Getwd() // editors start agents in the project's directory
 	if err := missing[o.agent]; err != nil {
 		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps bridge.ErrAgentUnavailable
 	}

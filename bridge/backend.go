@@ -41,10 +41,13 @@ type Backend interface {
 }
 
 // Warmer is implemented by a Backend that can start what its sessions
-// share before the first one needs it. Warm returns at once; what it
-// starts is stopped by Close.
+// share before the first one needs it, and what the first session in the
+// bridge's directory cwd will need ("" if the bridge has none): a spare
+// process or thread, taken by the first Open there whose options it fits.
+// Warm returns at once, and must not delay Open; what it starts is stopped
+// by Close, or when no session took it in a while.
 type Warmer interface {
-	Warm()
+	Warm(cwd string)
 }
 
 // LoginChecker is implemented by a Backend that can tell, without starting

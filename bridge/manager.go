@@ -68,6 +68,9 @@ type Config struct {
 	// turn is never touched.
 	IdleTimeout time.Duration
 	MaxAgents   int
+	// Cwd is the bridge's working directory, where the default agent warms
+	// up a session ahead of need (see Warmer); "" warms none.
+	Cwd string
 }
 
 // Manager owns all sessions of one ACP connection.
@@ -194,11 +197,12 @@ func (m *Manager) getClient() Client {
 // DefaultInfo describes the backend that new sessions use.
 func (m *Manager) DefaultInfo() Info { return m.backends[m.cfg.Default].Info() }
 
-// Warm lets the default backend start what its sessions share, in the
-// background, so that the first session/new finds it ready.
+// Warm lets the default backend start what its sessions share, and what
+// the first session in the bridge's directory needs, in the background,
+// so that the first session/new and its first turn find them ready.
 func (m *Manager) Warm() {
 	if w, ok := m.backends[m.cfg.Default].(Warmer); ok {
-		w.Warm()
+		w.Warm(m.cfg.Cwd)
 	}
 }
 

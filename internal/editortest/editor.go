@@ -50,13 +50,26 @@ func StartEditorOffering(t testing.TB, b bridge.Backend, state string, mode brid
 // backends; the first is the default.
 func StartEditorWith(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
 	t.Helper()
+	return startEditor(t, bs, state, mode, caps, "")
+}
+
+// StartEditorIn is StartEditor for a bridge started in directory cwd, as
+// an editor starts it in the project: its agent warms up a session there
+// at initialize.
+func StartEditorIn(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, cwd string) *Editor {
+	t.Helper()
+	return startEditor(t, []bridge.Backend{b}, state, mode, acp.ClientCapabilities{}, cwd)
+}
+
+func startEditor(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities, cwd string) *Editor {
+	t.Helper()
 	st, err := persist.Open(state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := bridge.NewManager(bridge.Config{Backends: bs, Default: bs[0].Info().Name, Store: st,
-		Persist: mode, Logger: log, CancelGrace: 10 * time.Second})
+		Persist: mode, Logger: log, CancelGrace: 10 * time.Second, Cwd: cwd})
 	if err != nil {
 		t.Fatal(err)
 	}

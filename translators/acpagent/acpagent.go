@@ -112,7 +112,7 @@ func (b *Backend) SetClientCapabilities(caps acp.ClientCapabilities) {
 }
 
 // Warm starts the downstream in the background.
-func (b *Backend) Warm() {
+func (b *Backend) Warm(string) {
 	b.mu.Lock()
 	if b.warming != nil {
 		b.mu.Unlock()

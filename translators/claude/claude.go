@@ -33,10 +33,13 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -52,7 +55,14 @@ type Backend struct {
 
 	mu     sync.Mutex
 	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
+
+	spare agentkit.Spare[*proc.Process] // started by Warm, by spareKey
 }
+
+// spareTTL is how long a spare claude waits for a session to take it:
+// clients send session/new right after initialize, and an idle claude
+// holds a few hundred MB.
+const spareTTL = time.Minute
 
 var _ bridge.Backend = (*Backend)(nil)
 
@@ -100,8 +110,49 @@ func (b *Backend) learnModels(models []bridge.Choice) {
 // session's id comes with its first turn's init.
 func (b *Backend) Forks() bool { return true }
 
-// Close does nothing: sessions own their processes.
-func (b *Backend) Close() error { return nil }
+// Warm starts a spare claude in the bridge's directory, as a new session
+// there with no options of its own starts one; the first such session/new
+// takes it, so its first turn skips most of Claude's start-up. Claude
+// makes its session when the first prompt comes, so the spare is
+// anyone's until then.
+func (b *Backend) Warm(dir string) {
+	path, err := b.Find()
+	if err != nil || dir == "" {
+		return
+	}
+	args := b.args(newLaunch(newSettings(b), "", ""))
+	b.spare.Make(spareKey(dir, args), spareTTL, func() (*proc.Process, error) {
+		return proc.Start(proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
+	}, (*proc.Process).Stop)
+}
+
+// spareKey is what a spare claude was started with: its directory and
+// command line.
+func spareKey(dir string, args []string) string {
+	return strings.Join(append([]string{dir}, args...), "\x00")
+}
+
+// takeSpare returns the spare claude if it was started as a session in
+// dir would start one with args, and is still running.
+func (b *Backend) takeSpare(ctx context.Context, dir string, args []string) *proc.Process {
+	p, ok := b.spare.Take(ctx, spareKey(dir, args))
+	if !ok {
+		return nil
+	}
+	select {
+	case <-p.Done():
+		return nil
+	default:
+		return p
+	}
+}
+
+// Close stops the spare claude, if no session took it; sessions own their
+// processes.
+func (b *Backend) Close() error {
+	b.spare.Close()
+	return nil
+}
 
 // launch is what a CLI starts with.
 type launch struct {
@@ -109,6 +160,13 @@ type launch struct {
 	resume, mcp         string
 	fork                bool // resume as a new session (--fork-session)
 	bypass              bool // bypassPermissions is offered
+}
+
+// newLaunch is how a session with settings cfg starts its CLI, resuming
+// native session resume ("" for none) with MCP config mcp.
+func newLaunch(cfg *agentkit.Settings, resume, mcp string) launch {
+	return launch{mode: cfg.Get(bridge.ConfigMode), model: cfg.Get(bridge.ConfigModel), effort: cfg.Get(bridge.ConfigEffort),
+		resume: resume, mcp: mcp, bypass: bypassAllowed()}
 }
 
 // args is the CLI's command line: what the official SDKs pass.

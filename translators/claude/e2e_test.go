@@ -137,6 +137,59 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 	}
 }
 
+// TestE2E_spareProcess: a bridge started in a directory starts a claude
+// there at initialize; the first session/new in that directory takes it
+// and its first turn runs on it; a spare nobody takes is stopped with the
+// bridge.
+func TestE2E_spareProcess(t *testing.T) {
+	bin := fakeapi.ClaudeBin(t)
+	srv := fakeapi.New(fakeapi.Directives())
+	t.Cleanup(srv.Close)
+	start := func(cwd string) (*editortest.Editor, *Backend, int) {
+		b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
+		e := editortest.StartEditorIn(t, b, t.TempDir(), bridge.PersistAuto, cwd)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if p, ok := b.spare.Peek(); ok {
+				return e, b, p.Pid()
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatal("initialize started no spare claude")
+		return nil, nil, 0
+	}
+	gone := func(pid int) bool {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if syscall.Kill(pid, 0) != nil {
+				return true
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return false
+	}
+
+	cwd := t.TempDir()
+	e, b, pid := start(cwd)
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, "Say hello"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.spare.Peek(); ok || syscall.Kill(pid, 0) != nil {
+		t.Errorf("the session did not take the spare claude (pid %d)", pid)
+	}
+	e.Stop()
+	if !gone(pid) {
+		t.Errorf("the session's claude (the spare, pid %d) outlived the bridge", pid)
+	}
+
+	e2, _, unused := start(t.TempDir())
+	e2.Stop()
+	if !gone(unused) {
+		t.Errorf("a spare claude nobody took (pid %d) outlived the bridge", unused)
+	}
+}
+
 func TestE2E_tasksBecomeThePlan(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	id := e.NewSession(t.TempDir())

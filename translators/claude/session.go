@@ -71,7 +71,7 @@ type reply struct {
 
 func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
 	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.Log(),
-		cfg:  agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption()),
+		cfg:  newSettings(b),
 		asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID, forkOf: opts.ForkOf,
 		resolved: map[string]string{}, pending: map[string]chan reply{}}
 	s.life, s.end = context.WithCancel(ctx)
@@ -81,6 +81,11 @@ func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.O
 		s.cfg.Adopt(bridge.ConfigModel, m) // claude takes any model name
 	}
 	return s
+}
+
+// newSettings are a new session's options, with their defaults.
+func newSettings(b *Backend) *agentkit.Settings {
+	return agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption())
 }
 
 // warm starts the process without waiting for it.
@@ -95,12 +100,15 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		return s.p, s.ready
 	}
 	s.ready, s.readyErr = make(chan struct{}), nil
-	l := launch{mode: s.cfg.Get(bridge.ConfigMode), model: s.cfg.Get(bridge.ConfigModel), effort: s.cfg.Get(bridge.ConfigEffort),
-		resume: s.nativeID, mcp: s.mcp, bypass: bypassAllowed()}
+	l := newLaunch(s.cfg, s.nativeID, s.mcp)
 	if s.nativeID == "" && s.forkOf != "" {
 		l.resume, l.fork = s.forkOf, true
 	}
-	p, err := proc.Start(proc.Spec{Path: s.path, Args: s.b.args(l), Dir: s.cwd, Env: s.b.env()})
+	args := s.b.args(l)
+	p, err := s.b.takeSpare(s.life, s.cwd, args), error(nil)
+	if p == nil {
+		p, err = proc.Start(proc.Spec{Path: s.path, Args: args, Dir: s.cwd, Env: s.b.env()})
+	}
 	if err != nil {
 		s.readyErr = fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 		close(s.ready)

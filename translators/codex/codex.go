@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -92,11 +91,10 @@ func (b *Backend) Forks() bool { return true }
 // Warm starts the server in the background, then asks for its models and,
 // at once, starts a spare thread in the bridge's directory: the first
 // session/new finds the options, and its first turn a thread.
-func (b *Backend) Warm() {
+func (b *Backend) Warm(dir string) {
 	if err := b.Check(); err != nil {
 		return
 	}
-	dir, _ := os.Getwd()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()

@@ -48,6 +48,13 @@ func (w *world) bridge(t *testing.T, state string, mode bridge.PersistMode) (*ed
 	return w.bridgeOffering(t, state, mode, acp.ClientCapabilities{})
 }
 
+// bridgeIn is bridge (persisting auto) started in directory cwd: it warms
+// up a thread there at initialize.
+func (w *world) bridgeIn(t *testing.T, cwd string) (*editortest.Editor, *Backend) {
+	b := New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome)})
+	return editortest.StartEditorIn(t, b, t.TempDir(), bridge.PersistAuto, cwd), b
+}
+
 // bridgeOffering is bridge for an editor that offers caps.
 func (w *world) bridgeOffering(t *testing.T, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) (*editortest.Editor, *Backend) {
 	b := New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome)})
@@ -449,10 +456,9 @@ func TestE2E_forkOfAThreadCodexLost(t *testing.T) {
 // (its first turn runs on it), and codex keeps no rollout of a spare
 // nobody took.
 func TestE2E_spareThread(t *testing.T) {
-	w, unused := newWorld(t), newWorld(t) // before Chdir: they find the module's files
+	w, unused := newWorld(t), newWorld(t)
 	cwd := t.TempDir()
-	t.Chdir(cwd) // the bridge's directory
-	e, b := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	e, b := w.bridgeIn(t, cwd)
 	var spare string
 	deadline := time.Now().Add(30 * time.Second)
 	for spare == "" && time.Now().Before(deadline) {
@@ -478,8 +484,7 @@ func TestE2E_spareThread(t *testing.T) {
 		t.Errorf("%d threads for two sessions", n)
 	}
 
-	t.Chdir(t.TempDir())
-	e2, b2 := unused.bridge(t, t.TempDir(), bridge.PersistAuto)
+	e2, b2 := unused.bridgeIn(t, t.TempDir())
 	for ok := false; !ok && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		_, ok = b2.spare.Peek()
 	}

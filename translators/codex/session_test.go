@@ -834,7 +834,7 @@ func TestFake_warm(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	b.Warm()
+	b.Warm("")
 	fc.waitLog(t, "the model list", func(ws []wireMsg) bool {
 		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
 	})
@@ -922,7 +922,7 @@ func TestFake_missingExecutable(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "codex")
 	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
-	b.Warm()
+	b.Warm("")
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}

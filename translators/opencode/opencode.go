@@ -76,13 +76,12 @@ func (b *Backend) Forks() bool { return true }
 
 // Warm starts the server and reads its catalog for the bridge's
 // directory in the background.
-func (b *Backend) Warm() {
+func (b *Backend) Warm(dir string) {
 	if b.Check() != nil {
 		return
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return
+	if dir == "" {
+		dir, _ = os.Getwd()
 	}
 	go func() {
 		if _, err := b.catalog(context.Background(), dir); err != nil {

@@ -1100,7 +1100,7 @@ func TestFake_warm(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	b.Warm()
+	b.Warm("")
 	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
 		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
 	})
@@ -1148,7 +1148,7 @@ func TestFake_missingExecutable(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "opencode")
 	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
-	b.Warm()
+	b.Warm("")
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}
