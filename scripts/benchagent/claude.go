@@ -128,7 +128,7 @@ func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, 
 		p.Record(&res, os.Stderr, a.name+prefix, o.Verbose)
 	}()
 	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", o.Verbose, claudeCheckAnswer)
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{claudePrompt1, claudePrompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, o.Think, dirs.Cwd, [2]string{claudePrompt1, claudePrompt2})
 	return res
 }
 

@@ -238,7 +238,7 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 	} else {
 		s = benchkit.NewACPSession(p.Stdin, p.Stdout, "benchcodex", o.Verbose, codexCheckAnswer)
 	}
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{codexPrompt1, codexPrompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, o.Think, dirs.Cwd, [2]string{codexPrompt1, codexPrompt2})
 	return res
 }
 

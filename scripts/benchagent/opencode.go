@@ -165,7 +165,7 @@ func opencodeRunOnce(o opencodeOptions, a opencodeAgent, srv *fakechat.Server, p
 		p.Record(&res.Result, os.Stderr, a.name+prefix, o.Verbose)
 	}()
 	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", o.Verbose, opencodeCheckAnswer)
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, dirs.Cwd, [2]string{opencodePrompt1, opencodePrompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, o.Think, dirs.Cwd, [2]string{opencodePrompt1, opencodePrompt2})
 	return res
 }
 

@@ -44,6 +44,7 @@ type Options struct {
 	Verbose   bool          // print each run and the agents' stderr
 	Keep      bool          // keep each run's temporary directory
 	Only      string        // the agents to run
+	Think     time.Duration // the pause between session/new and the first prompt
 
 	rootErr error // why there is no Root
 }
@@ -62,6 +63,8 @@ func (o *Options) Flags(program, timeout, only string) *flag.FlagSet {
 	fs.BoolVar(&o.Verbose, "v", false, "print each run and pass the agents' stderr through")
 	fs.BoolVar(&o.Keep, "keep", false, "keep each run's temporary directory")
 	fs.StringVar(&o.Only, "only", "", only)
+	fs.DurationVar(&o.Think, "think", 0, "pause this long between session/new and the first prompt, as a user typing it does "+
+		"(left out of every time measured)")
 	return fs
 }
 

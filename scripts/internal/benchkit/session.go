@@ -31,17 +31,18 @@ type Initializer interface {
 type Times struct {
 	Init       time.Duration // process start → initialize answered
 	NewSession time.Duration // session/new (thread/start)
-	Turn1      time.Duration // the first prompt, right after NewSession: cold
+	Turn1      time.Duration // the first prompt, right after NewSession (or Options.Think later)
 	Turn2      time.Duration // the second prompt, in the same session: warm
-	EndOfTurn1 time.Duration // process start → end of turn 1, wall clock
+	EndOfTurn1 time.Duration // process start → end of turn 1, wall clock less the think pause
 	AgentInfo  string        // how the agent named itself at initialize
 }
 
 // Measure drives s through one run of an agent process started at start:
-// initialize, a new session in cwd, then a turn for each of the two
-// prompts, each step within timeout. It returns the times of the steps
-// it got through, and the error of the one that failed.
-func Measure(s Session, start time.Time, timeout time.Duration, cwd string, prompts [2]string) (Times, error) {
+// initialize, a new session in cwd, a pause of think (a user typing),
+// then a turn for each of the two prompts, each step within timeout. It
+// returns the times of the steps it got through, and the error of the one
+// that failed.
+func Measure(s Session, start time.Time, timeout, think time.Duration, cwd string, prompts [2]string) (Times, error) {
 	var t Times
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	info, err := s.Initialize(ctx)
@@ -58,10 +59,11 @@ func Measure(s Session, start time.Time, timeout time.Duration, cwd string, prom
 	if t.NewSession, err = step(timeout, func(ctx context.Context) error { return s.NewSession(ctx, cwd) }); err != nil {
 		return t, err
 	}
+	time.Sleep(think)
 	if t.Turn1, err = turn(s, timeout, prompts[0]); err != nil {
 		return t, err
 	}
-	t.EndOfTurn1 = time.Since(start)
+	t.EndOfTurn1 = time.Since(start) - think
 	t.Turn2, err = turn(s, timeout, prompts[1])
 	return t, err
 }
