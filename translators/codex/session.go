@@ -133,7 +133,7 @@ func (s *session) attach(ctx context.Context, resume bool) (*server, error) {
 	s.mu.Unlock()
 	s.follow(res.Model, res.ReasoningEffort)
 	s.b.sessions.Add(res.Thread.ID, s)
-	s.listCommands(ctx, srv)
+	go s.listCommands(s.life, srv) // not on the first turn's way: skills/list scans the directory
 	return srv, nil
 }
 
@@ -153,6 +153,7 @@ func (s *session) openThread(ctx context.Context, srv *server, resume bool) (thr
 		return s.fork(ctx, srv, forkOf, params)
 	case len(params) == 1: // only the directory: the spare thread will do
 		if sp, ok := s.b.spare.Take(ctx, s.cwd); ok && sp.srv == srv {
+			s.log.Debug("codex: the session takes the spare thread", "thread", sp.res.Thread.ID)
 			return sp.res, nil
 		}
 	}

@@ -36,7 +36,7 @@ func Metrics(l Labels) []Metric {
 	return []Metric{
 		{"process start → initialize response", "ms", func(r Result) float64 { return Ms(r.Init) }},
 		{l.NewSession, "ms", func(r Result) float64 { return Ms(r.NewSession) }},
-		{"turn 1 (right after session/new, or -think later)", "ms", func(r Result) float64 { return Ms(r.Turn1) }},
+		{"turn 1 (the first prompt)", "ms", func(r Result) float64 { return Ms(r.Turn1) }},
 		{"turn 2 (warm, same session)", "ms", func(r Result) float64 { return Ms(r.Turn2) }},
 		{"session/new + turn 1", "ms", func(r Result) float64 { return Ms(r.NewSession + r.Turn1) }},
 		endOfTurn1,
