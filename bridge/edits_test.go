@@ -19,24 +19,28 @@ import (
 // and completes the call; "early PATH OLD NEW" replaces OLD with NEW in
 // PATH before announcing the call with that diff (as an agent whose edit
 // runs before its event is read); "exec PATH CONTENT" writes PATH from an
-// execute call.
+// execute call; "client PATH CONTENT" writes PATH through the editor
+// itself, as an ACP agent may.
 type writerBackend struct{}
 
 func (writerBackend) Info() bridge.Info { return bridge.Info{Name: "writer", Title: "Writer"} }
 func (writerBackend) Close() error      { return nil }
 
-func (writerBackend) Open(_ context.Context, _ bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
-	return &writerNative{ev: ev}, nil
+func (writerBackend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+	return &writerNative{ev: ev, ed: opts.Editor}, nil
 }
 
-type writerNative struct{ ev bridge.Events }
+type writerNative struct {
+	ev bridge.Events
+	ed bridge.Editor
+}
 
 func (n *writerNative) NativeID() string                                { return "w-1" }
 func (n *writerNative) Close() error                                    { return nil }
 func (n *writerNative) Config() []bridge.ConfigOption                   { return nil }
 func (n *writerNative) SetConfig(context.Context, string, string) error { return nil }
 
-func (n *writerNative) Prompt(_ context.Context, t bridge.Turn) (bridge.TurnResult, error) {
+func (n *writerNative) Prompt(ctx context.Context, t bridge.Turn) (bridge.TurnResult, error) {
 	f := strings.Fields(t.Prompt[0].Text.Text)
 	id := acp.ToolCallId("call-" + f[0])
 	done := acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusCompleted))
@@ -49,6 +53,12 @@ func (n *writerNative) Prompt(_ context.Context, t bridge.Turn) (bridge.TurnResu
 		n.ev.Update(acp.StartToolCall(id, "Write "+f[1], acp.WithStartKind(kind),
 			acp.WithStartLocations([]acp.ToolCallLocation{{Path: f[1]}}), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
 		if err := os.WriteFile(f[1], []byte(f[2]), 0o600); err != nil {
+			return bridge.TurnResult{}, err
+		}
+	case "client":
+		n.ev.Update(acp.StartToolCall(id, "Write "+f[1], acp.WithStartKind(acp.ToolKindEdit),
+			acp.WithStartLocations([]acp.ToolCallLocation{{Path: f[1]}})))
+		if _, err := n.ed.WriteTextFile(ctx, acp.WriteTextFileRequest{Path: f[1], Content: f[2]}); err != nil {
 			return bridge.TurnResult{}, err
 		}
 	case "early":
@@ -74,13 +84,6 @@ func editorWithFiles(t *testing.T) (*editortest.Editor, acp.SessionId) {
 	return e, e.NewSession(t.TempDir())
 }
 
-func prompt(t *testing.T, e *editortest.Editor, id acp.SessionId, text string) {
-	t.Helper()
-	if _, err := e.Prompt(id, text); err != nil {
-		t.Fatalf("prompt %q: %v", text, err)
-	}
-}
-
 func fileText(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -98,7 +101,7 @@ func TestEdits_throughTheEditor(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	prompt(t, e, id, "write "+existing+" agent-wrote-this")
+	e.Say(id, "write "+existing+" agent-wrote-this")
 	if w := e.Client.Writes(); len(w) != 0 {
 		t.Fatalf("with edits left to the agent, the editor was asked to write %+v", w)
 	}
@@ -112,8 +115,8 @@ func TestEdits_throughTheEditor(t *testing.T) {
 	}) {
 		t.Errorf("the options don't show edits = editor: %+v", opts)
 	}
-	prompt(t, e, id, "write "+existing+" second")
-	prompt(t, e, id, "write "+created+" brand-new")
+	e.Say(id, "write "+existing+" second")
+	e.Say(id, "write "+created+" brand-new")
 	want := []editortest.Write{
 		{Path: existing, Content: "second", OnDisk: "agent-wrote-this", Existed: true}, // put back, then the editor writes
 		{Path: created, Content: "brand-new"},                                          // gone until the editor writes it
@@ -128,15 +131,20 @@ func TestEdits_throughTheEditor(t *testing.T) {
 		t.Errorf("the file mode changed: %v %v", fi, err)
 	}
 
-	prompt(t, e, id, "early "+existing+" second edited")
+	e.Say(id, "early "+existing+" second edited")
 	w := e.Client.Writes()
 	if last := w[len(w)-1]; last != (editortest.Write{Path: existing, Content: "edited", OnDisk: "second", Existed: true}) {
 		t.Errorf("an edit made before it was announced reached the editor as %+v", last)
 	}
 
-	prompt(t, e, id, "exec "+existing+" by-a-command")
+	e.Say(id, "exec "+existing+" by-a-command")
 	if n := len(e.Client.Writes()); n != 3 {
 		t.Errorf("a command's write went through the editor (%d writes)", n)
+	}
+
+	e.Say(id, "client "+existing+" through-the-client")
+	if w := e.Client.Writes(); len(w) != 4 || w[3].Content != "through-the-client" {
+		t.Errorf("an agent's own write through the editor was routed again: %+v", w[3:])
 	}
 }
 
@@ -150,7 +158,7 @@ func TestEdits_editorRefusesTheWrite(t *testing.T) {
 	if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
 		t.Fatal(err)
 	}
-	prompt(t, e, id, "write "+path+" kept")
+	e.Say(id, "write "+path+" kept")
 	if got := fileText(t, path); got != "kept" {
 		t.Errorf("after the editor refused, the file holds %q, want the agent's content", got)
 	}
@@ -185,7 +193,7 @@ func TestEdits_recordedWithTheSession(t *testing.T) {
 	e.Client.Disk = true
 	e.Load(id, t.TempDir())
 	path := filepath.Join(t.TempDir(), "b.txt")
-	prompt(t, e, id, "write "+path+" after-restart")
+	e.Say(id, "write "+path+" after-restart")
 	if w := e.Client.Writes(); len(w) != 1 || w[0].Content != "after-restart" {
 		t.Errorf("after a restart the session's edits went %+v, want through the editor", w)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +152,45 @@ func (e *Editor) Load(id acp.SessionId, cwd string) {
 // Prompt sends a text prompt.
 func (e *Editor) Prompt(id acp.SessionId, text string) (acp.PromptResponse, error) {
 	return e.CS.Prompt(e.Ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+}
+
+// Say sends each prompt to session id in turn, failing the test on an
+// error.
+func (e *Editor) Say(id acp.SessionId, prompts ...string) {
+	e.T.Helper()
+	for _, p := range prompts {
+		if _, err := e.Prompt(id, p); err != nil {
+			e.T.Fatalf("prompt %q: %v", p, err)
+		}
+	}
+}
+
+// EditsThroughEditor sets session id's edits option to editor: the agent's
+// file writes come to the client as fs/write_text_file (see Client.Disk).
+func (e *Editor) EditsThroughEditor(id acp.SessionId) {
+	e.T.Helper()
+	if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
+		e.T.Fatalf("setting edits to editor: %v", err)
+	}
+}
+
+// CheckWrites checks that the client got exactly want as
+// fs/write_text_file requests, and that each file holds the content of its
+// last one.
+func (e *Editor) CheckWrites(want []Write) {
+	e.T.Helper()
+	if got := e.Client.Writes(); !slices.Equal(got, want) {
+		e.T.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
+	}
+	last := map[string]string{}
+	for _, w := range want {
+		last[w.Path] = w.Content
+	}
+	for path, content := range last {
+		if b, err := os.ReadFile(path); err != nil || string(b) != content {
+			e.T.Errorf("%s holds %q (%v), want the editor's last write %q", path, b, err, content)
+		}
+	}
 }
 
 // WaitFor waits until an update satisfying ok has arrived.

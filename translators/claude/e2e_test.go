@@ -115,26 +115,14 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 	e, _ := realEditorOffering(t, t.TempDir(), t.TempDir(), acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
 	e.Client.Disk = true
 	cwd := t.TempDir()
-	path := filepath.Join(cwd, "notes.txt")
 	id := e.NewSession(cwd)
-	if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"WRITE_FILE: notes.txt hello world", "EDIT_FILE: notes.txt world editor"} {
-		if _, err := e.Prompt(id, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := []editortest.Write{
+	e.EditsThroughEditor(id)
+	e.Say(id, "WRITE_FILE: notes.txt hello world", "EDIT_FILE: notes.txt world editor")
+	path := filepath.Join(cwd, "notes.txt")
+	e.CheckWrites([]editortest.Write{
 		{Path: path, Content: "hello world"}, // a new file: not there until the editor writes it
 		{Path: path, Content: "hello editor", OnDisk: "hello world", Existed: true},
-	}
-	if got := e.Client.Writes(); !slices.Equal(got, want) {
-		t.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
-	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != "hello editor" {
-		t.Errorf("file: %q, %v", b, err)
-	}
+	})
 }
 
 // TestE2E_spareProcess: a bridge started in a directory starts a claude

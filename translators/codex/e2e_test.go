@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -122,23 +121,11 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 			cwd := t.TempDir()
 			id := e.NewSession(cwd)
 			setMode(t, e, id, mode)
-			if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range []string{"patch: hello.txt", "edit: hello.txt"} {
-				if _, err := e.Prompt(id, p); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.EditsThroughEditor(id)
+			e.Say(id, "patch: hello.txt", "edit: hello.txt")
 			path := filepath.Join(cwd, "hello.txt")
 			added, edited := fakeresponses.AddedLine+"\n", fakeresponses.EditedLine+"\n"
-			want := []editortest.Write{{Path: path, Content: added}, {Path: path, Content: edited, OnDisk: added, Existed: true}}
-			if got := e.Client.Writes(); !slices.Equal(got, want) {
-				t.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
-			}
-			if b, err := os.ReadFile(path); err != nil || string(b) != edited {
-				t.Errorf("file: %q, %v", b, err)
-			}
+			e.CheckWrites([]editortest.Write{{Path: path, Content: added}, {Path: path, Content: edited, OnDisk: added, Existed: true}})
 		})
 	}
 }

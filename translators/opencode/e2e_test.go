@@ -214,22 +214,10 @@ func e2eEditsThroughTheEditor(t *testing.T) {
 	e.Client.Option, e.Client.Disk = "always", true
 	cwd := workspace(t)
 	id := e.NewSession(cwd)
-	if _, err := e.SetConfig(id, bridge.ConfigEdits, bridge.EditsEditor); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"write: notes.txt hello world", "edit: notes.txt world => editor"} {
-		if _, err := e.Prompt(id, p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.EditsThroughEditor(id)
+	e.Say(id, "write: notes.txt hello world", "edit: notes.txt world => editor")
 	path := filepath.Join(cwd, "notes.txt")
-	want := []editortest.Write{{Path: path, Content: "hello world\n"}, {Path: path, Content: "hello editor\n", OnDisk: "hello world\n", Existed: true}}
-	if got := e.Client.Writes(); !slices.Equal(got, want) {
-		t.Errorf("the editor's writes:\n got %+v\nwant %+v\nconversation:%s", got, want, e.Client.Conversation())
-	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != "hello editor\n" {
-		t.Errorf("file: %q, %v", b, err)
-	}
+	e.CheckWrites([]editortest.Write{{Path: path, Content: "hello world\n"}, {Path: path, Content: "hello editor\n", OnDisk: "hello world\n", Existed: true}})
 }
 
 func e2eTodoIsThePlan(t *testing.T) {
