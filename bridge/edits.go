@@ -107,11 +107,13 @@ func (r *router) track(id acp.ToolCallId, kind *acp.ToolKind, locs []acp.ToolCal
 		c.edit = *kind == acp.ToolKindEdit
 	}
 	for _, b := range content {
-		if b.Diff != nil {
-			c.diffs[b.Diff.Path] = acp.Diff{Path: b.Diff.Path, OldText: b.Diff.OldText, NewText: b.Diff.NewText}
+		if b.Diff != nil && filepath.IsAbs(b.Diff.Path) {
+			p := filepath.Clean(b.Diff.Path)
+			c.diffs[p] = acp.Diff{Path: p, OldText: b.Diff.OldText, NewText: b.Diff.NewText}
 		}
 	}
 	if !c.edit {
+		delete(r.calls, id) // a later update that makes it an edit starts again
 		return
 	}
 	for _, p := range c.paths(locs) {
@@ -128,15 +130,11 @@ func (c *editCall) paths(locs []acp.ToolCallLocation) []string {
 		ps = append(ps, p)
 	}
 	for _, l := range locs {
-		ps = append(ps, l.Path)
-	}
-	out := ps[:0]
-	for _, p := range ps {
-		if filepath.IsAbs(p) {
-			out = append(out, filepath.Clean(p))
+		if filepath.IsAbs(l.Path) {
+			ps = append(ps, filepath.Clean(l.Path))
 		}
 	}
-	return out
+	return ps
 }
 
 // settle routes a completed edit's files and forgets a call that ended.
