@@ -25,6 +25,8 @@ func TestEarlier(t *testing.T) {
 		{"kept too late, the diff's text twice", file("b b"), file("b b"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "b"}, nil},
 		{"kept too late, no diff", file("b"), file("b"), acp.Diff{}, nil},
 		{"no change", file("a"), file("a"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "a"}, nil},
+		{"kept while replaced, rebuilt from the diff", &snapshot{}, file("x b"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "b"}, file("x a")},
+		{"kept while replaced, the diff can't say", &snapshot{}, file("b b"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "b"}, &snapshot{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := earlier(tc.before, tc.after, tc.diff)

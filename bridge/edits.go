@@ -28,8 +28,9 @@ const (
 // Routing an edit works for every agent, because it needs nothing from
 // the agent but the tool calls it reports: when an edit tool call is
 // announced, the router keeps the content of the files it names; when the
-// call completes, each file the agent changed is put back as it was and
-// the new content is written through the client, so that the editor holds
+// call completes, each file the agent changed is put back as it was (a
+// file it made, emptied) and the new content is written through the
+// client, so that the editor holds
 // the change in its buffer (and shows it for review) and writes it to
 // disk itself. If the client's write fails, the agent's content is written
 // back, so nothing is lost.
@@ -173,6 +174,12 @@ func (r *router) route(path string, before *snapshot, d acp.Diff) {
 		return // nothing to tell the change from
 	}
 	log := r.s.m.log.With("session", r.s.id, "path", path)
+	if !old.exists {
+		// A file the agent made is emptied, not removed: Claude forgets
+		// what it wrote to a file that disappears, and refuses to edit it
+		// again before reading it.
+		old = &snapshot{exists: true}
+	}
 	if err := put(path, old); err != nil {
 		log.Warn("putting a file back before the editor writes it; the agent's write stands", "err", err)
 		return
@@ -190,13 +197,18 @@ func (r *router) route(path string, before *snapshot, d acp.Diff) {
 }
 
 // earlier is what path held before the edit: the kept content if the
-// edit changed it, else the content the diff says the edit replaced.
+// edit changed it, else the content the diff says the edit replaced. A
+// file that was missing when kept, of an edit whose diff says it existed,
+// was kept while the agent replaced it (codex writes a new file over the
+// old): the diff says better what it held.
 func earlier(before, after *snapshot, d acp.Diff) *snapshot {
-	if before == nil {
+	switch {
+	case before == nil:
 		return nil // the file could not be read then
-	}
-	if !before.exists || before.content != after.content {
+	case before.exists && before.content != after.content:
 		return before
+	case !before.exists && (d.Path == "" || d.OldText == nil):
+		return before // a new file
 	}
 	switch {
 	case d.Path == "":
@@ -205,6 +217,8 @@ func earlier(before, after *snapshot, d acp.Diff) *snapshot {
 		return &snapshot{} // a new file the agent wrote before it was announced
 	case *d.OldText != d.NewText && strings.Count(after.content, d.NewText) == 1:
 		return &snapshot{content: strings.Replace(after.content, d.NewText, *d.OldText, 1), exists: true}
+	case !before.exists:
+		return before // the diff can't say: a new file, as it was kept
 	}
 	return nil
 }
@@ -226,16 +240,8 @@ func read(path string) *snapshot {
 	return &snapshot{content: string(b), exists: true}
 }
 
-// put makes path hold what s says, keeping its permissions; a snapshot of
-// no file removes it.
+// put makes path hold s's content, keeping its permissions.
 func put(path string, s *snapshot) error {
-	if !s.exists {
-		err := os.Remove(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()

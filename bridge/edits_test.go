@@ -119,7 +119,7 @@ func TestEdits_throughTheEditor(t *testing.T) {
 	e.Say(id, "write "+created+" brand-new")
 	want := []editortest.Write{
 		{Path: existing, Content: "second", OnDisk: "agent-wrote-this", Existed: true}, // put back, then the editor writes
-		{Path: created, Content: "brand-new"},                                          // gone until the editor writes it
+		{Path: created, Content: "brand-new", Existed: true},                           // emptied until the editor writes it
 	}
 	if got := e.Client.Writes(); !slices.Equal(got, want) {
 		t.Errorf("the editor's writes:\n got %+v\nwant %+v", got, want)

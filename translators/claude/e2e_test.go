@@ -119,10 +119,20 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 	e.EditsThroughEditor(id)
 	e.Say(id, "WRITE_FILE: notes.txt hello world", "EDIT_FILE: notes.txt world editor")
 	path := filepath.Join(cwd, "notes.txt")
-	e.CheckWrites([]editortest.Write{
-		{Path: path, Content: "hello world"}, // a new file: not there until the editor writes it
+	want := []editortest.Write{
+		{Path: path, Content: "hello world", Existed: true}, // a new file: empty until the editor writes it
 		{Path: path, Content: "hello editor", OnDisk: "hello world", Existed: true},
-	})
+	}
+	// Claude watches the files it wrote; now and then it sees the file
+	// emptied before the editor's write and wants it read again before
+	// an edit, which a model does. The fake model doesn't: the first write
+	// is all there is to check then.
+	if conv := e.Client.Conversation(); len(e.Client.Writes()) == 1 &&
+		(strings.Contains(conv, "Read it first") || strings.Contains(conv, "modified since read")) {
+		t.Logf("Claude wanted the file read again before its edit:%s", conv)
+		want = want[:1]
+	}
+	e.CheckWrites(want)
 }
 
 // TestE2E_spareProcess: a bridge started in a directory starts a claude

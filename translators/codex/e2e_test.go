@@ -125,7 +125,7 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 			e.Say(id, "patch: hello.txt", "edit: hello.txt")
 			path := filepath.Join(cwd, "hello.txt")
 			added, edited := fakeresponses.AddedLine+"\n", fakeresponses.EditedLine+"\n"
-			e.CheckWrites([]editortest.Write{{Path: path, Content: added}, {Path: path, Content: edited, OnDisk: added, Existed: true}})
+			e.CheckWrites([]editortest.Write{{Path: path, Content: added, Existed: true}, {Path: path, Content: edited, OnDisk: added, Existed: true}})
 		})
 	}
 }

@@ -217,7 +217,7 @@ func e2eEditsThroughTheEditor(t *testing.T) {
 	e.EditsThroughEditor(id)
 	e.Say(id, "write: notes.txt hello world", "edit: notes.txt world => editor")
 	path := filepath.Join(cwd, "notes.txt")
-	e.CheckWrites([]editortest.Write{{Path: path, Content: "hello world\n"}, {Path: path, Content: "hello editor\n", OnDisk: "hello world\n", Existed: true}})
+	e.CheckWrites([]editortest.Write{{Path: path, Content: "hello world\n", Existed: true}, {Path: path, Content: "hello editor\n", OnDisk: "hello world\n", Existed: true}})
 }
 
 func e2eTodoIsThePlan(t *testing.T) {
