@@ -179,20 +179,24 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if len(starts) != 1 || len(starts[0]) != 1 || starts[0]["cwd"] == nil {
 		t.Errorf("thread/start %v; want the cwd alone (config.toml decides the rest)", starts)
 	}
-	w := fc.messages(t)
-	if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "app-server -c tools.update_plan={enabled=true}" {
-		t.Errorf("the server was started as %v", w[0].Msg.Args)
-	}
-	var methods []string
-	for _, m := range w {
-		if m.Dir == "client->server" {
-			methods = append(methods, m.Msg.Method)
-			if strings.Contains(m.raw, `"jsonrpc"`) {
-				t.Errorf("the client sent the version member codex leaves out: %s", m.raw)
+	var got string // skills/list comes after thread/start, in the background
+	for deadline := time.Now().Add(10 * time.Second); !strings.HasSuffix(got, "skills/list") && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		w := fc.messages(t)
+		if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "app-server -c tools.update_plan={enabled=true}" {
+			t.Fatalf("the server was started as %v", w)
+		}
+		var methods []string
+		for _, m := range w {
+			if m.Dir == "client->server" {
+				methods = append(methods, m.Msg.Method)
+				if strings.Contains(m.raw, `"jsonrpc"`) {
+					t.Errorf("the client sent the version member codex leaves out: %s", m.raw)
+				}
 			}
 		}
+		got = strings.Join(methods, ",")
 	}
-	if got := strings.Join(methods, ","); got != "initialize,initialized,model/list,thread/start,skills/list" {
+	if got != "initialize,initialized,model/list,thread/start,skills/list" {
 		t.Errorf("the client sent %s", got)
 	}
 }
