@@ -27,6 +27,8 @@ func TestEarlier(t *testing.T) {
 		{"no change", file("a"), file("a"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "a"}, nil},
 		{"kept while replaced, rebuilt from the diff", &snapshot{}, file("x b"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "b"}, file("x a")},
 		{"kept while replaced, the diff can't say", &snapshot{}, file("b b"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "b"}, &snapshot{}},
+		{"kept mid-write, rebuilt from the diff", file(""), file("x b"), acp.Diff{Path: "/f", OldText: old("a"), NewText: "b"}, file("x a")},
+		{"kept in time, the diff without old text", file("a"), file("b"), acp.Diff{Path: "/f", NewText: "b"}, file("a")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := earlier(tc.before, tc.after, tc.diff)

@@ -196,31 +196,40 @@ func (r *router) route(path string, before *snapshot, d acp.Diff) {
 	}
 }
 
-// earlier is what path held before the edit: the kept content if the
-// edit changed it, else the content the diff says the edit replaced. A
-// file that was missing when kept, of an edit whose diff says it existed,
-// was kept while the agent replaced it (codex writes a new file over the
-// old): the diff says better what it held.
+// earlier is what path held before the edit: the content kept when the
+// edit was announced, if the edit changed it and it is what the edit's
+// diff says it replaced; else, where it can tell, what the diff says. The
+// kept content can be too late (the agent wrote before its call came) or
+// caught mid-write (codex empties a file, then writes it; or writes a new
+// file over the old).
 func earlier(before, after *snapshot, d acp.Diff) *snapshot {
-	switch {
-	case before == nil:
+	if before == nil {
 		return nil // the file could not be read then
-	case before.exists && before.content != after.content:
+	}
+	changed := before.exists != after.exists || before.content != after.content
+	if changed && replaced(before, d) {
 		return before
-	case !before.exists && (d.Path == "" || d.OldText == nil):
-		return before // a new file
 	}
 	switch {
 	case d.Path == "":
-		return nil
 	case d.OldText == nil:
 		return &snapshot{} // a new file the agent wrote before it was announced
 	case *d.OldText != d.NewText && strings.Count(after.content, d.NewText) == 1:
 		return &snapshot{content: strings.Replace(after.content, d.NewText, *d.OldText, 1), exists: true}
-	case !before.exists:
-		return before // the diff can't say: a new file, as it was kept
+	}
+	if changed {
+		return before // the diff can't say: what was kept is the best there is
 	}
 	return nil
+}
+
+// replaced reports whether before is what diff d says its edit replaced,
+// as far as d tells: a diff of a new file, or without old text, can't say.
+func replaced(before *snapshot, d acp.Diff) bool {
+	if d.Path == "" || d.OldText == nil {
+		return true
+	}
+	return before.exists && strings.Contains(before.content, *d.OldText)
 }
 
 // read keeps a text file's content; nil for a file the router leaves
