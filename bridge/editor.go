@@ -107,7 +107,7 @@ func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (ac
 // routed through the editor, the router leaves the file it wrote alone.
 func (e editor) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	resp, err := e.write(ctx, r)
-	if rt := e.s.editRouter(); err == nil && rt != nil {
+	if rt := e.s.router.Load(); err == nil && rt != nil {
 		rt.wroteThrough(r.Path, r.Content)
 	}
 	return resp, err

@@ -174,12 +174,6 @@ func (r *router) route(path string, before *snapshot, d acp.Diff) {
 		return // nothing to tell the change from
 	}
 	log := r.s.m.log.With("session", r.s.id, "path", path)
-	if !old.exists {
-		// A file the agent made is emptied, not removed: Claude forgets
-		// what it wrote to a file that disappears, and refuses to edit it
-		// again before reading it.
-		old = &snapshot{exists: true}
-	}
 	if err := put(path, old); err != nil {
 		log.Warn("putting a file back before the editor writes it; the agent's write stands", "err", err)
 		return
@@ -249,7 +243,9 @@ func read(path string) *snapshot {
 	return &snapshot{content: string(b), exists: true}
 }
 
-// put makes path hold s's content, keeping its permissions.
+// put makes path hold s's content, keeping its permissions. A file that
+// was not there is emptied, not removed: Claude forgets what it wrote to a
+// file that disappears, and refuses to edit it again before reading it.
 func put(path string, s *snapshot) error {
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
@@ -289,27 +285,25 @@ func (s *Session) setEditsOption(value string) error {
 	return nil
 }
 
-// setEdits takes the edits option's value (recorded, or "" for none).
+// setEdits takes the edits option's value (recorded, or "" for none):
+// the session routes edits while it is EditsEditor and the client can
+// write files (the client said so at initialize, before any session).
 func (s *Session) setEdits(value string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.edits = value
-	switch {
-	case value != EditsEditor:
-		s.router = nil
-	case s.router == nil:
-		s.router = newRouter(s)
+	s.mu.Unlock()
+	if value == EditsEditor && writeFS(s.m.clientCapabilities()) {
+		s.router.CompareAndSwap(nil, newRouter(s))
+	} else {
+		s.router.Store(nil)
 	}
 }
 
-// editRouter is the session's router while edits go through the editor
-// and the client can write files, else nil.
-func (s *Session) editRouter() *router {
-	s.mu.Lock()
-	r := s.router
-	s.mu.Unlock()
-	if r == nil || !writeFS(s.m.clientCapabilities()) {
-		return nil
+// withEdits adds the edits option's value to cfg, the config recorded in
+// the header; s.mu must be held.
+func (s *Session) withEdits(cfg map[string]string) map[string]string {
+	if s.edits != "" {
+		cfg[ConfigEdits] = s.edits
 	}
-	return r
+	return cfg
 }

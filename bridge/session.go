@@ -50,10 +50,10 @@ type Session struct {
 	lastActive time.Time
 	idleConfig []ConfigOption
 	carry      *carried // set when the session was handed to another agent
-	// edits is the edits option's value; router is set while it is
-	// EditsEditor and the client can write files.
+	// edits is the edits option's value; router is set while edits go
+	// through the editor (see setEdits). Every update reads it.
 	edits  string
-	router *router
+	router atomic.Pointer[router]
 
 	sendMu         sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc            *Accumulator
@@ -147,10 +147,7 @@ func (s *Session) open(opts OpenOptions) error {
 	defer s.mu.Unlock()
 	s.native, s.opts, s.idleConfig, s.lastActive = n, opts, nil, time.Now()
 	s.header.NativeID = n.NativeID()
-	if s.edits != "" {
-		cfg[ConfigEdits] = s.edits
-	}
-	s.header.Config, s.header.Mode, s.header.Model = cfg, "", ""
+	s.header.Config, s.header.Mode, s.header.Model = s.withEdits(cfg), "", ""
 	if opts.NativeID == "" {
 		_, hr := n.(HistoryReader)
 		s.header.NativeHistory = hr && s.m.cfg.Persist == PersistAuto
@@ -538,11 +535,8 @@ func (s *Session) finish(t *turn) {
 func (s *Session) saveHeader() {
 	cfg := values(s.options())
 	s.mu.Lock()
-	if s.edits != "" {
-		cfg[ConfigEdits] = s.edits
-	}
 	if s.native != nil {
-		s.header.Config = cfg
+		s.header.Config = s.withEdits(cfg)
 		if id := s.native.NativeID(); id != "" {
 			s.header.NativeID = id
 		}
@@ -763,7 +757,7 @@ func titleOf(prompt []acp.ContentBlock) string {
 type events struct{ s *Session }
 
 func (e events) Update(u acp.SessionUpdate) {
-	if r := e.s.editRouter(); r != nil {
+	if r := e.s.router.Load(); r != nil {
 		r.observe(u)
 	}
 	e.s.deliver(u)
