@@ -1,7 +1,6 @@
 package acpagent
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,8 +77,7 @@ func TestE2E_claudeAgentACP(t *testing.T) {
 	if _, err := e2.Prompt(id, "Say again"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.Requests()
-	if body, _ := json.Marshal(reqs[len(reqs)-1].Raw); !strings.Contains(string(body), "Say hello") {
+	if !srv.Carries("Say again", "Say hello") {
 		t.Errorf("the model's request after the load does not carry the earlier turn")
 	}
 }

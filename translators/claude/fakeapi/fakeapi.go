@@ -125,6 +125,22 @@ func (s *Server) Close() { s.host.Close() }
 // Requests returns every /v1/messages request received so far, in order.
 func (s *Server) Requests() []Request { return s.host.Requests() }
 
+// Carries reports whether a request whose last user message contains
+// prompt also carries earlier somewhere in its body. Claude sends side
+// requests of its own (titles, summaries) that may come last, so a test
+// asking what the model saw for a prompt looks for it by its text.
+func (s *Server) Carries(prompt, earlier string) bool {
+	for _, r := range s.Requests() {
+		if !strings.Contains(r.LastText, prompt) {
+			continue
+		}
+		if body, _ := json.Marshal(r.Raw); strings.Contains(string(body), earlier) {
+			return true
+		}
+	}
+	return false
+}
+
 // Env is the environment of claude.md §8.1 for running the real CLI
 // against the fake at baseURL (Server.URL, plus a per-test prefix if
 // wanted) with home as both HOME and the parent of CLAUDE_CONFIG_DIR. Only
