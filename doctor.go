@@ -33,7 +33,7 @@ func doctor(o *options, stdout io.Writer) int {
 	ctx := context.Background()
 	code := 0
 	var runs []string
-	for _, b := range append(backends(log), named...) {
+	for _, b := range append(backends(log, 0), named...) {
 		name := b.Info().Name
 		ok, lines := checkBackend(ctx, b)
 		mark := "ok  "

@@ -69,7 +69,7 @@ func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // loginBackend is --agent's backend, if it has a login of its own.
 func loginBackend(o *options, log *slog.Logger) (bridge.Backend, error) {
-	for _, b := range backends(log) {
+	for _, b := range backends(log, 0) {
 		if b.Info().Name != o.agent {
 			continue
 		}

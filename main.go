@@ -37,9 +37,11 @@ import (
 var version = "0.1.0-dev"
 
 // backends returns the agents this build drives, in config-option order.
-func backends(log *slog.Logger) []bridge.Backend {
-	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log}),
-		opencode.New(opencode.Options{Logger: log}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
+// shared, if not 0, has codex and opencode run their servers as daemons
+// shared between bridges (see --shared).
+func backends(log *slog.Logger, shared time.Duration) []bridge.Backend {
+	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log, Shared: shared}),
+		opencode.New(opencode.Options{Logger: log, Shared: shared}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
 }
 
 // AutoAgent picks the default agent among those this machine can run:
@@ -86,7 +88,7 @@ func main() {
 
 type options struct {
 	agent, stateDir, persist, logLevel string
-	idleTimeout                        time.Duration
+	idleTimeout, shared                time.Duration
 	maxAgents                          int
 	agentsFile                         string
 	command                            []string // after --: the ACP agent of --agent acp
@@ -100,6 +102,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == proc.SuperviseCommand {
 		return proc.Supervise(args[1:]) // the bridge runs its agents under this
+	}
+	if len(args) > 0 && args[0] == proc.DaemonCommand {
+		return proc.Daemon(args[1:]) // keeps a server shared between bridges (--shared)
 	}
 	if len(args) > 0 && args[0] == DoctorCommand {
 		fs, opts := flags(stderr)
@@ -165,6 +170,8 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
 	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
+	fs.DurationVar(&o.shared, "shared", 0, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user and kept this long after the last one leaves (--shared alone: 10m; see README)")
+	fs.Lookup("shared").NoOptDefVal = "10m"
 	fs.BoolVar(&o.login, "login", false, "run --agent's own login (claude auth login, codex login …) in this terminal, then exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
@@ -202,17 +209,18 @@ func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // supervise runs every agent process under acpbridge's supervisor, which
 // leaves nothing of the agent's running when the bridge dies, even if it
-// is SIGKILLed (Linux; see proc.Supervise).
+// is SIGKILLed (Linux; see proc.Supervise), and has acpbridge keep the
+// daemons of --shared.
 func supervise(log *slog.Logger) {
-	if runtime.GOOS != "linux" {
-		return
-	}
 	self, err := os.Executable()
 	if err != nil {
 		log.Warn("agents run unsupervised: can't find acpbridge's executable", "err", err)
 		return
 	}
-	proc.SuperviseWith([]string{self, proc.SuperviseCommand})
+	proc.DaemonWith([]string{self, proc.DaemonCommand})
+	if runtime.GOOS == "linux" {
+		proc.SuperviseWith([]string{self, proc.SuperviseCommand})
+	}
 }
 
 func config(o *options, log *slog.Logger) (bridge.Config, error) {
@@ -223,7 +231,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	if o.agent == "acp" && len(o.command) == 0 {
 		return bridge.Config{}, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
 	}
-	all := append(backends(log), named...)
+	all := append(backends(log, o.shared), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
 		o.agent = autoAgent(bs)

@@ -2,9 +2,10 @@ package bridge
 
 import (
 	"encoding/json"
-	"github.com/acpbridge/acpbridge/persist"
 	"strings"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/persist"
 
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"

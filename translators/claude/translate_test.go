@@ -3,9 +3,10 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acpbridge/acpbridge/internal/golden"
 	"path/filepath"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/golden"
 )
 
 // TestTranslator_golden feeds each file's claude.jsonl through a fresh

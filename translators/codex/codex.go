@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -157,29 +156,29 @@ func (b *Backend) Close() error {
 
 // server is a running app-server and its JSON-RPC client.
 type server struct {
-	p   *proc.Process
+	l   link
 	cli *jrpc2.Client
 }
 
 // start runs `codex app-server` (with the plan tool on, so that turns can
-// report plans) and does the handshake.
+// report plans), or connects to the shared one, and does the handshake.
 func (b *Backend) start(ctx context.Context) (*server, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
 	path, err := b.Find()
 	if err != nil {
 		return nil, err
 	}
 	args := b.Args("app-server", "-c", "tools.update_plan={enabled=true}")
-	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.Env()})
+	l, ch, err := b.open(ctx, path, args)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, err
 	}
-	ch := versionless(p.Stdout, p.Stdin, b.notify, func(line []byte) {
+	ch = versionless(ch, b.notify, func(line []byte) {
 		b.Log().Warn("codex printed a line that is not JSON-RPC; skipping it", "line", agentkit.Truncate(line, 200))
 	})
 	cli := jrpc2.NewClient(ch, &jrpc2.ClientOptions{OnCallback: b.callback})
-	srv := &server{p: p, cli: cli}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
+	srv := &server{l: l, cli: cli}
 	init := map[string]any{"clientInfo": map[string]any{"name": "acpbridge", "title": "acpbridge", "version": "0.1"},
 		"capabilities": map[string]any{"experimentalApi": true}} // turn/start's collaborationMode is experimental
 	if err := srv.call(ctx, "initialize", init, nil); err != nil {
@@ -190,8 +189,20 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 		srv.Stop()
 		return nil, fmt.Errorf("codex app-server did not start: %w", err)
 	}
-	b.Log().Debug("codex app-server started", "pid", p.Pid())
+	b.Log().Debug("codex app-server ready", "shared", b.Shared() > 0)
 	return srv, nil
+}
+
+// open starts the app-server on stdio, or connects to the shared one.
+func (b *Backend) open(ctx context.Context, path string, args []string) (link, channel.Channel, error) {
+	if b.Shared() > 0 {
+		return b.attend(ctx, path, args)
+	}
+	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.Env()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	return p, channel.Line(p.Stdout, p.Stdin), nil
 }
 
 // call makes a request; if the server died meanwhile, its exit (status
@@ -211,13 +222,13 @@ func (srv *server) call(ctx context.Context, method string, params, result any) 
 		// The connection failed under a live request: jrpc2 fails calls as
 		// soon as stdout ends, before the process is reaped.
 		select {
-		case <-srv.p.Done():
+		case <-srv.l.Done():
 		case <-time.After(exitWait):
 		}
 	}
 	select {
-	case <-srv.p.Done():
-		return srv.p.Exited()
+	case <-srv.l.Done():
+		return srv.l.Exited()
 	default:
 	}
 	return fmt.Errorf("codex %s: %w", method, err)
@@ -229,15 +240,15 @@ const exitWait = 2 * time.Second
 
 // Stop stops the server and its client.
 func (srv *server) Stop() {
-	srv.p.Stop()
+	srv.l.Stop()
 	srv.cli.Close()
 }
 
 // Done is closed once the server has exited.
-func (srv *server) Done() <-chan struct{} { return srv.p.Done() }
+func (srv *server) Done() <-chan struct{} { return srv.l.Done() }
 
 // Exited is how the server exited, with its stderr.
-func (srv *server) Exited() error { return srv.p.Exited() }
+func (srv *server) Exited() error { return srv.l.Exited() }
 
 // gone tells every session that the server died.
 func (b *Backend) gone(srv *server, err error) {
@@ -275,7 +286,7 @@ func (b *Backend) session(raw json.RawMessage) *session {
 	return s
 }
 
-// versionless frames JSON-RPC by lines and adds the "jsonrpc":"2.0" that
+// versionless adds the "jsonrpc":"2.0" that
 // codex leaves out (and jrpc2 insists on) to every record received,
 // removing it from every record sent.
 //
@@ -286,8 +297,8 @@ func (b *Backend) session(raw json.RawMessage) *session {
 // after every notification received before them has been handled. A line
 // that is not a JSON object is handed to skip and dropped: jrpc2 would
 // shut the connection down over it.
-func versionless(r io.Reader, wc io.WriteCloser, notify func(method string, params json.RawMessage), skip func(line []byte)) channel.Channel {
-	return versionlessChannel{Channel: channel.Line(r, wc), notify: notify, skip: skip}
+func versionless(ch channel.Channel, notify func(method string, params json.RawMessage), skip func(line []byte)) channel.Channel {
+	return versionlessChannel{Channel: ch, notify: notify, skip: skip}
 }
 
 type versionlessChannel struct {

@@ -12,13 +12,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
-// TestMain lets the test binary play `codex app-server` when FAKE_CODEX is
+// TestMain lets the test binary keep a shared app-server's daemon, and play `codex app-server` when FAKE_CODEX is
 // set and it is started as `… app-server …`: a scripted JSON-RPC peer on
 // stdin/stdout that keeps its threads and turns in memory, for the session
 // tests that must run without the real codex.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == proc.DaemonCommand {
+		os.Exit(proc.Daemon(os.Args[2:])) // the keeper of a shared app-server
+	}
+	proc.DaemonWith([]string{os.Args[0], proc.DaemonCommand})
 	if os.Getenv(fakeEnv) != "" && len(os.Args) > 1 && os.Args[1] == "app-server" {
 		os.Exit(fakeAppServer(os.Stdin, os.Stdout))
 	}

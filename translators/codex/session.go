@@ -249,7 +249,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 		Ready: s.at.Server,
 		Send: func(_ context.Context, srv *server) error {
 			before := map[int]bool{}
-			for _, pid := range srv.p.Descendants() {
+			for _, pid := range proc.Descendants(srv.l.Pid()) {
 				before[pid] = true
 			}
 			s.mu.Lock()
@@ -389,7 +389,7 @@ func (s *session) stopCommands() {
 	if t.srv == nil {
 		return
 	}
-	for _, pid := range t.srv.p.Descendants() {
+	for _, pid := range proc.Descendants(t.srv.l.Pid()) {
 		if dir := proc.Cwd(pid); !t.before[pid] && dir != "" && within(dir, s.cwd) {
 			s.log.Info("stopping a command of the cancelled turn", "pid", pid, "dir", dir)
 			proc.KillTree(pid)

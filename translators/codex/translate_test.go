@@ -3,9 +3,10 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acpbridge/acpbridge/internal/golden"
 	"path/filepath"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/golden"
 )
 
 // TestTranslator_golden feeds each file's codex.jsonl through a fresh

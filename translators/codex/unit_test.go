@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creachadair/jrpc2/channel"
+
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -22,7 +24,7 @@ func TestVersionless_addsAndStripsTheVersion(t *testing.T) {
 	r, w := io.Pipe()
 	out, in := io.Pipe()
 	var seen []string
-	ch := versionless(r, in, func(method string, _ json.RawMessage) { seen = append(seen, method) }, nil)
+	ch := versionless(channel.Line(r, in), func(method string, _ json.RawMessage) { seen = append(seen, method) }, nil)
 	go func() {
 		io.WriteString(w, `{"method":"a","params":{}}`+"\n"+`{"method":"b","params":{}}`+"\n"+`{"id":1,"result":{}}`+"\n")
 	}()

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/creachadair/jrpc2/channel"
 )
 
 // TestVersionless_nestedVersionKey: a record whose params or result hold
@@ -23,7 +25,7 @@ func TestVersionless_nestedVersionKey(t *testing.T) {
 		io.WriteString(w, strings.Join(in, "\n")+"\n")
 		w.Close()
 	}()
-	ch := versionless(r, nopCloser{io.Discard}, func(string, json.RawMessage) { t.Error("a notification was seen") },
+	ch := versionless(channel.Line(r, nopCloser{io.Discard}), func(string, json.RawMessage) { t.Error("a notification was seen") },
 		func(line []byte) { t.Errorf("skipped %s", line) })
 	for _, want := range in {
 		got, err := ch.Recv()
@@ -57,7 +59,7 @@ func TestVersionless_skipsLinesThatAreNotJSONRPC(t *testing.T) {
 		w.Close()
 	}()
 	var skipped []string
-	ch := versionless(r, nopCloser{io.Discard}, nil, func(line []byte) { skipped = append(skipped, string(line)) })
+	ch := versionless(channel.Line(r, nopCloser{io.Discard}), nil, func(line []byte) { skipped = append(skipped, string(line)) })
 	got, err := ch.Recv()
 	if err != nil || string(got) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Errorf("Recv = %s, %v; want the response after the garbage", got, err)

@@ -11,12 +11,18 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary play a child process when FAKE_CHILD is
-// set: "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
+// TestMain lets the test binary play a daemon's keeper, and a child process
+// when FAKE_CHILD is set: "listen" serves its pid on a socket "sock" in its
+// directory (as a daemon's server), "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
 // fails, "burst" writes a lot to stdout and exits at once, "eof" exits when
 // its stdin closes.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == DaemonCommand {
+		os.Exit(Daemon(os.Args[2:]))
+	}
 	switch os.Getenv("FAKE_CHILD") {
+	case "listen":
+		listen()
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Fprintln(os.Stderr, "refusing to die")

@@ -181,10 +181,13 @@ func parents() map[int][]int {
 
 // Descendants lists the live processes under the process (its children,
 // theirs, …), for finding what an agent started.
-func (p *Process) Descendants() []int {
+func (p *Process) Descendants() []int { return Descendants(p.Pid()) }
+
+// Descendants lists the live processes under pid.
+func Descendants(pid int) []int {
 	kids := parents()
 	var out []int
-	next := []int{p.Pid()}
+	next := []int{pid}
 	for len(next) > 0 {
 		pid := next[0]
 		next = next[1:]

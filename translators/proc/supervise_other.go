@@ -30,6 +30,9 @@ func Supervise([]string) int {
 // Descendants is not known here.
 func (p *Process) Descendants() []int { return nil }
 
+// Descendants is not known here.
+func Descendants(int) []int { return nil }
+
 // Cwd is not known here.
 func Cwd(int) string { return "" }
 

@@ -32,14 +32,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/internal/chunk"
-	"github.com/acpbridge/acpbridge/internal/fakehttp"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/chunk"
+	"github.com/acpbridge/acpbridge/internal/fakehttp"
 )
 
 // Block is one content block of a scripted reply.

@@ -35,13 +35,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/internal/chunk"
-	"github.com/acpbridge/acpbridge/internal/fakehttp"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/chunk"
+	"github.com/acpbridge/acpbridge/internal/fakehttp"
 )
 
 // Item is one output item of a scripted reply.

@@ -3,13 +3,14 @@ package agentkit
 import (
 	"context"
 	"fmt"
-	"github.com/coder/acp-go-sdk"
 	"log/slog"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coder/acp-go-sdk"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/proc"
@@ -22,6 +23,11 @@ type Options struct {
 	Env       []string // added to the bridge's environment for the CLI
 	ExtraArgs []string // added to the CLI's arguments
 	Logger    *slog.Logger
+	// Shared, if not 0, has a backend whose agent is a server (codex
+	// app-server, opencode serve) run it as a daemon shared by every
+	// bridge of the user with the same executable, arguments and
+	// environment, kept this long after the last of them has gone.
+	Shared time.Duration
 }
 
 // CLI is what a backend that runs an agent's CLI keeps: its options,
@@ -40,6 +46,27 @@ func NewCLI(name, env string, opts Options) CLI {
 		log = slog.Default()
 	}
 	return CLI{opts: opts, exe: Executable{Name: name, Env: env, Path: opts.Path}, log: log.With("agent", name)}
+}
+
+// Shared is Options.Shared.
+func (c CLI) Shared() time.Duration { return c.opts.Shared }
+
+// StableEnv is env sorted, without what differs between two launches of
+// the same program in the same place (PWD, OLDPWD, SHLVL, _): what keys
+// a shared server, which runs everything with the environment of the
+// bridge that started it.
+func StableEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PWD", "OLDPWD", "SHLVL", "_":
+		default:
+			out = append(out, kv)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Find returns the executable's path; see Executable.Find.

@@ -246,21 +246,28 @@ func (a *Attachment[S]) Ready(ctx context.Context) error {
 }
 
 // Server waits for the first attach and returns the server the session
-// is on, attaching it again first if that server has died.
+// is on, attaching it again first if that server has died or the first
+// attach failed (the server died under it, say).
 func (a *Attachment[S]) Server(ctx context.Context) (S, error) {
 	var zero S
-	if err := a.Ready(ctx); err != nil {
-		return zero, err
+	first := a.Ready(ctx)
+	if ctx.Err() != nil {
+		return zero, first
 	}
-	srv, _ := a.Current()
-	select {
-	case <-srv.Done():
-	default:
-		return srv, nil
+	srv, attached := a.Current()
+	if attached {
+		select {
+		case <-srv.Done():
+		default:
+			return srv, nil
+		}
 	}
 	srv, err := a.attach(ctx)
-	if err != nil {
+	switch {
+	case err != nil && attached:
 		return zero, fmt.Errorf("restarting the agent's server: %w", err)
+	case err != nil:
+		return zero, err
 	}
 	a.set(srv)
 	return srv, nil

@@ -1,0 +1,157 @@
+package proc
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Daemons: a server that outlives the bridge that started it and is shared
+// by every bridge of the user that runs it the same way, as gopls'
+// -remote=auto daemon is. A bridge that finds one running only connects
+// to it, which saves the server's start-up (about 120 ms for codex
+// app-server, seconds for opencode serve) on every bridge but the first.
+//
+// A daemon lives in a directory of its own under DaemonRoot, named by its
+// Spec's Name and a hash of its Key:
+//
+//	spec.json  what the keeper runs
+//	lease      every bridge using the daemon holds a shared lock on it
+//	start      the lock a bridge holds while it starts the daemon
+//	keeping    the lock the keeper holds while it lives
+//	pid        the server's pid, written by the keeper
+//	log        the keeper's and the server's output
+//
+// and whatever the server makes there itself (a socket). The keeper is
+// acpbridge run as
+//
+//	acpbridge __daemon DIR
+//
+// in a session of its own, its parent-death signal unset: it runs the
+// server, and stops it (SIGTERM to its group, then SIGKILL) and exits once
+// no bridge has held a lease for the Spec's Idle, or when the server
+// exits. Leases are flock(2) locks, so a bridge that dies in any way lets
+// its lease go with it. The keeper checks for an idle daemon by taking the
+// lease lock exclusively, and holds it while it stops the server: a bridge
+// that comes then waits, finds no server, and starts a new one.
+
+// DaemonCommand is the acpbridge subcommand that keeps a daemon.
+const DaemonCommand = "__daemon"
+
+// DaemonSpec says what a daemon runs.
+type DaemonSpec struct {
+	Name string   // what it is, for its directory's name: "codex"
+	Key  []string // everything that makes two daemons differ (the executable, its arguments, the environment that matters)
+	Path string
+	Args []string // may name files in Dir (a socket)
+	Env  []string
+	Idle time.Duration // how long it outlives the last bridge using it
+	Root string        // where daemons' directories are; "" means DaemonRoot(Env)
+}
+
+// Dir is the daemon's directory.
+func (s DaemonSpec) Dir() string {
+	root := s.Root
+	if root == "" {
+		root = DaemonRoot(s.Env)
+	}
+	h := sha256.New()
+	for _, k := range s.Key {
+		fmt.Fprintf(h, "%d:%s\n", len(k), k)
+	}
+	return filepath.Join(root, s.Name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+// DaemonsEnv names the directory of the daemons' directories.
+const DaemonsEnv = "ACPBRIDGE_DAEMONS"
+
+// DaemonRoot is where daemons' directories are by default, by the
+// environment env (nil: the bridge's): $ACPBRIDGE_DAEMONS, else
+// $XDG_RUNTIME_DIR/acpbridge, else acpbridge-UID in the temporary
+// directory. Unix socket paths are short (108 bytes), so it is kept short.
+func DaemonRoot(env []string) string {
+	if env == nil {
+		env = os.Environ()
+	}
+	get := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	if d := get(DaemonsEnv); d != "" {
+		return d
+	}
+	if d := get("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "acpbridge")
+	}
+	return filepath.Join(os.TempDir(), "acpbridge-"+strconv.Itoa(os.Getuid()))
+}
+
+var (
+	keeperMu sync.Mutex
+	keeper   []string // the command line prefix that keeps a daemon
+)
+
+// DaemonWith sets the command line prefix that keeps a daemon (acpbridge
+// and DaemonCommand); without it, Attend can only join running daemons.
+func DaemonWith(command []string) {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	keeper = command
+}
+
+// Lease is a bridge's hold on a running daemon: while it is held, the
+// daemon stays.
+type Lease struct {
+	Dir  string
+	lock *flock.Flock
+}
+
+// Pid is the daemon's server's pid, or 0 if it can't be read.
+func (l *Lease) Pid() int {
+	b, _ := os.ReadFile(filepath.Join(l.Dir, "pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// Log returns the end of the daemon's log, for error messages.
+func (l *Lease) Log() string { return logTail(l.Dir) }
+
+// Close lets the daemon go.
+func (l *Lease) Close() error { return l.lock.Unlock() }
+
+// logTail is the end of a daemon's log.
+func logTail(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil {
+		return ""
+	}
+	const max = 2000
+	if len(b) > max {
+		b = b[len(b)-max:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// logLines is the end of a daemon's log as the tail of an error message.
+func logLines(dir string) string {
+	if t := logTail(dir); t != "" {
+		return ":\n" + t
+	}
+	return ""
+}

@@ -1,0 +1,144 @@
+//go:build unix
+
+package proc
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// dial is the ready probe of the "listen" server.
+func dial(dir string) error {
+	_, err := serverPid(dir)
+	return err
+}
+
+// serverPid asks the server in dir for its pid.
+func serverPid(dir string) (int, error) {
+	c, err := net.Dial("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	buf := make([]byte, 32)
+	n, _ := c.Read(buf)
+	return strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+}
+
+func daemonSpec(t *testing.T, root string, idle time.Duration, env ...string) DaemonSpec {
+	DaemonWith([]string{os.Args[0], DaemonCommand})
+	t.Cleanup(func() { DaemonWith(nil) })
+	return DaemonSpec{
+		Name: "fake", Key: []string{os.Args[0], "listen"}, Path: os.Args[0],
+		Env:  append(append(os.Environ(), "FAKE_CHILD=listen", "GORACE=atexit_sleep_ms=0"), env...),
+		Idle: idle, Root: root,
+	}
+}
+
+func attend(t *testing.T, spec DaemonSpec) *Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	l, err := Attend(ctx, spec, dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// alive reports whether pid runs (and is not a zombie).
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i < 0 || !strings.HasPrefix(string(stat[i+1:]), " Z")
+}
+
+func waitGone(t *testing.T, pid int, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs after %v", pid, within)
+		}
+	}
+}
+
+// Two bridges share one server, which outlives them by the idle time and
+// then goes with its socket; the next bridge starts a new one.
+func TestDaemon_sharedThenStoppedWhenIdle(t *testing.T) {
+	spec := daemonSpec(t, t.TempDir(), 500*time.Millisecond)
+	a, b := attend(t, spec), attend(t, spec)
+	if a.Dir != b.Dir || a.Pid() == 0 || a.Pid() != b.Pid() {
+		t.Fatalf("two leases on %s (pid %d) and %s (pid %d); want one server", a.Dir, a.Pid(), b.Dir, b.Pid())
+	}
+	pid := a.Pid()
+	a.Close()
+	time.Sleep(time.Second) // past the idle time with b still held
+	if got, err := serverPid(b.Dir); err != nil || got != pid {
+		t.Fatalf("server with a lease held: %d, %v; want %d still serving", got, err, pid)
+	}
+	b.Close()
+	waitGone(t, pid, 5*time.Second)
+	if _, err := os.Stat(filepath.Join(b.Dir, "sock")); err == nil {
+		t.Error("the stopped daemon left its socket")
+	}
+	c := attend(t, spec)
+	defer c.Close()
+	if c.Pid() == pid || c.Pid() == 0 {
+		t.Errorf("after the idle stop: pid %d; want a new server", c.Pid())
+	}
+	t.Cleanup(func() { syscall.Kill(c.Pid(), syscall.SIGKILL) })
+}
+
+// A server that dies at start is an error that says why, not a hang.
+func TestDaemon_serverDyingAtStartIsAnError(t *testing.T) {
+	spec := daemonSpec(t, t.TempDir(), time.Minute, "FAKE_DIE=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := Attend(ctx, spec, dial)
+	if err == nil || !strings.Contains(err.Error(), "dying at start on purpose") {
+		t.Errorf("err %v; want the server's own words", err)
+	}
+}
+
+// A keeper killed outright takes its server with it, and the next bridge
+// starts both again.
+func TestDaemon_keeperKilled(t *testing.T) {
+	spec := daemonSpec(t, t.TempDir(), time.Minute)
+	a := attend(t, spec)
+	pid := a.Pid()
+	keeper := parentOf(pid)
+	if keeper <= 1 {
+		t.Fatalf("no keeper above the server %d", pid)
+	}
+	syscall.Kill(keeper, syscall.SIGKILL)
+	waitGone(t, pid, 5*time.Second)
+	a.Close()
+	b := attend(t, spec)
+	defer b.Close()
+	if b.Pid() == pid {
+		t.Error("the dead server was attended again")
+	}
+	t.Cleanup(func() { syscall.Kill(parentOf(b.Pid()), syscall.SIGTERM) })
+}
+
+// parentOf is pid's parent.
+func parentOf(pid int) int {
+	for ppid, kids := range parents() {
+		for _, k := range kids {
+			if k == pid {
+				return ppid
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,236 @@
+//go:build unix
+
+package proc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// lockRetry is how often a bridge tries a lock another process holds.
+const lockRetry = 5 * time.Millisecond
+
+// Attend takes a lease on the daemon of spec, starting it if it does not
+// run, and returns once ready (which probes the server in the daemon's
+// directory) says it serves.
+func Attend(ctx context.Context, spec DaemonSpec, ready func(dir string) error) (*Lease, error) {
+	dir := spec.Dir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making the daemon's directory: %w", err)
+	}
+	lease := &Lease{Dir: dir, lock: flock.New(filepath.Join(dir, "lease"))}
+	if _, err := lease.lock.TryRLockContext(ctx, lockRetry); err != nil {
+		return nil, fmt.Errorf("taking a lease on the %s daemon: %w", spec.Name, err)
+	}
+	if ready(dir) == nil {
+		return lease, nil
+	}
+	if err := startDaemon(ctx, spec, dir, ready); err != nil {
+		lease.Close()
+		return nil, err
+	}
+	return lease, nil
+}
+
+// startDaemon starts the daemon unless another bridge did meanwhile, and waits
+// until it is ready.
+func startDaemon(ctx context.Context, spec DaemonSpec, dir string, ready func(dir string) error) error {
+	starting := flock.New(filepath.Join(dir, "start"))
+	if _, err := starting.TryLockContext(ctx, lockRetry); err != nil {
+		return fmt.Errorf("waiting to start the %s daemon: %w", spec.Name, err)
+	}
+	defer starting.Unlock()
+	if ready(dir) == nil {
+		return nil
+	}
+	exited, err := launch(spec, dir)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(lockRetry)
+	defer tick.Stop()
+	for {
+		err := ready(dir)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the %s daemon did not start: %v (%w)%s", spec.Name, err, ctx.Err(), logLines(dir))
+		case <-exited:
+			return fmt.Errorf("the %s daemon exited at start%s", spec.Name, logLines(dir))
+		case <-tick.C:
+		}
+	}
+}
+
+// launch starts the keeper, detached, and returns a channel closed when it
+// exits.
+func launch(spec DaemonSpec, dir string) (<-chan struct{}, error) {
+	keeperMu.Lock()
+	prefix := keeper
+	keeperMu.Unlock()
+	if len(prefix) == 0 {
+		return nil, fmt.Errorf("the %s daemon does not run, and this program can't start one", spec.Name)
+	}
+	b, err := json.Marshal(daemonFile{Path: spec.Path, Args: spec.Args, Env: spec.Env, Idle: spec.Idle})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spec.json"), b, 0o600); err != nil {
+		return nil, fmt.Errorf("writing the daemon's spec: %w", err)
+	}
+	log, err := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the daemon's log: %w", err)
+	}
+	defer log.Close()
+	cmd := exec.Command(prefix[0], append(append([]string{}, prefix[1:]...), dir)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the %s daemon: %w", spec.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }() // reaped by this bridge while it lives
+	return exited, nil
+}
+
+// daemonFile is spec.json.
+type daemonFile struct {
+	Path string
+	Args []string
+	Env  []string
+	Idle time.Duration
+}
+
+// keeperPoll is how often the keeper looks for an idle daemon.
+const keeperPoll = 250 * time.Millisecond
+
+// Daemon is the keeper's whole life (see above); it returns the exit
+// status.
+func Daemon(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: acpbridge "+DaemonCommand+" DIR")
+		return 2
+	}
+	dir := args[0]
+	var spec daemonFile
+	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &spec)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: reading its spec: %v\n", err)
+		return 2
+	}
+	// One keeper at a time: one whose server just died may still be
+	// cleaning up after it.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*Grace)
+	defer cancel()
+	if _, err := flock.New(filepath.Join(dir, "keeping")).TryLockContext(ctx, lockRetry); err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: waiting for the last keeper: %v\n", err)
+		return 1
+	}
+	clean(dir)
+	os.WriteFile(filepath.Join(dir, "keeper"), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, spec.Env, os.Stderr, os.Stderr
+	cmd.SysProcAttr = sysProcAttr() // its own group, killed with the keeper
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
+		return 127
+	}
+	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	status := keep(dir, spec.Idle, exited, sigs, cmd.Process.Pid)
+	clean(dir)
+	return status
+}
+
+// keep waits for the server to exit, a signal, or an idle daemon, and
+// stops the server in the last two cases.
+func keep(dir string, idle time.Duration, exited chan error, sigs chan os.Signal, pid int) int {
+	lease := flock.New(filepath.Join(dir, "lease"))
+	tick := time.NewTicker(keeperPoll)
+	defer tick.Stop()
+	var since time.Time // when the daemon was first seen idle
+	for {
+		select {
+		case err := <-exited:
+			fmt.Fprintf(os.Stderr, "acpbridge daemon: the server exited: %v\n", err)
+			return 1
+		case sig := <-sigs:
+			fmt.Fprintf(os.Stderr, "acpbridge daemon: %v: stopping the server\n", sig)
+			stopGroup(pid, exited)
+			return 0
+		case <-tick.C:
+		}
+		if ok, _ := lease.TryLock(); !ok {
+			since = time.Time{}
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) >= idle {
+			fmt.Fprintf(os.Stderr, "acpbridge daemon: idle for %v: stopping the server\n", idle)
+			stopGroup(pid, exited) // the lease stays locked until the keeper exits
+			return 0
+		}
+		lease.Unlock()
+	}
+}
+
+// stopGroup stops the server's process group: SIGTERM, then SIGKILL.
+func stopGroup(pid int, exited chan error) {
+	signalGroup(pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(Grace):
+		signalGroup(pid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// kept are the files of a daemon's directory that outlive a daemon.
+var kept = map[string]bool{"spec.json": true, "lease": true, "start": true, "keeping": true, "log": true}
+
+// clean removes what the last server left in dir (a stale socket).
+func clean(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !kept[e.Name()] {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// StopDaemons stops every daemon under root and waits for their keepers
+// to exit (up to twice Grace each).
+func StopDaemons(root string) {
+	ents, _ := os.ReadDir(root)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(root, e.Name(), "keeper"))
+		pid, _ := strconv.Atoi(string(b))
+		if err != nil || pid <= 0 || syscall.Kill(pid, syscall.SIGTERM) != nil {
+			continue
+		}
+		for deadline := time.Now().Add(2 * Grace); time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil; {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
