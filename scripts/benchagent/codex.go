@@ -19,6 +19,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 const (
@@ -30,12 +31,13 @@ const (
 // values.
 const (
 	codexNameBridge = "acpbridge"
+	codexNameShared = "acpbridge-shared"
 	nameDirect      = "app-server"
 	nameCXT         = "codex-acp"
 	nameCXR         = "zed-codex-acp"
 )
 
-var codexAgentOrder = []string{codexNameBridge, nameDirect, nameCXT, nameCXR}
+var codexAgentOrder = []string{codexNameBridge, codexNameShared, nameDirect, nameCXT, nameCXR}
 
 type codexOptions struct {
 	benchkit.Options
@@ -59,6 +61,15 @@ type codexAgent struct {
 	// anchor marks an npm adapter: not exiting when its stdin closes is
 	// noted (it is killed), not a failed codexRun.
 	anchor bool
+	// shared, if set, is the one HOME (and CODEX_HOME) of every run, as
+	// a user's bridges have: acpbridge --shared's daemon is per HOME.
+	shared *sharedHome
+}
+
+// sharedHome is the HOME that every run of acpbridge-shared uses, and
+// where their daemon lives.
+type sharedHome struct {
+	home, codexHome, prefix, daemons string
 }
 
 // codexResult is one codexRun's measurements.
@@ -155,19 +166,37 @@ func codexRun(args []string) int {
 			" (native binary, its own codex-core linked in; runs no codex executable)"
 	}
 
+	srv := fakeresponses.New(fakeresponses.Directives())
+	defer srv.Close()
+
+	shared := bridge
+	shared.name = codexNameShared
+	shared.argv = append(slices.Clone(bridge.argv), "--shared=1m")
+	if selected(codexNameShared) {
+		sh, cleanup, err := newSharedHome(srv)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchagent codex: %v\n", err)
+			return 1
+		}
+		defer cleanup()
+		shared.shared = sh
+		shared.env = append(slices.Clone(bridge.env), proc.DaemonsEnv+"="+sh.daemons)
+	}
+
 	var agents []codexAgent
-	for _, a := range []codexAgent{bridge, direct, cxt, cxr} {
+	for _, a := range []codexAgent{bridge, shared, direct, cxt, cxr} {
 		if selected(a.name) && missing[a.name] == "" {
 			agents = append(agents, a)
 		}
 	}
 
-	srv := fakeresponses.New(fakeresponses.Directives())
-	defer srv.Close()
-
 	fmt.Printf("codex:         %s (%s); run by acpbridge, app-server and codex-acp\n", codexReal, codexVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakeresponses.Directives, model %s)\n", strings.TrimSuffix(srv.URL, "/v1"), fakeresponses.Model)
 	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", o.Acpbridge, bridge.version, codexPath)
+	if shared.shared != nil {
+		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
+			codexNameShared+":", strings.Join(shared.argv, " "))
+	}
 	fmt.Printf("app-server:    %s\n", strings.Join(direct.argv, " "))
 	for _, a := range []codexAgent{cxt, cxr} {
 		if !selected(a.name) {
@@ -181,13 +210,19 @@ func codexRun(args []string) int {
 	}
 	fmt.Printf("runs:          %d per agent; prompts %q then %q\n\n", o.N, codexPrompt1, codexPrompt2)
 
+	if shared.shared != nil && slices.ContainsFunc(agents, func(a codexAgent) bool { return a.shared != nil }) {
+		if r := codexRunOnce(o, shared, srv, "/"+codexNameShared+"-0", codexReal); r.Err != nil {
+			fmt.Fprintf(os.Stderr, "benchagent codex: the run that starts the shared daemon failed: %v\n", r.Err)
+			return 1
+		}
+	}
 	results := benchkit.Repeat(o.Options, agents, func(a codexAgent) string { return a.name }, true,
 		func(a codexAgent, prefix string) codexResult { return codexRunOnce(o, a, srv, prefix, codexReal) })
 	codexReport(results, missing, selected, codexReal)
 	// A failed acpbridge codexRun is a bug to look at, and a failed direct codexRun
 	// makes the comparison meaningless; the adapters are only anchors, so
 	// their failures are reported but don't fail the benchmark.
-	for _, name := range []string{codexNameBridge, nameDirect} {
+	for _, name := range []string{codexNameBridge, codexNameShared, nameDirect} {
 		if len(benchkit.Succeeded(results[name])) != len(results[name]) {
 			return 1
 		}
@@ -204,10 +239,14 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 		return fail(err)
 	}
 	defer cleanup()
-	codexHome := filepath.Join(dirs.Home, ".codex")
-	// Each codexRun's own base_url, so that its requests can be counted.
+	home, codexHome := dirs.Home, filepath.Join(dirs.Home, ".codex")
+	// Each codexRun's own base_url, so that its requests can be counted;
+	// the shared runs' one, whose requests are counted from the run's start.
 	baseURL := strings.TrimSuffix(srv.URL, "/v1") + prefix + "/v1"
-	if err := fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
+	before := 0
+	if sh := a.shared; sh != nil {
+		home, codexHome, prefix, before = sh.home, sh.codexHome, sh.prefix, len(srv.Requests())
+	} else if err := fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
 		return fail(err)
 	}
 	if a.noCatalog {
@@ -215,7 +254,7 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 			return fail(err)
 		}
 	}
-	p, err := dirs.Start(a.argv, append(fakeresponses.Env(dirs.Home, codexHome), a.env...), codexReal)
+	p, err := dirs.Start(a.argv, append(fakeresponses.Env(home, codexHome), a.env...), codexReal)
 	if err != nil {
 		return fail(err)
 	}
@@ -228,7 +267,7 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 		case res.Err == nil:
 			res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.name, benchkit.ExitGrace)
 		}
-		res.countRequests(srv.Requests(), prefix)
+		res.countRequests(srv.Requests()[before:], prefix)
 		p.Record(&res.Result, os.Stderr, a.name+prefix, o.Verbose)
 	}()
 
@@ -240,6 +279,27 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 	}
 	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, o.Think, dirs.Cwd, [2]string{codexPrompt1, codexPrompt2})
 	return res
+}
+
+// newSharedHome makes the HOME of acpbridge-shared's runs, its model
+// requests under its own prefix. cleanup stops the daemon and removes it.
+func newSharedHome(srv *fakeresponses.Server) (*sharedHome, func(), error) {
+	root, err := os.MkdirTemp("", "benchcodex-shared-")
+	if err != nil {
+		return nil, nil, err
+	}
+	sh := &sharedHome{home: filepath.Join(root, "home"), prefix: "/" + codexNameShared, daemons: filepath.Join(root, "daemons")}
+	sh.codexHome = filepath.Join(sh.home, ".codex")
+	for _, d := range []string{filepath.Join(sh.home, "tmp"), sh.daemons} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, nil, err
+		}
+	}
+	baseURL := strings.TrimSuffix(srv.URL, "/v1") + sh.prefix + "/v1"
+	if err := fakeresponses.WriteHome(sh.codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
+		return nil, nil, err
+	}
+	return sh, func() { proc.StopDaemons(sh.daemons); os.RemoveAll(root) }, nil
 }
 
 // countRequests notes the fake's requests of the codexRun, those under prefix.
@@ -504,6 +564,7 @@ var ratios = []benchkit.Ratio{
 	{Title: "bridge/direct", Num: codexNameBridge, Den: nameDirect},
 	{Title: "CXT/bridge", Num: nameCXT, Den: codexNameBridge},
 	{Title: "CXR/bridge", Num: nameCXR, Den: codexNameBridge},
+	{Title: "CXR/shared", Num: nameCXR, Den: codexNameShared},
 }
 
 // codexReport prints the notes on the adapters, the table of results and
@@ -550,7 +611,9 @@ func codexReport(results map[string][]codexResult, missing map[string]string, se
 	fmt.Println("it compares acpbridge's own process with the app-server's). acpbridge starts the shared app-server at the")
 	fmt.Println("first session/new without waiting for it, and its first prompt waits for the server and thread/start: so")
 	fmt.Println("compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare each npm adapter with")
-	fmt.Println("acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).")
+	fmt.Println("acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp). acpbridge-shared is")
+	fmt.Println("acpbridge --shared on a daemon app-server already running (started by a run not counted): its memory")
+	fmt.Println("columns leave the daemon out, which all of a user's bridges share.")
 	for _, name := range codexAgentOrder {
 		benchkit.PrintRuns(name, results[name], func(r codexResult) []string { return r.Exes },
 			func(r codexResult) string { return r.AgentInfo }, func(r codexResult) []string { return r.userAgents })

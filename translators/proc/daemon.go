@@ -34,9 +34,10 @@ import (
 // and whatever the server makes there itself (a socket). The keeper is
 // acpbridge run as
 //
-//	acpbridge __daemon DIR
+//	acpbridge __daemon keep DIR
 //
-// in a session of its own, its parent-death signal unset: it runs the
+// by `acpbridge __daemon DIR`, which exits at once: so the keeper is in a
+// session of its own and nobody's child but init's. It runs the
 // server, and stops it (SIGTERM to its group, then SIGKILL) and exits once
 // no bridge has held a lease for the Spec's Idle, or when the server
 // exits. Leases are flock(2) locks, so a bridge that dies in any way lets

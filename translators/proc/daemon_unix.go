@@ -5,12 +5,14 @@ package proc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -53,7 +55,7 @@ func startDaemon(ctx context.Context, spec DaemonSpec, dir string, ready func(di
 	if ready(dir) == nil {
 		return nil
 	}
-	exited, err := launch(spec, dir)
+	alive, err := launch(spec, dir)
 	if err != nil {
 		return err
 	}
@@ -67,16 +69,19 @@ func startDaemon(ctx context.Context, spec DaemonSpec, dir string, ready func(di
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the %s daemon did not start: %v (%w)%s", spec.Name, err, ctx.Err(), logLines(dir))
-		case <-exited:
-			return fmt.Errorf("the %s daemon exited at start%s", spec.Name, logLines(dir))
 		case <-tick.C:
+		}
+		if !alive() {
+			return fmt.Errorf("the %s daemon exited at start%s", spec.Name, logLines(dir))
 		}
 	}
 }
 
-// launch starts the keeper, detached, and returns a channel closed when it
-// exits.
-func launch(spec DaemonSpec, dir string) (<-chan struct{}, error) {
+// launch starts the keeper, detached: it is started by a first acpbridge
+// that exits at once, so that it is nobody's child (not this bridge's, to
+// be killed with its process tree) and in a session of its own. launch
+// returns a function that tells whether the keeper still runs.
+func launch(spec DaemonSpec, dir string) (func() bool, error) {
 	keeperMu.Lock()
 	prefix := keeper
 	keeperMu.Unlock()
@@ -96,15 +101,36 @@ func launch(spec DaemonSpec, dir string) (<-chan struct{}, error) {
 	}
 	defer log.Close()
 	cmd := exec.Command(prefix[0], append(append([]string{}, prefix[1:]...), dir)...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	cmd.Dir, cmd.Stderr = dir, log
+	out, err := cmd.Output()
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || perr != nil {
+		return nil, fmt.Errorf("starting the %s daemon: %v%s", spec.Name, errors.Join(err, perr), logLines(dir))
+	}
+	return func() bool { return syscall.Kill(pid, 0) == nil }, nil
+}
+
+// detach is the first acpbridge of launch: it starts the keeper in a
+// session of its own, says its pid and exits.
+func detach(dir string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
+		return 1
+	}
+	cmd := exec.Command(self, DaemonCommand, keepArg, dir)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the %s daemon: %w", spec.Name, err)
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
+		return 1
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }() // reaped by this bridge while it lives
-	return exited, nil
+	fmt.Println(cmd.Process.Pid)
+	return 0
 }
+
+// keepArg marks the keeper's command line, after DaemonCommand.
+const keepArg = "keep"
 
 // daemonFile is spec.json.
 type daemonFile struct {
@@ -120,11 +146,14 @@ const keeperPoll = 250 * time.Millisecond
 // Daemon is the keeper's whole life (see above); it returns the exit
 // status.
 func Daemon(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "usage: acpbridge "+DaemonCommand+" DIR")
+	switch {
+	case len(args) == 1:
+		return detach(args[0])
+	case len(args) != 2 || args[0] != keepArg:
+		fmt.Fprintln(os.Stderr, "usage: acpbridge "+DaemonCommand+" [keep] DIR")
 		return 2
 	}
-	dir := args[0]
+	dir := args[1]
 	var spec daemonFile
 	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
 	if err == nil {
