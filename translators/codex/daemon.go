@@ -2,12 +2,10 @@ package codex
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
-	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -51,7 +49,7 @@ func (b *Backend) attend(ctx context.Context, path string, args []string) (link,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	l := &daemonLink{lease: lease, conn: conn, done: make(chan struct{})}
+	l := &daemonLink{Leased: agentkit.NewLeased("codex app-server", lease), conn: conn}
 	return l, wsChannel{l}, nil
 }
 
@@ -71,39 +69,14 @@ func dialSocket(ctx context.Context, sock string) (*websocket.Conn, error) {
 
 // daemonLink is a bridge's connection to a shared app-server.
 type daemonLink struct {
-	lease *proc.Lease
-	conn  *websocket.Conn
-
-	once sync.Once
-	done chan struct{}
-	err  error // why it ended; set before done closes
-}
-
-func (l *daemonLink) end(err error) {
-	l.once.Do(func() {
-		l.err = err
-		close(l.done)
-	})
-}
-
-func (l *daemonLink) Done() <-chan struct{} { return l.done }
-
-func (l *daemonLink) Exited() error {
-	<-l.done
-	msg := fmt.Sprintf("the shared codex app-server (%s) closed the connection: %v", l.lease.Dir, l.err)
-	if tail := l.lease.Log(); tail != "" {
-		msg += "\n" + tail
-	}
-	return errors.New(msg)
+	*agentkit.Leased
+	conn *websocket.Conn
 }
 
 func (l *daemonLink) Stop() {
 	l.conn.CloseNow()
-	l.end(errors.New("the bridge let it go"))
-	l.lease.Close()
+	l.Release()
 }
-
-func (l *daemonLink) Pid() int { return l.lease.Pid() }
 
 // wsChannel is a jrpc2 channel on the link's WebSocket: one record per
 // text message.
@@ -116,7 +89,7 @@ func (c wsChannel) Send(rec []byte) error {
 func (c wsChannel) Recv() ([]byte, error) {
 	_, rec, err := c.l.conn.Read(context.Background())
 	if err != nil {
-		c.l.end(err)
+		c.l.End(fmt.Errorf("the connection ended: %w", err))
 	}
 	return rec, err
 }

@@ -21,10 +21,7 @@ import (
 // stdin/stdout that keeps its threads and turns in memory, for the session
 // tests that must run without the real codex.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == proc.DaemonCommand {
-		os.Exit(proc.Daemon(os.Args[2:])) // the keeper of a shared app-server
-	}
-	proc.DaemonWith([]string{os.Args[0], proc.DaemonCommand})
+	proc.KeepFromHere() // of the shared app-servers
 	if os.Getenv(fakeEnv) != "" && len(os.Args) > 1 && os.Args[1] == "app-server" {
 		os.Exit(fakeAppServer(os.Stdin, os.Stdout))
 	}

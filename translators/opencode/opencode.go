@@ -110,11 +110,21 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := startServer(ctx, path, b.Args(), b.Env(), b.Log(), b.dispatch, b.broadcast)
+	start := startServer
+	if b.Shared() > 0 {
+		start = b.attend
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	l, base, password, err := start(ctx, path, b.Args(), b.Env())
 	if err != nil {
 		return nil, err
 	}
-	b.Log().Debug("opencode serve started", "pid", srv.p.Pid(), "url", srv.base)
+	srv, err := newServer(ctx, l, base, password, b.Log(), b.dispatch, b.broadcast)
+	if err != nil {
+		return nil, err
+	}
+	b.Log().Debug("opencode serve ready", "pid", l.Pid(), "url", base, "shared", b.Shared() > 0)
 	return srv, nil
 }
 

@@ -39,7 +39,7 @@ var listening = regexp.MustCompile(`opencode server listening on (http://\S+)`)
 
 // server is a running `opencode serve` and what the bridge has open on it.
 type server struct {
-	p        *proc.Process
+	l        link
 	base     *url.URL
 	password string
 	client   *http.Client // calls; each has its own timeout
@@ -53,26 +53,51 @@ type server struct {
 	streams map[string]*eventStream // by directory
 }
 
+// link is what the bridge holds of its server: the process it started,
+// or a lease on the shared one (Options.Shared).
+type link interface {
+	Done() <-chan struct{} // closed once the server is gone
+	Exited() error         // how it went, with what it said
+	Stop()                 // stops it (its own), or lets it go (the shared one)
+	Pid() int
+}
+
+// ownServer is a server the bridge started: stopping it terminates it (a
+// server ignores its stdin ending).
+type ownServer struct{ *proc.Process }
+
+func (o ownServer) Stop() { o.Terminate() }
+
+// serveArgs are the arguments of `opencode serve` on loopback.
+func serveArgs(extra []string) []string {
+	return append([]string{"serve", "--port", "0", "--hostname", "127.0.0.1"}, extra...)
+}
+
 // startServer runs `opencode serve` on loopback with a fresh password and
 // waits until it is healthy.
-func startServer(ctx context.Context, path string, args, env []string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
+func startServer(ctx context.Context, path string, args, env []string) (link, *url.URL, string, error) {
 	password, err := randomPassword()
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
-	p, err := proc.Start(proc.Spec{Path: path, Args: append([]string{"serve", "--port", "0", "--hostname", "127.0.0.1"}, args...),
-		Env: append(env, "OPENCODE_SERVER_PASSWORD="+password)})
+	p, err := proc.Start(proc.Spec{Path: path, Args: serveArgs(args), Env: append(env, passwordEnv+"="+password)})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, nil, "", fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
 	base, err := listenURL(ctx, p)
 	if err != nil {
 		p.Stop()
-		return nil, err
+		return nil, nil, "", err
 	}
-	s := &server{p: p, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
+	return ownServer{p}, base, password, nil
+}
+
+// passwordEnv is where opencode serve takes its password from.
+const passwordEnv = "OPENCODE_SERVER_PASSWORD"
+
+// newServer is the bridge's client of the server on l, once healthy.
+func newServer(ctx context.Context, l link, base *url.URL, password string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
+	s := &server{l: l, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
 		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}}
 	if err := s.healthy(ctx); err != nil {
 		s.Stop()
@@ -130,8 +155,8 @@ func (s *server) healthy(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-s.p.Done():
-			return fmt.Errorf("opencode serve did not start: %w", s.p.Exited())
+		case <-s.l.Done():
+			return fmt.Errorf("opencode serve did not start: %w", s.l.Exited())
 		case <-ctx.Done():
 			return fmt.Errorf("opencode serve was not healthy within %v: %v", startTimeout, last)
 		case <-time.After(wait):
@@ -198,8 +223,8 @@ func notFound(err error) bool {
 // (status and stderr) says more.
 func (s *server) failed(method, path string, err error) error {
 	select {
-	case <-s.p.Done():
-		return s.p.Exited()
+	case <-s.l.Done():
+		return s.l.Exited()
 	default:
 	}
 	return fmt.Errorf("opencode %s %s: %w", method, path, err)
@@ -232,7 +257,7 @@ func (s *server) request(ctx context.Context, method, path, dir string, body any
 
 func (s *server) alive() bool {
 	select {
-	case <-s.p.Done():
+	case <-s.l.Done():
 		return false
 	default:
 		return true
@@ -240,12 +265,13 @@ func (s *server) alive() bool {
 }
 
 // Done is closed once the server has exited.
-func (s *server) Done() <-chan struct{} { return s.p.Done() }
+func (s *server) Done() <-chan struct{} { return s.l.Done() }
 
 // Exited is how the server exited, with its stderr.
-func (s *server) Exited() error { return s.p.Exited() }
+func (s *server) Exited() error { return s.l.Exited() }
 
-// Stop closes the event streams and stops the process group.
+// Stop closes the event streams and stops the server (its own) or lets
+// it go (the shared one).
 func (s *server) Stop() {
 	s.mu.Lock()
 	streams := s.streams
@@ -254,7 +280,7 @@ func (s *server) Stop() {
 	for _, es := range streams {
 		es.close()
 	}
-	s.p.Terminate() // a server ignores its stdin ending
+	s.l.Stop()
 }
 
 // eventStream is the one SSE consumer of a directory's instance: it
@@ -285,8 +311,8 @@ func (s *server) events(ctx context.Context, dir string) error {
 	select {
 	case <-es.connected:
 		return nil
-	case <-s.p.Done():
-		return s.p.Exited()
+	case <-s.l.Done():
+		return s.l.Exited()
 	case <-ctx.Done():
 		return fmt.Errorf("opencode's event stream for %s did not connect: %w", dir, ctx.Err())
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,11 +115,44 @@ func DaemonWith(command []string) {
 	keeper = command
 }
 
+// daemonFile is spec.json.
+type daemonFile struct {
+	Path string
+	Args []string
+	Env  []string
+	Idle time.Duration
+}
+
+// DaemonEnv is the environment the daemon in dir was started with (its
+// server's credentials, say), or nil.
+func DaemonEnv(dir string) []string {
+	var spec daemonFile
+	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
+	if err != nil || json.Unmarshal(b, &spec) != nil {
+		return nil
+	}
+	return spec.Env
+}
+
+// DaemonOutput is the start of the daemon's log, up to 1 MiB: where its
+// server says where it listens.
+func DaemonOutput(dir string) []byte {
+	f, err := os.Open(filepath.Join(dir, "log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return b
+}
+
 // Lease is a bridge's hold on a running daemon: while it is held, the
 // daemon stays.
 type Lease struct {
-	Dir  string
-	lock *flock.Flock
+	Dir    string
+	lock   *flock.Flock
+	closed chan struct{}
+	once   sync.Once
 }
 
 // Pid is the daemon's server's pid, or 0 if it can't be read.
@@ -131,7 +166,10 @@ func (l *Lease) Pid() int {
 func (l *Lease) Log() string { return logTail(l.Dir) }
 
 // Close lets the daemon go.
-func (l *Lease) Close() error { return l.lock.Unlock() }
+func (l *Lease) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.lock.Unlock()
+}
 
 // logTail is the end of a daemon's log.
 func logTail(dir string) string {
@@ -155,4 +193,14 @@ func logLines(dir string) string {
 		return ":\n" + t
 	}
 	return ""
+}
+
+// KeepFromHere makes this program the keeper of the daemons it starts, and
+// keeps one instead if that is what it was started for: a test binary
+// calls it first thing in TestMain, as acpbridge's main does by hand.
+func KeepFromHere() {
+	if len(os.Args) > 1 && os.Args[1] == DaemonCommand {
+		os.Exit(Daemon(os.Args[2:]))
+	}
+	DaemonWith([]string{os.Args[0], DaemonCommand})
 }

@@ -33,8 +33,6 @@ func serverPid(dir string) (int, error) {
 }
 
 func daemonSpec(t *testing.T, root string, idle time.Duration, env ...string) DaemonSpec {
-	DaemonWith([]string{os.Args[0], DaemonCommand})
-	t.Cleanup(func() { DaemonWith(nil) })
 	return DaemonSpec{
 		Name: "fake", Key: []string{os.Args[0], "listen"}, Path: os.Args[0],
 		Env:  append(append(os.Environ(), "FAKE_CHILD=listen", "GORACE=atexit_sleep_ms=0"), env...),

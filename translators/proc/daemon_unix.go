@@ -30,7 +30,7 @@ func Attend(ctx context.Context, spec DaemonSpec, ready func(dir string) error) 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the daemon's directory: %w", err)
 	}
-	lease := &Lease{Dir: dir, lock: flock.New(filepath.Join(dir, "lease"))}
+	lease := &Lease{Dir: dir, lock: flock.New(filepath.Join(dir, "lease")), closed: make(chan struct{})}
 	if _, err := lease.lock.TryRLockContext(ctx, lockRetry); err != nil {
 		return nil, fmt.Errorf("taking a lease on the %s daemon: %w", spec.Name, err)
 	}
@@ -131,14 +131,6 @@ func detach(dir string) int {
 
 // keepArg marks the keeper's command line, after DaemonCommand.
 const keepArg = "keep"
-
-// daemonFile is spec.json.
-type daemonFile struct {
-	Path string
-	Args []string
-	Env  []string
-	Idle time.Duration
-}
 
 // keeperPoll is how often the keeper looks for an idle daemon.
 const keeperPoll = 250 * time.Millisecond
@@ -262,4 +254,23 @@ func StopDaemons(root string) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+}
+
+// Watch returns a channel closed once the daemon's server has exited
+// (looked for every 250ms), or the lease is let go: for a server the
+// bridge holds no connection to that would tell.
+func (l *Lease) Watch() <-chan struct{} {
+	done := make(chan struct{})
+	pid := l.Pid()
+	go func() {
+		defer close(done)
+		for pid > 0 && syscall.Kill(pid, 0) == nil {
+			select {
+			case <-l.closed:
+				return
+			case <-time.After(keeperPoll):
+			}
+		}
+	}()
+	return done
 }

@@ -17,9 +17,7 @@ import (
 // fails, "burst" writes a lot to stdout and exits at once, "eof" exits when
 // its stdin closes.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == DaemonCommand {
-		os.Exit(Daemon(os.Args[2:]))
-	}
+	KeepFromHere()
 	switch os.Getenv("FAKE_CHILD") {
 	case "listen":
 		listen()

@@ -1,0 +1,81 @@
+package opencode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/translators/proc"
+)
+
+// A shared server (Options.Shared): one `opencode serve` per user and
+// configuration, kept by proc's daemon keeper and used by every bridge at
+// once, as OpenCode's own TUI and web clients share one. The bridge that
+// starts it gives it a fresh password; the others read it, and the URL
+// the server printed, from the daemon's directory (its own, mode 0700).
+// Each bridge reads the event streams of its directories and routes what
+// belongs to its own sessions, as with a server of its own.
+
+// attend takes a lease on the shared opencode serve, starting it if need
+// be, and returns where it listens and its password.
+func (b *Backend) attend(ctx context.Context, path string, args, env []string) (link, *url.URL, string, error) {
+	password, err := randomPassword()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	spec := proc.DaemonSpec{Name: "opencode", Path: path, Args: serveArgs(args), Idle: b.Shared(),
+		Env: append(env, passwordEnv+"="+password),
+		Key: append(append([]string{path}, args...), agentkit.StableEnv(env)...)}
+	var base *url.URL
+	ready := func(dir string) (err error) {
+		base, password, err = served(ctx, dir)
+		return err
+	}
+	lease, err := proc.Attend(ctx, spec, ready)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+	}
+	l := agentkit.NewLeased("opencode serve", lease)
+	l.EndWith(lease.Watch())
+	return leasedServer{l}, base, password, nil
+}
+
+// leasedServer is a hold on the shared server: stopping it lets it go.
+type leasedServer struct{ *agentkit.Leased }
+
+func (l leasedServer) Stop() { l.Release() }
+
+// served returns where the daemon in dir listens and its password, once
+// it answers its health check.
+func served(ctx context.Context, dir string) (*url.URL, string, error) {
+	m := listening.FindSubmatch(proc.DaemonOutput(dir))
+	if m == nil {
+		return nil, "", errors.New("opencode serve has not said where it listens")
+	}
+	base, err := url.Parse(string(m[1]))
+	if err != nil {
+		return nil, "", err
+	}
+	password := agentkit.EnvValue(proc.DaemonEnv(dir), passwordEnv)
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.JoinPath("/global/health").String(), nil)
+	if err != nil {
+		return nil, "", err
+	}
+	req.SetBasicAuth(authUser, password)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", fmt.Errorf("opencode serve's health: %s", resp.Status)
+	}
+	return base, password, nil
+}
