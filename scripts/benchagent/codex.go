@@ -69,7 +69,8 @@ type codexAgent struct {
 // sharedHome is the HOME that every run of acpbridge-shared uses, and
 // where their daemon lives.
 type sharedHome struct {
-	home, codexHome, prefix, daemons string
+	*benchkit.Shared
+	codexHome, prefix string
 }
 
 // codexResult is one codexRun's measurements.
@@ -173,14 +174,14 @@ func codexRun(args []string) int {
 	shared.name = codexNameShared
 	shared.argv = append(slices.Clone(bridge.argv), "--shared=1m")
 	if selected(codexNameShared) {
-		sh, cleanup, err := newSharedHome(srv)
+		sh, err := newSharedHome(srv)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchagent codex: %v\n", err)
 			return 1
 		}
-		defer cleanup()
+		defer sh.Close()
 		shared.shared = sh
-		shared.env = append(slices.Clone(bridge.env), proc.DaemonsEnv+"="+sh.daemons)
+		shared.env = append(slices.Clone(bridge.env), proc.DaemonsEnv+"="+sh.Daemons)
 	}
 
 	var agents []codexAgent
@@ -245,7 +246,7 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 	baseURL := strings.TrimSuffix(srv.URL, "/v1") + prefix + "/v1"
 	before := 0
 	if sh := a.shared; sh != nil {
-		home, codexHome, prefix, before = sh.home, sh.codexHome, sh.prefix, len(srv.Requests())
+		home, codexHome, prefix, before = sh.Home, sh.codexHome, sh.prefix, len(srv.Requests())
 	} else if err := fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
 		return fail(err)
 	}
@@ -282,24 +283,19 @@ func codexRunOnce(o codexOptions, a codexAgent, srv *fakeresponses.Server, prefi
 }
 
 // newSharedHome makes the HOME of acpbridge-shared's runs, its model
-// requests under its own prefix. cleanup stops the daemon and removes it.
-func newSharedHome(srv *fakeresponses.Server) (*sharedHome, func(), error) {
-	root, err := os.MkdirTemp("", "benchcodex-shared-")
+// requests under its own prefix.
+func newSharedHome(srv *fakeresponses.Server) (*sharedHome, error) {
+	sh, err := benchkit.NewShared("benchcodex-shared-", "tmp")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sh := &sharedHome{home: filepath.Join(root, "home"), prefix: "/" + codexNameShared, daemons: filepath.Join(root, "daemons")}
-	sh.codexHome = filepath.Join(sh.home, ".codex")
-	for _, d := range []string{filepath.Join(sh.home, "tmp"), sh.daemons} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, nil, err
-		}
+	h := &sharedHome{Shared: sh, codexHome: filepath.Join(sh.Home, ".codex"), prefix: "/" + codexNameShared}
+	baseURL := strings.TrimSuffix(srv.URL, "/v1") + h.prefix + "/v1"
+	if err := fakeresponses.WriteHome(h.codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
+		sh.Close()
+		return nil, err
 	}
-	baseURL := strings.TrimSuffix(srv.URL, "/v1") + sh.prefix + "/v1"
-	if err := fakeresponses.WriteHome(sh.codexHome, baseURL, fakeresponses.HomeOptions{}); err != nil {
-		return nil, nil, err
-	}
-	return sh, func() { proc.StopDaemons(sh.daemons); os.RemoveAll(root) }, nil
+	return h, nil
 }
 
 // countRequests notes the fake's requests of the codexRun, those under prefix.

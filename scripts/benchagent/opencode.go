@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
 	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
+	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 const (
@@ -22,10 +23,11 @@ const (
 // values.
 const (
 	opencodeNameBridge = "acpbridge"
+	opencodeNameShared = "acpbridge-shared"
 	nameAnchor         = "opencode-acp"
 )
 
-var opencodeAgentOrder = []string{opencodeNameBridge, nameAnchor}
+var opencodeAgentOrder = []string{opencodeNameBridge, opencodeNameShared, nameAnchor}
 
 type opencodeOptions struct {
 	benchkit.Options
@@ -46,7 +48,14 @@ type opencodeAgent struct {
 	// anchor marks OpenCode's own adapter: not exiting when its stdin
 	// closes is noted (it is killed), not a failed opencodeRun.
 	anchor bool
+	// shared, if set, is the one HOME of every run, as a user's bridges
+	// have: acpbridge --shared's daemon is per HOME. Its model requests
+	// are under opencodeSharedPrefix.
+	shared *benchkit.Shared
 }
+
+// opencodeSharedPrefix is where acpbridge-shared's model requests go.
+const opencodeSharedPrefix = "/" + opencodeNameShared
 
 // opencodeResult is one opencodeRun's measurements.
 type opencodeResult struct {
@@ -99,30 +108,58 @@ func opencodeRun(args []string) int {
 		version: "opencode " + ocVersion,
 		anchor:  true,
 	}
+	srv := fakechat.New(fakechat.Directives())
+	defer srv.Close()
+
+	shared := bridge
+	shared.name = opencodeNameShared
+	shared.argv = append(slices.Clone(bridge.argv), "--shared=1m")
+	if o.Only == "" || o.Only == opencodeNameShared {
+		sh, err := benchkit.NewShared("benchopencode-shared-")
+		if err == nil {
+			err = fakechat.WriteHome(sh.Home, srv.URL+opencodeSharedPrefix)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchagent opencode: %v\n", err)
+			return 1
+		}
+		defer sh.Close()
+		shared.shared = sh
+		shared.env = append(slices.Clone(bridge.env), proc.DaemonsEnv+"="+sh.Daemons)
+	}
 	var agents []opencodeAgent
-	for _, a := range []opencodeAgent{bridge, anchor} {
+	for _, a := range []opencodeAgent{bridge, shared, anchor} {
 		if o.Only == "" || o.Only == a.name {
 			agents = append(agents, a)
 		}
 	}
 
-	srv := fakechat.New(fakechat.Directives())
-	defer srv.Close()
-
 	fmt.Printf("opencode:      %s (%s), run by both agents\n", ocReal, ocVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", srv.URL, fakechat.ModelRef)
 	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", o.Acpbridge, bridge.version, ocPath)
+	if shared.shared != nil {
+		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
+			opencodeNameShared+":", strings.Join(shared.argv, " "))
+	}
 	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(anchor.argv, " "), "CWD", "<run cwd>"), anchor.version)
 	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
 		o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(o.pssEvery, 1))*benchkit.SampleEvery)
 
+	if shared.shared != nil {
+		if r := opencodeRunOnce(o, shared, srv, opencodeSharedPrefix+"-0", ocReal); r.Err != nil {
+			fmt.Fprintf(os.Stderr, "benchagent opencode: the run that starts the shared daemon failed: %v\n", r.Err)
+			return 1
+		}
+	}
 	results := benchkit.Repeat(o.Options, agents, func(a opencodeAgent) string { return a.name }, true,
 		func(a opencodeAgent, prefix string) opencodeResult { return opencodeRunOnce(o, a, srv, prefix, ocReal) })
 	opencodeReport(results, o.Only)
 	// A failed acpbridge opencodeRun is a bug to look at; the anchor is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	if len(benchkit.Succeeded(results[opencodeNameBridge])) != len(results[opencodeNameBridge]) {
-		return 1
+	for _, name := range []string{opencodeNameBridge, opencodeNameShared} {
+		if len(benchkit.Succeeded(results[name])) != len(results[name]) {
+			return 1
+		}
 	}
 	return 0
 }
@@ -136,7 +173,10 @@ func opencodeRunOnce(o opencodeOptions, a opencodeAgent, srv *fakechat.Server, p
 		return fail(err)
 	}
 	defer cleanup()
-	if err := fakechat.WriteHome(dirs.Home, srv.URL+prefix); err != nil {
+	home, before := dirs.Home, 0
+	if a.shared != nil {
+		home, prefix, before = a.shared.Home, opencodeSharedPrefix, len(srv.Requests())
+	} else if err := fakechat.WriteHome(dirs.Home, srv.URL+prefix); err != nil {
 		return fail(err)
 	}
 	if err := gitInit(dirs.Cwd); err != nil {
@@ -148,7 +188,7 @@ func opencodeRunOnce(o opencodeOptions, a opencodeAgent, srv *fakechat.Server, p
 			argv[i] = dirs.Cwd
 		}
 	}
-	p, err := dirs.Start(argv, append(fakechat.Env(dirs.Home, fakechat.ConfigPath(dirs.Home)), a.env...), ocReal)
+	p, err := dirs.Start(argv, append(fakechat.Env(home, fakechat.ConfigPath(home)), a.env...), ocReal)
 	if err != nil {
 		return fail(err)
 	}
@@ -161,7 +201,7 @@ func opencodeRunOnce(o opencodeOptions, a opencodeAgent, srv *fakechat.Server, p
 		case res.Err == nil:
 			res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.name, benchkit.ExitGrace)
 		}
-		res.countRequests(srv.Requests(), prefix)
+		res.countRequests(srv.Requests()[before:], prefix)
 		p.Record(&res.Result, os.Stderr, a.name+prefix, o.Verbose)
 	}()
 	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", o.Verbose, opencodeCheckAnswer)
@@ -232,14 +272,17 @@ func opencodeReport(results map[string][]opencodeResult, only string) {
 			Matching: "opencode", API: "Chat Completions", WallClock: true}),
 		Agents:  opencodeAgentOrder,
 		Results: results,
-		Ratios:  []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: opencodeNameBridge}},
-		Width:   24,
+		Ratios: []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: opencodeNameBridge},
+			{Title: "anchor/shared", Num: nameAnchor, Den: opencodeNameShared}},
+		Width: 24,
 	}.Print(os.Stdout)
 	fmt.Println()
 	fmt.Println("anchor/bridge is opencode-acp's median over acpbridge's. acpbridge starts `opencode serve` and reads its")
 	fmt.Println("catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its")
 	fmt.Println("in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp")
 	fmt.Println("\"agent process alone\" is the opencode process itself, and the tree minus it is any helper it spawned.")
+	fmt.Println("acpbridge-shared is acpbridge --shared on a daemon opencode serve already running (started by a run not")
+	fmt.Println("counted): its memory columns leave the daemon out, which all of a user's bridges share.")
 	for _, name := range opencodeAgentOrder {
 		benchkit.PrintRuns(name, results[name], func(r opencodeResult) []string { return r.Exes },
 			func(r opencodeResult) string { return r.AgentInfo }, func(r opencodeResult) []string { return r.userAgents })

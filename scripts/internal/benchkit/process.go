@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 // Dirs are the directories of one run, in a fresh temporary directory
@@ -157,4 +159,37 @@ func (p *Process) Record(res *Result, w io.Writer, label string, verbose bool) {
 	if verbose && len(b) > 0 {
 		fmt.Fprintf(w, "[%s stderr]\n%s\n", label, indent(strings.TrimRight(string(b), "\n"), "  "))
 	}
+}
+
+// Shared is what every run of an agent that keeps a daemon (acpbridge
+// --shared) has in common, as a user's bridges do: one HOME, and the
+// directory of its daemons (for $ACPBRIDGE_DAEMONS).
+type Shared struct {
+	Root, Home, Daemons string
+}
+
+// NewShared makes a Shared under a new temporary directory named after
+// pattern (as os.MkdirTemp), with the directories inHome in its HOME.
+func NewShared(pattern string, inHome ...string) (*Shared, error) {
+	root, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shared{Root: root, Home: filepath.Join(root, "home"), Daemons: filepath.Join(root, "daemons")}
+	for _, d := range append([]string{s.Home, s.Daemons}, inHome...) {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(s.Home, d)
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			os.RemoveAll(root)
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close stops the daemons and removes everything.
+func (s *Shared) Close() {
+	proc.StopDaemons(s.Daemons)
+	os.RemoveAll(s.Root)
 }
