@@ -140,3 +140,18 @@ func parentOf(pid int) int {
 	}
 	return 0
 }
+
+// A directory of daemons others can write to is refused: a daemon's
+// directory holds its socket and its password.
+func TestDaemon_refusesAnOpenDirectory(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := Attend(ctx, daemonSpec(t, root, time.Minute), dial)
+	if err == nil || !strings.Contains(err.Error(), "others can't change") {
+		t.Errorf("err %v; want the directory refused", err)
+	}
+}

@@ -30,6 +30,12 @@ func Attend(ctx context.Context, spec DaemonSpec, ready func(dir string) error) 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the daemon's directory: %w", err)
 	}
+	if err := owned(filepath.Dir(dir), 0o022); err != nil {
+		return nil, err
+	}
+	if err := owned(dir, 0o077); err != nil {
+		return nil, err
+	}
 	lease := &Lease{Dir: dir, lock: flock.New(filepath.Join(dir, "lease")), closed: make(chan struct{})}
 	if _, err := lease.lock.TryRLockContext(ctx, lockRetry); err != nil {
 		return nil, fmt.Errorf("taking a lease on the %s daemon: %w", spec.Name, err)
@@ -42,6 +48,22 @@ func Attend(ctx context.Context, spec DaemonSpec, ready func(dir string) error) 
 		return nil, err
 	}
 	return lease, nil
+}
+
+// owned checks that dir is the user's own, without any of the permission
+// bits of others: a daemon's directory holds its socket and its password,
+// and one under a shared temporary directory could have been made, or be
+// replaced, by someone else.
+func owned(dir string, others os.FileMode) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&others != 0 {
+		return fmt.Errorf("%s is not a directory of this user's that others can't change (mode %v); a shared server needs one", dir, fi.Mode())
+	}
+	return nil
 }
 
 // startDaemon starts the daemon unless another bridge did meanwhile, and waits
