@@ -99,7 +99,8 @@ func (b *Backend) Warm(dir string) {
 		defer cancel()
 		srv, err := b.shared.Get(ctx)
 		if err == nil && dir != "" {
-			b.spare.Make(dir, spareTTL, func() (spareThread, error) { return b.startSpare(srv, dir) }, func(spareThread) {})
+			b.spare.Make(dir, spareTTL, func() (spareThread, error) { return b.startSpare(srv, dir) },
+				func(sp spareThread) { b.release(sp.srv, sp.res.Thread.ID) })
 		}
 		if err == nil {
 			err = b.catalog(ctx)
@@ -119,6 +120,27 @@ func (b *Backend) startSpare(srv *server, dir string) (spareThread, error) {
 	err := srv.call(ctx, "thread/start", map[string]any{"cwd": dir}, &res)
 	return spareThread{srv: srv, res: res}, err
 }
+
+// release tells a shared server that this bridge is done with a thread
+// (thread/unsubscribe): it outlives the bridge. (Codex 0.169 still keeps
+// the thread loaded, about 1 MB, for a while after: it did not unload one
+// within 20 s in a test. The server's idle stop bounds that.) A server of
+// the bridge's own goes with it.
+func (b *Backend) release(srv *server, thread string) {
+	if b.Shared() == 0 || srv == nil || thread == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	var res struct {
+		Status string `json:"status"`
+	}
+	err := srv.call(ctx, "thread/unsubscribe", map[string]any{"threadId": thread}, &res)
+	b.Log().Debug("codex thread/unsubscribe", "thread", thread, "status", res.Status, "err", err)
+}
+
+// releaseTimeout bounds a thread/unsubscribe at a session's close.
+const releaseTimeout = 2 * time.Second
 
 // catalog starts the server if needed and asks it for its models, once
 // per bridge. A server that does not start is an error; a model list it

@@ -495,5 +495,8 @@ func (s *session) Close() error {
 	s.end()
 	s.files.remove()
 	s.b.sessions.Remove(s.NativeID(), s)
+	if srv, ok := s.at.Current(); ok {
+		s.b.release(srv, s.NativeID())
+	}
 	return nil
 }
