@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -154,4 +155,49 @@ func TestDaemon_refusesAnOpenDirectory(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "others can't change") {
 		t.Errorf("err %v; want the directory refused", err)
 	}
+}
+
+// A running daemon that does not answer the probe at once (busy, or still
+// starting) is waited for, not started twice.
+func TestDaemon_slowProbeStartsNoSecondKeeper(t *testing.T) {
+	spec := daemonSpec(t, t.TempDir(), time.Minute)
+	a := attend(t, spec)
+	defer a.Close()
+	pid := a.Pid()
+	t.Cleanup(func() { syscall.Kill(parentOf(pid), syscall.SIGTERM) })
+	fails := 20
+	slow := func(dir string) error {
+		if fails > 0 {
+			fails--
+			return errors.New("busy")
+		}
+		return dial(dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := Attend(ctx, spec, slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.Pid() != pid {
+		t.Errorf("server %d after a slow probe; want the running %d", b.Pid(), pid)
+	}
+	if n := keepers(a.Dir); n != 1 {
+		t.Errorf("%d keepers for %s; want 1", n, a.Dir)
+	}
+}
+
+// keepers counts the processes keeping the daemon in dir.
+func keepers(dir string) int {
+	n := 0
+	for _, kids := range parents() {
+		for _, k := range kids {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(k) + "/cmdline")
+			if strings.Contains(string(b), DaemonCommand+"\x00"+keepArg+"\x00"+dir) {
+				n++
+			}
+		}
+	}
+	return n
 }

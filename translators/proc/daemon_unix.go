@@ -66,37 +66,49 @@ func owned(dir string, others os.FileMode) error {
 	return nil
 }
 
-// startDaemon starts the daemon unless another bridge did meanwhile, and waits
-// until it is ready.
+// startDaemon starts the daemon unless another bridge did meanwhile, and
+// waits until it is ready. A keeper that runs already (its server still
+// starting, or too busy to answer the probe at once) is waited for, not
+// doubled: a second one would overwrite the first's spec and log.
 func startDaemon(ctx context.Context, spec DaemonSpec, dir string, ready func(dir string) error) error {
 	starting := flock.New(filepath.Join(dir, "start"))
 	if _, err := starting.TryLockContext(ctx, lockRetry); err != nil {
 		return fmt.Errorf("waiting to start the %s daemon: %w", spec.Name, err)
 	}
 	defer starting.Unlock()
-	if ready(dir) == nil {
-		return nil
-	}
-	alive, err := launch(spec, dir)
-	if err != nil {
-		return err
-	}
 	tick := time.NewTicker(lockRetry)
 	defer tick.Stop()
+	var alive func() bool // the keeper this bridge launched
 	for {
-		err := ready(dir)
-		if err == nil {
+		probe := ready(dir)
+		if probe == nil {
 			return nil
+		}
+		switch {
+		case alive != nil && !alive():
+			return fmt.Errorf("the %s daemon exited at start%s", spec.Name, logLines(dir))
+		case alive == nil && !keeperRuns(dir):
+			var err error
+			if alive, err = launch(spec, dir); err != nil {
+				return err
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the %s daemon did not start: %v (%w)%s", spec.Name, err, ctx.Err(), logLines(dir))
+			return fmt.Errorf("the %s daemon did not start: %v (%w)%s", spec.Name, probe, ctx.Err(), logLines(dir))
 		case <-tick.C:
 		}
-		if !alive() {
-			return fmt.Errorf("the %s daemon exited at start%s", spec.Name, logLines(dir))
-		}
 	}
+}
+
+// keeperRuns reports whether a keeper holds the daemon in dir.
+func keeperRuns(dir string) bool {
+	keeping := flock.New(filepath.Join(dir, "keeping"))
+	ok, err := keeping.TryLock()
+	if ok {
+		keeping.Unlock()
+	}
+	return err == nil && !ok
 }
 
 // launch starts the keeper, detached: it is started by a first acpbridge
