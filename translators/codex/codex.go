@@ -178,7 +178,7 @@ func (b *Backend) Close() error {
 
 // server is a running app-server and its JSON-RPC client.
 type server struct {
-	l   link
+	l   agentkit.Link
 	cli *jrpc2.Client
 }
 
@@ -216,7 +216,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 }
 
 // open starts the app-server on stdio, or connects to the shared one.
-func (b *Backend) open(ctx context.Context, path string, args []string) (link, channel.Channel, error) {
+func (b *Backend) open(ctx context.Context, path string, args []string) (agentkit.Link, channel.Channel, error) {
 	if b.Shared() > 0 {
 		return b.attend(ctx, path, args)
 	}

@@ -23,21 +23,10 @@ import (
 // it. A bridge's link to it ends when the connection does; the daemon
 // outlives the bridge by Options.Shared.
 
-// link is what a server's client runs over: a child's stdio, or a
-// connection to a shared daemon.
-type link interface {
-	Done() <-chan struct{} // closed once the server is gone
-	Exited() error         // how it went, with what it said
-	Stop()                 // lets it go and waits
-	Pid() int              // the server's process (0 if unknown)
-}
-
 // attend connects to the shared app-server that runs path with args,
 // starting it if need be.
-func (b *Backend) attend(ctx context.Context, path string, args []string) (link, channel.Channel, error) {
-	env := b.Env()
-	spec := proc.DaemonSpec{Name: "codex", Path: path, Env: env, Idle: b.Shared(),
-		Key: append(append([]string{path}, args...), agentkit.StableEnv(env)...)}
+func (b *Backend) attend(ctx context.Context, path string, args []string) (agentkit.Link, channel.Channel, error) {
+	spec := b.DaemonSpec(path, args, b.Env())
 	sock := filepath.Join(spec.Dir(), "sock")
 	spec.Args = append(append([]string{}, args...), "--listen", "unix://"+sock)
 	var conn *websocket.Conn
@@ -49,8 +38,8 @@ func (b *Backend) attend(ctx context.Context, path string, args []string) (link,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	l := &daemonLink{Leased: agentkit.NewLeased("codex app-server", lease), conn: conn}
-	return l, wsChannel{l}, nil
+	l := agentkit.NewLeased("codex app-server", lease, func() { conn.CloseNow() })
+	return l, wsChannel{l, conn}, nil
 }
 
 // dialSocket opens a WebSocket to the app-server on sock.
@@ -67,27 +56,19 @@ func dialSocket(ctx context.Context, sock string) (*websocket.Conn, error) {
 	return conn, nil
 }
 
-// daemonLink is a bridge's connection to a shared app-server.
-type daemonLink struct {
-	*agentkit.Leased
+// wsChannel is a jrpc2 channel on the WebSocket to the shared
+// app-server: one record per text message. Its end ends the hold.
+type wsChannel struct {
+	l    *agentkit.Leased
 	conn *websocket.Conn
 }
 
-func (l *daemonLink) Stop() {
-	l.conn.CloseNow()
-	l.Release()
-}
-
-// wsChannel is a jrpc2 channel on the link's WebSocket: one record per
-// text message.
-type wsChannel struct{ l *daemonLink }
-
 func (c wsChannel) Send(rec []byte) error {
-	return c.l.conn.Write(context.Background(), websocket.MessageText, rec)
+	return c.conn.Write(context.Background(), websocket.MessageText, rec)
 }
 
 func (c wsChannel) Recv() ([]byte, error) {
-	_, rec, err := c.l.conn.Read(context.Background())
+	_, rec, err := c.conn.Read(context.Background())
 	if err != nil {
 		c.l.End(fmt.Errorf("the connection ended: %w", err))
 	}

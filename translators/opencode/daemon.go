@@ -23,14 +23,13 @@ import (
 
 // attend takes a lease on the shared opencode serve, starting it if need
 // be, and returns where it listens and its password.
-func (b *Backend) attend(ctx context.Context, path string, args, env []string) (link, *url.URL, string, error) {
+func (b *Backend) attend(ctx context.Context, path string, args, env []string) (agentkit.Link, *url.URL, string, error) {
 	password, err := randomPassword()
 	if err != nil {
 		return nil, nil, "", err
 	}
-	spec := proc.DaemonSpec{Name: "opencode", Path: path, Args: serveArgs(args), Idle: b.Shared(),
-		Env: append(env, passwordEnv+"="+password),
-		Key: append(append([]string{path}, args...), agentkit.StableEnv(env)...)}
+	spec := b.DaemonSpec(path, serveArgs(args), env)
+	spec.Env = append(env, passwordEnv+"="+password) // not in the key: each start has its own
 	var base *url.URL
 	ready := func(dir string) (err error) {
 		base, password, err = served(ctx, dir)
@@ -40,15 +39,10 @@ func (b *Backend) attend(ctx context.Context, path string, args, env []string) (
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
 	}
-	l := agentkit.NewLeased("opencode serve", lease)
+	l := agentkit.NewLeased("opencode serve", lease, nil)
 	l.EndWith(lease.Watch())
-	return leasedServer{l}, base, password, nil
+	return l, base, password, nil
 }
-
-// leasedServer is a hold on the shared server: stopping it lets it go.
-type leasedServer struct{ *agentkit.Leased }
-
-func (l leasedServer) Stop() { l.Release() }
 
 // served returns where the daemon in dir listens and its password, once
 // it answers its health check.

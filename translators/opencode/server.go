@@ -39,7 +39,7 @@ var listening = regexp.MustCompile(`opencode server listening on (http://\S+)`)
 
 // server is a running `opencode serve` and what the bridge has open on it.
 type server struct {
-	l        link
+	l        agentkit.Link
 	base     *url.URL
 	password string
 	client   *http.Client // calls; each has its own timeout
@@ -51,15 +51,6 @@ type server struct {
 
 	mu      sync.Mutex
 	streams map[string]*eventStream // by directory
-}
-
-// link is what the bridge holds of its server: the process it started,
-// or a lease on the shared one (Options.Shared).
-type link interface {
-	Done() <-chan struct{} // closed once the server is gone
-	Exited() error         // how it went, with what it said
-	Stop()                 // stops it (its own), or lets it go (the shared one)
-	Pid() int
 }
 
 // ownServer is a server the bridge started: stopping it terminates it (a
@@ -75,7 +66,7 @@ func serveArgs(extra []string) []string {
 
 // startServer runs `opencode serve` on loopback with a fresh password and
 // waits until it is healthy.
-func startServer(ctx context.Context, path string, args, env []string) (link, *url.URL, string, error) {
+func startServer(ctx context.Context, path string, args, env []string) (agentkit.Link, *url.URL, string, error) {
 	password, err := randomPassword()
 	if err != nil {
 		return nil, nil, "", err
@@ -96,7 +87,7 @@ func startServer(ctx context.Context, path string, args, env []string) (link, *u
 const passwordEnv = "OPENCODE_SERVER_PASSWORD"
 
 // newServer is the bridge's client of the server on l, once healthy.
-func newServer(ctx context.Context, l link, base *url.URL, password string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
+func newServer(ctx context.Context, l agentkit.Link, base *url.URL, password string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
 	s := &server{l: l, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
 		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}}
 	if err := s.healthy(ctx); err != nil {

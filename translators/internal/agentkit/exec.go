@@ -51,11 +51,11 @@ func NewCLI(name, env string, opts Options) CLI {
 // Shared is Options.Shared.
 func (c CLI) Shared() time.Duration { return c.opts.Shared }
 
-// StableEnv is env sorted, without what differs between two launches of
+// stableEnv is env sorted, without what differs between two launches of
 // the same program in the same place (PWD, OLDPWD, SHLVL, _): what keys
 // a shared server, which runs everything with the environment of the
 // bridge that started it.
-func StableEnv(env []string) []string {
+func stableEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")

@@ -8,21 +8,30 @@ import (
 	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
+// Link is what a backend holds of its server: the process it started
+// (*proc.Process), or a hold on a shared one (Leased).
+type Link interface {
+	Server
+	Pid() int // the server's process, 0 if unknown
+}
+
 // Leased is a backend's hold on a server that a daemon keeps (a shared
-// server, Options.Shared), as a Shared's Server: done when the bridge's
-// connection to it ends (End) or it is let go (Release).
+// server, Options.Shared), as a Link: done when the bridge's connection to
+// it ends (End) or its process does (EndWith), or it is let go (Stop).
 type Leased struct {
 	name  string // what the server is, for messages: "codex app-server"
 	lease *proc.Lease
+	close func() // closes the bridge's connection to it, if any
 
 	once sync.Once
 	done chan struct{}
 	err  error // why it ended; set before done closes
 }
 
-// NewLeased returns the hold on the server of lease.
-func NewLeased(name string, lease *proc.Lease) *Leased {
-	return &Leased{name: name, lease: lease, done: make(chan struct{})}
+// NewLeased returns the hold on the server of lease; close (if not nil)
+// closes the bridge's connection to it when it is let go.
+func NewLeased(name string, lease *proc.Lease, close func()) *Leased {
+	return &Leased{name: name, lease: lease, close: close, done: make(chan struct{})}
 }
 
 // End ends the hold: the connection to the server ended with err.
@@ -57,11 +66,22 @@ func (l *Leased) Exited() error {
 	return errors.New(msg)
 }
 
-// Release lets the server go: the daemon keeps it for the other bridges.
-func (l *Leased) Release() {
+// Stop lets the server go: the daemon keeps it for the other bridges.
+func (l *Leased) Stop() {
+	if l.close != nil {
+		l.close()
+	}
 	l.End(errors.New("the bridge let it go"))
 	l.lease.Close()
 }
 
 // Pid is the server's process.
 func (l *Leased) Pid() int { return l.lease.Pid() }
+
+// DaemonSpec is the daemon that runs the CLI at path with args in env as
+// a shared server, keyed by all three (the environment without what
+// differs between two launches of one program, stableEnv).
+func (c CLI) DaemonSpec(path string, args, env []string) proc.DaemonSpec {
+	return proc.DaemonSpec{Name: c.exe.Name, Path: path, Args: args, Env: env, Idle: c.Shared(),
+		Key: append(append([]string{path}, args...), stableEnv(env)...)}
+}
