@@ -19,7 +19,6 @@ import (
 
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
-	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 const (
@@ -172,7 +171,7 @@ func codexRun(args []string) int {
 
 	shared := bridge
 	shared.name = codexNameShared
-	shared.argv = append(slices.Clone(bridge.argv), "--shared=1m")
+	shared.argv = append(slices.Clone(bridge.argv), benchkit.SharedFlag)
 	if selected(codexNameShared) {
 		sh, err := newSharedHome(srv)
 		if err != nil {
@@ -181,7 +180,7 @@ func codexRun(args []string) int {
 		}
 		defer sh.Close()
 		shared.shared = sh
-		shared.env = append(slices.Clone(bridge.env), proc.DaemonsEnv+"="+sh.Daemons)
+		shared.env = append(slices.Clone(bridge.env), sh.Env())
 	}
 
 	var agents []codexAgent

@@ -11,7 +11,6 @@ import (
 
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
 	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
-	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 const (
@@ -113,7 +112,7 @@ func opencodeRun(args []string) int {
 
 	shared := bridge
 	shared.name = opencodeNameShared
-	shared.argv = append(slices.Clone(bridge.argv), "--shared=1m")
+	shared.argv = append(slices.Clone(bridge.argv), benchkit.SharedFlag)
 	if o.Only == "" || o.Only == opencodeNameShared {
 		sh, err := benchkit.NewShared("benchopencode-shared-")
 		if err == nil {
@@ -125,7 +124,7 @@ func opencodeRun(args []string) int {
 		}
 		defer sh.Close()
 		shared.shared = sh
-		shared.env = append(slices.Clone(bridge.env), proc.DaemonsEnv+"="+sh.Daemons)
+		shared.env = append(slices.Clone(bridge.env), sh.Env())
 	}
 	var agents []opencodeAgent
 	for _, a := range []opencodeAgent{bridge, shared, anchor} {

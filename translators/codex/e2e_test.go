@@ -20,7 +20,6 @@ import (
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sync/errgroup"
 )
 
 // The tests in this file run the real, pinned codex app-server (installed
@@ -619,80 +618,33 @@ func TestE2E_loadReplaysThePlan(t *testing.T) {
 	}
 }
 
-// sharedBridge is a bridge on the world's codex whose app-server is the
-// daemon shared by every bridge with the same root.
-func (w *world) sharedBridge(t *testing.T, root string) (*editortest.Editor, *Backend) {
-	env := append(fakeresponses.Env(w.home, w.codexHome), proc.DaemonsEnv+"="+root)
-	b := New(Options{Path: w.bin, Env: env, Shared: time.Minute})
-	return editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto), b
-}
-
-// sharedPid is the pid of the app-server b is on.
-func sharedPid(t *testing.T, b *Backend) int {
-	t.Helper()
-	srv, ok := b.shared.Running()
-	if !ok {
-		t.Fatal("no server")
-	}
-	return srv.l.Pid()
-}
-
-// TestE2E_sharedServer: with Shared, two bridges run their turns at once
-// on one app-server, each asked only for its own thread's approvals; the
-// server outlives them for the next bridge, and one that dies is started
-// again.
+// TestE2E_sharedServer: with Shared, bridges share one app-server (see
+// editortest.CheckSharedServer), each asked only for its own thread's
+// approvals.
 func TestE2E_sharedServer(t *testing.T) {
 	w, root := newWorld(t), t.TempDir()
 	t.Cleanup(func() { proc.StopDaemons(root) })
-	a, ba := w.sharedBridge(t, root)
-	b, bb := w.sharedBridge(t, root)
-	a.Client.Option = "accept"
-	cwdA, cwdB := t.TempDir(), t.TempDir()
-	idA, idB := a.NewSession(cwdA), b.NewSession(cwdB)
-	setMode(t, a, idA, "ask")
-	if pa, pb := sharedPid(t, ba), sharedPid(t, bb); pa == 0 || pa != pb {
-		t.Fatalf("app-servers %d and %d; want one shared", pa, pb)
-	}
-	pid := sharedPid(t, ba)
-
-	var g errgroup.Group
-	g.Go(func() error { _, err := a.Prompt(idA, "run: mkdir -p made && echo made"); return err })
-	g.Go(func() error { _, err := b.Prompt(idB, "Say hello"); return err })
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(cwdA, "made")); err != nil || a.Client.Asked() != 1 || b.Client.Asked() != 0 {
-		t.Errorf("asks: %d and %d, want 1 and 0; the command's file: %v", a.Client.Asked(), b.Client.Asked(), err)
-	}
-	if got := b.Client.Conversation(); !strings.Contains(got, "agent: ") || strings.Contains(got, "mkdir") {
-		t.Errorf("the other bridge's conversation:%s", got)
-	}
-
-	a.Stop()
-	if _, err := b.Prompt(idB, "Say hello again"); err != nil {
-		t.Fatalf("after the other bridge left: %v", err)
-	}
-	b.Stop()
-	c, bc := w.sharedBridge(t, root)
-	id := c.NewSession(t.TempDir())
-	if got := sharedPid(t, bc); got != pid {
-		t.Errorf("a bridge after the others left is on app-server %d; want %d, still running", got, pid)
-	}
-
-	if _, err := c.Prompt(id, "Say hello"); err != nil {
-		t.Fatal(err)
-	}
-	srv, _ := bc.shared.Running()
-	syscall.Kill(pid, syscall.SIGKILL)
-	select {
-	case <-srv.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the bridge did not see the shared server die")
-	}
-	if _, err := c.Prompt(id, "Say hello once more"); err != nil {
-		t.Fatalf("after the shared server died: %v", err)
-	}
-	if got := sharedPid(t, bc); got == pid || got == 0 {
-		t.Errorf("after its death: app-server %d; want a new one", got)
-	}
+	backends := map[*editortest.Editor]*Backend{}
+	editortest.CheckSharedServer(t, editortest.SharedServer{
+		Start: func() *editortest.Editor {
+			env := append(fakeresponses.Env(w.home, w.codexHome), proc.DaemonsEnv+"="+root)
+			b := New(Options{Path: w.bin, Env: env, Shared: time.Minute})
+			e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
+			backends[e] = b
+			return e
+		},
+		Server: func(e *editortest.Editor) (int, <-chan struct{}) {
+			srv, ok := backends[e].shared.Running()
+			if !ok {
+				t.Fatal("no server")
+			}
+			return srv.l.Pid(), srv.Done()
+		},
+		Dir: t.TempDir,
+		Asking: func(e *editortest.Editor, id acp.SessionId) {
+			e.Client.Option = "accept"
+			setMode(t, e, id, "ask")
+		},
+		Command: "run: mkdir -p made && echo made", Runs: "mkdir -p made && echo made", File: "made",
+	})
 }

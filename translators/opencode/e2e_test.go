@@ -17,7 +17,6 @@ import (
 	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
-	"golang.org/x/sync/errgroup"
 )
 
 // The tests in this file run the real, pinned opencode (installed by
@@ -533,68 +532,32 @@ func e2eSlashCommand(t *testing.T) {
 	}
 }
 
-// TestE2E_daemonSharedByBridges: with Shared, two bridges run their turns
-// at once on one opencode serve, in one directory, each asked only for its
-// own session's permissions; the server outlives them for the next bridge,
-// and one that dies is started again.
+// TestE2E_daemonSharedByBridges: with Shared, bridges share one opencode
+// serve (see editortest.CheckSharedServer), their sessions in one
+// directory, each asked only for its own session's permissions.
 func TestE2E_daemonSharedByBridges(t *testing.T) {
 	t.Parallel() // servers of its own
 	w, root := newWorld(t), t.TempDir()
 	t.Cleanup(func() { proc.StopDaemons(root) })
-	start := func() (*editortest.Editor, *Backend) {
-		b := New(Options{Path: w.bin, Env: append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), proc.DaemonsEnv+"="+root), Shared: time.Minute})
-		return editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto), b
-	}
-	pidOf := func(b *Backend) int {
-		srv, ok := b.shared.Running()
-		if !ok {
-			t.Fatal("no server")
-		}
-		return srv.l.Pid()
-	}
-	a, ba := start()
-	b, bb := start()
-	a.Client.Option = "once"
-	cwd := workspace(t)
-	idA, idB := a.NewSession(cwd), b.NewSession(cwd)
-	pid := pidOf(ba)
-	if pid == 0 || pidOf(bb) != pid {
-		t.Fatalf("servers %d and %d; want one shared", pid, pidOf(bb))
-	}
-	var g errgroup.Group
-	g.Go(func() error { _, err := a.Prompt(idA, "run: touch made.txt && echo made"); return err })
-	g.Go(func() error { _, err := b.Prompt(idB, "Say hello"); return err })
-	if err := g.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(cwd, "made.txt")); err != nil || a.Client.Asked() != 1 || b.Client.Asked() != 0 {
-		t.Errorf("asks: %d and %d, want 1 and 0; the command's file: %v", a.Client.Asked(), b.Client.Asked(), err)
-	}
-	if got := b.Client.Conversation(); !strings.Contains(got, "agent: ") || strings.Contains(got, "touch") {
-		t.Errorf("the other bridge's conversation:%s", got)
-	}
-
-	a.Stop()
-	if _, err := b.Prompt(idB, "Say hello again"); err != nil {
-		t.Fatalf("after the other bridge left: %v", err)
-	}
-	b.Stop()
-	c, bc := start()
-	id := c.NewSession(workspace(t))
-	if got := pidOf(bc); got != pid {
-		t.Errorf("a bridge after the others left is on server %d; want %d, still running", got, pid)
-	}
-	srv, _ := bc.shared.Running()
-	syscall.Kill(-pid, syscall.SIGKILL)
-	select {
-	case <-srv.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the bridge did not see the shared server die")
-	}
-	if _, err := c.Prompt(id, "Say hello once more"); err != nil {
-		t.Fatalf("after the shared server died: %v", err)
-	}
-	if got := pidOf(bc); got == pid || got == 0 {
-		t.Errorf("after its death: server %d; want a new one", got)
-	}
+	backends := map[*editortest.Editor]*Backend{}
+	editortest.CheckSharedServer(t, editortest.SharedServer{
+		Start: func() *editortest.Editor {
+			env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), proc.DaemonsEnv+"="+root)
+			b := New(Options{Path: w.bin, Env: env, Shared: time.Minute})
+			e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
+			backends[e] = b
+			return e
+		},
+		Server: func(e *editortest.Editor) (int, <-chan struct{}) {
+			srv, ok := backends[e].shared.Running()
+			if !ok {
+				t.Fatal("no server")
+			}
+			return srv.l.Pid(), srv.Done()
+		},
+		Dir:     func() string { return workspace(t) },
+		Asking:  func(e *editortest.Editor, _ acp.SessionId) { e.Client.Option = "once" },
+		Command: "run: touch made.txt && echo made", Runs: "touch made.txt && echo made", File: "made.txt",
+		OneDir: true,
+	})
 }

@@ -188,6 +188,12 @@ func NewShared(pattern string, inHome ...string) (*Shared, error) {
 	return s, nil
 }
 
+// SharedFlag is acpbridge's flag for the runs on a Shared.
+const SharedFlag = "--shared=1m"
+
+// Env is what tells acpbridge where the daemons are.
+func (s *Shared) Env() string { return proc.DaemonsEnv + "=" + s.Daemons }
+
 // Close stops the daemons and removes everything.
 func (s *Shared) Close() {
 	proc.StopDaemons(s.Daemons)
