@@ -38,9 +38,10 @@ var version = "0.1.0-dev"
 
 // backends returns the agents this build drives, in config-option order.
 // shared, if not 0, has codex and opencode run their servers as daemons
-// shared between bridges (see --shared).
+// shared between bridges, and claude's spare processes kept by one (see
+// --shared).
 func backends(log *slog.Logger, shared time.Duration) []bridge.Backend {
-	return []bridge.Backend{claude.New(claude.Options{Logger: log}), codex.New(codex.Options{Logger: log, Shared: shared}),
+	return []bridge.Backend{claude.New(claude.Options{Logger: log, Shared: shared}), codex.New(codex.Options{Logger: log, Shared: shared}),
 		opencode.New(opencode.Options{Logger: log, Shared: shared}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
 }
 
@@ -106,6 +107,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.DaemonCommand {
 		return proc.Daemon(args[1:]) // keeps a server shared between bridges (--shared)
 	}
+	if len(args) > 0 && args[0] == proc.SparesCommand {
+		supervise(slog.New(slog.NewTextHandler(stderr, nil)))
+		return proc.ServeSpares(args[1:]) // keeps spare agent processes for bridges (--shared)
+	}
 	if len(args) > 0 && args[0] == DoctorCommand {
 		fs, opts := flags(stderr)
 		if err := fs.Parse(args[1:]); err != nil {
@@ -170,7 +175,7 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
 	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
-	fs.DurationVar(&o.shared, "shared", 0, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user and kept this long after the last one leaves (--shared alone: 10m; see README)")
+	fs.DurationVar(&o.shared, "shared", 0, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user, and keep a spare claude started in one, kept this long after the last bridge leaves (--shared alone: 10m; see README)")
 	fs.Lookup("shared").NoOptDefVal = "10m"
 	fs.BoolVar(&o.login, "login", false, "run --agent's own login (claude auth login, codex login …) in this terminal, then exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

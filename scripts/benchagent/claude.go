@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
@@ -29,11 +30,17 @@ type claudeAgent struct {
 	env []string
 	// version describes the claudeAgent for the header.
 	version string
+	// shared, if set, is the one HOME and project of every run, as a
+	// user's bridges have: acpbridge --shared's daemon is per HOME and its
+	// spares per project.
+	shared *benchkit.Shared
 }
+
+const claudeNameShared = "acpbridge-shared"
 
 func claudeRun(args []string) int {
 	var o claudeOptions
-	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge or zed-adapter)")
+	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge, acpbridge-shared or zed-adapter)")
 	fs.StringVar(&o.adapter, "adapter", filepath.Join(o.Root, ".tools/claude-agent-acp/node_modules/.bin/claude-agent-acp"),
 		"Zed's claude-agent-acp `binary` (see scripts/install-tools.sh zed-claude-adapter)")
 	defClaude := os.Getenv("ACPBRIDGE_CLAUDE")
@@ -71,16 +78,30 @@ func claudeRun(args []string) int {
 			" (node " + benchkit.CommandLine(os.Environ(), "node", "--version") + ")"
 	}
 
-	var agents []claudeAgent
-	if o.Only != "zed-adapter" {
-		agents = append(agents, bridge)
-	}
-	if o.Only != "acpbridge" && adapterMissing == "" {
-		agents = append(agents, adapter)
-	}
-
 	srv := fakeapi.New(fakeapi.Directives())
 	defer srv.Close()
+
+	shared := bridge
+	shared.name = claudeNameShared
+	shared.argv = append(slices.Clone(bridge.argv), benchkit.SharedFlag)
+	var agents []claudeAgent
+	if o.Only == "" || o.Only == "acpbridge" {
+		agents = append(agents, bridge)
+	}
+	if o.Only == "" || o.Only == claudeNameShared {
+		sh, err := benchkit.NewShared("benchclaude-shared-", ".claude")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchagent claude: %v\n", err)
+			return 1
+		}
+		defer sh.Close()
+		shared.shared = sh
+		shared.env = append(slices.Clone(bridge.env), sh.Env())
+		agents = append(agents, shared)
+	}
+	if (o.Only == "" || o.Only == "zed-adapter") && adapterMissing == "" {
+		agents = append(agents, adapter)
+	}
 
 	fmt.Printf("claude CLI: %s (%s), run by both agents\n", claudeReal, claudeVersion)
 	fmt.Printf("fake API:   %s (fakeapi.Directives)\n", srv.URL)
@@ -88,7 +109,18 @@ func claudeRun(args []string) int {
 	if adapterMissing == "" {
 		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", o.adapter, adapter.version, claudePath)
 	}
+	if shared.shared != nil {
+		fmt.Printf("%s: %s, every run with one HOME and project; its daemon started by a run not counted, as after a user's first bridge\n",
+			claudeNameShared, strings.Join(shared.argv, " "))
+	}
 	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", o.N, claudePrompt1, claudePrompt2)
+
+	if shared.shared != nil {
+		if r := claudeRunOnce(o, shared, srv, "/"+claudeNameShared+"-0", claudeReal); r.Err != nil {
+			fmt.Fprintf(os.Stderr, "benchagent claude: the run that starts the shared daemon failed: %v\n", r.Err)
+			return 1
+		}
+	}
 
 	results := benchkit.Repeat(o.Options, agents, func(a claudeAgent) string { return a.name }, false,
 		func(a claudeAgent, prefix string) benchkit.Result {
@@ -97,8 +129,10 @@ func claudeRun(args []string) int {
 	claudeReport(results, adapterMissing, o.Only)
 	// A failed acpbridge claudeRun is a bug to look at; the adapter is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	if len(benchkit.Succeeded(results["acpbridge"])) != len(results["acpbridge"]) {
-		return 1
+	for _, name := range []string{"acpbridge", claudeNameShared} {
+		if len(benchkit.Succeeded(results[name])) != len(results[name]) {
+			return 1
+		}
 	}
 	return 0
 }
@@ -111,6 +145,13 @@ func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, 
 		return benchkit.Result{Err: err}
 	}
 	defer cleanup()
+	// Each run's own base URL, so that its requests can be counted; the
+	// shared runs' one (the daemon's spares were started with it), whose
+	// requests are counted from the run's start.
+	before := 0
+	if sh := a.shared; sh != nil {
+		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+claudeNameShared, len(srv.Requests())
+	}
 	p, err := dirs.Start(a.argv, append(fakeapi.Env(srv.URL+prefix, dirs.Home), a.env...), claudeReal)
 	if err != nil {
 		return benchkit.Result{Err: err}
@@ -119,7 +160,7 @@ func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, 
 		if !p.Stop(benchkit.ExitGrace) && res.Err == nil {
 			res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.name, benchkit.ExitGrace)
 		}
-		for _, r := range srv.Requests() {
+		for _, r := range srv.Requests()[before:] {
 			if r.Prefix == prefix {
 				res.APIRequests++
 				res.APISummary = append(res.APISummary, fmt.Sprintf("%s %q", r.Model, benchkit.FirstLine(r.LastText, 60)))
@@ -144,6 +185,7 @@ func claudeCheckAnswer(_, text string) error {
 // claudeReport prints the table of results.
 func claudeReport(results map[string][]benchkit.Result, adapterMissing, only string) {
 	b, z := benchkit.Succeeded(results["acpbridge"]), benchkit.Succeeded(results["zed-adapter"])
+	b = append(b, benchkit.Succeeded(results[claudeNameShared])...)
 	if len(z) == 0 && only != "acpbridge" {
 		why := adapterMissing
 		if why == "" {
@@ -154,13 +196,14 @@ func claudeReport(results map[string][]benchkit.Result, adapterMissing, only str
 	if len(b) == 0 && only != "zed-adapter" {
 		fmt.Printf("NOTE: no run of acpbridge succeeded (errors above); no ratios.\n\n")
 	}
-	names := []string{"acpbridge", "zed-adapter"}
+	names := []string{"acpbridge", claudeNameShared, "zed-adapter"}
 	benchkit.Table[benchkit.Result]{
 		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new", Child: "claude", Matching: "claude", API: "Messages"}),
 		Agents:  names,
 		Results: results,
-		Ratios:  []benchkit.Ratio{{Title: "zed/acpbridge", Num: "zed-adapter", Den: "acpbridge"}},
-		Width:   24,
+		Ratios: []benchkit.Ratio{{Title: "zed/acpbridge", Num: "zed-adapter", Den: "acpbridge"},
+			{Title: "zed/shared", Num: "zed-adapter", Den: claudeNameShared}},
+		Width: 24,
 	}.Print(os.Stdout)
 	for _, name := range names {
 		if exes := benchkit.Distinct(results[name], func(r benchkit.Result) []string { return r.Exes }); len(exes) > 0 {

@@ -56,7 +56,8 @@ type Backend struct {
 	mu     sync.Mutex
 	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
 
-	spare agentkit.Spare[*proc.Process] // started by Warm, by spareKey
+	spare  agentkit.Spare[*proc.Process] // started by Warm, by spareKey
+	shared agentkit.SharedSpares         // instead, with Options.Shared
 }
 
 // spareTTL is how long a spare claude waits for a session to take it:
@@ -68,7 +69,9 @@ var _ bridge.Backend = (*Backend)(nil)
 
 // New returns the Claude backend.
 func New(opts Options) *Backend {
-	return &Backend{CLI: agentkit.NewCLI("claude", EnvVar, opts)}
+	b := &Backend{CLI: agentkit.NewCLI("claude", EnvVar, opts)}
+	b.shared.For(b.CLI)
+	return b
 }
 
 // Info: Claude takes images and embedded context; its resume replays
@@ -114,13 +117,19 @@ func (b *Backend) Forks() bool { return true }
 // there with no options of its own starts one; the first such session/new
 // takes it, so its first turn skips most of Claude's start-up. Claude
 // makes its session when the first prompt comes, so the spare is
-// anyone's until then.
+// anyone's until then. With Options.Shared, the spare is kept by a daemon
+// that the user's bridges share, and is there before the bridge starts
+// when an earlier bridge left one.
 func (b *Backend) Warm(dir string) {
 	path, err := b.Find()
 	if err != nil || dir == "" {
 		return
 	}
 	args := b.args(newLaunch(newSettings(b), "", ""))
+	if b.Shared() != 0 {
+		b.shared.Warm(proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
+		return
+	}
 	b.spare.Make(spareKey(dir, args), spareTTL, func() (*proc.Process, error) {
 		return proc.Start(proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
 	}, (*proc.Process).Stop)
@@ -134,7 +143,10 @@ func spareKey(dir string, args []string) string {
 
 // takeSpare returns the spare claude if it was started as a session in
 // dir would start one with args, and is still running.
-func (b *Backend) takeSpare(ctx context.Context, dir string, args []string) *proc.Process {
+func (b *Backend) takeSpare(ctx context.Context, path, dir string, args []string) *proc.Process {
+	if b.Shared() != 0 {
+		return b.shared.Take(ctx, proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
+	}
 	p, ok := b.spare.Take(ctx, spareKey(dir, args))
 	if !ok {
 		return nil
@@ -151,6 +163,7 @@ func (b *Backend) takeSpare(ctx context.Context, dir string, args []string) *pro
 // processes.
 func (b *Backend) Close() error {
 	b.spare.Close()
+	b.shared.Close()
 	return nil
 }
 

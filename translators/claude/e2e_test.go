@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
+	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -186,6 +188,76 @@ func TestE2E_spareProcess(t *testing.T) {
 	if !gone(unused) {
 		t.Errorf("a spare claude nobody took (pid %d) outlived the bridge", unused)
 	}
+}
+
+// With --shared, a bridge's first session runs on a claude that a daemon
+// started before the bridge did (left by the last bridge's take), and
+// nothing stays once the daemon has stopped.
+func TestE2E_sharedSpares(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the check reads processes' parents and directories in /proc")
+	}
+	bin := fakeapi.ClaudeBin(t)
+	srv := fakeapi.New(fakeapi.Directives())
+	t.Cleanup(srv.Close)
+	root, cwd := t.TempDir(), t.TempDir()
+	env := append(fakeapi.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
+	t.Cleanup(func() { proc.StopDaemons(root) })
+	in := func(pid int) (pids []int) { // pid's descendants that run in cwd
+		for _, d := range proc.Descendants(pid) {
+			if proc.Cwd(d) == cwd {
+				pids = append(pids, d)
+			}
+		}
+		return pids
+	}
+	run := func(prompt string) (mine, daemons []int) {
+		b := New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
+		e := editortest.StartEditorIn(t, b, t.TempDir(), bridge.PersistAuto, cwd)
+		id := e.NewSession(cwd)
+		if _, err := e.Prompt(id, prompt); err != nil {
+			t.Fatal(err)
+		}
+		server := daemonServer(t, root)
+		mine, daemons = in(os.Getpid()), in(server)
+		e.Stop()
+		return mine, daemons
+	}
+
+	run("Say hello") // starts the daemon
+	mine, lent := run("Say hello again")
+	if len(mine) > 0 || len(lent) < 2 {
+		t.Fatalf("the second bridge's claude: %v of its own, %v the daemon's; want none of its own, "+
+			"the one it took and the next spare the daemon's", mine, lent)
+	}
+	server := daemonServer(t, root)
+	for deadline := time.Now().Add(10 * time.Second); len(in(server)) > 1 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := in(server); len(left) != 1 {
+		t.Errorf("after the bridge stopped, the daemon runs %v in the project; want only the next spare", left)
+	}
+	proc.StopDaemons(root)
+	for _, pid := range lent {
+		if proc.Cwd(pid) == cwd {
+			t.Errorf("claude (pid %d) outlived the stopped daemon", pid)
+		}
+	}
+}
+
+// daemonServer is the pid of the one spares server under root.
+func daemonServer(t *testing.T, root string) int {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(root, "claude-spares-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("spares daemons under %s: %v; want one", root, dirs)
+	}
+	b, _ := os.ReadFile(filepath.Join(dirs[0], "pid"))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("the spares server's pid: %v", err)
+	}
+	return pid
 }
 
 func TestE2E_tasksBecomeThePlan(t *testing.T) {

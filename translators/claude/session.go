@@ -105,7 +105,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		l.resume, l.fork = s.forkOf, true
 	}
 	args := s.b.args(l)
-	p, err := s.b.takeSpare(s.life, s.cwd, args), error(nil)
+	p, err := s.b.takeSpare(s.life, s.path, s.cwd, args), error(nil)
 	if p == nil {
 		p, err = proc.Start(proc.Spec{Path: s.path, Args: args, Dir: s.cwd, Env: s.b.env()})
 	}

@@ -202,5 +202,8 @@ func KeepFromHere() {
 	if len(os.Args) > 1 && os.Args[1] == DaemonCommand {
 		os.Exit(Daemon(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == SparesCommand {
+		os.Exit(ServeSpares(os.Args[2:]))
+	}
 	DaemonWith([]string{os.Args[0], DaemonCommand})
 }

@@ -23,6 +23,9 @@ type Spec struct {
 	Args []string
 	Dir  string
 	Env  []string // nil means the bridge's environment
+	// Lend leaves stderr in a pipe nobody reads, so that the process can
+	// be handed to another program whole (see Spares).
+	Lend bool
 }
 
 // Process is a running child. Stdin and Stdout are its pipes; the caller
@@ -33,13 +36,15 @@ type Process struct {
 	Stdin  io.WriteCloser
 	Stdout io.ReadCloser
 
-	stdout *os.File
-	cmd    *exec.Cmd
-	path   string // what runs (the command may be its supervisor)
-	stderr *Tail
-	done   chan struct{} // closed when the process has exited
-	err    error         // how it exited; set before done closes
-	stop   sync.Once
+	stdin, stdout *os.File
+	errPipe       *os.File // stderr, if lent (Spec.Lend)
+	pid           int
+	path          string // what runs (the command may be its supervisor)
+	stderr        *Tail
+	done          chan struct{} // closed when the process has exited
+	status        error         // its exit status (nil for 0); set before done closes
+	err           error         // how it exited, for an error message; set before done closes
+	stop          sync.Once
 }
 
 // Grace is how long each step of the shutdown ladder waits.
@@ -60,38 +65,98 @@ func Start(s Spec) (*Process, error) {
 	if wrapped {
 		superviseAttr(cmd.SysProcAttr)
 	}
-	p := &Process{cmd: cmd, path: s.Path, stderr: NewTail(16 << 10), done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	var err error
-	if p.Stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
+	p := &Process{path: s.Path, stderr: NewTail(16 << 10), done: make(chan struct{})}
 	// os/exec's StdoutPipe is closed by Wait as soon as the process exits,
-	// which can lose its last lines; this pipe is the Process's to close.
-	r, w, err := os.Pipe()
+	// which can lose its last lines; these pipes are the Process's to close.
+	pipes, err := newPipes(s.Lend)
 	if err != nil {
-		p.Stdin.Close()
 		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
-	cmd.Stdout = w
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.child[0], pipes.child[1], p.stderr
+	if s.Lend {
+		cmd.Stderr = pipes.child[2]
+	}
 	err = cmd.Start()
-	w.Close()
+	pipes.closeChild()
 	if err != nil {
-		p.Stdin.Close()
-		r.Close()
+		pipes.closeOurs()
 		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
-	p.stdout, p.Stdout = r, r
-	go p.wait()
+	p.stdin, p.stdout, p.errPipe, p.pid = pipes.ours[0], pipes.ours[1], pipes.ours[2], cmd.Process.Pid
+	p.Stdin, p.Stdout = p.stdin, p.stdout
+	go p.wait(cmd.Wait)
 	return p, nil
 }
 
-func (p *Process) wait() {
-	err := p.cmd.Wait()
+// adopt makes a Process of one another program started and lent (see
+// Spares): pid, its stdin, stdout and stderr, and exit, which returns its
+// exit status once it has exited.
+func adopt(path string, pid int, files []*os.File, exit func() error) *Process {
+	p := &Process{path: path, pid: pid, stdin: files[0], stdout: files[1], stderr: NewTail(16 << 10), done: make(chan struct{})}
+	p.Stdin, p.Stdout = p.stdin, p.stdout
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(p.stderr, files[2])
+		close(copied)
+	}()
+	go p.wait(func() error {
+		status := exit()
+		select { // its last words, unless a grandchild holds the pipe
+		case <-copied:
+		case <-time.After(DrainGrace):
+		}
+		files[2].Close()
+		return status
+	})
+	return p
+}
+
+// pipes are a child's stdin, stdout and (if lent) stderr: the child's
+// ends and ours.
+type pipes struct{ child, ours [3]*os.File }
+
+func newPipes(stderr bool) (*pipes, error) {
+	ps := &pipes{}
+	n := 2
+	if stderr {
+		n = 3
+	}
+	for i := range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			ps.closeChild()
+			ps.closeOurs()
+			return nil, err
+		}
+		if i == 0 { // stdin: the child reads
+			ps.child[i], ps.ours[i] = r, w
+		} else {
+			ps.child[i], ps.ours[i] = w, r
+		}
+	}
+	return ps, nil
+}
+
+func (ps *pipes) closeChild() { closeAll(ps.child[:]) }
+func (ps *pipes) closeOurs()  { closeAll(ps.ours[:]) }
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// wait waits for the process to exit (by wait, which returns its status)
+// and lets the reader of Stdout drain it.
+func (p *Process) wait(wait func() error) {
+	status := wait()
+	err := status
 	if err != nil {
 		err = fmt.Errorf("%s exited: %w%s", p.name(), err, p.tail())
 	}
-	p.err = err
+	p.status, p.err = status, err
 	close(p.done)
 	p.stdout.SetReadDeadline(time.Now().Add(DrainGrace))
 	time.AfterFunc(2*DrainGrace, func() { p.stdout.Close() })
@@ -111,7 +176,7 @@ func (p *Process) tail() string {
 var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
 // Pid is the child's process id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *Process) Pid() int { return p.pid }
 
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -139,11 +204,11 @@ func (p *Process) Stderr() string { return p.stderr.String() }
 // left running in its group (children that outlived it) gets SIGTERM.
 func (p *Process) Stop() {
 	p.stop.Do(func() {
-		defer signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+		defer signalGroup(p.pid, syscall.SIGTERM)
 		p.Stdin.Close()
 		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
 			if sig != 0 {
-				signalGroup(p.cmd.Process.Pid, sig)
+				signalGroup(p.pid, sig)
 			}
 			select {
 			case <-p.done:
@@ -159,20 +224,20 @@ func (p *Process) Stop() {
 // Terminate stops a process that does not exit when its stdin ends (a
 // server): SIGTERM to its process group, then the rest of Stop's ladder.
 func (p *Process) Terminate() {
-	signalGroup(p.cmd.Process.Pid, syscall.SIGTERM)
+	signalGroup(p.pid, syscall.SIGTERM)
 	p.Stop()
 }
 
 // Signal sends sig to the process group (SIGINT: what Ctrl-C in a
 // terminal does).
 func (p *Process) Signal(sig syscall.Signal) error {
-	return signalGroup(p.cmd.Process.Pid, sig)
+	return signalGroup(p.pid, sig)
 }
 
 // Kill sends SIGKILL to the process group at once (tests use it to play a
 // crash).
 func (p *Process) Kill() error {
-	return signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
+	return signalGroup(p.pid, syscall.SIGKILL)
 }
 
 // Tail keeps the last bytes written to it.

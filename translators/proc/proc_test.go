@@ -15,7 +15,8 @@ import (
 // when FAKE_CHILD is set: "listen" serves its pid on a socket "sock" in its
 // directory (as a daemon's server), "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
 // fails, "burst" writes a lot to stdout and exits at once, "eof" exits when
-// its stdin closes.
+// its stdin closes, "echo" (a spare) echoes its stdin's lines and exits
+// with the status a line "exit N" says.
 func TestMain(m *testing.M) {
 	KeepFromHere()
 	switch os.Getenv("FAKE_CHILD") {
@@ -36,6 +37,8 @@ func TestMain(m *testing.M) {
 			fmt.Printf("line %d\n", i)
 		}
 		os.Exit(0)
+	case "echo":
+		echo()
 	case "eof":
 		buf := make([]byte, 1)
 		for {

@@ -162,10 +162,10 @@ func (p *Process) Record(res *Result, w io.Writer, label string, verbose bool) {
 }
 
 // Shared is what every run of an agent that keeps a daemon (acpbridge
-// --shared) has in common, as a user's bridges do: one HOME, and the
-// directory of its daemons (for $ACPBRIDGE_DAEMONS).
+// --shared) has in common, as a user's bridges do: one HOME, one project
+// (Cwd), and the directory of its daemons (for $ACPBRIDGE_DAEMONS).
 type Shared struct {
-	Root, Home, Daemons string
+	Root, Home, Cwd, Daemons string
 }
 
 // NewShared makes a Shared under a new temporary directory named after
@@ -175,8 +175,8 @@ func NewShared(pattern string, inHome ...string) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Shared{Root: root, Home: filepath.Join(root, "home"), Daemons: filepath.Join(root, "daemons")}
-	for _, d := range append([]string{s.Home, s.Daemons}, inHome...) {
+	s := &Shared{Root: root, Home: filepath.Join(root, "home"), Cwd: filepath.Join(root, "project"), Daemons: filepath.Join(root, "daemons")}
+	for _, d := range append([]string{s.Home, s.Cwd, s.Daemons}, inHome...) {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(s.Home, d)
 		}

@@ -26,7 +26,9 @@ type Options struct {
 	// Shared, if not 0, has a backend whose agent is a server (codex
 	// app-server, opencode serve) run it as a daemon shared by every
 	// bridge of the user with the same executable, arguments and
-	// environment, kept this long after the last of them has gone.
+	// environment, kept this long after the last of them has gone; one
+	// that runs a process per session (claude) has its spare processes
+	// kept by such a daemon (SharedSpares).
 	Shared time.Duration
 }
 

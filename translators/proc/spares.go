@@ -1,0 +1,89 @@
+package proc
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+)
+
+// Spares: a daemon (see Daemon) that keeps agent processes started ahead
+// of need, for any of the user's bridges to take, so that a first turn
+// does not wait for an agent's start-up (most of a second for Claude
+// Code) even when the bridge itself has only just started. Its server is
+// acpbridge itself, run by the keeper as
+//
+//	acpbridge __spares SOCK TTL
+//
+// It listens on the Unix socket SOCK in the daemon's directory. A bridge
+// connects and sends one request, a JSON line:
+//
+//	{"op":"warm","path":…,"args":[…],"dir":…,"env":[…]}  have one started so
+//	{"op":"take",…}                                      hand it over
+//
+// A take is answered with {"pid":N} and the process's stdin, stdout and
+// stderr themselves (SCM_RIGHTS), so the bridge talks to the process
+// directly from then on; the connection stays open until the process
+// exits, when the server writes {"exit":"STATUS"} ("" for status 0) and
+// closes it. A take with no spare to give is answered {"none":true}. Either
+// way the server starts another for the next take, one per kind (path,
+// arguments, directory): what it was asked for once is likely asked for
+// again. A spare nobody took within TTL is stopped, and so are all at the
+// server's end. The processes stay the server's children: if the server is
+// killed, those it lent go too (their parent-death signal), as untaken
+// ones do; the keeper stops it only once no bridge holds a lease.
+
+// SparesCommand is the acpbridge subcommand that serves spares.
+const SparesCommand = "__spares"
+
+// maxSpares is how many kinds of spare the server keeps at once; the
+// oldest goes first.
+const maxSpares = 8
+
+// SparesSpec is the daemon that keeps spares of the agent name for the
+// bridges that share key (the executable and the environment that
+// matters), started with env and kept idle after the last of them has
+// gone; each spare lives up to idle too.
+func SparesSpec(name string, key, env []string, idle time.Duration) (DaemonSpec, error) {
+	keeperMu.Lock()
+	prefix := keeper
+	keeperMu.Unlock()
+	if len(prefix) == 0 {
+		return DaemonSpec{}, errors.New("this program can't keep spares")
+	}
+	spec := DaemonSpec{Name: name + "-spares", Key: append([]string{prefix[0]}, key...), Path: prefix[0], Env: env, Idle: idle}
+	spec.Args = []string{SparesCommand, SparesSocket(spec.Dir()), idle.String()}
+	return spec, nil
+}
+
+// SparesSocket is where the spares server of the daemon in dir listens.
+func SparesSocket(dir string) string { return filepath.Join(dir, "sock") }
+
+// spareAsk is a bridge's request.
+type spareAsk struct {
+	Op   string   `json:"op"` // "warm" or "take"
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Dir  string   `json:"dir"`
+	Env  []string `json:"env"`
+}
+
+// spareAnswer is the server's answer, and later the lent process's exit.
+type spareAnswer struct {
+	Pid   int     `json:"pid,omitempty"` // with its stdin, stdout and stderr
+	None  bool    `json:"none,omitempty"`
+	Exit  *string `json:"exit,omitempty"`
+	Error string  `json:"error,omitempty"`
+}
+
+// spareKind is what makes two spares interchangeable.
+func (a spareAsk) kind() string {
+	k := a.Path + "\x00" + a.Dir
+	for _, arg := range a.Args {
+		k += "\x00" + arg
+	}
+	return k
+}
+
+func (a spareAsk) spec() Spec {
+	return Spec{Path: a.Path, Args: a.Args, Dir: a.Dir, Env: a.Env, Lend: true}
+}

@@ -1,0 +1,24 @@
+//go:build !unix
+
+package proc
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// ServeSpares is not available here.
+func ServeSpares([]string) int {
+	fmt.Fprintln(os.Stderr, "acpbridge:", errNoDaemons)
+	return 2
+}
+
+// WarmSpare is not available here.
+func WarmSpare(context.Context, string, Spec) error { return errNoDaemons }
+
+// TakeSpare is not available here.
+func TakeSpare(context.Context, string, Spec) (*Process, error) { return nil, errNoDaemons }
+
+// SparesServe: there are no spares daemons here.
+func SparesServe(string) error { return errNoDaemons }

@@ -1,0 +1,164 @@
+//go:build unix
+
+package proc
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// echo is the "echo" child: a spare that says it started (stderr), notes
+// its pid in $SPARE_PIDS, echoes lines and exits as "exit N" says.
+func echo() {
+	fmt.Fprintln(os.Stderr, "echo started")
+	os.WriteFile(filepath.Join(os.Getenv("SPARE_PIDS"), strconv.Itoa(os.Getpid())), nil, 0o600)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if n, ok := strings.CutPrefix(in.Text(), "exit "); ok {
+			code, _ := strconv.Atoi(n)
+			fmt.Fprintln(os.Stderr, "echo exiting")
+			os.Exit(code)
+		}
+		fmt.Println(in.Text())
+	}
+	os.Exit(0)
+}
+
+// spares starts a spares daemon of the test binary and returns the
+// socket and the Spec of an echo spare; spares note their pids in pids.
+func spares(t *testing.T, idle time.Duration) (sock string, s Spec, pids string) {
+	t.Helper()
+	root, pids := t.TempDir(), t.TempDir()
+	env := append(os.Environ(), DaemonsEnv+"="+root, "GORACE=atexit_sleep_ms=0")
+	spec, err := SparesSpec("fake", []string{"echo"}, env, idle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock = SparesSocket(spec.Dir())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lease, err := Attend(ctx, spec, SparesServe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		lease.Close()
+		StopDaemons(root)
+	})
+	return sock, Spec{Path: os.Args[0], Dir: pids, Env: append(env, "FAKE_CHILD=echo", "SPARE_PIDS="+pids)}, pids
+}
+
+func take(t *testing.T, sock string, s Spec) *Process {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := TakeSpare(ctx, sock, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != nil {
+		t.Cleanup(func() { p.Kill() })
+	}
+	return p
+}
+
+func TestSpares_lendsAWarmProcessWhole(t *testing.T) {
+	t.Parallel()
+	sock, s, _ := spares(t, time.Minute)
+	if p := take(t, sock, s); p != nil {
+		t.Fatalf("took pid %d before any was warmed; want none", p.Pid())
+	}
+	p := take(t, sock, s) // the one the first take had made
+	if p == nil {
+		t.Fatal("no spare after a take that had none; want the one it made")
+	}
+	fmt.Fprintln(p.Stdin, "hello")
+	line, err := bufio.NewReader(p.Stdout).ReadString('\n')
+	if line != "hello\n" || err != nil {
+		t.Fatalf("the lent process echoed %q, %v; want hello", line, err)
+	}
+	fmt.Fprintln(p.Stdin, "exit 3")
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lent process's exit was not told")
+	}
+	if err := p.Err(); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "echo exiting") {
+		t.Errorf("exit: %v; want its status and its stderr", err)
+	}
+
+	q := take(t, sock, s)
+	if q == nil || q.Pid() == p.Pid() {
+		t.Fatalf("the next take: %v; want another spare", q)
+	}
+	q.Stop() // stdin's end: status 0
+	if err := q.Err(); err != nil {
+		t.Errorf("a spare stopped by its stdin's end: %v; want status 0", err)
+	}
+}
+
+func TestSpares_otherDirectoryIsAnotherKind(t *testing.T) {
+	t.Parallel()
+	sock, s, _ := spares(t, time.Minute)
+	ctx := context.Background()
+	if err := WarmSpare(ctx, sock, s); err != nil {
+		t.Fatal(err)
+	}
+	other := s
+	other.Dir = t.TempDir()
+	if p := take(t, sock, other); p != nil {
+		t.Fatalf("took a spare made in %s for %s", s.Dir, other.Dir)
+	}
+	if p := take(t, sock, s); p == nil {
+		t.Fatal("the spare warmed for its directory is gone")
+	}
+}
+
+// Nothing stays: a spare nobody took goes at its time to live, the rest
+// with the daemon once no bridge holds a lease.
+func TestSpares_leaveNothingBehind(t *testing.T) {
+	t.Parallel()
+	sock, s, pids := spares(t, 700*time.Millisecond)
+	ctx := context.Background()
+	if err := WarmSpare(ctx, sock, s); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // past the spare's time to live
+	for _, pid := range notedPids(t, pids) {
+		waitGone(t, pid, 5*time.Second)
+	}
+	other := s
+	other.Dir = t.TempDir()
+	if err := WarmSpare(ctx, sock, other); err != nil {
+		t.Fatal(err)
+	}
+	StopDaemons(DaemonRoot(s.Env))
+	for _, pid := range notedPids(t, pids) {
+		waitGone(t, pid, 5*time.Second)
+	}
+}
+
+// notedPids are the pids spares noted in dir, once there is one.
+func notedPids(t *testing.T, dir string) []int {
+	t.Helper()
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if pid, err := strconv.Atoi(e.Name()); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatal("no spare noted its pid")
+	}
+	return pids
+}
