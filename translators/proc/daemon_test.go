@@ -1,4 +1,6 @@
-//go:build unix
+//go:build linux
+
+// The daemon tests read /proc (processes' parents and command lines).
 
 package proc
 
@@ -121,7 +123,7 @@ func TestDaemon_keeperKilled(t *testing.T) {
 	spec := daemonSpec(t, t.TempDir(), time.Minute)
 	a := attend(t, spec)
 	pid := a.Pid()
-	keeper := parentOf(pid)
+	keeper := keeperOf(a.Dir)
 	if keeper <= 1 {
 		t.Fatalf("no keeper above the server %d", pid)
 	}
@@ -133,19 +135,14 @@ func TestDaemon_keeperKilled(t *testing.T) {
 	if b.Pid() == pid {
 		t.Error("the dead server was attended again")
 	}
-	t.Cleanup(func() { syscall.Kill(parentOf(b.Pid()), syscall.SIGTERM) })
+	t.Cleanup(func() { syscall.Kill(keeperOf(b.Dir), syscall.SIGTERM) })
 }
 
-// parentOf is pid's parent.
-func parentOf(pid int) int {
-	for ppid, kids := range parents() {
-		for _, k := range kids {
-			if k == pid {
-				return ppid
-			}
-		}
-	}
-	return 0
+// keeperOf is the pid of the keeper of the daemon in dir, as it noted it.
+func keeperOf(dir string) int {
+	b, _ := os.ReadFile(filepath.Join(dir, "keeper"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
 
 // A directory of daemons others can write to is refused: a daemon's
@@ -170,7 +167,7 @@ func TestDaemon_slowProbeStartsNoSecondKeeper(t *testing.T) {
 	a := attend(t, spec)
 	defer a.Close()
 	pid := a.Pid()
-	t.Cleanup(func() { syscall.Kill(parentOf(pid), syscall.SIGTERM) })
+	t.Cleanup(func() { syscall.Kill(keeperOf(a.Dir), syscall.SIGTERM) })
 	fails := 20
 	slow := func(dir string) error {
 		if fails > 0 {

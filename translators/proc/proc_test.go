@@ -1,10 +1,13 @@
 package proc
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,6 +51,23 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// echo is the "echo" child: a spare that says it started (stderr), notes
+// its pid in $SPARE_PIDS, echoes lines and exits as "exit N" says.
+func echo() {
+	fmt.Fprintln(os.Stderr, "echo started")
+	os.WriteFile(filepath.Join(os.Getenv("SPARE_PIDS"), strconv.Itoa(os.Getpid())), nil, 0o600)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if n, ok := strings.CutPrefix(in.Text(), "exit "); ok {
+			code, _ := strconv.Atoi(n)
+			fmt.Fprintln(os.Stderr, "echo exiting")
+			os.Exit(code)
+		}
+		fmt.Println(in.Text())
+	}
+	os.Exit(0)
 }
 
 func start(t *testing.T, role string) *Process {

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package proc
 
@@ -7,29 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-// echo is the "echo" child: a spare that says it started (stderr), notes
-// its pid in $SPARE_PIDS, echoes lines and exits as "exit N" says.
-func echo() {
-	fmt.Fprintln(os.Stderr, "echo started")
-	os.WriteFile(filepath.Join(os.Getenv("SPARE_PIDS"), strconv.Itoa(os.Getpid())), nil, 0o600)
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		if n, ok := strings.CutPrefix(in.Text(), "exit "); ok {
-			code, _ := strconv.Atoi(n)
-			fmt.Fprintln(os.Stderr, "echo exiting")
-			os.Exit(code)
-		}
-		fmt.Println(in.Text())
-	}
-	os.Exit(0)
-}
 
 // spares starts a spares daemon of the test binary and returns the
 // socket and the Spec of an echo spare; spares note their pids in pids.
