@@ -204,3 +204,18 @@ func keepers(dir string) int {
 	}
 	return n
 }
+
+// A daemon whose directory is removed while nobody uses it (a temporary
+// directory cleaned) still idles out: nobody could find it again.
+func TestDaemon_removedDirectoryStillIdlesOut(t *testing.T) {
+	root := t.TempDir()
+	spec := daemonSpec(t, root, 500*time.Millisecond)
+	a := attend(t, spec)
+	pid := a.Pid()
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	a.Close()
+	if err := os.RemoveAll(a.Dir); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid, 5*time.Second)
+}

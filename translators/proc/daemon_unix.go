@@ -217,9 +217,18 @@ func Daemon(args []string) int {
 }
 
 // keep waits for the server to exit, a signal, or an idle daemon, and
-// stops the server in the last two cases.
+// stops the server in the last two cases. It tries the lease lock on a
+// file it keeps open, so that a daemon whose directory was removed (a
+// temporary directory cleaned) still idles out: no bridge can find it any
+// more, and those using it hold their leases on the same file.
 func keep(dir string, idle time.Duration, exited chan error, sigs chan os.Signal, pid int) int {
-	lease := flock.New(filepath.Join(dir, "lease"))
+	lease, err := os.OpenFile(filepath.Join(dir, "lease"), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v: stopping the server\n", err)
+		stopGroup(pid, exited)
+		return 1
+	}
+	defer lease.Close()
 	tick := time.NewTicker(keeperPoll)
 	defer tick.Stop()
 	var since time.Time // when the daemon was first seen idle
@@ -234,7 +243,7 @@ func keep(dir string, idle time.Duration, exited chan error, sigs chan os.Signal
 			return 0
 		case <-tick.C:
 		}
-		if ok, _ := lease.TryLock(); !ok {
+		if syscall.Flock(int(lease.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 			since = time.Time{}
 			continue
 		}
@@ -246,7 +255,7 @@ func keep(dir string, idle time.Duration, exited chan error, sigs chan os.Signal
 			stopGroup(pid, exited) // the lease stays locked until the keeper exits
 			return 0
 		}
-		lease.Unlock()
+		syscall.Flock(int(lease.Fd()), syscall.LOCK_UN)
 	}
 }
 

@@ -26,14 +26,12 @@ func spares(t *testing.T, idle time.Duration) (sock string, s Spec, pids string)
 	sock = SparesSocket(spec.Dir())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	t.Cleanup(func() { StopDaemons(root) })
 	lease, err := Attend(ctx, spec, SparesServe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		lease.Close()
-		StopDaemons(root)
-	})
+	t.Cleanup(func() { lease.Close() })
 	return sock, Spec{Path: os.Args[0], Dir: pids, Env: append(env, "FAKE_CHILD=echo", "SPARE_PIDS="+pids)}, pids
 }
 
