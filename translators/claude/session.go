@@ -105,7 +105,11 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		l.resume, l.fork = s.forkOf, true
 	}
 	args := s.b.args(l)
-	p, err := s.b.takeSpare(s.life, s.path, s.cwd, args), error(nil)
+	var p *proc.Process
+	var err error
+	if l.resume == "" && l.mcp == "" { // a spare holds no conversation and no MCP servers
+		p = s.b.takeSpare(s.life, s.path, s.cwd, args)
+	}
 	if p == nil {
 		p, err = proc.Start(proc.Spec{Path: s.path, Args: args, Dir: s.cwd, Env: s.b.env()})
 	}
