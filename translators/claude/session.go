@@ -88,8 +88,10 @@ func newSettings(b *Backend) *agentkit.Settings {
 	return agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption())
 }
 
-// warm starts the process without waiting for it.
-func (s *session) warm() { s.start() }
+// warm starts the process in the background: session/new does not wait
+// for a spare to be taken (from a shared daemon still starting, say) or a
+// process to be spawned; the first prompt waits for it in ensure.
+func (s *session) warm() { go s.start() }
 
 // start returns the running process, starting one (resuming the native
 // session if there is one) when there is none.
