@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 	"golang.org/x/sync/errgroup"
@@ -15,9 +16,9 @@ import (
 // SharedServer is a backend whose bridges share one server (--shared),
 // for CheckSharedServer.
 type SharedServer struct {
-	Start  func() *Editor                                  // a new bridge on the shared server
-	Server func(e *Editor) (pid int, gone <-chan struct{}) // the server e's bridge is on
-	Dir    func() string                                   // a new working directory
+	Backend func() bridge.Backend                                  // a new one on the shared server
+	Server  func(b bridge.Backend) (pid int, gone <-chan struct{}) // the server b is on
+	Dir     func() string                                          // a new working directory
 	// Asking has a session ask the client before it runs a command, and
 	// the client allow it.
 	Asking  func(e *Editor, id acp.SessionId)
@@ -33,15 +34,23 @@ type SharedServer struct {
 // started again at the next prompt.
 func CheckSharedServer(t *testing.T, c SharedServer) {
 	t.Helper()
-	a, b := c.Start(), c.Start()
+	backends := map[*Editor]bridge.Backend{}
+	start := func() *Editor {
+		b := c.Backend()
+		e := StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
+		backends[e] = b
+		return e
+	}
+	server := func(e *Editor) (int, <-chan struct{}) { return c.Server(backends[e]) }
+	a, b := start(), start()
 	dirA, dirB := c.Dir(), c.Dir()
 	if c.OneDir {
 		dirB = dirA
 	}
 	idA, idB := a.NewSession(dirA), b.NewSession(dirB)
 	c.Asking(a, idA)
-	pid, _ := c.Server(a)
-	if other, _ := c.Server(b); pid == 0 || other != pid {
+	pid, _ := server(a)
+	if other, _ := server(b); pid == 0 || other != pid {
 		t.Fatalf("servers %d and %d; want one shared", pid, other)
 	}
 	var g errgroup.Group
@@ -62,15 +71,15 @@ func CheckSharedServer(t *testing.T, c SharedServer) {
 		t.Fatalf("after the other bridge left: %v", err)
 	}
 	b.Stop()
-	e := c.Start()
+	e := start()
 	id := e.NewSession(c.Dir())
-	if got, _ := c.Server(e); got != pid {
+	if got, _ := server(e); got != pid {
 		t.Errorf("a bridge after the others left is on server %d; want %d, still running", got, pid)
 	}
 	if _, err := e.Prompt(id, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	_, gone := c.Server(e)
+	_, gone := server(e)
 	proc.KillTree(pid)
 	select {
 	case <-gone:
@@ -80,7 +89,7 @@ func CheckSharedServer(t *testing.T, c SharedServer) {
 	if _, err := e.Prompt(id, "Say hello once more"); err != nil {
 		t.Fatalf("after the shared server died: %v", err)
 	}
-	if got, _ := c.Server(e); got == pid || got == 0 {
+	if got, _ := server(e); got == pid || got == 0 {
 		t.Errorf("after its death: server %d; want a new one", got)
 	}
 }

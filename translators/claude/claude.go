@@ -33,7 +33,6 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +55,7 @@ type Backend struct {
 	mu     sync.Mutex
 	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
 
-	spare  agentkit.Spare[*proc.Process] // started by Warm, by spareKey
+	spare  agentkit.Spare[*proc.Process] // started by Warm, by its proc.Spec.Kind
 	shared agentkit.SharedSpares         // instead, with Options.Shared
 }
 
@@ -125,29 +124,26 @@ func (b *Backend) Warm(dir string) {
 	if err != nil || dir == "" {
 		return
 	}
-	args := b.args(newLaunch(newSettings(b), "", ""))
+	spec := b.spec(path, dir, newLaunch(newSettings(b), "", ""))
 	if b.Shared() != 0 {
-		b.shared.Warm(proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
+		b.shared.Warm(spec)
 		return
 	}
-	b.spare.Make(spareKey(dir, args), spareTTL, func() (*proc.Process, error) {
-		return proc.Start(proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
-	}, (*proc.Process).Stop)
+	b.spare.Make(spec.Kind(), spareTTL, func() (*proc.Process, error) { return proc.Start(spec) }, (*proc.Process).Stop)
 }
 
-// spareKey is what a spare claude was started with: its directory and
-// command line.
-func spareKey(dir string, args []string) string {
-	return strings.Join(append([]string{dir}, args...), "\x00")
+// spec is how a claude at path is started in dir for launch l.
+func (b *Backend) spec(path, dir string, l launch) proc.Spec {
+	return proc.Spec{Path: path, Args: b.args(l), Dir: dir, Env: b.env()}
 }
 
-// takeSpare returns the spare claude if it was started as a session in
-// dir would start one with args, and is still running.
-func (b *Backend) takeSpare(ctx context.Context, path, dir string, args []string) *proc.Process {
+// takeSpare returns the spare claude if it was started as spec, and is
+// still running.
+func (b *Backend) takeSpare(ctx context.Context, spec proc.Spec) *proc.Process {
 	if b.Shared() != 0 {
-		return b.shared.Take(ctx, proc.Spec{Path: path, Args: args, Dir: dir, Env: b.env()})
+		return b.shared.Take(ctx, spec)
 	}
-	p, ok := b.spare.Take(ctx, spareKey(dir, args))
+	p, ok := b.spare.Take(ctx, spec.Kind())
 	if !ok {
 		return nil
 	}

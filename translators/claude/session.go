@@ -106,14 +106,14 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 	if s.nativeID == "" && s.forkOf != "" {
 		l.resume, l.fork = s.forkOf, true
 	}
-	args := s.b.args(l)
+	spec := s.b.spec(s.path, s.cwd, l)
 	var p *proc.Process
 	var err error
 	if l.resume == "" && l.mcp == "" { // a spare holds no conversation and no MCP servers
-		p = s.b.takeSpare(s.life, s.path, s.cwd, args)
+		p = s.b.takeSpare(s.life, spec)
 	}
 	if p == nil {
-		p, err = proc.Start(proc.Spec{Path: s.path, Args: args, Dir: s.cwd, Env: s.b.env()})
+		p, err = proc.Start(spec)
 	}
 	if err != nil {
 		s.readyErr = fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)

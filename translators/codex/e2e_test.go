@@ -624,17 +624,11 @@ func TestE2E_loadReplaysThePlan(t *testing.T) {
 func TestE2E_sharedServer(t *testing.T) {
 	w, root := newWorld(t), t.TempDir()
 	t.Cleanup(func() { proc.StopDaemons(root) })
-	backends := map[*editortest.Editor]*Backend{}
+	env := append(fakeresponses.Env(w.home, w.codexHome), proc.DaemonsEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
-		Start: func() *editortest.Editor {
-			env := append(fakeresponses.Env(w.home, w.codexHome), proc.DaemonsEnv+"="+root)
-			b := New(Options{Path: w.bin, Env: env, Shared: time.Minute})
-			e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
-			backends[e] = b
-			return e
-		},
-		Server: func(e *editortest.Editor) (int, <-chan struct{}) {
-			srv, ok := backends[e].shared.Running()
+		Backend: func() bridge.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
+		Server: func(b bridge.Backend) (int, <-chan struct{}) {
+			srv, ok := b.(*Backend).shared.Running()
 			if !ok {
 				t.Fatal("no server")
 			}

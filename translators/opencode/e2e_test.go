@@ -539,17 +539,11 @@ func TestE2E_daemonSharedByBridges(t *testing.T) {
 	t.Parallel() // servers of its own
 	w, root := newWorld(t), t.TempDir()
 	t.Cleanup(func() { proc.StopDaemons(root) })
-	backends := map[*editortest.Editor]*Backend{}
+	env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), proc.DaemonsEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
-		Start: func() *editortest.Editor {
-			env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), proc.DaemonsEnv+"="+root)
-			b := New(Options{Path: w.bin, Env: env, Shared: time.Minute})
-			e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
-			backends[e] = b
-			return e
-		},
-		Server: func(e *editortest.Editor) (int, <-chan struct{}) {
-			srv, ok := backends[e].shared.Running()
+		Backend: func() bridge.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
+		Server: func(b bridge.Backend) (int, <-chan struct{}) {
+			srv, ok := b.(*Backend).shared.Running()
 			if !ok {
 				t.Fatal("no server")
 			}

@@ -43,7 +43,6 @@ type Process struct {
 	stderr        *Tail
 	done          chan struct{} // closed when the process has exited
 	status        error         // its exit status (nil for 0); set before done closes
-	err           error         // how it exited, for an error message; set before done closes
 	stop          sync.Once
 }
 
@@ -151,12 +150,7 @@ func closeAll(fs []*os.File) {
 // wait waits for the process to exit (by wait, which returns its status)
 // and lets the reader of Stdout drain it.
 func (p *Process) wait(wait func() error) {
-	status := wait()
-	err := status
-	if err != nil {
-		err = fmt.Errorf("%s exited: %w%s", p.name(), err, p.tail())
-	}
-	p.status, p.err = status, err
+	p.status = wait()
 	close(p.done)
 	p.stdout.SetReadDeadline(time.Now().Add(DrainGrace))
 	time.AfterFunc(2*DrainGrace, func() { p.stdout.Close() })
@@ -181,10 +175,14 @@ func (p *Process) Pid() int { return p.pid }
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
-// Err is how the process exited (nil for status 0); valid after Done.
+// Err is how the process exited (nil for status 0), with its stderr
+// tail; it waits for Done.
 func (p *Process) Err() error {
 	<-p.done
-	return p.err
+	if p.status == nil {
+		return nil
+	}
+	return fmt.Errorf("%s exited: %w%s", p.name(), p.status, p.tail())
 }
 
 // Exited describes the exit for an error message: the status and the

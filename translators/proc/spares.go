@@ -3,7 +3,7 @@ package proc
 import (
 	"errors"
 	"path/filepath"
-	"time"
+	"strings"
 )
 
 // Spares: a daemon (see Daemon) that keeps agent processes started ahead
@@ -39,19 +39,21 @@ const SparesCommand = "__spares"
 // oldest goes first.
 const maxSpares = 8
 
-// SparesSpec is the daemon that keeps spares of the agent name for the
-// bridges that share key (the executable and the environment that
-// matters), started with env and kept idle after the last of them has
-// gone; each spare lives up to idle too.
-func SparesSpec(name string, key, env []string, idle time.Duration) (DaemonSpec, error) {
+// SparesOf is the daemon that keeps spares for the bridges that would
+// share the daemon of spec (its Name, Key, Env and Idle; its Path and Args
+// are not run): acpbridge itself, the keeper's program. Each spare lives
+// up to Idle too.
+func SparesOf(spec DaemonSpec) (DaemonSpec, error) {
 	keeperMu.Lock()
 	prefix := keeper
 	keeperMu.Unlock()
 	if len(prefix) == 0 {
 		return DaemonSpec{}, errors.New("this program can't keep spares")
 	}
-	spec := DaemonSpec{Name: name + "-spares", Key: append([]string{prefix[0]}, key...), Path: prefix[0], Env: env, Idle: idle}
-	spec.Args = []string{SparesCommand, SparesSocket(spec.Dir()), idle.String()}
+	spec.Name += "-spares"
+	spec.Key = append([]string{prefix[0]}, spec.Key...)
+	spec.Path = prefix[0]
+	spec.Args = []string{SparesCommand, SparesSocket(spec.Dir()), spec.Idle.String()}
 	return spec, nil
 }
 
@@ -75,13 +77,11 @@ type spareAnswer struct {
 	Error string  `json:"error,omitempty"`
 }
 
-// spareKind is what makes two spares interchangeable.
-func (a spareAsk) kind() string {
-	k := a.Path + "\x00" + a.Dir
-	for _, arg := range a.Args {
-		k += "\x00" + arg
-	}
-	return k
+// Kind is what makes two processes started ahead of need interchangeable:
+// the executable, its directory and arguments (the environment is the
+// caller's to match).
+func (s Spec) Kind() string {
+	return strings.Join(append([]string{s.Path, s.Dir}, s.Args...), "\x00")
 }
 
 func (a spareAsk) spec() Spec {

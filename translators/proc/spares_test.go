@@ -19,7 +19,7 @@ func spares(t *testing.T, idle time.Duration) (sock string, s Spec, pids string)
 	t.Helper()
 	root, pids := t.TempDir(), t.TempDir()
 	env := append(os.Environ(), DaemonsEnv+"="+root, "GORACE=atexit_sleep_ms=0")
-	spec, err := SparesSpec("fake", []string{"echo"}, env, idle)
+	spec, err := SparesOf(DaemonSpec{Name: "fake", Key: []string{"echo"}, Env: env, Idle: idle})
 	if err != nil {
 		t.Fatal(err)
 	}

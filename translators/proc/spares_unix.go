@@ -90,7 +90,7 @@ func (s *spareServer) serve(conn *net.UnixConn) {
 		writeAnswer(conn, spareAnswer{Error: errText(err)}, nil)
 		return
 	}
-	p := s.take(ask.kind())
+	p := s.take(ask.spec().Kind())
 	if p == nil {
 		writeAnswer(conn, spareAnswer{None: true}, nil)
 		s.make(ask) // for the next take
@@ -117,7 +117,7 @@ func (s *spareServer) lend(conn *net.UnixConn, p *Process, ask spareAsk) {
 
 // make starts a spare of ask's kind unless there is one.
 func (s *spareServer) make(ask spareAsk) error {
-	kind := ask.kind()
+	kind := ask.spec().Kind()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

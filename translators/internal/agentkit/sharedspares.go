@@ -14,16 +14,15 @@ import (
 // initialize of the kind its first session will want, and a session
 // takes one there, warmed by this bridge or left by an earlier one, so
 // that even a bridge that has only just started finds its agent up. The
-// bridge holds a lease on the daemon from its first use to Close. The
-// zero value is ready to use; give it the CLI with For.
+// bridge holds a lease on the daemon from its first use to Close. Give it
+// its CLI with For before any use.
 type SharedSpares struct {
 	cli CLI
 
 	mu     sync.Mutex
 	ready  chan struct{} // closed once attended (or not)
 	sock   string
-	lease  *proc.Lease
-	err    error
+	lease  *proc.Lease // nil if the daemon can't be had
 	closed bool
 }
 
@@ -44,18 +43,10 @@ func (s *SharedSpares) attend(sp proc.Spec) chan struct{} {
 	s.ready = make(chan struct{})
 	go func() {
 		defer close(s.ready)
-		key := append([]string{sp.Path}, stableEnv(sp.Env)...)
-		spec, err := proc.SparesSpec(s.cli.exe.Name, key, sp.Env, s.cli.Shared())
-		var lease *proc.Lease
-		sock := proc.SparesSocket(spec.Dir())
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), attendTimeout)
-			defer cancel()
-			lease, err = proc.Attend(ctx, spec, proc.SparesServe)
-		}
+		lease, sock, err := s.lease1(sp)
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.lease, s.sock, s.err = lease, sock, err
+		s.lease, s.sock = lease, sock
 		if err != nil {
 			s.cli.log.Warn("no shared spares", "err", err)
 		} else if s.closed {
@@ -63,6 +54,18 @@ func (s *SharedSpares) attend(sp proc.Spec) chan struct{} {
 		}
 	}()
 	return s.ready
+}
+
+// lease1 takes the lease, and says where the daemon's server listens.
+func (s *SharedSpares) lease1(sp proc.Spec) (*proc.Lease, string, error) {
+	spec, err := proc.SparesOf(s.cli.DaemonSpec(sp.Path, nil, sp.Env))
+	if err != nil {
+		return nil, "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), attendTimeout)
+	defer cancel()
+	lease, err := proc.Attend(ctx, spec, proc.SparesServe)
+	return lease, proc.SparesSocket(spec.Dir()), err
 }
 
 // Warm has a process started as sp kept ready, in the background.
