@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
@@ -29,7 +30,7 @@ func startRaw(t *testing.T, dir string) *raw {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock",
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{mock.New()}, Default: "mock",
 		Store: st, Persist: bridge.PersistAlways, Logger: testLogger(), CancelGrace: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

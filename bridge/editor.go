@@ -7,25 +7,6 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
-// Editor is the client's side as an agent that speaks ACP itself calls
-// it, beyond updates and permission asks (which go through Events): the
-// client's file system and terminals, where the client offers them, and
-// extension methods. A session's Editor names the bridge's session in
-// every request, whatever session id the agent used, and answers
-// method-not-found for what the client did not offer.
-type Editor interface {
-	Capabilities() acp.ClientCapabilities
-	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
-	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
-	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
-	TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error)
-	WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error)
-	KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error)
-	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
-	// CallExtension calls an extension method (its name starts with "_").
-	CallExtension(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
 // ClientCalls is what a Client that can be called beyond updates and
 // permission asks implements (the ACP edge's does).
 type ClientCalls interface {
@@ -39,22 +20,16 @@ type ClientCalls interface {
 	CallExtension(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
-// ClientAware is implemented by a Backend that wants to know what the
-// client offers (an agent speaking ACP is told it at its own initialize).
-// The Manager calls it when the client initializes, before Warm.
-type ClientAware interface {
-	SetClientCapabilities(acp.ClientCapabilities)
-}
-
 // SetClientCapabilities records what the client offers (from its
-// initialize) and tells the backends that want to know.
+// initialize) and tells the backends that want to know
+// (agent.Caps.ClientCapabilities). The edge calls it before Warm.
 func (m *Manager) SetClientCapabilities(caps acp.ClientCapabilities) {
 	m.mu.Lock()
 	m.clientCaps = caps
 	m.mu.Unlock()
 	for _, b := range m.cfg.Backends {
-		if ca, ok := b.(ClientAware); ok {
-			ca.SetClientCapabilities(caps)
+		if tell := b.Info().Caps.ClientCapabilities; tell != nil {
+			tell(caps)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 	"golang.org/x/sync/errgroup"
@@ -25,8 +26,8 @@ type PersistMode string
 const (
 	// PersistAuto records every session's header (for session/list and to
 	// resume the native session) and its full transcript unless the
-	// agent's own resume returns the history (its Native is a
-	// HistoryReader).
+	// agent's own resume returns the history (its Native's
+	// agent.SessionCaps.History).
 	PersistAuto PersistMode = "auto"
 	// PersistAlways records every session's full transcript.
 	PersistAlways PersistMode = "always"
@@ -46,7 +47,7 @@ type Client interface {
 type Config struct {
 	// Backends are the agents this bridge can run, in the order the agent
 	// config option lists them. Default names the one new sessions use.
-	Backends []Backend
+	Backends []agent.Backend
 	Default  string
 	// Store holds transcripts; it must be nil with PersistNever and set
 	// otherwise.
@@ -69,14 +70,14 @@ type Config struct {
 	IdleTimeout time.Duration
 	MaxAgents   int
 	// Cwd is the bridge's working directory, where the default agent warms
-	// up a session ahead of need (see Warmer); "" warms none.
+	// up a session ahead of need (see agent.Caps.Warm); "" warms none.
 	Cwd string
 }
 
 // Manager owns all sessions of one ACP connection.
 type Manager struct {
 	cfg      Config
-	backends map[string]Backend
+	backends map[string]agent.Backend
 	log      *slog.Logger
 
 	// ctx lives until Shutdown. Turns and sends to the client derive from
@@ -108,13 +109,13 @@ func NewManager(cfg Config) (*Manager, error) {
 	if (cfg.Persist == PersistNever) != (cfg.Store == nil) {
 		return nil, errors.New("a store is needed exactly when persisting")
 	}
-	m := &Manager{cfg: cfg, backends: make(map[string]Backend), log: cfg.Logger,
+	m := &Manager{cfg: cfg, backends: make(map[string]agent.Backend), log: cfg.Logger,
 		sessions: make(map[string]*Session), opening: make(map[string]bool)}
 	for _, b := range cfg.Backends {
 		m.backends[b.Info().Name] = b
 	}
 	if m.backends[cfg.Default] == nil {
-		return nil, fmt.Errorf("%w: %q", ErrAgentUnavailable, cfg.Default)
+		return nil, fmt.Errorf("%w: %q", agent.ErrAgentUnavailable, cfg.Default)
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 {
@@ -195,30 +196,30 @@ func (m *Manager) getClient() Client {
 }
 
 // DefaultInfo describes the backend that new sessions use.
-func (m *Manager) DefaultInfo() Info { return m.backends[m.cfg.Default].Info() }
+func (m *Manager) DefaultInfo() agent.Info { return m.backends[m.cfg.Default].Info() }
 
 // Warm lets the default backend start what its sessions share, and what
 // the first session in the bridge's directory needs, in the background,
 // so that the first session/new and its first turn find them ready.
 func (m *Manager) Warm() {
-	if w, ok := m.backends[m.cfg.Default].(Warmer); ok {
-		w.Warm(m.cfg.Cwd)
+	if warm := m.backends[m.cfg.Default].Info().Caps.Warm; warm != nil {
+		warm(m.cfg.Cwd)
 	}
 }
 
 // Logins lists the agents this bridge can run that have a login of their
-// own to run (LoginRunner), the default agent first, each with what can be
-// seen of its credentials now (LoginChecker).
+// own to run (agent.Caps.LoginCmd), the default agent first, each with what
+// can be seen of its credentials now (agent.Caps.Login).
 func (m *Manager) Logins() []AgentLogin {
 	var out []AgentLogin
 	for _, b := range m.cfg.Backends {
-		if _, runs := b.(LoginRunner); !runs {
+		info := b.Info()
+		if info.Caps.LoginCmd == nil {
 			continue
 		}
-		info := b.Info()
 		l := AgentLogin{Agent: info.Name, Title: info.Title}
-		if c, ok := b.(LoginChecker); ok {
-			l.Login = c.Login()
+		if info.Caps.Login != nil {
+			l.Login = info.Caps.Login()
 		}
 		if info.Name == m.cfg.Default {
 			out = append([]AgentLogin{l}, out...)
@@ -229,9 +230,15 @@ func (m *Manager) Logins() []AgentLogin {
 	return out
 }
 
+// AgentLogin is an agent's login as the bridge offers it to clients.
+type AgentLogin struct {
+	Agent, Title string
+	Login        agent.Login
+}
+
 // Agents lists the backends this bridge can run, in order.
-func (m *Manager) Agents() []Info {
-	infos := make([]Info, len(m.cfg.Backends))
+func (m *Manager) Agents() []agent.Info {
+	infos := make([]agent.Info, len(m.cfg.Backends))
 	for i, b := range m.cfg.Backends {
 		infos[i] = b.Info()
 	}
@@ -247,7 +254,7 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
 	s := newSession(m, b, h, 0)
-	if err := s.open(OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+	if err := s.open(agent.OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
 		return nil, err
 	}
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
@@ -273,7 +280,7 @@ func (m *Manager) Resume(ctx context.Context, id, cwd string, mcp []acp.McpServe
 
 func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
 	if !persist.ValidID(id) {
-		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
 	if err := checkCwd(cwd); err != nil {
 		return nil, err
@@ -336,12 +343,12 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	b := m.backends[h.Agent]
 	if b == nil {
 		w.Close()
-		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", ErrAgentUnavailable, id, h.Agent)
+		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", agent.ErrAgentUnavailable, id, h.Agent)
 	}
 	h.Cwd = cwd
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
-	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
+	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
 	if err := s.open(opts); err != nil {
 		w.Close()
 		return nil, err
@@ -398,7 +405,7 @@ func (m *Manager) Get(id string) (*Session, error) {
 		return s, nil
 	}
 	if !persist.ValidID(id) {
-		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
 	return nil, fmt.Errorf("%w: %s is not open (session/load or session/resume it first)", ErrSessionNotFound, id)
 }
@@ -419,7 +426,7 @@ func (m *Manager) Close(id string) error {
 // Deleting an unknown session succeeds, as the protocol asks.
 func (m *Manager) Delete(id string) error {
 	if !persist.ValidID(id) {
-		return fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
 	_, err := m.Get(id)
 	live := err == nil
@@ -478,7 +485,7 @@ func (m *Manager) Shutdown() error {
 
 func checkCwd(cwd string) error {
 	if !filepath.IsAbs(cwd) {
-		return fmt.Errorf("%w: cwd %q is not an absolute path", ErrInvalidParams, cwd)
+		return fmt.Errorf("%w: cwd %q is not an absolute path", agent.ErrInvalidParams, cwd)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -23,13 +24,13 @@ type Session struct {
 	m  *Manager
 	id string
 
-	life context.Context // the session's lifetime, handed to its Native; ends at close
+	life context.Context // the session's lifetime, handed to its agent.Native; ends at close
 	end  context.CancelFunc
 
 	mu       sync.Mutex // protects the fields below
-	backend  Backend
-	native   Native // nil after a turn that would not stop was abandoned
-	opts     OpenOptions
+	backend  agent.Backend
+	native   agent.Native // nil after a turn that would not stop was abandoned
+	opts     agent.OpenOptions
 	header   persist.Header
 	turn     *turn
 	prompted bool              // the conversation has started; the agent can no longer change
@@ -48,7 +49,7 @@ type Session struct {
 	// agent idle for long is stopped, and idleConfig keeps its options to
 	// show until the next prompt starts it again.
 	lastActive time.Time
-	idleConfig []ConfigOption
+	idleConfig []agent.ConfigOption
 	carry      *carried // set when the session was handed to another agent
 	// edits is the edits option's value; router is set while edits go
 	// through the editor (see setEdits). Every update reads it.
@@ -118,7 +119,7 @@ type recorder interface {
 	Close() error
 }
 
-func newSession(m *Manager, b Backend, h persist.Header, nextSeq int64) *Session {
+func newSession(m *Manager, b agent.Backend, h persist.Header, nextSeq int64) *Session {
 	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, acc: NewAccumulator(nextSeq, newID)}
 	s.free = sync.NewCond(&s.mu)
 	s.setEdits(h.Config[ConfigEdits])
@@ -132,7 +133,7 @@ func (s *Session) ID() string { return s.id }
 // open opens the native session and takes its config into the header.
 // For a new native session it also decides where history comes from:
 // with --persist auto, the agent's own when it can return it.
-func (s *Session) open(opts OpenOptions) error {
+func (s *Session) open(opts agent.OpenOptions) error {
 	opts.Editor, opts.History = editor{s}, s.history
 	if _, ok := opts.Config[ConfigEdits]; ok { // the bridge's, not the agent's
 		opts.Config = maps.Clone(opts.Config)
@@ -149,8 +150,7 @@ func (s *Session) open(opts OpenOptions) error {
 	s.header.NativeID = n.NativeID()
 	s.header.Config, s.header.Mode, s.header.Model = s.withEdits(cfg), "", ""
 	if opts.NativeID == "" {
-		_, hr := n.(HistoryReader)
-		s.header.NativeHistory = hr && s.m.cfg.Persist == PersistAuto
+		s.header.NativeHistory = capsOf(n).History != nil && s.m.cfg.Persist == PersistAuto
 	}
 	return nil
 }
@@ -295,26 +295,26 @@ func (s *Session) send(u acp.SessionUpdate) {
 // StopReasonCancelled and no error; a prompt cancelled before its turn
 // began returns so without running. ctx carries values only: the turn
 // ends on Cancel, close or Shutdown, not when a request's ctx is done.
-func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBlock) (TurnResult, error) {
+func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBlock) (agent.TurnResult, error) {
 	if err := s.checkPrompt(prompt); err != nil {
-		return TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	t, n, err := s.beginTurn(at)
 	if err != nil {
-		return TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	if t == nil {
-		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	toAgent, note := s.handedOver(prompt)
 	s.recordUser(prompt)
 	if note != "" {
 		s.deliver(acp.UpdateAgentThoughtText(note))
 	}
-	res, err := s.run(t, n, Turn{Prompt: toAgent, Config: s.takePending()})
+	res, err := s.run(t, n, agent.Turn{Prompt: toAgent, Config: s.takePending()})
 	s.endTurn(t)
 	if rerr := s.takeRecordError(); rerr != nil {
-		return TurnResult{}, fmt.Errorf("%w (the session goes on once its transcript can be written again): %v", ErrNotRecorded, rerr)
+		return agent.TurnResult{}, fmt.Errorf("%w (the session goes on once its transcript can be written again): %v", ErrNotRecorded, rerr)
 	}
 	if t.cancelled.Load() {
 		if err != nil {
@@ -347,10 +347,10 @@ func (s *Session) checkPrompt(prompt []acp.ContentBlock) error {
 		case b.Resource != nil && !caps.EmbeddedContext:
 			what = "embedded resources"
 		case b.Validate() != nil:
-			return fmt.Errorf("%w: prompt block %d has no known content type", ErrInvalidParams, i)
+			return fmt.Errorf("%w: prompt block %d has no known content type", agent.ErrInvalidParams, i)
 		}
 		if what != "" {
-			return fmt.Errorf("%w: agent %s does not accept %s (prompt block %d)", ErrInvalidParams, s.agentName(), what, i)
+			return fmt.Errorf("%w: agent %s does not accept %s (prompt block %d)", agent.ErrInvalidParams, s.agentName(), what, i)
 		}
 	}
 	return nil
@@ -365,7 +365,7 @@ func (s *Session) agentName() string {
 // beginTurn claims the session for a turn, reopening an abandoned native
 // session first. It returns no turn and no error for a prompt already
 // cancelled.
-func (s *Session) beginTurn(at Order) (*turn, Native, error) {
+func (s *Session) beginTurn(at Order) (*turn, agent.Native, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -465,9 +465,9 @@ func (s *Session) recordUser(prompt []acp.ContentBlock) {
 // run waits for the native turn; after a cancel it waits CancelGrace more,
 // then closes the native session (the next prompt reopens it) and gives
 // up on the turn.
-func (s *Session) run(t *turn, n Native, turn Turn) (TurnResult, error) {
+func (s *Session) run(t *turn, n agent.Native, turn agent.Turn) (agent.TurnResult, error) {
 	type result struct {
-		tr  TurnResult
+		tr  agent.TurnResult
 		err error
 	}
 	ch := make(chan result, 1) // the goroutine never blocks, even if abandoned
@@ -488,11 +488,11 @@ func (s *Session) run(t *turn, n Native, turn Turn) (TurnResult, error) {
 	case <-timer.C:
 		s.m.log.Warn("agent did not stop within the grace period; closing it", "session", s.id, "grace", s.m.cfg.CancelGrace)
 		s.abandon(n)
-		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 }
 
-func (s *Session) abandon(n Native) {
+func (s *Session) abandon(n agent.Native) {
 	s.mu.Lock()
 	if s.native == n {
 		s.native = nil
@@ -682,8 +682,8 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 	s.mu.Lock()
 	n, native := s.native, s.header.NativeHistory
 	s.mu.Unlock()
-	if hr, ok := n.(HistoryReader); ok && native {
-		updates, err := hr.History(ctx)
+	if history := capsOf(n).History; history != nil && native {
+		updates, err := history(ctx)
 		if err != nil {
 			return fmt.Errorf("reading %s history: %w", s.agentName(), err)
 		}
@@ -849,7 +849,7 @@ func (s *Session) running() bool {
 // reopening is the options to open the native session again with: an
 // agent stopped while idle gets the option values it had. Call with s.mu
 // held.
-func (s *Session) reopening() OpenOptions {
+func (s *Session) reopening() agent.OpenOptions {
 	opts := s.opts
 	if s.idleConfig != nil {
 		opts.Config = values(s.idleConfig)
@@ -864,7 +864,7 @@ func (s *Session) reopening() OpenOptions {
 // is the prompt.
 func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBlock, note string) {
 	s.mu.Lock()
-	c, agent := s.carry, s.backend.Info()
+	c, info := s.carry, s.backend.Info()
 	s.carry = nil
 	s.mu.Unlock()
 	if c == nil {
@@ -884,11 +884,11 @@ func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBl
 	intro := fmt.Sprintf("Until now another coding agent (%s) worked on this session with the user; here is what was said (from acpbridge's transcript). Go on from there.", c.from)
 	switch {
 	case c.fork != "":
-		intro = ForkIntro
+		intro = agent.ForkIntro
 	case c.since >= 0:
 		intro = fmt.Sprintf("You had this session before; since then another coding agent (%s) worked on it with the user. Here is what was said meanwhile (from acpbridge's transcript). Go on from there.", c.from)
 	}
-	text := HistoryText(decoded(Replay(since)), HistoryBudget, intro)
+	text := agent.HistoryText(decoded(Replay(since)), agent.HistoryBudget, intro)
 	if text == "" {
 		return prompt, ""
 	}
@@ -896,9 +896,9 @@ func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBl
 	if c.since >= 0 {
 		what = "since it last had the session"
 	}
-	note = fmt.Sprintf("Handed over from %s to %s: it was given the conversation %s (%d KB).", c.from, agent.Title, what, (len(text)+1023)/1024)
+	note = fmt.Sprintf("Handed over from %s to %s: it was given the conversation %s (%d KB).", c.from, info.Title, what, (len(text)+1023)/1024)
 	if c.fork != "" {
-		note = fmt.Sprintf("Forked from session %s: %s was given the conversation so far (%d KB).", c.fork, agent.Title, (len(text)+1023)/1024)
+		note = fmt.Sprintf("Forked from session %s: %s was given the conversation so far (%d KB).", c.fork, info.Title, (len(text)+1023)/1024)
 	}
 	if strings.Contains(text, "earlier lines left out]") {
 		note += " The oldest part did not fit and was left out."

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
+
+// Caps: a thread's history is codex's own (thread/resume returns it).
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{History: s.History} }
 
 // History is the thread's conversation as thread/resume returned it, as
 // ACP updates: user messages, agent messages, reasoning and tool calls in

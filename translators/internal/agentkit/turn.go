@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -129,7 +129,7 @@ type TurnSpec[E, C any] struct {
 	Gone E
 	// Outcome makes the turn's result of how it ended; ctx tells whether
 	// the client cancelled it.
-	Outcome func(ctx context.Context, end E) (bridge.TurnResult, error)
+	Outcome func(ctx context.Context, end E) (agent.TurnResult, error)
 }
 
 // Run runs one turn: it waits for the agent, begins the turn, sends the
@@ -137,18 +137,18 @@ type TurnSpec[E, C any] struct {
 // interrupting the agent if ctx is cancelled (a failed interrupt is
 // logged to log, if not nil). A turn cancelled before it was sent ends
 // cancelled.
-func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec TurnSpec[E, C]) (bridge.TurnResult, error) {
+func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec TurnSpec[E, C]) (agent.TurnResult, error) {
 	c, err := spec.Ready(ctx)
 	if ctx.Err() != nil {
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	t := ts.Begin(ctx)
 	defer t.Done()
 	if err := spec.Send(ctx, c); err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	end, err := t.Wait(func(ctx context.Context) error { return spec.Interrupt(ctx, c) }, spec.Gone)
 	if err != nil && log != nil {
