@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"path/filepath"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -122,64 +120,6 @@ func NewManager(cfg Config) (*Manager, error) {
 		go m.reap()
 	}
 	return m, nil
-}
-
-// reap stops idle agents, now and then, until Shutdown.
-func (m *Manager) reap() {
-	every := time.Minute
-	if t := m.cfg.IdleTimeout; t > 0 {
-		every = min(max(t/4, 10*time.Millisecond), time.Minute)
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-tick.C:
-			m.StopIdle(time.Now())
-		}
-	}
-}
-
-// StopIdle stops the agents idle past IdleTimeout at now, then, while more
-// than MaxAgents run, the least recently used idle ones.
-func (m *Manager) StopIdle(now time.Time) {
-	m.mu.Lock()
-	sessions := slices.Collect(maps.Values(m.sessions))
-	m.mu.Unlock()
-	type idle struct {
-		s     *Session
-		since time.Time
-	}
-	var running []idle
-	live := 0
-	for _, s := range sessions {
-		since, ok := s.idleSince()
-		if !ok {
-			if s.running() {
-				live++
-			}
-			continue
-		}
-		if m.cfg.IdleTimeout > 0 && now.Sub(since) >= m.cfg.IdleTimeout && s.stopIfIdle(since) {
-			continue
-		}
-		running = append(running, idle{s, since})
-		live++
-	}
-	if m.cfg.MaxAgents <= 0 || live <= m.cfg.MaxAgents {
-		return
-	}
-	slices.SortFunc(running, func(a, b idle) int { return a.since.Compare(b.since) })
-	for _, r := range running {
-		if live <= m.cfg.MaxAgents {
-			return
-		}
-		if r.s.stopIfIdle(r.since) {
-			live--
-		}
-	}
 }
 
 // SetClient sets where updates and permission asks go.
