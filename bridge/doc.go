@@ -35,7 +35,5 @@
 // Locks: a Session's sendMu (the order of its updates) is taken before its
 // mu (its state) and before the Manager's mu (a send reads the client),
 // never after either. The Manager's mu covers only its own fields and is
-// never held while a Session's lock is taken. No lock is held while
-// calling the agent, and only sendMu while sending to the client (which
-// keeps the client's order).
+// never held while a Session's lock is taken.
 package bridge
