@@ -1,6 +1,7 @@
 package acpagent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -81,7 +82,7 @@ func (b *Backend) Check() error {
 // images and embedded context, and the downstream refuses what it can't
 // take itself.
 func (b *Backend) Info() agent.Info {
-	info := agent.Info{Name: b.spec.Name, Title: agentkit.Or(b.spec.Title, b.spec.Name),
+	info := agent.Info{Name: b.spec.Name, Title: cmp.Or(b.spec.Title, b.spec.Name),
 		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
 		Caps:   agent.Caps{Check: b.Check, Warm: b.Warm, ClientCapabilities: b.SetClientCapabilities}}
 	b.mu.Lock()

@@ -3,6 +3,7 @@ package claude
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -192,7 +193,7 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 		s.resolved = make(map[string]string)
 	}
 	for _, m := range init.Models {
-		models = append(models, agent.ConfigValue{Value: m.Value, Name: agentkit.Or(m.DisplayName, m.Value), Description: m.Description})
+		models = append(models, agent.ConfigValue{Value: m.Value, Name: cmp.Or(m.DisplayName, m.Value), Description: m.Description})
 		s.resolved[m.Value] = m.ResolvedModel
 	}
 	s.mu.Unlock()
@@ -217,7 +218,7 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 func (s *session) commands(cmds []struct{ Name, Description, ArgumentHint string }) {
 	list := make([]acp.AvailableCommand, 0, len(cmds))
 	for _, c := range cmds {
-		ac := acp.AvailableCommand{Name: c.Name, Description: agentkit.Or(c.Description, "/"+c.Name)}
+		ac := acp.AvailableCommand{Name: c.Name, Description: cmp.Or(c.Description, "/"+c.Name)}
 		if c.ArgumentHint != "" {
 			ac.Input = &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: c.ArgumentHint}}
 		}

@@ -1,12 +1,12 @@
 package codex
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -71,7 +71,7 @@ func historyItem(tr *Translator, raw json.RawMessage) ([]acp.SessionUpdate, erro
 		case "text":
 			us = append(us, acp.UpdateUserMessageText(c.Text))
 		case "image", "localImage":
-			us = append(us, acp.UpdateUserMessageText("[image "+agentkit.Or(c.Path, "attached")+"]"))
+			us = append(us, acp.UpdateUserMessageText("[image "+cmp.Or(c.Path, "attached")+"]"))
 		}
 	}
 	return us, nil

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 
@@ -50,7 +51,7 @@ const ConfigCollaboration = "collaboration"
 
 func collaborationOption(current string) agent.ConfigOption {
 	return agent.ConfigOption{ID: ConfigCollaboration, Name: "Collaboration",
-		Current: agentkit.Or(current, "default"), NextTurn: true, Choices: []agent.ConfigValue{
+		Current: cmp.Or(current, "default"), NextTurn: true, Choices: []agent.ConfigValue{
 			{Value: "default", Name: "Default", Description: "Codex works on the task"},
 			{Value: "plan", Name: "Plan", Description: "Codex plans with you first and changes nothing"},
 		}}
@@ -77,7 +78,7 @@ type modelDoc struct {
 	SupportedReasoningEfforts []json.RawMessage `json:"supportedReasoningEfforts"`
 }
 
-func (m modelDoc) slug() string { return agentkit.Or(m.Model, m.ID) }
+func (m modelDoc) slug() string { return cmp.Or(m.Model, m.ID) }
 
 // efforts lists a model's reasoning efforts (strings or objects).
 func (m modelDoc) efforts() []string {
@@ -109,7 +110,7 @@ func modelOptions(docs []modelDoc, current string) (model, effort agent.ConfigOp
 		if m.Hidden && m.slug() != current {
 			continue
 		}
-		model.Choices = append(model.Choices, agent.ConfigValue{Value: m.slug(), Name: agentkit.Or(m.DisplayName, m.slug()), Description: m.Description})
+		model.Choices = append(model.Choices, agent.ConfigValue{Value: m.slug(), Name: cmp.Or(m.DisplayName, m.slug()), Description: m.Description})
 		if model.Current == "" && m.IsDefault {
 			model.Current = m.slug()
 		}

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,11 +56,11 @@ func (end *TurnEnd) result(lastErr string) (agent.TurnResult, error) {
 	case "interrupted":
 		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case "failed":
-		msg := agentkit.Or(end.Err, lastErr)
+		msg := cmp.Or(end.Err, lastErr)
 		if strings.Contains(msg, "(unauthorized)") {
 			return agent.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", agent.ErrAuthRequired, msg)
 		}
-		return agent.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
+		return agent.TurnResult{}, errors.New(cmp.Or(msg, "the turn failed"))
 	}
 	return agent.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: end.Usage}, nil
 }

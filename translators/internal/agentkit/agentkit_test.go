@@ -276,8 +276,17 @@ func TestContentHelpers(t *testing.T) {
 	if e.Old != "keep\nbefore\n" || e.New != "keep\nafter\n" {
 		t.Errorf("UnifiedEdit = %+v", e)
 	}
-	if Capitalize("xhigh") != "Xhigh" || Capitalize("") != "" || Quote("q") != `"q"` || Prefixed(" in ", "") != "" || Or("", "b") != "b" {
+	if Capitalize("xhigh") != "Xhigh" || Capitalize("") != "" || Quote("q") != `"q"` || Prefixed(" in ", "") != "" {
 		t.Errorf("text helpers")
+	}
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"short", 10, "short"}, {"abcdef", 3, "abc…"}, {"añb", 2, "a…"}, {"日本", 4, "日…"}, {"日本", 2, "…"}} {
+		if got := Truncate([]byte(c.in), c.n); got != c.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q (never half a rune)", c.in, c.n, got, c.want)
+		}
 	}
 }
 
