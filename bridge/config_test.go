@@ -81,6 +81,9 @@ type updatesClient struct {
 	updates []acp.SessionUpdate
 }
 
+// Peer: none; replays are decoded.
+func (c *updatesClient) Peer() Peer { return nil }
+
 func (c *updatesClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

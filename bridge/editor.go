@@ -7,9 +7,15 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
-// ClientCalls is what a Client that can be called beyond updates and
-// permission asks implements (the ACP edge's does).
-type ClientCalls interface {
+// Peer is what an ACP client offers beyond updates and permission asks
+// (Client.Peer): updates sent as stored, and the calls an agent that speaks
+// ACP may make of the client. The Manager makes a call only when the
+// client offered it at initialize.
+type Peer interface {
+	// SessionUpdatesRaw sends updates already encoded as JSON, as stored,
+	// sparing session/load a decode and re-encode of every entry.
+	SessionUpdatesRaw(sessionID string, updates []json.RawMessage) error
+
 	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
 	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
 	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
@@ -48,9 +54,9 @@ func (m *Manager) clientCapabilities() acp.ClientCapabilities {
 
 // calls returns the client if it offers what offered says, else a
 // method-not-found error for method.
-func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) (ClientCalls, error) {
-	c, ok := e.s.m.getClient().(ClientCalls)
-	if !ok || !offered(e.Capabilities()) {
+func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) (Peer, error) {
+	c := e.s.m.peer()
+	if c == nil || !offered(e.Capabilities()) {
 		return nil, acp.NewMethodNotFound(method)
 	}
 	return c, nil
@@ -64,7 +70,7 @@ func terminals(c acp.ClientCapabilities) bool { return c.Terminal }
 
 // forward makes a call the client offers, or answers method-not-found.
 func forward[Req, Resp any](ctx context.Context, e editor, method string, offered func(acp.ClientCapabilities) bool,
-	r Req, do func(ClientCalls, context.Context, Req) (Resp, error)) (Resp, error) {
+	r Req, do func(Peer, context.Context, Req) (Resp, error)) (Resp, error) {
 	c, err := e.calls(method, offered)
 	if err != nil {
 		var zero Resp
@@ -75,7 +81,7 @@ func forward[Req, Resp any](ctx context.Context, e editor, method string, offere
 
 func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodFsReadTextFile, readFS, r, ClientCalls.ReadTextFile)
+	return forward(ctx, e, acp.ClientMethodFsReadTextFile, readFS, r, Peer.ReadTextFile)
 }
 
 // WriteTextFile is an agent's own write through the client: with edits
@@ -90,32 +96,32 @@ func (e editor) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (
 
 func (e editor) write(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodFsWriteTextFile, writeFS, r, ClientCalls.WriteTextFile)
+	return forward(ctx, e, acp.ClientMethodFsWriteTextFile, writeFS, r, Peer.WriteTextFile)
 }
 
 func (e editor) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalCreate, terminals, r, ClientCalls.CreateTerminal)
+	return forward(ctx, e, acp.ClientMethodTerminalCreate, terminals, r, Peer.CreateTerminal)
 }
 
 func (e editor) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalOutput, terminals, r, ClientCalls.TerminalOutput)
+	return forward(ctx, e, acp.ClientMethodTerminalOutput, terminals, r, Peer.TerminalOutput)
 }
 
 func (e editor) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalWaitForExit, terminals, r, ClientCalls.WaitForTerminalExit)
+	return forward(ctx, e, acp.ClientMethodTerminalWaitForExit, terminals, r, Peer.WaitForTerminalExit)
 }
 
 func (e editor) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalKill, terminals, r, ClientCalls.KillTerminal)
+	return forward(ctx, e, acp.ClientMethodTerminalKill, terminals, r, Peer.KillTerminal)
 }
 
 func (e editor) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalRelease, terminals, r, ClientCalls.ReleaseTerminal)
+	return forward(ctx, e, acp.ClientMethodTerminalRelease, terminals, r, Peer.ReleaseTerminal)
 }
 
 // CallExtension forwards an extension method; a "sessionId" at the top of

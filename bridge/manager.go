@@ -34,11 +34,16 @@ const (
 	PersistNever PersistMode = "never"
 )
 
-// Client is the editor side of the connection, as the bridge uses it.
-// *acp.AgentSideConnection implements it.
+// Client is the editor's side of one connection, as the engine uses it.
+// An edge implements it; the ACP edge's wraps the SDK's connection.
 type Client interface {
 	SessionUpdate(ctx context.Context, n acp.SessionNotification) error
 	RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+	// Peer is the rest of an ACP client, or nil for a client that takes
+	// only updates and permission asks (a test's, say). Without it,
+	// session/load's replay decodes each stored update to send it, and an
+	// agent's fs, terminal and extension calls answer method-not-found.
+	Peer() Peer
 }
 
 // Config configures a Manager.
@@ -127,6 +132,14 @@ func (m *Manager) SetClient(c Client) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.client = c
+}
+
+// peer is the client's Peer, or nil.
+func (m *Manager) peer() Peer {
+	if c := m.getClient(); c != nil {
+		return c.Peer()
+	}
+	return nil
 }
 
 func (m *Manager) getClient() Client {

@@ -35,13 +35,6 @@ func (s *Session) history() []acp.SessionUpdate {
 	return decoded(Replay(entries))
 }
 
-// RawSender is implemented by a Client that can send updates already
-// encoded as JSON, as stored, sparing session/load a decode and re-encode
-// of every entry.
-type RawSender interface {
-	SessionUpdatesRaw(sessionID string, updates []json.RawMessage) error
-}
-
 // replay sends the recorded conversation, or the agent's own history when
 // the transcript keeps none, to the client.
 func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
@@ -86,8 +79,8 @@ func plans(es []Entry) []Entry {
 // sendRaw sends encoded updates, decoding them only for a Client that
 // can't take them as they are. s.sendMu must be held.
 func (s *Session) sendRaw(raw []json.RawMessage) error {
-	if rs, ok := s.m.getClient().(RawSender); ok {
-		return rs.SessionUpdatesRaw(s.id, raw)
+	if p := s.m.peer(); p != nil {
+		return p.SessionUpdatesRaw(s.id, raw)
 	}
 	for _, r := range raw {
 		var u acp.SessionUpdate
