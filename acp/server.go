@@ -78,6 +78,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.log.Debug("stopping", "cause", context.Cause(ctx))
 	}
 	in.Close()
+	s.order.close()
 	return s.m.Shutdown()
 }
 
@@ -206,12 +207,12 @@ func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDelete
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s.blobs.restore(req.Prompt)
-	at := s.order.prompt(string(req.SessionId))
+	arrived := s.order.enter(string(req.SessionId), arrival(&req))
 	sess, err := s.m.Get(string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
-	res, err := sess.Prompt(ctx, at, req.Prompt)
+	res, err := sess.Prompt(ctx, arrived, req.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}

@@ -150,7 +150,7 @@ func TestConfig_nextTurnOptionsGoWithTheNextTurnOnce(t *testing.T) {
 		t.Fatalf("set effort: %v, options %v", err, current(opts))
 	}
 	for _, text := range []string{"one", "two"} {
-		if _, err := s.Prompt(ctx, 0, []acp.ContentBlock{acp.TextBlock(text)}); err != nil {
+		if _, err := s.Prompt(ctx, Arrival{}, []acp.ContentBlock{acp.TextBlock(text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -172,7 +172,7 @@ func TestConfig_nextTurnChangeUndoneBeforeTheTurnSendsNothing(t *testing.T) {
 	s, _ := m.New(ctx, "/w", nil)
 	s.SetConfigOption(ctx, "effort", "high")
 	s.SetConfigOption(ctx, "effort", "low")
-	s.Prompt(ctx, 0, []acp.ContentBlock{acp.TextBlock("hi")})
+	s.Prompt(ctx, Arrival{}, []acp.ContentBlock{acp.TextBlock("hi")})
 	if diff := cmp.Diff([]map[string]string{nil}, b.last.turns); diff != "" {
 		t.Errorf("turn configs (-want +got):\n%s", diff)
 	}

@@ -102,7 +102,7 @@ func TestHandoff_toAnotherAgentAndBack(t *testing.T) {
 	}
 	say := func(p string) {
 		t.Helper()
-		if _, err := s.Prompt(ctx, 0, text(p)); err != nil {
+		if _, err := s.Prompt(ctx, Arrival{}, text(p)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -53,7 +53,7 @@ func TestIdle_stoppedAndStartedAgain(t *testing.T) {
 	if cur := current(s.State().ConfigOptions); cur[agent.ConfigMode] != "auto" {
 		t.Errorf("options of a stopped agent: %v", cur)
 	}
-	if _, err := s.Prompt(ctx, 0, text("hello")); err != nil {
+	if _, err := s.Prompt(ctx, Arrival{}, text("hello")); err != nil {
 		t.Fatal(err)
 	}
 	b.mu.Lock()
@@ -73,7 +73,7 @@ func TestIdle_capStopsTheLeastRecentlyUsed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Prompt(ctx, 0, text(p)); err != nil {
+		if _, err := s.Prompt(ctx, Arrival{}, text(p)); err != nil {
 			t.Fatal(err)
 		}
 		ss = append(ss, s)
@@ -123,7 +123,7 @@ func TestIdle_neverDuringATurn(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Prompt(context.Background(), 0, text("slow"))
+		_, err := s.Prompt(context.Background(), Arrival{}, text("slow"))
 		done <- err
 	}()
 	time.Sleep(150 * time.Millisecond) // several ticks past the limit

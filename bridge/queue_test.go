@@ -76,7 +76,7 @@ type promptResult struct {
 
 func promptAt(s *Session, at Order, text string, out chan<- promptResult) {
 	go func() {
-		res, err := s.Prompt(context.Background(), at, []acp.ContentBlock{acp.TextBlock(text)})
+		res, err := s.Prompt(context.Background(), Arrival{At: at}, []acp.ContentBlock{acp.TextBlock(text)})
 		out <- promptResult{text, res, err}
 	}()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,17 +44,35 @@ type liveTurn struct {
 	done      chan struct{} // closed when the turn has ended and been recorded
 }
 
-// Prompt runs one turn for a prompt that arrived at at. A prompt that
+// Arrival is where a prompt arrived on its connection, and whom to tell
+// once it holds its place in the session's queue.
+type Arrival struct {
+	At Order
+	// Queued, if not nil, is called once: when the prompt holds its place
+	// in the session's queue, or when it never will (it was refused, or
+	// the session closed). An edge that hands prompts to the session
+	// concurrently holds a later prompt of the session back until then, so
+	// that the earlier one is in the queue first.
+	Queued func()
+}
+
+// Prompt runs one turn for a prompt that arrived at a.At. A prompt that
 // comes while a turn runs waits for it, and prompts run in the order they
 // arrived, each with its own result. A cancelled turn returns
 // StopReasonCancelled and no error; a prompt cancelled before its turn
 // began returns so without running. ctx carries values only: the turn
 // ends on Cancel, close or Shutdown, not when a request's ctx is done.
-func (s *Session) Prompt(ctx context.Context, at Order, prompt []acp.ContentBlock) (agent.TurnResult, error) {
+func (s *Session) Prompt(ctx context.Context, a Arrival, prompt []acp.ContentBlock) (agent.TurnResult, error) {
+	queued := sync.OnceFunc(func() {
+		if a.Queued != nil {
+			a.Queued()
+		}
+	})
+	defer queued()
 	if err := s.checkPrompt(prompt); err != nil {
 		return agent.TurnResult{}, err
 	}
-	t, n, err := s.beginTurn(at)
+	t, n, err := s.beginTurn(a.At, queued)
 	if err != nil {
 		return agent.TurnResult{}, err
 	}
@@ -113,7 +132,7 @@ func (s *Session) checkPrompt(prompt []acp.ContentBlock) error {
 // beginTurn claims the session for a turn, reopening an abandoned native
 // session first. It returns no turn and no error for a prompt already
 // cancelled.
-func (s *Session) beginTurn(at Order) (*liveTurn, agent.Native, error) {
+func (s *Session) beginTurn(at Order, queued func()) (*liveTurn, agent.Native, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -123,7 +142,7 @@ func (s *Session) beginTurn(at Order) (*liveTurn, agent.Native, error) {
 		s.mu.Unlock()
 		return nil, nil, s.readOnly
 	}
-	if err := s.waitTurn(at); err != nil {
+	if err := s.waitTurn(at, queued); err != nil {
 		s.mu.Unlock()
 		if err == errCancelledWaiting {
 			s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
@@ -152,10 +171,11 @@ func (s *Session) beginTurn(at Order) (*liveTurn, agent.Native, error) {
 // errCancelledWaiting: the prompt was cancelled before its turn began.
 var errCancelledWaiting = errors.New("cancelled while queued")
 
-// waitTurn, with s.mu held, waits until the session has no turn and the
-// prompt that arrived at at is the first in the queue, or until it is
-// cancelled (errCancelledWaiting) or the session can't take prompts.
-func (s *Session) waitTurn(at Order) error {
+// waitTurn, with s.mu held, queues the prompt that arrived at at (and
+// calls queued), then waits until the session has no turn and the prompt
+// is the first in the queue, or until it is cancelled
+// (errCancelledWaiting) or the session can't take prompts.
+func (s *Session) waitTurn(at Order, queued func()) error {
 	s.tickets++
 	me := &waiting{at: at, ticket: s.tickets}
 	i := len(s.queue)
@@ -163,6 +183,7 @@ func (s *Session) waitTurn(at Order) error {
 		i--
 	}
 	s.queue = slices.Insert(s.queue, i, me)
+	queued()
 	defer func() {
 		s.queue = slices.DeleteFunc(s.queue, func(w *waiting) bool { return w == me })
 		s.free.Broadcast() // the next in line may go on
