@@ -34,7 +34,9 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", agent.ErrAgentUnavailable, id, parent.Agent)
 	}
 	native := b.Info().Caps.Forks && parent.NativeID != ""
-	if parent.NativeHistory && !native {
+	// A parent whose agent never named its session has no conversation:
+	// its fork is a new session.
+	if parent.NativeHistory && !native && parent.NativeID != "" {
 		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history, and can't fork it; run with --persist always to fork it)", agent.ErrInvalidParams, id)
 	}
 	now := time.Now().UTC()
@@ -49,6 +51,7 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 		s.carry = &carried{since: -1, fork: id}
 	}
 	if err := s.open(opts); err != nil {
+		s.end()
 		return nil, err
 	}
 	// Where the fork's history comes from is where the parent's did: its
@@ -58,7 +61,7 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	s.header.NativeHistory = parent.NativeHistory
 	s.mu.Unlock()
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
-		s.native.Close()
+		s.discard()
 		return nil, err
 	}
 	if err := s.copyEntries(entries); err != nil {

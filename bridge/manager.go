@@ -95,7 +95,8 @@ type Manager struct {
 	client     Client
 	clientCaps acp.ClientCapabilities
 	sessions   map[string]*Session
-	opening    map[string]bool // ids being loaded or resumed
+	opening    map[string]chan struct{} // ids being loaded or resumed; closed when done
+	cancelled  map[string]Order         // cancels of sessions being opened, applied once open
 }
 
 // NewManager returns a Manager; call SetClient before serving requests.
@@ -113,7 +114,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, errors.New("a store is needed exactly when persisting")
 	}
 	m := &Manager{cfg: cfg, backends: make(map[string]agent.Backend), log: cfg.Logger,
-		sessions: make(map[string]*Session), opening: make(map[string]bool)}
+		sessions: make(map[string]*Session), opening: make(map[string]chan struct{}), cancelled: make(map[string]Order)}
 	for _, b := range cfg.Backends {
 		m.backends[b.Info().Name] = b
 	}
@@ -208,10 +209,11 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
 	s := newSession(m, b, h, 0)
 	if err := s.open(agent.OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+		s.end()
 		return nil, err
 	}
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
-		s.native.Close()
+		s.discard()
 		return nil, err
 	}
 	m.mu.Lock()
@@ -245,15 +247,9 @@ func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	if s != nil {
 		return s, s.reattach(ctx, replay)
 	}
-	defer m.unclaim(id)
 	s, err = m.reopen(ctx, id, cwd, mcp, replay)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	m.sessions[id] = s
-	m.mu.Unlock()
-	return s, nil
+	m.unclaim(id, s)
+	return s, err
 }
 
 // claim returns the live session with id, or marks id as being opened.
@@ -263,20 +259,32 @@ func (m *Manager) claim(id string) (*Session, error) {
 	if s := m.sessions[id]; s != nil {
 		return s, nil
 	}
-	if m.opening[id] {
+	if m.opening[id] != nil {
 		return nil, fmt.Errorf("%w: session %s is being opened", ErrBusy, id)
 	}
 	if m.cfg.Store == nil {
 		return nil, fmt.Errorf("%w: %s (nothing is persisted with --persist never)", ErrSessionNotFound, id)
 	}
-	m.opening[id] = true
+	m.opening[id] = make(chan struct{})
 	return nil, nil
 }
 
-func (m *Manager) unclaim(id string) {
+// unclaim ends the opening of id, with s the session opened (nil if it
+// failed); requests that waited for it go on, and a cancel that came
+// meanwhile applies.
+func (m *Manager) unclaim(id string, s *Session) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if s != nil {
+		m.sessions[id] = s
+	}
+	close(m.opening[id])
 	delete(m.opening, id)
+	at, cancelled := m.cancelled[id]
+	delete(m.cancelled, id)
+	m.mu.Unlock()
+	if s != nil && cancelled {
+		s.Cancel(at)
+	}
 }
 
 // reopen locks a stored session's transcript, opens its native session
@@ -304,10 +312,11 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
 	if err := s.open(opts); err != nil {
 		w.Close()
+		s.end()
 		return nil, err
 	}
 	if err := s.startRecord(nil, w); err != nil {
-		s.native.Close()
+		s.discard()
 		return nil, err
 	}
 	if replay {
@@ -341,31 +350,68 @@ func (m *Manager) readOnly(ctx context.Context, id, cwd string, why error) (*Ses
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.readOnly = fmt.Errorf("%w: session %s can be read but not continued here: its state directory can't be written (%v)", ErrNotRecorded, id, why)
 	if err := s.replay(ctx, tr.Entries); err != nil {
+		s.end()
 		return nil, err
 	}
-	m.mu.Lock()
-	m.sessions[id] = s
-	m.mu.Unlock()
 	m.log.Warn("session opened read-only", "session", id, "err", why)
 	return s, nil
 }
 
-// Get returns a live session.
-func (m *Manager) Get(id string) (*Session, error) {
+// Get returns a live session. A session being loaded or resumed is waited
+// for, until ctx is done.
+func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
+	for {
+		s, opening, err := m.lookup(id)
+		if opening == nil {
+			return s, err
+		}
+		select {
+		case <-opening:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %s is still being opened: %w", ErrSessionNotFound, id, context.Cause(ctx))
+		}
+	}
+}
+
+// Cancel cancels the prompts of session id that arrived before at (see
+// Session.Cancel); for a session being loaded or resumed, once it is
+// open. It returns at once.
+func (m *Manager) Cancel(id string, at Order) {
+	s, opening, _ := m.lookup(id)
+	if s != nil {
+		s.Cancel(at)
+		return
+	}
+	if opening != nil {
+		m.mu.Lock()
+		if _, ok := m.opening[id]; ok && (at == 0 || at > m.cancelled[id]) {
+			m.cancelled[id] = at
+		}
+		m.mu.Unlock()
+	}
+}
+
+// lookup returns the live session id, or, while it is being opened, what
+// to wait on.
+func (m *Manager) lookup(id string) (*Session, <-chan struct{}, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s := m.sessions[id]; s != nil {
-		return s, nil
+		return s, nil, nil
+	}
+	if ch := m.opening[id]; ch != nil {
+		return nil, ch, nil
 	}
 	if !persist.ValidID(id) {
-		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
+		return nil, nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
-	return nil, fmt.Errorf("%w: %s is not open (session/load or session/resume it first)", ErrSessionNotFound, id)
+	return nil, nil, fmt.Errorf("%w: %s is not open (session/load or session/resume it first)", ErrSessionNotFound, id)
 }
 
 // Close cancels a session's turn and releases it; its transcript stays.
-func (m *Manager) Close(id string) error {
-	s, err := m.Get(id)
+// A session being loaded or resumed is waited for.
+func (m *Manager) Close(ctx context.Context, id string) error {
+	s, err := m.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -377,14 +423,14 @@ func (m *Manager) Close(id string) error {
 
 // Delete closes a session if it is open and removes its transcript.
 // Deleting an unknown session succeeds, as the protocol asks.
-func (m *Manager) Delete(id string) error {
+func (m *Manager) Delete(ctx context.Context, id string) error {
 	if !persist.ValidID(id) {
 		return fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
-	_, err := m.Get(id)
+	_, err := m.Get(ctx, id)
 	live := err == nil
 	if live {
-		if err := m.Close(id); err != nil {
+		if err := m.Close(ctx, id); err != nil {
 			return err
 		}
 	}

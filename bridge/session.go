@@ -72,6 +72,15 @@ func newSession(m *Manager, b agent.Backend, h persist.Header, nextSeq int64) *S
 	return s
 }
 
+// discard ends a session that could not be made: its native session and
+// its lifetime.
+func (s *Session) discard() {
+	if err := s.native.Close(); err != nil {
+		s.m.log.Warn("closing the agent of a session that could not be made", "session", s.id, "err", err)
+	}
+	s.end()
+}
+
 // ID is the bridge's id for the session.
 func (s *Session) ID() string { return s.id }
 
