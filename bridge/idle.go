@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"time"
@@ -57,7 +58,7 @@ func (s *Session) reopening() agent.OpenOptions {
 }
 
 // reap stops idle agents, now and then, until Shutdown.
-func (m *Manager) reap() {
+func (m *Manager) reap(ctx context.Context) {
 	every := time.Minute
 	if t := m.cfg.IdleTimeout; t > 0 {
 		every = min(max(t/4, 10*time.Millisecond), time.Minute)
@@ -66,7 +67,7 @@ func (m *Manager) reap() {
 	defer tick.Stop()
 	for {
 		select {
-		case <-m.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 			m.StopIdle(time.Now())

@@ -90,6 +90,10 @@ type Manager struct {
 	// still deliver its final updates, before it answers "cancelled".
 	ctx  context.Context
 	stop context.CancelFunc
+	// reaping is the goroutine that stops idle agents (see reap), and
+	// endReaping ends it; Shutdown waits for it before closing anything.
+	reaping    sync.WaitGroup
+	endReaping context.CancelFunc
 
 	mu         sync.Mutex // protects the fields below
 	client     Client
@@ -122,8 +126,10 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("%w: %q", agent.ErrAgentUnavailable, cfg.Default)
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
+	reapCtx, endReaping := context.WithCancel(context.Background())
+	m.endReaping = endReaping
 	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 {
-		go m.reap()
+		m.reaping.Go(func() { m.reap(reapCtx) })
 	}
 	return m, nil
 }
@@ -463,6 +469,8 @@ func (m *Manager) CancelAll() {
 // Shutdown cancels every turn, closes every session (syncing its
 // transcript) and stops the backends.
 func (m *Manager) Shutdown() error {
+	m.endReaping()
+	m.reaping.Wait() // it may be closing a session's agent
 	m.mu.Lock()
 	ss := make([]*Session, 0, len(m.sessions))
 	for id, s := range m.sessions {
