@@ -62,7 +62,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.m.SetClient(client{conn, out})
 	select {
 	case <-in.ended:
-		s.log.Debug("stdin ended; answering what was asked", "err", in.err)
+		s.log.Debug("stdin ended; answering what was asked", "err", in.err) // set before ended closed
 		s.m.CancelAll()
 		select {
 		case <-in.track.wait():
