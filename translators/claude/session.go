@@ -37,6 +37,8 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
+	// tasks answer the CLI's asks in the background; Close waits for them.
+	tasks agentkit.Tasks
 
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*Result] // the read loop reports each turn's end
@@ -438,6 +440,9 @@ func (s *session) Close() error {
 		case <-time.After(closeWait):
 			s.log.Warn("claude's output did not end after it was stopped")
 		}
+	}
+	if !s.tasks.Wait(closeWait) {
+		s.log.Warn("an ask of claude's was still being answered after the session closed")
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -39,6 +40,9 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
+	// tasks answer the server's asks, and resync, in the background;
+	// Close waits for them.
+	tasks agentkit.Tasks
 
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*turnEnd]
@@ -337,13 +341,13 @@ func (s *session) notify(ev Decoded) {
 	s.track(out)
 	switch {
 	case out.Ask != nil:
-		go s.permission(out.Ask)
+		s.tasks.Go(func() { s.permission(out.Ask) })
 	case out.Question != nil:
-		go s.question(out.Question)
+		s.tasks.Go(func() { s.question(out.Question) })
 	case out.Replied != "":
 		s.asks.Withdraw(out.Replied)
 	case out.Reconnected:
-		go s.resync()
+		s.tasks.Go(s.resync)
 	}
 }
 
@@ -409,8 +413,15 @@ func (s *session) serverGone(srv *server, err error) {
 }
 
 // Close forgets the session (OpenCode keeps it for resume).
+// closeWait bounds Close's wait for the asks being answered: they end with
+// the session's context, so it is a guard, not a wait.
+const closeWait = 5 * time.Second
+
 func (s *session) Close() error {
 	s.end()
 	s.b.sessions.Remove(s.NativeID(), s)
+	if !s.tasks.Wait(closeWait) {
+		s.log.Warn("an ask of opencode's was still being answered after the session closed")
+	}
 	return nil
 }

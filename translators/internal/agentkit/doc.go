@@ -15,7 +15,9 @@
 //   - turn.go — one prompt at a time: Turns and its Ongoing turn, Run with
 //     a TurnSpec (Ready, Send, Interrupt, Outcome), InterruptTimeout.
 //   - asks.go — the permission round trip (Asks, Answer, Chosen), and
-//     Updates, which keeps a translator's updates in the agent's order.
+//     Updates, which keeps a translator's updates in the agent's order;
+//     tasks.go — Tasks, the goroutines that answer asks in the
+//     background, which a session's Close waits for.
 //   - question.go — an agent's multiple-choice Question put to the client
 //     as a permission ask whose options are the answers (Choose, Choice).
 //   - prompt.go — ACP prompt content into the agent's blocks (Lower with a
