@@ -265,18 +265,29 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 }
 
 func checkAgent(name string, runs, all []agent.Backend) error {
-	var names []string
-	for _, b := range all {
-		names = append(names, b.Info().Name)
+	if err := knownAgent(name, all); err != nil {
+		return err
 	}
 	for _, b := range runs {
 		if b.Info().Name == name {
 			return nil
 		}
 	}
-	if slices.Contains(names, name) {
-		return fmt.Errorf("--agent %s: %w", name, agent.ErrAgentUnavailable)
+	return fmt.Errorf("--agent %s: %w", name, agent.ErrAgentUnavailable)
+}
+
+// knownAgent says whether name is an agent of this build or of the agents
+// file (all), or one of --agent's other values (acp, auto); the error
+// lists them all.
+func knownAgent(name string, all []agent.Backend) error {
+	names := make([]string, 0, len(all)+2)
+	for _, b := range all {
+		names = append(names, b.Info().Name)
 	}
+	if slices.Contains(names, name) || name == "acp" || name == AutoAgent {
+		return nil
+	}
+	names = append(names, "acp (an ACP agent's command after --)", AutoAgent+" (the first installed of "+strings.Join(autoOrder, ", ")+")")
 	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(names, ", "))
 }
 
