@@ -323,8 +323,11 @@ func codexCheckAnswer(prompt, text string) error {
 	return nil
 }
 
-// directSession drives a codexRun on the app-server's own protocol (codex.md
-// §3-5).
+// directSession drives a codexRun on the app-server's own protocol:
+// initialize (answered with the server's userAgent), the initialized
+// notification, thread/start {cwd} (answered with the thread's id), then
+// per prompt turn/start {threadId, input} and the turn's notifications up
+// to its turn/completed.
 type directSession struct {
 	rc       *rpcClient
 	threadID string
@@ -396,9 +399,10 @@ func (d *directSession) Turn(ctx context.Context, prompt string) error {
 	return nil
 }
 
-// rpcClient is a minimal client of codex app-server's line-delimited
-// JSON-RPC (codex.md §2): the server omits "jsonrpc"; its own requests
-// (approvals) get "accept"; notifications feed the turn's text and
+// rpcClient is a minimal client of codex app-server's JSON-RPC, one
+// object per line: the server omits "jsonrpc":"2.0" (and does not need it
+// from the client); its own requests (approvals), numbered by a counter of
+// its own from 0, get "accept"; notifications feed the turn's text and
 // turn/completed.
 type rpcClient struct {
 	w   io.Writer
