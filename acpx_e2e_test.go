@@ -1,7 +1,8 @@
 package main
 
-// End-to-end tests with a real ACP client: acpx (npm acpx@0.19.1, see
-// the ACP notes, acp.md §11.1) drives the bridge, built with `go build`, on the mock
+// End-to-end tests with a real ACP client: acpx (npm acpx@0.19.1, the
+// headless ACP client of github.com/openclaw/acpx) drives the bridge, built
+// with `go build`, on the mock
 // agent. Install acpx with scripts/install-tools.sh, or point env ACPX at
 // its binary. Without acpx the tests skip, unless ACPBRIDGE_REQUIRE_E2E=1.
 //
