@@ -32,30 +32,19 @@ func TestClaudeSlug(t *testing.T) {
 }
 
 func TestClaudeAnswer(t *testing.T) {
-	roundTrip := func(v any) map[string]any {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	got := roundTrip(claudeAnswer("r1", json.RawMessage(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}`)))
+	got := roundTrip(t, claudeAnswer("r1", json.RawMessage(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}`)))
 	want := map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": "r1",
 		"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{"command": "ls"}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("can_use_tool: %v", got)
 	}
-	got = roundTrip(claudeAnswer("r2", json.RawMessage(`{"subtype":"hook_callback","callback_id":"hook_0","input":{}}`)))
+	got = roundTrip(t, claudeAnswer("r2", json.RawMessage(`{"subtype":"hook_callback","callback_id":"hook_0","input":{}}`)))
 	want = map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": "r2",
 		"response": map[string]any{"continue": true}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("hook_callback: %v", got)
 	}
-	got = roundTrip(claudeAnswer("r3", json.RawMessage(`{"subtype":"mcp_message"}`)))
+	got = roundTrip(t, claudeAnswer("r3", json.RawMessage(`{"subtype":"mcp_message"}`)))
 	if r := got["response"].(map[string]any); r["subtype"] != "error" || r["request_id"] != "r3" || r["error"] == "" {
 		t.Errorf("mcp_message: %v", got)
 	}

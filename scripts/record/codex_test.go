@@ -31,17 +31,6 @@ func TestCodexRewriter(t *testing.T) {
 }
 
 func TestCodexAnswer(t *testing.T) {
-	roundTrip := func(v any) map[string]any {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		method, decision string
 		want             map[string]any
@@ -51,11 +40,11 @@ func TestCodexAnswer(t *testing.T) {
 		{"execCommandApproval", "accept", map[string]any{"id": float64(0), "result": map[string]any{"decision": "approved"}}},
 		{"applyPatchApproval", "cancel", map[string]any{"id": float64(0), "result": map[string]any{"decision": "abort"}}},
 	} {
-		if got := roundTrip(codexAnswer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
+		if got := roundTrip(t, codexAnswer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s %s: %v", tc.method, tc.decision, got)
 		}
 	}
-	got := roundTrip(codexAnswer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
+	got := roundTrip(t, codexAnswer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
 	if e, _ := got["error"].(map[string]any); got["id"] != "x" || e["code"] != float64(-32601) {
 		t.Errorf("other request: %v", got)
 	}
