@@ -16,6 +16,7 @@ type Result struct {
 	APISummary  []string // model and last text of each API request, for -v
 	Seen        []ProcID // every process seen in the agent's tree
 	Err         error    // why the run failed
+	Lingered    bool     // an anchor that did not exit within ExitGrace of its stdin closing
 	Stderr      string   // the agent's stderr, when the run failed
 }
 
