@@ -56,16 +56,9 @@ func claudeRun(args []string) int {
 		o.Failf("%v", err)
 		return 1
 	}
-	defer b.close()
-	b.header()
-	if b.shared.shared != nil && !benchkit.StartDaemon(o.Options, func(prefix string) benchkit.Result { return b.runOnce(b.shared, prefix) }) {
-		return 1
-	}
-	results := benchkit.Repeat(o.Options, b.agents(), func(a claudeAgent) string { return a.Name }, false, b.runOnce)
-	b.report(results)
 	// A failed acpbridge run is a bug to look at; the adapter is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	return benchkit.Status(results, benchkit.NameBridge, benchkit.NameShared)
+	return benchkit.Run[claudeAgent, benchkit.Result](o.Options, b, false, benchkit.NameBridge, benchkit.NameShared)
 }
 
 // parseClaudeOptions parses the flags; if the program is not to go on, ok
@@ -118,16 +111,17 @@ func zedAdapter(path, claude string) (a claudeAgent, missing string) {
 	return a, ""
 }
 
-// close stops the shared daemon and the fake.
-func (b *claudeBench) close() {
-	if b.shared.shared != nil {
-		b.shared.shared.Close()
-	}
+// Shared is acpbridge-shared, if it runs.
+func (b *claudeBench) Shared() (claudeAgent, bool) { return b.shared, b.shared.shared != nil }
+
+// Close stops the shared daemon and the fake.
+func (b *claudeBench) Close() {
+	b.shared.shared.Close()
 	b.srv.Close()
 }
 
-// agents are the agents to run, in order.
-func (b *claudeBench) agents() []claudeAgent {
+// Agents are the agents to run, in order.
+func (b *claudeBench) Agents() []claudeAgent {
 	var agents []claudeAgent
 	if b.o.Selects(benchkit.NameBridge) {
 		agents = append(agents, b.bridge)
@@ -141,8 +135,8 @@ func (b *claudeBench) agents() []claudeAgent {
 	return agents
 }
 
-// header prints what runs against what.
-func (b *claudeBench) header() {
+// Header prints what runs against what.
+func (b *claudeBench) Header() {
 	fmt.Printf("claude CLI: %s (%s), run by both agents\n", b.claudeReal, b.claudeVersion)
 	fmt.Printf("fake API:   %s (fakeapi.Directives)\n", b.srv.URL)
 	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.bridge.Version)
@@ -156,9 +150,9 @@ func (b *claudeBench) header() {
 	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", b.o.N, claudePrompt1, claudePrompt2)
 }
 
-// runOnce runs agent a once, its fake API requests under prefix, and
+// RunOnce runs agent a once, its fake API requests under prefix, and
 // returns its measurements.
-func (b *claudeBench) runOnce(a claudeAgent, prefix string) (res benchkit.Result) {
+func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result) {
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchclaude-"+a.Name+"-", a.Name+prefix, b.o.Keep, ".claude")
 	if err != nil {
 		return benchkit.Result{Err: err}
@@ -204,9 +198,9 @@ func claudeCheckAnswer(_, text string) error {
 	return nil
 }
 
-// report prints the notes, the table of results and what each agent's
+// Report prints the notes, the table of results and what each agent's
 // process tree ran.
-func (b *claudeBench) report(results map[string][]benchkit.Result) {
+func (b *claudeBench) Report(results map[string][]benchkit.Result) {
 	b.noteMissing(results)
 	names := []string{benchkit.NameBridge, benchkit.NameShared, nameZed}
 	benchkit.Table[benchkit.Result]{

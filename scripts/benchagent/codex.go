@@ -89,19 +89,10 @@ func codexRun(args []string) int {
 		o.Failf("%v", err)
 		return 1
 	}
-	defer b.close()
-	agents := b.agents()
-	b.header()
-	if b.shared.shared != nil && slices.ContainsFunc(agents, func(a codexAgent) bool { return a.shared != nil }) &&
-		!benchkit.StartDaemon(o.Options, func(prefix string) codexResult { return b.runOnce(b.shared, prefix) }) {
-		return 1
-	}
-	results := benchkit.Repeat(o.Options, agents, func(a codexAgent) string { return a.Name }, true, b.runOnce)
-	b.report(results)
 	// A failed acpbridge run is a bug to look at, and a failed direct run
 	// makes the comparison meaningless; the adapters are only anchors, so
 	// their failures are reported but don't fail the benchmark.
-	return benchkit.Status(results, benchkit.NameBridge, benchkit.NameShared, nameDirect)
+	return benchkit.Run[codexAgent, codexResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameShared, nameDirect)
 }
 
 // parseCodexOptions parses the flags; if the program is not to go on, ok
@@ -223,17 +214,20 @@ func writeCodexHome(codexHome string, srv *fakeresponses.Server, prefix string) 
 	return fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{})
 }
 
-// close stops the shared daemon and the fake.
-func (b *codexBench) close() {
+// Shared is acpbridge-shared, if it runs.
+func (b *codexBench) Shared() (codexAgent, bool) { return b.shared, b.shared.shared != nil }
+
+// Close stops the shared daemon and the fake.
+func (b *codexBench) Close() {
 	if b.shared.shared != nil {
 		b.shared.shared.Close()
 	}
 	b.srv.Close()
 }
 
-// agents are the agents to run, in order: the selected ones that are
+// Agents are the agents to run, in order: the selected ones that are
 // installed.
-func (b *codexBench) agents() []codexAgent {
+func (b *codexBench) Agents() []codexAgent {
 	var agents []codexAgent
 	for _, a := range []codexAgent{b.bridge, b.shared, b.direct, b.cxt, b.cxr} {
 		if b.selected(a.Name) && b.missing[a.Name] == "" {
@@ -243,8 +237,8 @@ func (b *codexBench) agents() []codexAgent {
 	return agents
 }
 
-// header prints what runs against what.
-func (b *codexBench) header() {
+// Header prints what runs against what.
+func (b *codexBench) Header() {
 	fmt.Printf("codex:         %s (%s); run by acpbridge, app-server and codex-acp\n", b.codexReal, b.codexVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakeresponses.Directives, model %s)\n", strings.TrimSuffix(b.srv.URL, "/v1"), fakeresponses.Model)
 	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", b.o.Acpbridge, b.bridge.Version, b.codexPath)
@@ -266,9 +260,9 @@ func (b *codexBench) header() {
 	fmt.Printf("runs:          %d per agent; prompts %q then %q\n\n", b.o.N, codexPrompt1, codexPrompt2)
 }
 
-// runOnce runs agent a once, its fake API requests under prefix, and
+// RunOnce runs agent a once, its fake API requests under prefix, and
 // returns its measurements.
-func (b *codexBench) runOnce(a codexAgent, prefix string) (res codexResult) {
+func (b *codexBench) RunOnce(a codexAgent, prefix string) (res codexResult) {
 	fail := func(err error) codexResult { return codexResult{Result: benchkit.Result{Err: err}} }
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchcodex-"+a.Name+"-", a.Name+prefix, b.o.Keep, "tmp")
 	if err != nil {

@@ -29,9 +29,9 @@ acpbridge --shared on a daemon app-server already running (started by a run not 
 columns leave the daemon out, which all of a user's bridges share.
 `
 
-// report prints the notes on the agents, the table of results and what
+// Report prints the notes on the agents, the table of results and what
 // each agent's process tree ran.
-func (b *codexBench) report(results map[string][]codexResult) {
+func (b *codexBench) Report(results map[string][]codexResult) {
 	b.noteMissing(results)
 	for _, name := range []string{nameCXT, nameCXR} {
 		if note := adapterNote(name, results[name], b.codexReal); note != "" {
@@ -50,10 +50,7 @@ func (b *codexBench) report(results map[string][]codexResult) {
 	}.Print(os.Stdout)
 	printOverhead(benchkit.Succeeded(results[benchkit.NameBridge]), benchkit.Succeeded(results[nameDirect]))
 	fmt.Print(codexTableNote)
-	for _, name := range codexAgentOrder {
-		benchkit.PrintRuns(name, results[name], func(r codexResult) []string { return r.Exes },
-			func(r codexResult) string { return r.AgentInfo }, func(r codexResult) []string { return r.userAgents })
-	}
+	benchkit.PrintRuns(codexAgentOrder, results, func(r codexResult) []string { return r.userAgents })
 	fmt.Println()
 }
 

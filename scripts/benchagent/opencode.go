@@ -73,16 +73,9 @@ func opencodeRun(args []string) int {
 		o.Failf("%v", err)
 		return 1
 	}
-	defer b.close()
-	b.header()
-	if b.shared.shared != nil && !benchkit.StartDaemon(o.Options, func(prefix string) opencodeResult { return b.runOnce(b.shared, prefix) }) {
-		return 1
-	}
-	results := benchkit.Repeat(o.Options, b.agents(), func(a opencodeAgent) string { return a.Name }, true, b.runOnce)
-	b.report(results)
 	// A failed acpbridge run is a bug to look at; the anchor is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	return benchkit.Status(results, benchkit.NameBridge, benchkit.NameShared)
+	return benchkit.Run[opencodeAgent, opencodeResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameShared)
 }
 
 // parseOpencodeOptions parses the flags and sets benchkit.PSSEvery; if
@@ -148,16 +141,17 @@ func newOpencodeShared(srv *fakechat.Server) (*benchkit.Shared, error) {
 	return sh, nil
 }
 
-// close stops the shared daemon and the fake.
-func (b *opencodeBench) close() {
-	if b.shared.shared != nil {
-		b.shared.shared.Close()
-	}
+// Shared is acpbridge-shared, if it runs.
+func (b *opencodeBench) Shared() (opencodeAgent, bool) { return b.shared, b.shared.shared != nil }
+
+// Close stops the shared daemon and the fake.
+func (b *opencodeBench) Close() {
+	b.shared.shared.Close()
 	b.srv.Close()
 }
 
-// agents are the agents to run, in order.
-func (b *opencodeBench) agents() []opencodeAgent {
+// Agents are the agents to run, in order.
+func (b *opencodeBench) Agents() []opencodeAgent {
 	var agents []opencodeAgent
 	for _, a := range []opencodeAgent{b.bridge, b.shared, b.anchor} {
 		if b.o.Selects(a.Name) {
@@ -167,8 +161,8 @@ func (b *opencodeBench) agents() []opencodeAgent {
 	return agents
 }
 
-// header prints what runs against what.
-func (b *opencodeBench) header() {
+// Header prints what runs against what.
+func (b *opencodeBench) Header() {
 	fmt.Printf("opencode:      %s (%s), run by both agents\n", b.ocReal, b.ocVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", b.srv.URL, fakechat.ModelRef)
 	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", b.o.Acpbridge, b.bridge.Version, b.ocPath)
@@ -181,9 +175,9 @@ func (b *opencodeBench) header() {
 		b.o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(b.o.pssEvery, 1))*benchkit.SampleEvery)
 }
 
-// runOnce runs agent a once, its model requests under prefix, and returns
+// RunOnce runs agent a once, its model requests under prefix, and returns
 // its measurements.
-func (b *opencodeBench) runOnce(a opencodeAgent, prefix string) (res opencodeResult) {
+func (b *opencodeBench) RunOnce(a opencodeAgent, prefix string) (res opencodeResult) {
 	fail := func(err error) opencodeResult { return opencodeResult{Result: benchkit.Result{Err: err}} }
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchopencode-"+a.Name+"-", a.Name+prefix, b.o.Keep)
 	if err != nil {
@@ -265,9 +259,9 @@ acpbridge-shared is acpbridge --shared on a daemon opencode serve already runnin
 counted): its memory columns leave the daemon out, which all of a user's bridges share.
 `
 
-// report prints the notes, the table of results and what each agent's
+// Report prints the notes, the table of results and what each agent's
 // process tree ran.
-func (b *opencodeBench) report(results map[string][]opencodeResult) {
+func (b *opencodeBench) Report(results map[string][]opencodeResult) {
 	b.notes(results)
 	fmt.Println()
 	benchkit.Table[opencodeResult]{
@@ -280,10 +274,7 @@ func (b *opencodeBench) report(results map[string][]opencodeResult) {
 		Width: 24,
 	}.Print(os.Stdout)
 	fmt.Print(opencodeTableNote)
-	for _, name := range opencodeAgentOrder {
-		benchkit.PrintRuns(name, results[name], func(r opencodeResult) []string { return r.Exes },
-			func(r opencodeResult) string { return r.AgentInfo }, func(r opencodeResult) []string { return r.userAgents })
-	}
+	benchkit.PrintRuns(opencodeAgentOrder, results, func(r opencodeResult) []string { return r.userAgents })
 	fmt.Println()
 }
 

@@ -18,6 +18,49 @@ type Agent struct {
 	Anchor bool
 }
 
+// Base is a itself: it makes Agent, and every struct that embeds it, a
+// Candidate.
+func (a Agent) Base() Agent { return a }
+
+// Candidate is a benchmark's agent under test: an Agent, or a struct that
+// embeds one and adds what that benchmark alone needs.
+type Candidate interface {
+	Base() Agent
+}
+
+// Bench is one agent's benchmark, as Run drives it.
+type Bench[A Candidate, R Outcome] interface {
+	// Header prints what runs against what.
+	Header()
+	// Agents are the agents to run, in order.
+	Agents() []A
+	// Shared is acpbridge-shared, if it runs: a run of it that is not
+	// counted starts its daemon first.
+	Shared() (a A, ok bool)
+	// RunOnce runs a once, its fake model requests under prefix, and
+	// returns its measurements.
+	RunOnce(a A, prefix string) R
+	// Report prints the results by agent.
+	Report(results map[string][]R)
+	// Close stops what the benchmark started.
+	Close()
+}
+
+// Run runs b, closing it at the end: the header, the daemon's first run
+// (StartDaemon), o.N runs of each agent (Repeat; with EndOfTurn1 if e2e)
+// and the report. It returns the exit status: 1 if the daemon's run, or
+// a run of an agent named in must (Status), failed.
+func Run[A Candidate, R Outcome](o Options, b Bench[A, R], e2e bool, must ...string) int {
+	defer b.Close()
+	b.Header()
+	if sh, ok := b.Shared(); ok && !StartDaemon(o, func(prefix string) R { return b.RunOnce(sh, prefix) }) {
+		return 1
+	}
+	results := Repeat(o, b.Agents(), e2e, b.RunOnce)
+	b.Report(results)
+	return Status(results, must...)
+}
+
 // The names of acpbridge's columns, in every benchmark.
 const (
 	NameBridge = "acpbridge"
