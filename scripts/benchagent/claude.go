@@ -169,11 +169,11 @@ func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result
 	if err != nil {
 		return benchkit.Result{Err: err}
 	}
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", b.o.Verbose, claudeCheckAnswer)
 	defer func() {
-		p.Finish(&res, a.Agent, a.Name+prefix, b.o.Verbose)
+		p.Finish(&res, a.Agent, s, a.Name+prefix, b.o.Verbose)
 		countClaudeRequests(&res, b.srv.Requests()[before:], prefix)
 	}()
-	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", b.o.Verbose, claudeCheckAnswer)
 	res.Times, res.Err = benchkit.Measure(s, p.Started, b.o.Timeout, b.o.Think, dirs.Cwd, [2]string{claudePrompt1, claudePrompt2})
 	return res
 }

@@ -286,11 +286,12 @@ func (b *codexBench) RunOnce(a codexAgent, prefix string) (res codexResult) {
 	if err != nil {
 		return fail(err)
 	}
+	s := b.session(a, p)
 	defer func() {
-		p.Finish(&res.Result, a.Agent, a.Name+prefix, b.o.Verbose)
+		p.Finish(&res.Result, a.Agent, s, a.Name+prefix, b.o.Verbose)
 		res.countRequests(b.srv.Requests()[before:], prefix)
 	}()
-	res.Times, res.Err = benchkit.Measure(b.session(a, p), p.Started, b.o.Timeout, b.o.Think, dirs.Cwd, [2]string{codexPrompt1, codexPrompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, b.o.Timeout, b.o.Think, dirs.Cwd, [2]string{codexPrompt1, codexPrompt2})
 	return res
 }
 

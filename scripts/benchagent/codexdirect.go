@@ -39,6 +39,10 @@ func (d *directSession) Initialize(ctx context.Context) (string, error) {
 	return ir.UserAgent, nil
 }
 
+// Done is closed once the client has stopped reading the app-server's
+// stdout.
+func (d *directSession) Done() <-chan struct{} { return d.rc.gone }
+
 // Initialized sends the initialized notification.
 func (d *directSession) Initialized() error {
 	if err := d.rc.notify("initialized", nil); err != nil {

@@ -197,11 +197,11 @@ func (b *opencodeBench) RunOnce(a opencodeAgent, prefix string) (res opencodeRes
 	if err != nil {
 		return fail(err)
 	}
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", b.o.Verbose, opencodeCheckAnswer)
 	defer func() {
-		p.Finish(&res.Result, a.Agent, a.Name+prefix, b.o.Verbose)
+		p.Finish(&res.Result, a.Agent, s, a.Name+prefix, b.o.Verbose)
 		res.countRequests(b.srv.Requests()[before:], prefix)
 	}()
-	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", b.o.Verbose, opencodeCheckAnswer)
 	res.Times, res.Err = benchkit.Measure(s, p.Started, b.o.Timeout, b.o.Think, dirs.Cwd, [2]string{opencodePrompt1, opencodePrompt2})
 	return res
 }

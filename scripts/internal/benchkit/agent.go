@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 )
 
 // Agent is what every benchmark knows of an agent command under test.
@@ -120,17 +121,22 @@ func Status[R Outcome](results map[string][]R, names ...string) int {
 	return 0
 }
 
-// Finish ends the run of a on p (Stop, with ExitGrace) and records it in
+// Finish ends the run of a on p (Stop, with ExitGrace), waits (at most
+// ExitGrace) for its session s to stop reading, and records the run in
 // res (Record, under label): an anchor that did not exit by itself has
 // Lingered; any other agent that did not has failed, unless it had
 // already.
-func (p *Process) Finish(res *Result, a Agent, label string, verbose bool) {
+func (p *Process) Finish(res *Result, a Agent, s Session, label string, verbose bool) {
 	switch {
 	case p.Stop(ExitGrace):
 	case a.Anchor:
 		res.Lingered = true
 	case res.Err == nil:
 		res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.Name, ExitGrace)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(ExitGrace):
 	}
 	p.Record(res, os.Stderr, label, verbose)
 }
