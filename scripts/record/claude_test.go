@@ -96,8 +96,15 @@ func TestClaudeRecord(t *testing.T) {
 	if bytes.Contains(b, []byte(os.TempDir())) {
 		t.Errorf("the recording still holds a temporary path (%s)", os.TempDir())
 	}
-	var types []string
-	var results []string
+	checkClaudeRecording(t, b)
+}
+
+// checkClaudeRecording checks recording b: the initialize response
+// first, the recorded working directory in init, the permission request
+// for the file written with its recorded path, and both turns' results.
+func checkClaudeRecording(t *testing.T, b []byte) {
+	t.Helper()
+	var types, results []string
 	sawCwd, sawPermission := false, false
 	for l := range bytes.Lines(b) {
 		var m map[string]any
@@ -107,14 +114,10 @@ func TestClaudeRecord(t *testing.T) {
 		types = append(types, m["type"].(string))
 		switch m["type"] {
 		case "system":
-			if m["subtype"] == "init" && m["cwd"] == recordedCwd {
-				sawCwd = true
-			}
+			sawCwd = sawCwd || m["subtype"] == "init" && m["cwd"] == recordedCwd
 		case "control_request":
 			r := m["request"].(map[string]any)
-			if r["subtype"] == "can_use_tool" && r["input"].(map[string]any)["file_path"] == "/home/dev/project/n.txt" {
-				sawPermission = true
-			}
+			sawPermission = sawPermission || r["subtype"] == "can_use_tool" && r["input"].(map[string]any)["file_path"] == "/home/dev/project/n.txt"
 		case "result":
 			results = append(results, m["result"].(string))
 		}
