@@ -164,6 +164,8 @@ type claudeConversation struct {
 	lastIsError bool              // of the last result line; read after readerDone
 }
 
+// newClaudeConversation is the conversation with the CLI of s, for o's
+// prompts.
 func newClaudeConversation(s *session, o claudeOptions, toReal *strings.Replacer) *claudeConversation {
 	c := &claudeConversation{session: s, o: o, toReal: toReal, initDone: make(chan struct{}),
 		results: make(chan claudeResult, len(o.prompts)+1)}
@@ -171,6 +173,8 @@ func newClaudeConversation(s *session, o claudeOptions, toReal *strings.Replacer
 	return c
 }
 
+// handle answers a request from the CLI, and passes on what the
+// conversation waits for.
 func (c *claudeConversation) handle(line []byte, n int) {
 	var msg claudeLine
 	if !c.decode(line, n, &msg) {
@@ -194,6 +198,7 @@ func (c *claudeConversation) handle(line []byte, n int) {
 	}
 }
 
+// converse initializes the CLI, then runs each prompt as a turn.
 func (c *claudeConversation) converse() error {
 	if err := c.initialize(); err != nil {
 		return err

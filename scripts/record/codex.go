@@ -178,11 +178,15 @@ type codexConversation struct {
 	nextID      int                  // of the next request; used by converse alone
 }
 
+// newCodexConversation is the conversation with the CLI of s, for o's
+// prompts.
 func newCodexConversation(s *session, o codexOptions, cwd string, toReal *strings.Replacer) *codexConversation {
 	return &codexConversation{session: s, o: o, cwd: cwd, toReal: toReal, responses: make(chan codexMessage, 16),
 		completions: make(chan codexCompletion, len(o.prompts)+16), nextID: 1}
 }
 
+// handle answers a request from the CLI, and passes on what the
+// conversation waits for.
 func (c *codexConversation) handle(line []byte, n int) {
 	var msg codexMessage
 	if !c.decode(line, n, &msg) {
@@ -244,6 +248,7 @@ func (c *codexConversation) call(method string, params any) (json.RawMessage, er
 	return m.Result, nil
 }
 
+// converse initializes the CLI, then runs each prompt as a turn.
 func (c *codexConversation) converse() error {
 	if err := c.initialize(); err != nil {
 		return err
