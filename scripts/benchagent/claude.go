@@ -67,10 +67,7 @@ func parseClaudeOptions(args []string) (o claudeOptions, status int, ok bool) {
 	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge, acpbridge-shared or zed-adapter)")
 	fs.StringVar(&o.adapter, "adapter", filepath.Join(o.Root, ".tools/claude-agent-acp/node_modules/.bin/claude-agent-acp"),
 		"Zed's claude-agent-acp `binary` (see scripts/install-tools.sh zed-claude-adapter)")
-	defClaude := os.Getenv("ACPBRIDGE_CLAUDE")
-	if defClaude == "" {
-		defClaude = filepath.Join(o.Root, ".tools/claude/node_modules/.bin/claude")
-	}
+	defClaude := benchkit.EnvOr("ACPBRIDGE_CLAUDE", filepath.Join(o.Root, ".tools/claude/node_modules/.bin/claude"))
 	fs.StringVar(&o.claude, "claude", defClaude, "the claude `binary` both agents run (default $ACPBRIDGE_CLAUDE, else the pinned .tools one)")
 	status, ok = o.Parse(fs, args)
 	return o, status, ok

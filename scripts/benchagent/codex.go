@@ -100,10 +100,7 @@ func codexRun(args []string) int {
 func parseCodexOptions(args []string) (o codexOptions, status int, ok bool) {
 	fs := o.Flags("benchagent codex", "limit for each request or turn",
 		"run only these agents, comma-separated ("+strings.Join(codexAgentOrder, ", ")+")")
-	defCodex := os.Getenv("ACPBRIDGE_CODEX")
-	if defCodex == "" {
-		defCodex = fakeresponses.InstalledBin(o.Root)
-	}
+	defCodex := benchkit.EnvOr("ACPBRIDGE_CODEX", fakeresponses.InstalledBin(o.Root))
 	fs.StringVar(&o.codex, "codex", defCodex, "the native codex `binary` acpbridge, the direct runs and codex-acp run (default $ACPBRIDGE_CODEX, else the pinned .tools one)")
 	fs.StringVar(&o.cxt, "codex-acp", filepath.Join(o.Root, ".tools/codex-acp/node_modules/.bin/codex-acp"),
 		"the ACP org's codex-acp `binary` (CXT; see scripts/install-tools.sh acp-codex-adapter)")

@@ -83,10 +83,7 @@ func opencodeRun(args []string) int {
 func parseOpencodeOptions(args []string) (o opencodeOptions, status int, ok bool) {
 	fs := o.Flags("benchagent opencode", "limit for each ACP request",
 		"run only this agent ("+strings.Join(opencodeAgentOrder, " or ")+")")
-	defOpencode := os.Getenv("ACPBRIDGE_OPENCODE")
-	if defOpencode == "" {
-		defOpencode = fakechat.InstalledBin(o.Root)
-	}
+	defOpencode := benchkit.EnvOr("ACPBRIDGE_OPENCODE", fakechat.InstalledBin(o.Root))
 	fs.StringVar(&o.opencode, "opencode", defOpencode,
 		"the native opencode `binary` both agents run (default $ACPBRIDGE_OPENCODE, else the pinned .tools one)")
 	// Reading smaps_rollup of an opencode process (≈5,000 mappings)
