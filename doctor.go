@@ -9,17 +9,12 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 )
 
 // DoctorCommand is the subcommand that says which agents this machine can
 // run: `acpbridge doctor [--agent NAME] [--state-dir DIR] [--agents FILE]`.
 const DoctorCommand = "doctor"
-
-// versioned is a backend whose CLI can tell its version.
-type versioned interface {
-	Version(ctx context.Context, extra ...string) (string, error)
-}
 
 // doctor checks each agent (its executable and version, its credentials),
 // the state directory, and prints the editor snippet for this machine. It
@@ -67,23 +62,24 @@ func doctor(o *options, stdout io.Writer) int {
 }
 
 // checkBackend says what can be told of an agent without starting it.
-func checkBackend(ctx context.Context, b bridge.Backend) (ok bool, lines []string) {
+func checkBackend(ctx context.Context, b agent.Backend) (ok bool, lines []string) {
 	ok = true
-	if c, isChecker := b.(checker); isChecker {
-		if err := c.Check(); err != nil {
+	caps := b.Info().Caps
+	if caps.Check != nil {
+		if err := caps.Check(); err != nil {
 			return false, []string{err.Error()}
 		}
 	}
-	if v, isVersioned := b.(versioned); isVersioned {
-		ver, err := v.Version(ctx, "DISABLE_AUTOUPDATER=1", "AMP_SKIP_UPDATE_CHECK=1", "OPENCODE_DISABLE_AUTOUPDATE=1")
+	if caps.Version != nil {
+		ver, err := caps.Version(ctx)
 		if err != nil {
 			lines = append(lines, "version: "+err.Error())
 		} else {
 			lines = append(lines, "version: "+ver)
 		}
 	}
-	if l, checks := b.(bridge.LoginChecker); checks {
-		login := l.Login()
+	if caps.Login != nil {
+		login := caps.Login()
 		lines = append(lines, "login: "+login.Detail)
 		ok = login.OK || !login.Required
 	}

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -22,18 +22,25 @@ type loggedOut struct {
 	loggedIn atomic.Bool
 }
 
-func (b *loggedOut) LoginCmd() (*exec.Cmd, error) { return exec.Command("true"), nil }
-
-func (b *loggedOut) Login() bridge.Login {
-	if b.loggedIn.Load() {
-		return bridge.Login{OK: true, Detail: "MOCK_KEY is set"}
-	}
-	return bridge.Login{Required: true, Detail: "no MOCK_KEY"}
+// Info declares the login.
+func (b *loggedOut) Info() agent.Info {
+	info := b.Backend.Info()
+	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
+	return info
 }
 
-func (b *loggedOut) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *loggedOut) LoginCmd() (*exec.Cmd, error) { return exec.Command("true"), nil }
+
+func (b *loggedOut) Login() agent.Login {
+	if b.loggedIn.Load() {
+		return agent.Login{OK: true, Detail: "MOCK_KEY is set"}
+	}
+	return agent.Login{Required: true, Detail: "no MOCK_KEY"}
+}
+
+func (b *loggedOut) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if !b.loggedIn.Load() {
-		return nil, fmt.Errorf("%w: no MOCK_KEY", bridge.ErrAuthRequired)
+		return nil, fmt.Errorf("%w: no MOCK_KEY", agent.ErrAuthRequired)
 	}
 	return b.Backend.Open(ctx, opts, ev)
 }

@@ -157,7 +157,7 @@ func (in *input) pass(line []byte, size int) error {
 	if len(trimmed) >= blobMin && string(env.Method) == `"session/prompt"` && env.ID != nil {
 		trimmed = in.blobs.extract(env.ID, trimmed)
 	}
-	in.order.seen(env, trimmed)
+	trimmed = in.order.seen(env, trimmed)
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
 		if env.Method != nil {
 			in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)

@@ -78,6 +78,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.log.Debug("stopping", "cause", context.Cause(ctx))
 	}
 	in.Close()
+	s.order.close()
 	return s.m.Shutdown()
 }
 
@@ -159,8 +160,8 @@ func (s *Server) ListSessions(_ context.Context, req sdk.ListSessionsRequest) (s
 }
 
 // CloseSession cancels and releases a session; its transcript stays.
-func (s *Server) CloseSession(_ context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	if err := s.m.Close(string(req.SessionId)); err != nil {
+func (s *Server) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	if err := s.m.Close(ctx, string(req.SessionId)); err != nil {
 		return sdk.CloseSessionResponse{}, s.reqErr("session/close", err)
 	}
 	return sdk.CloseSessionResponse{}, nil
@@ -196,8 +197,8 @@ func convert(from, to any) error {
 }
 
 // UnstableDeleteSession closes a session and removes its transcript.
-func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
-	if err := s.m.Delete(string(req.SessionId)); err != nil {
+func (s *Server) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	if err := s.m.Delete(ctx, string(req.SessionId)); err != nil {
 		return sdk.UnstableDeleteSessionResponse{}, s.reqErr("session/delete", err)
 	}
 	return sdk.UnstableDeleteSessionResponse{}, nil
@@ -206,12 +207,12 @@ func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDelete
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s.blobs.restore(req.Prompt)
-	at := s.order.prompt(string(req.SessionId))
-	sess, err := s.m.Get(string(req.SessionId))
+	arrived := s.order.enter(string(req.SessionId), arrival(&req))
+	sess, err := s.m.Get(ctx, string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
-	res, err := sess.Prompt(ctx, at, req.Prompt)
+	res, err := sess.Prompt(ctx, arrived, req.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
@@ -222,19 +223,13 @@ func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 // not yet begun. It must return quickly: the SDK handles notifications one
 // at a time.
 func (s *Server) Cancel(_ context.Context, n sdk.CancelNotification) error {
-	at := s.order.cancel(string(n.SessionId))
-	sess, err := s.m.Get(string(n.SessionId))
-	if err != nil {
-		s.log.Debug("session/cancel for a session that is not open", "session", n.SessionId)
-		return nil
-	}
-	sess.Cancel(at)
+	s.m.Cancel(string(n.SessionId), s.order.cancel(string(n.SessionId)))
 	return nil
 }
 
 // SetSessionMode switches a session's mode.
 func (s *Server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	sess, err := s.m.Get(string(req.SessionId))
+	sess, err := s.m.Get(ctx, string(req.SessionId))
 	if err == nil {
 		err = sess.SetMode(ctx, string(req.ModeId))
 	}
@@ -250,7 +245,7 @@ func (s *Server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionC
 	if v == nil {
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "acpbridge has only select config options"})
 	}
-	sess, err := s.m.Get(string(v.SessionId))
+	sess, err := s.m.Get(ctx, string(v.SessionId))
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, s.reqErr("session/set_config_option", err)
 	}

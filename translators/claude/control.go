@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
@@ -180,7 +180,7 @@ func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolA
 
 // switchMode applies the mode picked when a plan was approved.
 func (s *session) switchMode(mode string) {
-	if err := s.SetConfig(s.life, bridge.ConfigMode, mode); err != nil {
+	if err := s.SetConfig(s.life, agent.ConfigMode, mode); err != nil {
 		s.log.Warn("switching mode after the plan", "mode", mode, "err", err)
 		return
 	}
