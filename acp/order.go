@@ -28,9 +28,18 @@ type arrivals struct {
 	// their session (or been answered), by session id, oldest first;
 	// queued is signalled when one leaves.
 	prompts map[string][]pendingPrompt
-	byID    map[string]string // request id key → session id
+	byID    map[string]promptRef // prompts read and not yet answered, by request id key
 	queued  *sync.Cond
 	closed  bool
+	// cancelPrompt cancels one prompt, running or queued, for a
+	// $/cancel_request that names it. It must not block.
+	cancelPrompt func(sid string, at bridge.Order)
+}
+
+// promptRef is a prompt read and not yet answered.
+type promptRef struct {
+	sid string
+	at  bridge.Order
 }
 
 // pendingPrompt is a prompt read but not yet in its session's queue.
@@ -40,7 +49,7 @@ type pendingPrompt struct {
 }
 
 func newArrivals() *arrivals {
-	a := &arrivals{cancels: make(map[string][]bridge.Order), prompts: make(map[string][]pendingPrompt), byID: make(map[string]string)}
+	a := &arrivals{cancels: make(map[string][]bridge.Order), prompts: make(map[string][]pendingPrompt), byID: make(map[string]promptRef)}
 	a.queued = sync.NewCond(&a.mu)
 	return a
 }
@@ -58,13 +67,24 @@ type sessionParams struct {
 
 // seen numbers a line the guard is forwarding, notes a prompt or a
 // cancel, and returns the line to forward: a prompt's, stamped with its
-// arrival.
+// arrival. A $/cancel_request naming a prompt cancels that prompt's turn
+// (the SDK only cancels the request's context, which the turn does not
+// follow: the SDK also cancels it when the session's next prompt comes).
 func (a *arrivals) seen(env envelope, line []byte) []byte {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.line++
 	at := bridge.Order(a.line)
 	method := string(env.Method)
+	if env.ID == nil && method == `"$/cancel_request"` {
+		ref, ok := a.requested(line)
+		cancel := a.cancelPrompt
+		a.mu.Unlock()
+		if ok && cancel != nil {
+			cancel(ref.sid, ref.at)
+		}
+		return line
+	}
+	defer a.mu.Unlock()
 	if method != `"session/prompt"` && method != `"session/cancel"` {
 		return line
 	}
@@ -77,7 +97,7 @@ func (a *arrivals) seen(env envelope, line []byte) []byte {
 	case env.ID != nil && method == `"session/prompt"`:
 		k := idKey(env.ID)
 		a.prompts[sid] = append(a.prompts[sid], pendingPrompt{id: k, at: at})
-		a.byID[k] = sid
+		a.byID[k] = promptRef{sid: sid, at: at}
 		return stamped(line, at)
 	case env.ID == nil && method == `"session/cancel"`:
 		a.cancels[sid] = append(a.cancels[sid], at)
@@ -97,17 +117,27 @@ func (a *arrivals) enter(sid string, at bridge.Order) bridge.Arrival {
 	return bridge.Arrival{At: at, Queued: func() { a.leave(sid, func(p pendingPrompt) bool { return p.at == at }) }}
 }
 
-// leave forgets the session's pending prompts that match.
+// requested is the prompt a $/cancel_request line names, if it is one
+// read and not yet answered. a.mu must be held.
+func (a *arrivals) requested(line []byte) (promptRef, bool) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &n) != nil || len(n.Params.RequestID) == 0 {
+		return promptRef{}, false
+	}
+	ref, ok := a.byID[idKey(n.Params.RequestID)]
+	return ref, ok
+}
+
+// leave forgets the session's pending prompts that match: they are in the
+// session's queue, or answered.
 func (a *arrivals) leave(sid string, match func(pendingPrompt) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	q := slices.DeleteFunc(a.prompts[sid], func(p pendingPrompt) bool {
-		if match(p) {
-			delete(a.byID, p.id)
-			return true
-		}
-		return false
-	})
+	q := slices.DeleteFunc(a.prompts[sid], match)
 	if len(q) == 0 {
 		delete(a.prompts, sid)
 	} else {
@@ -121,10 +151,11 @@ func (a *arrivals) leave(sid string, match func(pendingPrompt) bool) {
 func (a *arrivals) answered(id json.RawMessage) {
 	k := idKey(id)
 	a.mu.Lock()
-	sid, ok := a.byID[k]
+	ref, ok := a.byID[k]
+	delete(a.byID, k)
 	a.mu.Unlock()
 	if ok {
-		a.leave(sid, func(p pendingPrompt) bool { return p.id == k })
+		a.leave(ref.sid, func(p pendingPrompt) bool { return p.id == k })
 	}
 }
 

@@ -115,3 +115,29 @@ func TestOrder_refusedPromptHoldsNothingBack(t *testing.T) {
 		t.Errorf("prompt after a refused one stopped %q, want end_turn", got)
 	}
 }
+
+// $/cancel_request naming a prompt cancels that prompt alone: the running
+// turn answers cancelled, and a queued one answers cancelled without
+// running while the turn before it goes on.
+func TestCancelRequest_cancelsThatPrompt(t *testing.T) {
+	r := startRaw(t, t.TempDir())
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`)
+	sid := r.next(response(2))["result"].(map[string]any)["sessionId"].(string)
+	cancelRequest := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`, id)
+	}
+	r.send(promptLine(3, sid, "slow"))
+	r.send(cancelRequest(3))
+	if got := stopReason(r.next(response(3))); got != "cancelled" {
+		t.Errorf("the running prompt named by $/cancel_request stopped %q, want cancelled", got)
+	}
+	r.send(promptLine(4, sid, "slow") + "\n" + promptLine(5, sid, "queued behind"))
+	r.send(cancelRequest(5))
+	if got := stopReason(r.next(response(5))); got != "cancelled" {
+		t.Errorf("the queued prompt named by $/cancel_request stopped %q, want cancelled", got)
+	}
+	if got := stopReason(r.next(response(4))); got != "end_turn" {
+		t.Errorf("the turn before the cancelled one stopped %q, want end_turn", got)
+	}
+}

@@ -42,7 +42,9 @@ var (
 
 // NewServer returns a Server for m; version is reported in agentInfo.
 func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
-	return &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs()}
+	s := &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs()}
+	s.order.cancelPrompt = m.CancelPrompt
+	return s
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for

@@ -397,6 +397,15 @@ func (m *Manager) Cancel(id string, at Order) {
 	}
 }
 
+// CancelPrompt cancels one prompt of session id, the one that arrived at
+// at, whether its turn runs or it waits in the queue (see
+// Session.CancelPrompt). It returns at once.
+func (m *Manager) CancelPrompt(id string, at Order) {
+	if s, _, _ := m.lookup(id); s != nil {
+		s.CancelPrompt(at)
+	}
+}
+
 // lookup returns the live session id, or, while it is being opened, what
 // to wait on.
 func (m *Manager) lookup(id string) (*Session, <-chan struct{}, error) {

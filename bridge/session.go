@@ -33,7 +33,8 @@ type Session struct {
 	prompted bool              // the conversation has started; the agent can no longer change
 	pending  map[string]string // NextTurn config values the agent has not taken yet
 	closed   bool
-	cancels  Order // prompts that arrived before this are cancelled
+	cancels  Order          // prompts that arrived before this are cancelled
+	dropped  map[Order]bool // prompts cancelled one by one before their turn
 	// queue holds the prompts waiting for the running turn to end, in the
 	// order they run; free is signalled whenever one of them may go on
 	// (the turn ended, a cancel, close). Tickets up to cancelTicket were
@@ -65,7 +66,7 @@ type Session struct {
 }
 
 func newSession(m *Manager, b agent.Backend, h persist.Header, nextSeq int64) *Session {
-	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, acc: NewAccumulator(nextSeq, newID)}
+	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, dropped: map[Order]bool{}, acc: NewAccumulator(nextSeq, newID)}
 	s.free = sync.NewCond(&s.mu)
 	s.setEdits(h.Config[ConfigEdits])
 	s.life, s.end = context.WithCancel(m.ctx)

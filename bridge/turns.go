@@ -194,7 +194,8 @@ func (s *Session) waitTurn(at Order, queued func()) error {
 			return fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
 		case s.readOnly != nil:
 			return s.readOnly
-		case at != 0 && at < s.cancels, me.ticket <= s.cancelTicket:
+		case at != 0 && at < s.cancels, me.ticket <= s.cancelTicket, s.dropped[at]:
+			delete(s.dropped, at)
 			return errCancelledWaiting
 		case s.turn == nil && s.queue[0] == me:
 			return nil
@@ -272,6 +273,27 @@ func (s *Session) finish(t *liveTurn) {
 	s.mu.Unlock()
 	t.cancel()
 	close(t.done)
+}
+
+// CancelPrompt cancels the one prompt that arrived at at: its turn if it
+// runs, else it answers cancelled without running when its turn would
+// begin. It returns at once.
+func (s *Session) CancelPrompt(at Order) {
+	if at == 0 {
+		return
+	}
+	s.mu.Lock()
+	t := s.turn
+	running := t != nil && t.at == at
+	if !running {
+		s.dropped[at] = true
+		s.free.Broadcast()
+	}
+	s.mu.Unlock()
+	if running {
+		t.cancelled.Store(true)
+		t.cancel()
+	}
 }
 
 // Cancel cancels the prompts that arrived before at: the running turn, and
