@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -117,4 +120,52 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// withLogout is loggedOut with a logout of its own: a command that leaves
+// a mark (or fails, when fail is set).
+type withLogout struct {
+	*loggedOut
+	mark string
+	fail bool
+}
+
+func (b *withLogout) Info() agent.Info {
+	info := b.loggedOut.Info()
+	info.Caps.LogoutCmd = func() (*exec.Cmd, error) {
+		if b.fail {
+			return exec.Command("sh", "-c", "echo not logged in >&2; exit 3"), nil
+		}
+		return exec.Command("sh", "-c", "echo out > "+b.mark), nil
+	}
+	return info
+}
+
+// logout is offered when the default agent has a logout that runs
+// unattended; it runs it, and a failing one answers with what it printed.
+// Without one, logout is neither offered nor answered.
+func TestAuth_logoutRunsTheAgentsOwn(t *testing.T) {
+	b := &withLogout{loggedOut: &loggedOut{Backend: mock.New()}, mark: filepath.Join(t.TempDir(), "mark")}
+	h := startOn(t, t.TempDir(), b, &testLogin)
+	if got := jsonOf(t, h.initialize().AgentCapabilities.Auth); got != `{"logout":{}}` {
+		t.Errorf("auth capabilities %s, want logout offered", got)
+	}
+	if _, err := h.cs.Logout(h.ctx(), sdk.LogoutRequest{}); err != nil {
+		t.Fatalf("logout: %v", err)
+	}
+	if _, err := os.Stat(b.mark); err != nil {
+		t.Errorf("the agent's logout did not run: %v", err)
+	}
+	b.fail = true
+	_, err := h.cs.Logout(h.ctx(), sdk.LogoutRequest{})
+	if err == nil || !strings.Contains(err.Error(), "not logged in") {
+		t.Errorf("a failing logout answered %v, want what it printed", err)
+	}
+
+	plain := startOn(t, t.TempDir(), &loggedOut{Backend: mock.New()}, &testLogin)
+	if got := jsonOf(t, plain.initialize().AgentCapabilities.Auth); got != `{}` {
+		t.Errorf("auth capabilities %s without a logout, want none", got)
+	}
+	_, err = plain.cs.Logout(plain.ctx(), sdk.LogoutRequest{})
+	wantCode(t, "logout with none offered", err, -32601)
 }

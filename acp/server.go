@@ -100,6 +100,7 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 		AuthMethods:     s.authMethods(req.ClientCapabilities),
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
+			Auth:               s.authCapabilities(),
 			PromptCapabilities: info.Prompt,
 			McpCapabilities:    info.MCP,
 			SessionCapabilities: sdk.SessionCapabilities{
@@ -113,10 +114,20 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 	}, nil
 }
 
-// Logout is not offered (agentCapabilities.auth.logout is false).
-func (s *Server) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
-	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+// Logout runs the default agent's own logout, offered
+// (agentCapabilities.auth.logout) when the bridge offers logins and the
+// agent has one that runs without a terminal.
+func (s *Server) Logout(ctx context.Context, _ sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	if !s.offersLogout() {
+		return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+	}
+	if err := s.m.Logout(ctx); err != nil {
+		return sdk.LogoutResponse{}, s.reqErr("logout", err)
+	}
+	return sdk.LogoutResponse{}, nil
 }
+
+func (s *Server) offersLogout() bool { return s.login.Args != nil && s.m.CanLogout() }
 
 // NewSession starts a session on the default agent.
 func (s *Server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {

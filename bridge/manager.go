@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -188,6 +190,38 @@ func (m *Manager) Logins() []AgentLogin {
 		}
 	}
 	return out
+}
+
+// CanLogout reports whether the default agent has a logout (see Logout).
+func (m *Manager) CanLogout() bool {
+	return m.backends[m.cfg.Default].Info().Caps.LogoutCmd != nil
+}
+
+// logoutTimeout bounds an agent's logout command.
+const logoutTimeout = 30 * time.Second
+
+// Logout runs the default agent's own logout, with no terminal, and says
+// what it printed if it fails. Its sessions go on as they are; the agent's
+// next start finds no credentials.
+func (m *Manager) Logout(ctx context.Context) error {
+	b := m.backends[m.cfg.Default]
+	logout := b.Info().Caps.LogoutCmd
+	if logout == nil {
+		return fmt.Errorf("%w: %s has no logout acpbridge can run", agent.ErrInvalidParams, b.Info().Title)
+	}
+	cmd, err := logout()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, logoutTimeout)
+	defer cancel()
+	run := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	run.Env, run.Dir = cmd.Env, cmd.Dir
+	if out, err := run.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out)))
+	}
+	m.log.Info("logged out", "agent", b.Info().Name)
+	return nil
 }
 
 // AgentLogin is an agent's login as the bridge offers it to clients.

@@ -95,6 +95,12 @@ type Caps struct {
 	// initialize offers it as an auth method. Nil: the agent has none.
 	LoginCmd func() (*exec.Cmd, error)
 
+	// LogoutCmd returns the agent's own logout (`claude auth logout`,
+	// `codex logout` …), which must run without a terminal: ACP's logout
+	// runs the default agent's. Nil: the agent has none that runs
+	// unattended.
+	LogoutCmd func() (*exec.Cmd, error)
+
 	// Warm starts, at initialize, what the backend's sessions share (a
 	// server), and what the first session in the bridge's directory cwd
 	// will need ("" if the bridge has none): a spare process or thread,

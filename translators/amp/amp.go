@@ -53,7 +53,7 @@ func New(opts Options) *Backend {
 // and embedded context, and MCP servers of every transport.
 func (b *Backend) Info() agent.Info {
 	info := b.Describe("Amp", acp.McpCapabilities{Http: true, Sse: true})
-	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info
 }
 
@@ -168,6 +168,9 @@ var errClosed = errors.New("the session is closed")
 
 // LoginCmd is Amp's own login, `amp login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "login") }
+
+// LogoutCmd is amp's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.env(), "logout") }
 
 // Login tells whether amp has a key (see credentials).
 func (b *Backend) Login() agent.Login {

@@ -81,7 +81,7 @@ func (b *Backend) Info() agent.Info {
 	info := b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
 	info.Caps.Forks = true
 	info.Caps.Warm = b.Warm
-	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info
 }
 
@@ -231,6 +231,9 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 
 // LoginCmd is Claude Code's own login, `claude auth login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "login") }
+
+// LogoutCmd is claude's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "logout") }
 
 // Login tells whether Claude Code has credentials: an API key or token in
 // its environment, or the login `claude` keeps in its config directory.

@@ -65,7 +65,7 @@ func (b *Backend) Info() agent.Info {
 	info := b.Describe("Codex", acp.McpCapabilities{Http: true})
 	info.Caps.Forks = true
 	info.Caps.Warm = b.Warm
-	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info
 }
 
@@ -374,6 +374,9 @@ func (c versionlessChannel) notification(top map[string]json.RawMessage) bool {
 
 // LoginCmd is Codex's own login, `codex login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "login") }
+
+// LogoutCmd is codex's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "logout") }
 
 // Login tells whether codex has credentials: an API key in its
 // environment, or the login `codex login` keeps in CODEX_HOME.
