@@ -22,7 +22,8 @@
 //     has prints "No conversation found" on stderr.
 //   - bypassPermissions can be switched to only if the CLI was started
 //     with --allow-dangerously-skip-permissions, and as root only with
-//     IS_SANDBOX set.
+//     IS_SANDBOX=1 or CLAUDE_CODE_BUBBLEWRAP set (see bypassAllowed); else
+//     it refuses to start at all.
 //   - --effort takes low, medium, high, xhigh or max; the effortLevel
 //     flag setting (apply_flag_settings) low to xhigh, or null for the
 //     default.
@@ -31,9 +32,11 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
@@ -57,6 +60,8 @@ type Backend struct {
 
 	spare  agentkit.Spare[*proc.Process] // started by Warm, by its proc.Spec.Kind
 	shared agentkit.SharedSpares         // instead, with Options.Shared
+
+	bypassRefused atomic.Bool // the CLI refused to start able to bypass permissions
 }
 
 // spareTTL is how long a spare claude waits for a session to take it:
@@ -126,7 +131,7 @@ func (b *Backend) Warm(dir string) {
 	if err != nil || dir == "" {
 		return
 	}
-	spec := b.spec(path, dir, newLaunch(newSettings(b), "", ""))
+	spec := b.spec(path, dir, b.newLaunch(newSettings(b), "", ""))
 	if b.Shared() != 0 {
 		b.shared.Warm(spec)
 		return
@@ -175,9 +180,28 @@ type launch struct {
 
 // newLaunch is how a session with settings cfg starts its CLI, resuming
 // native session resume ("" for none) with MCP config mcp.
-func newLaunch(cfg *agentkit.Settings, resume, mcp string) launch {
+func (b *Backend) newLaunch(cfg *agentkit.Settings, resume, mcp string) launch {
 	return launch{mode: cfg.Get(agent.ConfigMode), model: cfg.Get(agent.ConfigModel), effort: cfg.Get(agent.ConfigEffort),
-		resume: resume, mcp: mcp, bypass: bypassAllowed()}
+		resume: resume, mcp: mcp, bypass: b.bypass()}
+}
+
+// bypass says whether the CLI is started able to bypass permissions: as
+// its own rule allows, unless it refused to start so once already.
+func (b *Backend) bypass() bool {
+	return !b.bypassRefused.Load() && bypassAllowed(os.Geteuid() == 0, b.env())
+}
+
+// bypassRefusal is what the CLI prints when it refuses to start with
+// --allow-dangerously-skip-permissions.
+const bypassRefusal = "cannot be used with root/sudo privileges"
+
+// refuseBypass stops offering bypassPermissions once the CLI refused to
+// start with it, saying why the first time.
+func (b *Backend) refuseBypass() {
+	if !b.bypassRefused.Swap(true) {
+		b.Log().Warn("claude refused to start able to bypass permissions (" + bypassRefusal +
+			"); starting it without, and bypassPermissions is no longer offered (as root, set IS_SANDBOX=1 to have it)")
+	}
 }
 
 // args is the CLI's command line: what the official SDKs pass.

@@ -2,7 +2,8 @@ package claude
 
 import (
 	"context"
-	"os"
+	"slices"
+	"strings"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -19,17 +20,44 @@ var modes = []agent.ConfigValue{
 	{Value: "bypassPermissions", Name: "Bypass permissions", Description: "Do anything without asking"},
 }
 
-// bypassAllowed: the CLI refuses bypassPermissions as root outside a
-// sandbox (IS_SANDBOX unset), so it is offered only elsewhere.
-func bypassAllowed() bool { return os.Geteuid() != 0 || os.Getenv("IS_SANDBOX") != "" }
+// bypassAllowed is Claude Code's own rule (2.1.x) for
+// --allow-dangerously-skip-permissions and bypassPermissions, which it
+// refuses to start with ("cannot be used with root/sudo privileges") as
+// root unless IS_SANDBOX is exactly "1" or CLAUDE_CODE_BUBBLEWRAP is true
+// (1, true, yes or on, in any case). env is the CLI's environment; its
+// last value of a name counts, as it does for the process.
+func bypassAllowed(root bool, env []string) bool {
+	sandbox, bubblewrap := "", ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "IS_SANDBOX="); ok {
+			sandbox = v
+		}
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CODE_BUBBLEWRAP="); ok {
+			bubblewrap = v
+		}
+	}
+	return !root || sandbox == "1" || slices.Contains([]string{"1", "true", "yes", "on"}, strings.ToLower(strings.TrimSpace(bubblewrap)))
+}
 
-func modeOption() agent.ConfigOption {
+// modeOption offers bypassPermissions only where the CLI takes it.
+func modeOption(bypass bool) agent.ConfigOption {
 	choices := modes
-	if !bypassAllowed() {
+	if !bypass {
 		choices = modes[:3]
 	}
 	return agent.ConfigOption{ID: agent.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
 		Current: "default", Choices: choices}
+}
+
+// dropBypass stops offering bypassPermissions (the CLI refused it), and
+// leaves it for the default mode if it was the session's.
+func (s *session) dropBypass() {
+	current := s.cfg.Get(agent.ConfigMode)
+	s.cfg.Put(modeOption(false))
+	if current != "bypassPermissions" {
+		s.cfg.Adopt(agent.ConfigMode, current)
+	}
+	s.ev.ConfigChanged()
 }
 
 // aliases are offered until a CLI has told its models.

@@ -88,7 +88,7 @@ func newSession(ctx context.Context, b *Backend, path, mcp string, opts agent.Op
 
 // newSettings are a new session's options, with their defaults.
 func newSettings(b *Backend) *agentkit.Settings {
-	return agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption())
+	return agentkit.NewSettings(modeOption(b.bypass()), modelOption(b.knownModels()), effortOption())
 }
 
 // warm starts the process in the background: session/new does not wait
@@ -105,7 +105,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		return s.p, s.ready
 	}
 	s.ready, s.readyErr = make(chan struct{}), nil
-	l := newLaunch(s.cfg, s.nativeID, s.mcp)
+	l := s.b.newLaunch(s.cfg, s.nativeID, s.mcp)
 	if s.nativeID == "" && s.forkOf != "" {
 		l.resume, l.fork = s.forkOf, true
 	}
@@ -133,6 +133,10 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 // errLost: Claude no longer has the conversation to resume.
 var errLost = errors.New("claude has no conversation to resume")
 
+// errBypassRefused: the CLI refused to start able to bypass permissions;
+// the next start is without.
+var errBypassRefused = errors.New("claude refused --allow-dangerously-skip-permissions")
+
 // lostNotice tells the user why Claude forgot what came before.
 const lostNotice = "*Claude Code no longer has this conversation (its session file is gone), " +
 	"so it continues in a new Claude session without the earlier context.*\n\n"
@@ -141,6 +145,10 @@ const lostNotice = "*Claude Code no longer has this conversation (its session fi
 // the conversation, it starts a fresh one and says so.
 func (s *session) ensure(ctx context.Context) (*proc.Process, error) {
 	p, err := s.ready1(ctx)
+	if errors.Is(err, errBypassRefused) {
+		s.dropBypass()
+		p, err = s.ready1(ctx)
+	}
 	if errors.Is(err, errLost) {
 		s.ev.Update(acp.UpdateAgentMessageText(lostNotice))
 		p, err = s.ready1(ctx)
@@ -188,6 +196,10 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 		}
 		if lost = s.nativeID != "" && strings.Contains(p.Stderr(), "No conversation found"); lost {
 			s.nativeID, s.readyErr = "", errLost
+		}
+		if strings.Contains(p.Stderr(), bypassRefusal) {
+			s.b.refuseBypass()
+			s.readyErr = errBypassRefused
 		}
 	}
 	var models []agent.ConfigValue
