@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/translators/codex"
 )
 
 // DoctorCommand is the subcommand that says which agents this machine can
@@ -26,7 +27,7 @@ func doctor(o *options, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "agents file: %v\n", err)
 	}
 	ctx := context.Background()
-	all := append(backends(log, 0), named...)
+	all := append(backends(codex.Options{Logger: log}), named...)
 	code := 0
 	if err := knownAgent(o.agent, all); err != nil {
 		fmt.Fprintf(stdout, "--  %v\n\n", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/translators/codex"
 )
 
 // loginArgs are what a client adds to acpbridge's command line to run
@@ -70,7 +71,7 @@ func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // loginBackend is --agent's backend, if it has a login of its own.
 func loginBackend(o *options, log *slog.Logger) (agent.Backend, error) {
-	for _, b := range backends(log, 0) {
+	for _, b := range backends(codex.Options{Logger: log}) {
 		if b.Info().Name != o.agent {
 			continue
 		}

@@ -38,12 +38,12 @@ import (
 var version = "0.1.0-dev"
 
 // backends returns the agents this build drives, in config-option order.
-// shared, if not 0, has codex and opencode run their servers as daemons
+// o.Shared, if not 0, has codex and opencode run their servers as daemons
 // shared between bridges, and claude's spare processes kept by one (see
-// --shared).
-func backends(log *slog.Logger, shared time.Duration) []agent.Backend {
-	return []agent.Backend{claude.New(claude.Options{Logger: log, Shared: shared}), codex.New(codex.Options{Logger: log, Shared: shared}),
-		opencode.New(opencode.Options{Logger: log, Shared: shared}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
+// --shared); o.Retries bounds a provider's retries in a turn (--retries).
+func backends(o codex.Options) []agent.Backend {
+	amps := amp.CLIOptions{Logger: o.Logger, Retries: o.Retries}
+	return []agent.Backend{claude.New(o), codex.New(o), opencode.New(o), amp.New(amp.Options{CLIOptions: amps}), mock.New()}
 }
 
 // AutoAgent picks the default agent among those this machine can run:
@@ -88,7 +88,7 @@ func main() {
 type options struct {
 	agent, stateDir, persist, logLevel string
 	idleTimeout, shared                time.Duration
-	maxAgents                          int
+	maxAgents, retries                 int
 	agentsFile                         string
 	command                            []string // after --: the ACP agent of --agent acp
 	version, help, login               bool
@@ -172,6 +172,7 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
+	fs.IntVar(&o.retries, "retries", 4, "give up on a turn after its agent retried a failing model provider this many times (codex)")
 	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
 	fs.DurationVar(&o.shared, "shared", 0, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user, and keep a spare claude started in one, kept this long after the last bridge leaves (--shared alone: 10m; see README)")
 	fs.Lookup("shared").NoOptDefVal = "10m"
@@ -234,7 +235,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	if o.agent == "acp" && len(o.command) == 0 {
 		return bridge.Config{}, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
 	}
-	all := append(backends(log, o.shared), named...)
+	all := append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries}), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
 		o.agent = autoAgent(bs)

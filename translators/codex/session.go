@@ -54,6 +54,7 @@ type session struct {
 	files   attachments     // the prompts' embedded binary files
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
+	retries int             // the running turn's model-request retries so far
 	history json.RawMessage // thread/resume's turns, for History
 	running turnProcs       // what ran under the server when the turn began
 }
@@ -253,7 +254,7 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 				before[pid] = true
 			}
 			s.mu.Lock()
-			s.running = turnProcs{srv: srv, before: before}
+			s.running, s.retries = turnProcs{srv: srv, before: before}, 0
 			s.mu.Unlock()
 			if isCommand {
 				return s.startCommand(srv, command, args)
@@ -418,8 +419,26 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		s.turnErr = out.Err
 		s.mu.Unlock()
 	}
+	if out.Retry != "" {
+		s.retried(out.Retry)
+	}
 	if out.End != nil {
 		s.turns.End(out.End)
+	}
+}
+
+// retried tells the client that codex retries the turn's model request,
+// and gives up on the turn after the backend's retries (codex, with an
+// unreachable provider, retries without end). s.out must be held.
+func (s *session) retried(msg string) {
+	s.mu.Lock()
+	s.retries++
+	n := s.retries
+	s.mu.Unlock()
+	limit := s.b.Retries()
+	s.out.Send([]acp.SessionUpdate{retryThought(n, limit, msg)})
+	if n > limit {
+		s.turns.Stop(fmt.Errorf("the model provider kept failing (%d retries): %s", limit, msg))
 	}
 }
 

@@ -36,6 +36,8 @@ type Output struct {
 	End *TurnEnd
 	// Err is the message of an error notification that ends the turn.
 	Err string
+	// Retry is the message of an error codex retries the request after.
+	Retry string
 	// Skipped names a notification the translator ignores.
 	Skipped string
 }
@@ -146,7 +148,10 @@ func (t *Translator) Translate(method string, raw json.RawMessage) (Output, erro
 	case "turn/completed":
 		return t.turnCompleted(p.Turn), nil
 	case "error":
-		if p.Error != nil && !p.WillRetry {
+		switch {
+		case p.Error != nil && p.WillRetry:
+			return Output{Retry: errorText(p.Error)}, nil
+		case p.Error != nil:
 			return Output{Err: errorText(p.Error)}, nil
 		}
 		return Output{}, nil
@@ -155,6 +160,12 @@ func (t *Translator) Translate(method string, raw json.RawMessage) (Output, erro
 }
 
 func updates(us ...acp.SessionUpdate) Output { return Output{Updates: us} }
+
+// retryThought tells the client that codex retries a failed model request:
+// attempt n, of at most limit before the bridge gives up.
+func retryThought(n, limit int, msg string) acp.SessionUpdate {
+	return acp.UpdateAgentThoughtText(fmt.Sprintf("Codex is retrying the model request (retry %d; acpbridge gives up after %d): %s\n\n", n, limit, msg))
+}
 
 // item is the union of the item types the bridge shows.
 type item struct {

@@ -58,6 +58,32 @@ func TestSettings(t *testing.T) {
 // turnKey marks a turn context in the tests.
 type turnKey struct{}
 
+// Stop gives up on the running turn: the agent is interrupted as on a
+// cancel, and Run fails with Stop's error, not the agent's end.
+func TestTurns_stopInterruptsAndFails(t *testing.T) {
+	ts := NewTurns[string](context.Background())
+	interrupted := false
+	res, err := Run(context.Background(), ts, nil, TurnSpec[string, int]{
+		Ready: func(context.Context) (int, error) { return 1, nil },
+		Send: func(context.Context, int) error {
+			ts.Stop(errors.New("the provider kept failing"))
+			return nil
+		},
+		Interrupt: func(context.Context, int) error {
+			interrupted = true
+			ts.End("interrupted")
+			return nil
+		},
+		Outcome: func(context.Context, string) (agent.TurnResult, error) {
+			return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		},
+	})
+	if err == nil || err.Error() != "the provider kept failing" || !interrupted {
+		t.Errorf("Run after Stop = %+v, %v (interrupted %v); want Stop's error and an interrupt", res, err, interrupted)
+	}
+	ts.Stop(errors.New("no turn")) // between turns: nothing to stop
+}
+
 func TestTurns_endReachesTheRunningTurnOnly(t *testing.T) {
 	ts := NewTurns[string](context.Background())
 	if ts.End("stray") {
@@ -68,7 +94,7 @@ func TestTurns_endReachesTheRunningTurnOnly(t *testing.T) {
 	}
 	ctx := context.WithValue(context.Background(), turnKey{}, 1)
 	tn := ts.Begin(ctx)
-	if ts.Context() != ctx || tn.Context() != ctx {
+	if ts.Context().Value(turnKey{}) != 1 || tn.Context() != ts.Context() {
 		t.Errorf("during a turn, asks should use its context")
 	}
 	if !ts.End("done") || !ts.End("again") {

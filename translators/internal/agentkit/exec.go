@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -30,7 +31,17 @@ type Options struct {
 	// that runs a process per session (claude) has its spare processes
 	// kept by such a daemon (SharedSpares).
 	Shared time.Duration
+	// Retries is how many retries of a failed model request an agent may
+	// report in one turn before the bridge gives up on the turn with the
+	// provider's error; 0 means DefaultRetries.
+	Retries int
 }
+
+// DefaultRetries is Options.Retries' default: enough to ride out a
+// provider's brief trouble, few enough that an unreachable one fails the
+// turn in minutes rather than never (codex, offline, retries about once a
+// minute and never ends the turn by itself).
+const DefaultRetries = 4
 
 // CLI is what a backend that runs an agent's CLI keeps: its options,
 // where the executable is and its logger.
@@ -52,6 +63,9 @@ func NewCLI(name, env string, opts Options) CLI {
 
 // Shared is Options.Shared.
 func (c CLI) Shared() time.Duration { return c.opts.Shared }
+
+// Retries is Options.Retries, or DefaultRetries.
+func (c CLI) Retries() int { return cmp.Or(c.opts.Retries, DefaultRetries) }
 
 // stableEnv is env sorted, without what differs between two launches of
 // the same program in the same place (PWD, OLDPWD, SHLVL, _): what keys

@@ -2,6 +2,7 @@ package agentkit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -27,11 +28,18 @@ type Turns[E any] struct {
 
 // Ongoing is one running prompt of a Turns.
 type Ongoing[E any] struct {
-	ctx   context.Context
+	ctx   context.Context // the client's, or Stop's
+	stop  context.CancelCauseFunc
 	life  context.Context
 	end   chan E // buffered: the first end reported wins
 	turns *Turns[E]
 }
+
+// errStopped marks a turn's context ended by Stop rather than the client.
+type errStopped struct{ err error }
+
+func (e errStopped) Error() string { return e.err.Error() }
+func (e errStopped) Unwrap() error { return e.err }
 
 // NewTurns returns the Turns of a session that lives as long as life.
 func NewTurns[E any](life context.Context) *Turns[E] {
@@ -41,7 +49,8 @@ func NewTurns[E any](life context.Context) *Turns[E] {
 // Begin makes a turn with ctx (cancelled when the client cancels) the
 // running one. Call Done when it has ended.
 func (ts *Turns[E]) Begin(ctx context.Context) *Ongoing[E] {
-	t := &Ongoing[E]{ctx: ctx, life: ts.life, end: make(chan E, 1), turns: ts}
+	t := &Ongoing[E]{life: ts.life, end: make(chan E, 1), turns: ts}
+	t.ctx, t.stop = context.WithCancelCause(ctx)
 	ts.mu.Lock()
 	ts.cur = t
 	ts.mu.Unlock()
@@ -55,6 +64,26 @@ func (t *Ongoing[E]) Done() {
 	if t.turns.cur == t {
 		t.turns.cur = nil
 	}
+	t.stop(nil)
+}
+
+// Stop gives up on the running turn, if any, for err: the agent is
+// interrupted as if the client had cancelled, and the turn fails with err
+// (Run returns it). The reader calls it when the agent will not end the
+// turn by itself (a provider it retries without end, say).
+func (ts *Turns[E]) Stop(err error) {
+	if t := ts.Running(); t != nil {
+		t.stop(errStopped{err})
+	}
+}
+
+// stopped is the error Stop gave up on the turn for, or nil.
+func (t *Ongoing[E]) stopped() error {
+	var s errStopped
+	if errors.As(context.Cause(t.ctx), &s) {
+		return s.err
+	}
+	return nil
 }
 
 // Context is the turn's context.
@@ -153,6 +182,9 @@ func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec Tur
 	end, err := t.Wait(func(ctx context.Context) error { return spec.Interrupt(ctx, c) }, spec.Gone)
 	if err != nil && log != nil {
 		log.Warn("interrupting the agent", "err", err)
+	}
+	if err := t.stopped(); err != nil && ctx.Err() == nil {
+		return agent.TurnResult{}, err
 	}
 	return spec.Outcome(ctx, end)
 }
