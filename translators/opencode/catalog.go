@@ -62,6 +62,7 @@ func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error)
 	if err := srv.call(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
 		return nil, err
 	}
+	srv.loaded(dir)
 	var cfg struct {
 		Model        string `json:"model"`
 		DefaultAgent string `json:"default_agent"`

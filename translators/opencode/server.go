@@ -49,8 +49,9 @@ type server struct {
 	broadcast func(dir string, ev Event) // an event for every session in dir
 	log       *slog.Logger
 
-	mu      sync.Mutex
-	streams map[string]*eventStream // by directory
+	mu       sync.Mutex
+	streams  map[string]*eventStream // by directory
+	prepared map[string]bool         // directories whose providers OpenCode has loaded
 }
 
 // ownServer is a server the bridge started: stopping it terminates it (a
@@ -89,7 +90,7 @@ const passwordEnv = "OPENCODE_SERVER_PASSWORD"
 // newServer is the bridge's client of the server on l, once healthy.
 func newServer(ctx context.Context, l agentkit.Link, base *url.URL, password string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
 	s := &server{l: l, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
-		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}}
+		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}, prepared: map[string]bool{}}
 	if err := s.healthy(ctx); err != nil {
 		s.Stop()
 		return nil, err
@@ -310,6 +311,33 @@ func (s *server) events(ctx context.Context, dir string) error {
 }
 
 func (es *eventStream) close() { es.stop() }
+
+// prepare has OpenCode load its providers for dir (GET /config/providers),
+// once per directory, before a session there prompts. OpenCode (1.18)
+// loads them lazily at a directory's first prompt and keeps the outcome:
+// a first prompt cancelled while they load leaves every later prompt in
+// that directory failing ("All fibers interrupted") until it restarts.
+func (s *server) prepare(ctx context.Context, dir string) error {
+	s.mu.Lock()
+	done := s.prepared[dir]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	var providers json.RawMessage
+	if err := s.call(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
+		return fmt.Errorf("loading opencode's providers for %s: %w", dir, err)
+	}
+	s.loaded(dir)
+	return nil
+}
+
+// loaded notes that OpenCode has loaded its providers for dir.
+func (s *server) loaded(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prepared[dir] = true
+}
 
 // run reads the stream, reconnecting after a drop until stopped or the
 // server is gone.

@@ -60,6 +60,9 @@ type session struct {
 	err    *SessionError // the running turn's error, if any
 	usage  acp.Usage     // the running turn's, summed over its steps
 	used   int           // the context the last step used
+	// answered is set when the running turn's prompt got an answer (an
+	// assistant message).
+	answered bool
 	// dismissed is set when the client answered an ask of the running turn
 	// cancelled: the turn ends cancelled, however OpenCode ends it.
 	dismissed atomic.Bool
@@ -123,6 +126,9 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 		return nil, err
 	}
 	if err := srv.events(ctx, s.dir); err != nil {
+		return nil, err
+	}
+	if err := srv.prepare(ctx, s.dir); err != nil {
 		return nil, err
 	}
 	for name, cfg := range s.mcp {
@@ -285,7 +291,7 @@ func (s *session) send(ctx context.Context, srv *server, parts []map[string]any,
 func (s *session) turnBody(changed map[string]string) (string, map[string]any) {
 	s.cfg.Restore(changed)
 	s.mu.Lock()
-	s.armed, s.err, s.usage, s.used = false, nil, acp.Usage{}, 0
+	s.armed, s.err, s.usage, s.used, s.answered = false, nil, acp.Usage{}, 0, false
 	id := s.id
 	s.mu.Unlock()
 	s.dismissed.Store(false)
@@ -358,6 +364,8 @@ func (s *session) track(out Output) {
 	switch {
 	case out.Busy:
 		s.armed = true
+	case out.Answer:
+		s.answered = true
 	case out.Err != nil:
 		s.err, s.armed = out.Err, true
 	case out.Step != nil:
@@ -371,10 +379,32 @@ func (s *session) track(out Output) {
 		s.armed = false
 	}
 	end := &turnEnd{err: s.err}
+	unanswered := ended && !s.answered && s.err == nil
 	s.mu.Unlock()
-	if ended {
+	switch {
+	case unanswered:
+		s.tasks.Go(s.endUnanswered)
+	case ended:
 		s.turns.End(end)
 	}
+}
+
+// errWait is how long a turn that ended without an answer or an error
+// waits for the error: OpenCode reports why it dropped a prompt after the
+// idle that ends its turn.
+const errWait = 300 * time.Millisecond
+
+// endUnanswered ends a turn OpenCode ended without answering its prompt,
+// with the error OpenCode reports just after, if it does.
+func (s *session) endUnanswered() {
+	select {
+	case <-time.After(errWait):
+	case <-s.life.Done():
+	}
+	s.mu.Lock()
+	end := &turnEnd{err: s.err}
+	s.mu.Unlock()
+	s.turns.End(end)
 }
 
 // resync checks, after the event stream dropped and came back, whether

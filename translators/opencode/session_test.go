@@ -790,7 +790,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 			second = append(second, w.Msg.Method+" "+w.Msg.Path)
 		}
 	}
-	if got := strings.Join(second, ", "); got != "GET /event, GET /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
+	if got := strings.Join(second, ", "); got != "GET /event, GET /config/providers, GET /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
 		t.Errorf("the second server was called %s", got)
 	}
 }

@@ -51,6 +51,8 @@ type Output struct {
 	// Busy is set when the session started working on a prompt, Idle when
 	// it stopped: the end of a turn (OpenCode may repeat it after an abort).
 	Busy, Idle bool
+	// Answer is set by an assistant message: the prompt is being answered.
+	Answer bool
 	// Err is a session error: how the turn failed, or that it was aborted.
 	Err *SessionError
 	// Step is the token use and cost of one finished model step.
@@ -254,7 +256,7 @@ func (t *Translator) message(raw json.RawMessage) (Output, error) {
 		return Output{}, fmt.Errorf("decoding a message: %w", err)
 	}
 	t.roles[m.ID] = m.Role
-	return Output{}, nil
+	return Output{Answer: m.Role == "assistant"}, nil
 }
 
 // session reports a new title. (The agent and model it names are the ones
