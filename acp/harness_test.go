@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	sdk "github.com/coder/acp-go-sdk"

@@ -3,8 +3,8 @@
 # drives it in, offline, against the agent's fake model, with the
 # temporary paths rewritten to /home/dev (scripts/record: "record claude"
 # runs Claude Code in its stream-json mode against
-# translators/claude/fakeapi; "record codex" runs `codex app-server`
-# against translators/codex/fakeresponses).
+# internal/testkit/fakemessages; "record codex" runs `codex app-server`
+# against internal/testkit/fakeresponses).
 #
 # Usage:
 #   bash scripts/record.sh AGENT -o FILE [flags] PROMPT...

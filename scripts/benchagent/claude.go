@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 )
 
 const (
@@ -26,7 +26,7 @@ type claudeOptions struct {
 type claudeAgent struct {
 	name string // column title
 	argv []string
-	// env is added to fakeapi.Env for a claudeRun.
+	// env is added to fakemessages.Env for a claudeRun.
 	env []string
 	// version describes the claudeAgent for the header.
 	version string
@@ -78,7 +78,7 @@ func claudeRun(args []string) int {
 			" (node " + benchkit.CommandLine(os.Environ(), "node", "--version") + ")"
 	}
 
-	srv := fakeapi.New(fakeapi.Directives())
+	srv := fakemessages.New(fakemessages.Directives())
 	defer srv.Close()
 
 	shared := bridge
@@ -104,7 +104,7 @@ func claudeRun(args []string) int {
 	}
 
 	fmt.Printf("claude CLI: %s (%s), run by both agents\n", claudeReal, claudeVersion)
-	fmt.Printf("fake API:   %s (fakeapi.Directives)\n", srv.URL)
+	fmt.Printf("fake API:   %s (fakemessages.Directives)\n", srv.URL)
 	fmt.Printf("acpbridge:  %s %s\n", o.Acpbridge, bridge.version)
 	if adapterMissing == "" {
 		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", o.adapter, adapter.version, claudePath)
@@ -139,7 +139,7 @@ func claudeRun(args []string) int {
 
 // claudeRunOnce runs claudeAgent a once, its fake API requests under prefix, and
 // returns its measurements.
-func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, claudeReal string) (res benchkit.Result) {
+func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakemessages.Server, prefix, claudeReal string) (res benchkit.Result) {
 	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchclaude-"+a.name+"-", a.name+prefix, o.Keep, ".claude")
 	if err != nil {
 		return benchkit.Result{Err: err}
@@ -152,7 +152,7 @@ func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, 
 	if sh := a.shared; sh != nil {
 		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+claudeNameShared, len(srv.Requests())
 	}
-	p, err := dirs.Start(a.argv, append(fakeapi.Env(srv.URL+prefix, dirs.Home), a.env...), claudeReal)
+	p, err := dirs.Start(a.argv, append(fakemessages.Env(srv.URL+prefix, dirs.Home), a.env...), claudeReal)
 	if err != nil {
 		return benchkit.Result{Err: err}
 	}
@@ -176,8 +176,8 @@ func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, 
 // claudeCheckAnswer checks that text, the claudeAgent's text of a turn, has the
 // fake's answer (its beginning, which does not depend on the prompt).
 func claudeCheckAnswer(_, text string) error {
-	if !strings.Contains(text, fakeapi.AnswerTextPrefix) {
-		return fmt.Errorf("the agent's text was %q, want the fake's answer %q…", text, fakeapi.AnswerTextPrefix)
+	if !strings.Contains(text, fakemessages.AnswerTextPrefix) {
+		return fmt.Errorf("the agent's text was %q, want the fake's answer %q…", text, fakemessages.AnswerTextPrefix)
 	}
 	return nil
 }

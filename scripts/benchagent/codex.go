@@ -17,8 +17,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 )
 
 const (

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 )
 
 type claudeOptions struct {
@@ -115,7 +115,7 @@ func recordClaude(o claudeOptions, stderr io.Writer) error {
 	rw := claudeRewriter(recordkit.Spellings(cwd), recordkit.Spellings(home))
 	toReal := strings.NewReplacer(recordedCwd, cwd, recordedHome, home)
 
-	fake := fakeapi.New(fakeapi.Directives())
+	fake := fakemessages.New(fakemessages.Directives())
 	defer fake.Close()
 
 	bw, closeOut, err := output(o.out)
@@ -133,7 +133,7 @@ func recordClaude(o claudeOptions, stderr io.Writer) error {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p, err := startAgent(ctx, o.claude, args, cwd, fakeapi.Env(fake.URL, home), stderr, logf)
+	p, err := startAgent(ctx, o.claude, args, cwd, fakemessages.Env(fake.URL, home), stderr, logf)
 	if err != nil {
 		return err
 	}

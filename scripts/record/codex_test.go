@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 )
 
 func TestCodexRewriter(t *testing.T) {

@@ -9,14 +9,14 @@
 //
 // record claude records what the real Claude Code CLI prints in its
 // long-lived stream-json mode, against the scripted fake Messages API of
-// translators/claude/fakeapi, offline.
+// internal/testkit/fakemessages, offline.
 //
 // Usage:
 //
 //	go run ./scripts/record claude -o FILE [flags] PROMPT...
 //	bash scripts/record.sh claude -o FILE [flags] PROMPT...
 //
-// It starts the fake (with fakeapi.Directives, so the prompts are its
+// It starts the fake (with fakemessages.Directives, so the prompts are its
 // directives: "RUN_BASH: echo hi", "THINK about it", …), then the CLI
 // ($CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude under the
 // repository root; see scripts/install-tools.sh) as the SDKs run it:
@@ -25,7 +25,7 @@
 //	       --include-partial-messages --permission-prompt-tool stdio
 //	       --permission-mode default --setting-sources ""
 //
-// with the environment of fakeapi.Env, a fresh HOME and the working
+// with the environment of fakemessages.Env, a fresh HOME and the working
 // directory HOME/project. It sends the initialize control request, then
 // each PROMPT as one user message, waiting for that turn's result line
 // before the next (any result: an API error turn is recorded too). Every
@@ -46,7 +46,7 @@
 //
 // record codex records what the real Codex CLI prints as
 // `codex app-server` (JSON-RPC over stdio), against the scripted fake
-// Responses API of translators/codex/fakeresponses, offline.
+// Responses API of internal/testkit/fakeresponses, offline.
 //
 // Usage:
 //

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
 

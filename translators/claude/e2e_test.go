@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
@@ -29,24 +29,24 @@ import (
 
 // realEditor starts a bridge whose Claude backend runs the real CLI against
 // a fake model, isolated in its own HOME.
-func realEditor(t *testing.T, state string) (*editortest.Editor, *fakeapi.Server) {
+func realEditor(t *testing.T, state string) (*editortest.Editor, *fakemessages.Server) {
 	return realEditorIn(t, state, t.TempDir())
 }
 
 // realEditorIn is realEditor with Claude's HOME (and so its own session
 // files) in home.
-func realEditorIn(t *testing.T, state, home string) (*editortest.Editor, *fakeapi.Server) {
+func realEditorIn(t *testing.T, state, home string) (*editortest.Editor, *fakemessages.Server) {
 	t.Helper()
 	return realEditorOffering(t, state, home, acp.ClientCapabilities{})
 }
 
 // realEditorOffering is realEditorIn for an editor that offers caps.
-func realEditorOffering(t *testing.T, state, home string, caps acp.ClientCapabilities) (*editortest.Editor, *fakeapi.Server) {
+func realEditorOffering(t *testing.T, state, home string, caps acp.ClientCapabilities) (*editortest.Editor, *fakemessages.Server) {
 	t.Helper()
-	bin := fakeapi.ClaudeBin(t)
-	srv := fakeapi.New(fakeapi.Directives())
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
-	b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
+	b := New(Options{Path: bin, Env: fakemessages.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
 	return editortest.StartEditorOffering(t, b, state, bridge.PersistAuto, caps), srv
 }
 
@@ -57,7 +57,7 @@ func TestE2E_textTurn(t *testing.T) {
 	if err != nil || resp.StopReason != acp.StopReasonEndTurn || resp.Usage == nil {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
-	if got := e.Client.Conversation(); !strings.Contains(got, "agent: "+fakeapi.AnswerTextPrefix+"Say hello") {
+	if got := e.Client.Conversation(); !strings.Contains(got, "agent: "+fakemessages.AnswerTextPrefix+"Say hello") {
 		t.Errorf("conversation:%s", got)
 	}
 }
@@ -142,11 +142,11 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 // and its first turn runs on it; a spare nobody takes is stopped with the
 // bridge.
 func TestE2E_spareProcess(t *testing.T) {
-	bin := fakeapi.ClaudeBin(t)
-	srv := fakeapi.New(fakeapi.Directives())
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
 	start := func(cwd string) (*editortest.Editor, *Backend, int) {
-		b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
+		b := New(Options{Path: bin, Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
 		e := editortest.StartEditorIn(t, b, t.TempDir(), bridge.PersistAuto, cwd)
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
@@ -197,11 +197,11 @@ func TestE2E_sharedSpares(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the check reads processes' parents and directories in /proc")
 	}
-	bin := fakeapi.ClaudeBin(t)
-	srv := fakeapi.New(fakeapi.Directives())
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
 	root, cwd := t.TempDir(), t.TempDir()
-	env := append(fakeapi.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
+	env := append(fakemessages.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
 	t.Cleanup(func() { proc.StopDaemons(root) })
 	in := func(pid int) (pids []int) { // pid's descendants that run in cwd
 		for _, d := range proc.Descendants(pid) {
@@ -267,7 +267,7 @@ func TestE2E_tasksBecomeThePlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := e.Client.Conversation()
-	if !strings.Contains(got, "plan "+fakeapi.TaskActiveForm+" in_progress") || strings.Contains(got, "tool ") {
+	if !strings.Contains(got, "plan "+fakemessages.TaskActiveForm+" in_progress") || strings.Contains(got, "tool ") {
 		t.Errorf("conversation:%s\nwant the task as the plan, in progress, and no tool calls", got)
 	}
 }
@@ -516,7 +516,7 @@ func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
 		opts = append(opts, string(o.OptionId)+"="+o.Name)
 	}
 	if want := "answer-0=Red — Red it is,answer-1=Blue — Blue it is,reject=Don't answer"; strings.Join(opts, ",") != want ||
-		*asks[0].ToolCall.Title != fakeapi.AskedQuestion {
+		*asks[0].ToolCall.Title != fakemessages.AskedQuestion {
 		t.Errorf("ask %q, options %s; want the question with %s", *asks[0].ToolCall.Title, strings.Join(opts, ","), want)
 	}
 	reqs := srv.Requests()
@@ -610,7 +610,7 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 	}
 	call := asks[0].ToolCall
 	if strings.Join(opts, ",") != "acceptEdits,default,plan" || len(call.Content) == 0 || call.Content[0].Content == nil ||
-		call.Content[0].Content.Content.Text == nil || call.Content[0].Content.Content.Text.Text != fakeapi.PlanText {
+		call.Content[0].Content.Content.Text == nil || call.Content[0].Content.Content.Text.Text != fakemessages.PlanText {
 		t.Errorf("ask options %v, tool call %+v; want the plan and the modes to go on in", opts, call)
 	}
 	var mode string // the switch comes right after the ask's answer, maybe after the turn
@@ -630,9 +630,9 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 // arguments" runs one: the model gets the project command's prompt (the
 // project's settings are on here, unlike in the other tests).
 func TestE2E_slashCommand(t *testing.T) {
-	srv := fakeapi.New(fakeapi.Directives())
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
-	b := New(Options{Path: fakeapi.ClaudeBin(t), Env: fakeapi.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", "project"}})
+	b := New(Options{Path: fakemessages.ClaudeBin(t), Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", "project"}})
 	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
 	cwd := t.TempDir()
 	dir := filepath.Join(cwd, ".claude", "commands")

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"

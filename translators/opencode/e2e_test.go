@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )

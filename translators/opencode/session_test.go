@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )

@@ -111,8 +111,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/acpbridge/acpbridge/internal/chunk"
-	"github.com/acpbridge/acpbridge/internal/fakehttp"
+	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakehttp"
 )
 
 // Call is one tool call of a scripted reply.

@@ -1,10 +1,10 @@
-package fakeapi
+package fakemessages
 
 import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/toolbin"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 )
 
 // ClaudeBin finds the real CLI for a test: $CLAUDE_BIN, else

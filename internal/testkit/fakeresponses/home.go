@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/toolbin"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 )
 
 // FakeModels is the model catalog that WriteHome installs as

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/coder/acp-go-sdk"
 )

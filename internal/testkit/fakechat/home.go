@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/toolbin"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 )
 
 // The provider and model that Config sets up.

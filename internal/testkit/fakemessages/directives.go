@@ -1,4 +1,4 @@
-package fakeapi
+package fakemessages
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/acpbridge/acpbridge/internal/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
 )
 
 // Directives is the default script. It answers from the request's last

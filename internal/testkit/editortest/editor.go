@@ -17,7 +17,7 @@ import (
 
 	acpedge "github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/coder/acp-go-sdk"
 )
 

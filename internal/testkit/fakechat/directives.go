@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/acpbridge/acpbridge/internal/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
 )
 
 // Directives is the default script. It answers from the request:

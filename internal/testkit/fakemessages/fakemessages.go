@@ -1,4 +1,4 @@
-// Package fakeapi is a scripted fake of the Anthropic Messages API, enough
+// Package fakemessages is a scripted fake of the Anthropic Messages API, enough
 // to run the real, unmodified Claude Code CLI offline (claude.md §8): point
 // ANTHROPIC_BASE_URL at Server.URL (see Env) and a Script decides what the
 // "model" answers to each request.
@@ -25,7 +25,7 @@
 // input_json_delta pieces. By default pieces are cut between words, and
 // tool input between JSON tokens, never inside a string, so that a path
 // in a recorded stream is always whole on one line.
-package fakeapi
+package fakemessages
 
 import (
 	"context"
@@ -39,8 +39,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/acpbridge/acpbridge/internal/chunk"
-	"github.com/acpbridge/acpbridge/internal/fakehttp"
+	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakehttp"
 )
 
 // Block is one content block of a scripted reply.
@@ -187,9 +187,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case path == messagesPath && r.Method == http.MethodPost:
 		s.messages(w, r, prefix, path)
 	case path == messagesPath || path == countTokensPath:
-		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "fakeapi: method "+r.Method+" not allowed")
+		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "fakemessages: method "+r.Method+" not allowed")
 	default:
-		writeError(w, http.StatusNotFound, "not_found_error", "fakeapi: no such path "+r.URL.Path)
+		writeError(w, http.StatusNotFound, "not_found_error", "fakemessages: no such path "+r.URL.Path)
 	}
 }
 
@@ -200,7 +200,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, prefix, path s
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "fakeapi: body is not a JSON object: "+err.Error())
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "fakemessages: body is not a JSON object: "+err.Error())
 		return
 	}
 	req := decode(raw)
@@ -216,7 +216,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, prefix, path s
 			typ = errorType(rep.Status)
 		}
 		if msg == "" {
-			msg = fmt.Sprintf("fakeapi: scripted %d %s", rep.Status, typ)
+			msg = fmt.Sprintf("fakemessages: scripted %d %s", rep.Status, typ)
 		}
 		writeError(w, rep.Status, typ, msg)
 		return

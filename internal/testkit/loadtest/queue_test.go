@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/coder/acp-go-sdk"
 )
 

@@ -41,8 +41,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/acpbridge/acpbridge/internal/chunk"
-	"github.com/acpbridge/acpbridge/internal/fakehttp"
+	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakehttp"
 )
 
 // Item is one output item of a scripted reply.

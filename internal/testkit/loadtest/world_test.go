@@ -4,18 +4,18 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/claude"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 	"github.com/acpbridge/acpbridge/translators/codex"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/opencode"
-	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
 )
 
 // world is the real agent CLIs, each on its fake model with a home of its
 // own, which bridges (and restarted ones) share.
 type world struct {
-	claude   *fakeapi.Server
+	claude   *fakemessages.Server
 	codex    *fakeresponses.Server
 	opencode *fakechat.Server // nil unless asked for
 	backends func() []bridge.Backend
@@ -24,8 +24,8 @@ type world struct {
 // newWorld sets up claude and codex, and opencode if withOpencode; it
 // skips loudly when a CLI is missing.
 func newWorld(t *testing.T, withOpencode bool) *world {
-	claudeBin, codexBin := fakeapi.ClaudeBin(t), fakeresponses.CodexBin(t)
-	w := &world{claude: fakeapi.New(fakeapi.Directives()), codex: fakeresponses.New(fakeresponses.Directives())}
+	claudeBin, codexBin := fakemessages.ClaudeBin(t), fakeresponses.CodexBin(t)
+	w := &world{claude: fakemessages.New(fakemessages.Directives()), codex: fakeresponses.New(fakeresponses.Directives())}
 	t.Cleanup(w.claude.Close)
 	t.Cleanup(w.codex.Close)
 	claudeHome := t.TempDir()
@@ -39,7 +39,7 @@ func newWorld(t *testing.T, withOpencode bool) *world {
 	}
 	w.backends = func() []bridge.Backend {
 		bs := []bridge.Backend{
-			claude.New(claude.Options{Path: claudeBin, Env: fakeapi.Env(w.claude.URL, claudeHome), ExtraArgs: []string{"--setting-sources", ""}}),
+			claude.New(claude.Options{Path: claudeBin, Env: fakemessages.Env(w.claude.URL, claudeHome), ExtraArgs: []string{"--setting-sources", ""}}),
 			codex.New(codex.Options{Path: codexBin, Env: fakeresponses.Env(xhome, xcodexHome)})}
 		if withOpencode {
 			bs = append(bs, opencode.New(opencode.Options{Path: opencodeBin, Env: fakechat.Env(ohome, fakechat.ConfigPath(ohome))}))

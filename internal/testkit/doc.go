@@ -1,0 +1,27 @@
+// Package testkit holds the project's test support, and nothing else: no
+// product package imports it. Its packages may import "testing".
+//
+// The fake model APIs, which the real agent CLIs are pointed at in
+// end-to-end tests (and scripts/record and scripts/benchagent), named
+// after the API they fake:
+//
+//	fakemessages   Anthropic's Messages API, for claude
+//	fakeresponses  OpenAI's Responses API, for codex (and codex's home and config)
+//	fakechat       OpenAI's Chat Completions API, for opencode (and its home and config)
+//	fakehttp       the HTTP host the three share: a listener, request log, SSE writing
+//	chunk          cutting text into the pieces a fake streams
+//
+// The harnesses the backends' tests share:
+//
+//	editortest     a bridge running one backend behind an in-memory ACP client, as an
+//	               editor drives it; checks every agent must pass (CheckSharedServer)
+//	nativetest     a backend's sessions through the Backend and Native interfaces: the
+//	               recording Events, prompt helpers, the re-exec'd fake CLI's set-up
+//	acptest        a session's updates rendered as a conversation, option helpers
+//	golden         golden files and txtar transcripts (-update rewrites them)
+//	toolbin        finding the pinned agent CLIs in .tools, skipping loudly without one
+//
+// And tests that are no one package's:
+//
+//	loadtest       many sessions on one bridge, and handoffs, with the real CLIs on fake models
+package testkit
