@@ -8,7 +8,7 @@
 #
 # Usage:
 #   bash scripts/record.sh AGENT -o FILE [flags] PROMPT...
-#   bash scripts/record.sh claude -o translators/claude/testdata/recorded/bash.jsonl "RUN_BASH: echo hi"
+#   bash scripts/record.sh claude -o translators/claude/testdata/recorded/bash.jsonl "run: echo hi"
 #   bash scripts/record.sh codex -o translators/codex/testdata/recorded/shell.jsonl "run: mkdir -p made && echo made"
 #
 # The CLI is $CLAUDE_BIN / $CODEX_BIN, else the one scripts/install-tools.sh

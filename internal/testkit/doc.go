@@ -8,6 +8,7 @@
 //	fakemessages   Anthropic's Messages API, for claude
 //	fakeresponses  OpenAI's Responses API, for codex (and codex's home and config)
 //	fakechat       OpenAI's Chat Completions API, for opencode (and its home and config)
+//	directive      the one prompt vocabulary of the three ("run: <cmd>", "think", "todo", …)
 //	fakehttp       the HTTP host the three share: a listener, request log, SSE writing
 //	chunk          cutting text into the pieces a fake streams
 //

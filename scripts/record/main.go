@@ -17,7 +17,7 @@
 //	bash scripts/record.sh claude -o FILE [flags] PROMPT...
 //
 // It starts the fake (with fakemessages.Directives, so the prompts are its
-// directives: "RUN_BASH: echo hi", "THINK about it", …), then the CLI
+// directives: "run: echo hi", "think about it", …), then the CLI
 // ($CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude under the
 // repository root; see scripts/install-tools.sh) as the SDKs run it:
 //
@@ -39,7 +39,7 @@
 // working directory to /home/dev/project, HOME to /home/dev (and their
 // project slugs to -home-dev-project and -home-dev). Prompts may use those
 // paths: they are mapped the other way before the CLI sees them, so that
-// "WRITE_FILE: /home/dev/project/notes.txt hi" writes into the temporary
+// "write: /home/dev/project/notes.txt hi" writes into the temporary
 // project and is recorded as written. Timings go to stderr.
 // The exit status is 0 when every turn ended with a result and the CLI
 // exited, 1 otherwise, 2 for a usage error.
@@ -54,7 +54,7 @@
 //	bash scripts/record.sh codex -o FILE [flags] PROMPT...
 //
 // It starts the fake (with fakeresponses.Directives, so the prompts are its
-// directives: "run: echo hi", "patch: hello.txt", "think about it", …),
+// directives: "run: echo hi", "write: hello.txt hi", "think about it", …),
 // writes a CODEX_HOME for it (fakeresponses.WriteHome: no approval_policy
 // or sandbox_mode unless -home-approval / -home-sandbox), then runs codex
 // ($CODEX_BIN, else the native binary under .tools/codex in the repository,

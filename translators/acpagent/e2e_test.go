@@ -57,7 +57,7 @@ func TestE2E_claudeAgentACP(t *testing.T) {
 	}
 
 	e.Client.Option = "kind:allow_once"
-	if _, err := e.Prompt(id, "RUN_BASH: touch made.txt && echo made"); err != nil {
+	if _, err := e.Prompt(id, "run: touch made.txt && echo made"); err != nil {
 		t.Fatal(err)
 	}
 	got := e.Client.Conversation()

@@ -69,7 +69,7 @@ func TestE2E_bashPermission(t *testing.T) {
 			e.Client.Option = option
 			cwd := t.TempDir()
 			id := e.NewSession(cwd)
-			if _, err := e.Prompt(id, "RUN_BASH: touch made.txt && echo made"); err != nil {
+			if _, err := e.Prompt(id, "run: touch made.txt && echo made"); err != nil {
 				t.Fatal(err)
 			}
 			got := e.Client.Conversation()
@@ -88,7 +88,7 @@ func TestE2E_writeShowsADiff(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
+	if _, err := e.Prompt(id, "write: notes.txt hello world"); err != nil {
 		t.Fatal(err)
 	}
 	var diff *acp.ToolCallContentDiff
@@ -119,7 +119,7 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
 	e.EditsThroughEditor(id)
-	e.Say(id, "WRITE_FILE: notes.txt hello world", "EDIT_FILE: notes.txt world editor")
+	e.Say(id, "write: notes.txt hello world", "edit: notes.txt world => editor")
 	path := filepath.Join(cwd, "notes.txt")
 	want := []editortest.Write{
 		{Path: path, Content: "hello world", Existed: true}, // a new file: empty until the editor writes it
@@ -263,7 +263,7 @@ func daemonServer(t *testing.T, root string) int {
 func TestE2E_tasksBecomeThePlan(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	id := e.NewSession(t.TempDir())
-	if _, err := e.Prompt(id, "TASKS"); err != nil {
+	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
 	got := e.Client.Conversation()
@@ -277,7 +277,7 @@ func TestE2E_cancelMidStream(t *testing.T) {
 	id := e.NewSession(t.TempDir())
 	done := make(chan acp.PromptResponse, 1)
 	go func() {
-		resp, err := e.Prompt(id, "SLOW please")
+		resp, err := e.Prompt(id, "slow please")
 		if err != nil {
 			t.Errorf("prompt: %v", err)
 		}
@@ -308,10 +308,10 @@ func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 	state, cwd, home := t.TempDir(), t.TempDir(), t.TempDir()
 	e, _ := realEditorIn(t, state, home)
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "RUN_BASH: echo first"); err != nil {
+	if _, err := e.Prompt(id, "run: echo first"); err != nil {
 		t.Fatal(err)
 	}
-	live := editortest.WithPrompt("RUN_BASH: echo first", e.Client.Take())
+	live := editortest.WithPrompt("run: echo first", e.Client.Take())
 	e.Stop()
 
 	e2, srv := realEditorIn(t, state, home)
@@ -324,7 +324,7 @@ func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 	if _, err := e2.Prompt(id, "Say hello again"); err != nil {
 		t.Fatal(err)
 	}
-	if !srv.Carries("Say hello again", "RUN_BASH: echo first") {
+	if !srv.Carries("Say hello again", "run: echo first") {
 		t.Errorf("the continued session's request lacks the first turn")
 	}
 }
@@ -361,7 +361,7 @@ func TestE2E_killedMidTurn(t *testing.T) {
 	id := e.NewSession(cwd)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := e.Prompt(id, "SLOW please")
+		_, err := e.Prompt(id, "slow please")
 		errc <- err
 	}()
 	e.WaitFor(isText)
@@ -404,11 +404,11 @@ func processIn(t *testing.T, dir string) int {
 // answer the same error).
 func TestE2E_apiErrors(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	_, err := e.Prompt(e.NewSession(t.TempDir()), "ERROR_500")
+	_, err := e.Prompt(e.NewSession(t.TempDir()), "fail500")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32603 || !strings.Contains(re.Message, "500") {
 		t.Errorf("HTTP 500: %v; want -32603 naming the status", err)
 	}
-	_, err = e.Prompt(e.NewSession(t.TempDir()), "AUTH_401")
+	_, err = e.Prompt(e.NewSession(t.TempDir()), "fail401")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32000 || !strings.Contains(re.Message, "acpbridge --agent claude --login") {
 		t.Errorf("HTTP 401: %v; want auth_required (-32000) saying how to log in", err)
 	}
@@ -452,7 +452,7 @@ func TestE2E_configOptions(t *testing.T) {
 	if _, err := e.SetConfig(id, bridge.ConfigMode, mode); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Prompt(id, "WRITE_FILE: bypass.txt written"); err != nil {
+	if _, err := e.Prompt(id, "write: bypass.txt written"); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(cwd, "bypass.txt")); err != nil || string(b) != "written" || e.Client.Asked() != 0 {
@@ -475,7 +475,7 @@ func TestE2E_askCarriesTheToolCall(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
+	if _, err := e.Prompt(id, "write: notes.txt hello world"); err != nil {
 		t.Fatal(err)
 	}
 	asks := e.Client.Asks()
@@ -504,7 +504,7 @@ func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
 	e, srv := realEditor(t, t.TempDir())
 	e.Client.Option = "answer-1"
 	id := e.NewSession(t.TempDir())
-	if r, err := e.Prompt(id, "ASK_USER please"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+	if r, err := e.Prompt(id, "ask please"); err != nil || r.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", r, err)
 	}
 	asks := e.Client.Asks()
@@ -533,7 +533,7 @@ func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
 	e.Client.Option = "cancelled"
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	r, err := e.Prompt(id, "RUN_BASH: touch made.txt")
+	r, err := e.Prompt(id, "run: touch made.txt")
 	if err != nil || r.StopReason != acp.StopReasonCancelled {
 		t.Errorf("prompt: %+v, %v; want cancelled", r, err)
 	}
@@ -597,7 +597,7 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 	if _, err := e.SetConfig(id, bridge.ConfigMode, "plan"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Prompt(id, "EXIT_PLAN now"); err != nil {
+	if _, err := e.Prompt(id, "exitplan now"); err != nil {
 		t.Fatal(err)
 	}
 	asks := e.Client.Asks()

@@ -123,7 +123,7 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 			id := e.NewSession(cwd)
 			setMode(t, e, id, mode)
 			e.EditsThroughEditor(id)
-			e.Say(id, "patch: hello.txt", "edit: hello.txt")
+			e.Say(id, fakeresponses.AddPrompt("hello.txt"), fakeresponses.EditPrompt("hello.txt"))
 			path := filepath.Join(cwd, "hello.txt")
 			added, edited := fakeresponses.AddedLine+"\n", fakeresponses.EditedLine+"\n"
 			e.CheckWrites([]editortest.Write{{Path: path, Content: added, Existed: true}, {Path: path, Content: edited, OnDisk: added, Existed: true}})
@@ -137,7 +137,7 @@ func TestE2E_patchShowsADiff(t *testing.T) {
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
 	setMode(t, e, id, "ask")
-	if _, err := e.Prompt(id, "patch: hello.txt"); err != nil {
+	if _, err := e.Prompt(id, fakeresponses.AddPrompt("hello.txt")); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(cwd, "hello.txt")
@@ -200,7 +200,7 @@ func TestE2E_commandAskCarriesTheCallAndCancels(t *testing.T) {
 func TestE2E_planUpdate(t *testing.T) {
 	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
 	id := e.NewSession(t.TempDir())
-	if _, err := e.Prompt(id, "planupdate"); err != nil {
+	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.Client.Conversation(); !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
@@ -607,13 +607,13 @@ func TestE2E_loadReplaysThePlan(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	e, _ := w.bridge(t, state, bridge.PersistAuto)
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "planupdate"); err != nil {
+	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
 	e.Stop()
 	e2, _ := w.bridge(t, state, bridge.PersistAuto)
 	e2.Load(id, cwd)
-	if got := e2.Client.Conversation(); !strings.Contains(got, "user: planupdate") || !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
+	if got := e2.Client.Conversation(); !strings.Contains(got, "user: todo") || !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
 		t.Errorf("replay:%s\nwant the thread and its plan", got)
 	}
 }

@@ -7,9 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 
-	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/directive"
 )
 
 // Directives is the default script. It answers from the request:
@@ -21,19 +20,18 @@ import (
 // is over and it gives the final text "Tool finished. Output was: <the
 // first result's content, trimmed to 200 characters>".
 //
-// Otherwise the first of these directives found in LastUserText, in this
-// order, decides:
+// Otherwise the first directive of the vocabulary (package directive)
+// that it knows decides:
 //
 //	run: <cmd>               text "I'll run `<cmd>` now.", then bash
 //	                         {command, description: BashDescription}
 //	write: <path> <content>  write {filePath, content: the rest of the
 //	                         line and a newline}
 //	edit: <path> <old> => <new>
-//	                         edit {filePath, oldString, newString} (old
-//	                         and new may hold spaces)
+//	                         edit {filePath, oldString, newString}
 //	read: <path>             read {filePath}
-//	todo                     todowrite {todos: TodoArguments' two items}
 //	ask                      question {questions: [QuestionArguments']}
+//	todo                     todowrite {todos: TodoArguments' two items}
 //	think                    reasoning_content ReasoningText first, then
 //	                         the answer
 //	slow                     the answer in 40 deltas 100ms apart
@@ -41,24 +39,22 @@ import (
 //	fail500                  HTTP 500 server_error (OpenCode retries it
 //	                         for ≈72 s)
 //
-// and without one it answers "Hello from fake model. You said:
-// <LastUserText trimmed to 200 characters>", followed by " I see <n>
-// image(s)." when the last user message holds n > 0 images. run:,
-// write:, edit: and read: take the rest of their line, and are
-// case-sensitive; the other words must stand alone (thinking is not
-// think, todowrite is not todo), in any case. A relative <path> is joined
-// to Request.Cwd (OpenCode's working directory, from its system prompt)
-// when there is one, so the tools always get absolute paths.
+// and without one it answers directive.Plain(LastUserText): "Hello from
+// fake model. You said: <LastUserText trimmed to 200 characters>",
+// followed by " I see <n> image(s)." when the last user message holds
+// n > 0 images. A relative <path> is joined to Request.Cwd (OpenCode's
+// working directory, from its system prompt) when there is one, so the
+// tools always get absolute paths.
 func Directives() Script { return directives }
 
 // What the default script says, for tests to compare against.
 const (
-	AnswerTextPrefix = "Hello from fake model. You said: " // the plain answer, then LastUserText
-	FinalTextPrefix  = "Tool finished. Output was: "       // the answer after a tool, then its output
-	BashDescription  = "Run the requested command"         // run:'s bash description
-	ReasoningText    = "Thinking about it."                // think's reasoning
-	Fail400Message   = "fake bad request"                  // fail400's error message
-	Fail500Message   = "fake upstream failure"             // fail500's error message
+	AnswerTextPrefix = directive.AnswerPrefix        // the plain answer, then LastUserText
+	FinalTextPrefix  = "Tool finished. Output was: " // the answer after a tool, then its output
+	BashDescription  = "Run the requested command"   // run:'s bash description
+	ReasoningText    = "Thinking about it."          // think's reasoning
+	Fail400Message   = "fake bad request"            // fail400's error message
+	Fail500Message   = "fake upstream failure"       // fail500's error message
 	TodoArguments    = `{"todos":[{"id":"1","content":"first step","status":"in_progress","priority":"high"},{"id":"2","content":"second step","status":"pending","priority":"low"}]}`
 	QuestionText     = "Pick a colour?"
 	QuestionHeader   = "Colour"
@@ -84,6 +80,10 @@ func TitleFor(text string) string {
 	return strings.Join(words[:min(len(words), titleWords)], " ")
 }
 
+// known is the vocabulary this fake answers (package directive).
+var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.Read, directive.Ask,
+	directive.Todo, directive.Think, directive.Slow, directive.Fail400, directive.Fail500}
+
 const (
 	slowDeltas = 40
 	slowDelay  = 100 * time.Millisecond
@@ -95,47 +95,34 @@ func directives(req Request) Reply {
 		return Reply{Text: TitleFor(req.LastUserText)}
 	}
 	if len(req.Results) > 0 {
-		return Reply{Text: FinalTextPrefix + chunk.Echo(req.Results[0].Content)}
+		return Reply{Text: FinalTextPrefix + directive.Echo(req.Results[0].Content)}
 	}
 	text := req.LastUserText
-	if cmd, ok := chunk.AfterDirective(text, "run:"); ok && cmd != "" {
-		return Reply{Text: RunText(cmd), Calls: []Call{call("bash", map[string]any{"command": cmd, "description": BashDescription})}}
-	}
-	if rest, ok := chunk.AfterDirective(text, "write:"); ok && rest != "" {
-		path, content, _ := strings.Cut(rest, " ")
-		return Reply{Calls: []Call{call("write", map[string]any{"filePath": abs(req, path), "content": strings.TrimSpace(content) + "\n"})}}
-	}
-	if rest, ok := chunk.AfterDirective(text, "edit:"); ok && rest != "" {
-		path, change, _ := strings.Cut(rest, " ")
-		old, new, _ := strings.Cut(change, "=>")
-		return Reply{Calls: []Call{call("edit", map[string]any{"filePath": abs(req, path),
-			"oldString": strings.TrimSpace(old), "newString": strings.TrimSpace(new)})}}
-	}
-	if path, ok := chunk.AfterDirective(text, "read:"); ok && path != "" {
-		return Reply{Calls: []Call{call("read", map[string]any{"filePath": abs(req, path)})}}
-	}
-	words := map[string]bool{}
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-	}) {
-		words[strings.ToLower(w)] = true
-	}
-	answer := AnswerTextPrefix + chunk.Echo(text)
+	answer := directive.Plain(text)
 	if req.Images > 0 {
 		answer += " " + ImagesText(req.Images)
 	}
-	switch {
-	case words["todo"]:
-		return Reply{Calls: []Call{{Name: "todowrite", Arguments: TodoArguments}}}
-	case words["ask"]:
+	d, _ := directive.Find(text, known...)
+	switch d.Name {
+	case directive.Run:
+		return Reply{Text: RunText(d.Command), Calls: []Call{call("bash", map[string]any{"command": d.Command, "description": BashDescription})}}
+	case directive.Write:
+		return Reply{Calls: []Call{call("write", map[string]any{"filePath": abs(req, d.Path), "content": d.Content + "\n"})}}
+	case directive.Edit:
+		return Reply{Calls: []Call{call("edit", map[string]any{"filePath": abs(req, d.Path), "oldString": d.Old, "newString": d.New})}}
+	case directive.Read:
+		return Reply{Calls: []Call{call("read", map[string]any{"filePath": abs(req, d.Path)})}}
+	case directive.Ask:
 		return Reply{Calls: []Call{{Name: "question", Arguments: QuestionArguments}}}
-	case words["think"]:
+	case directive.Todo:
+		return Reply{Calls: []Call{{Name: "todowrite", Arguments: TodoArguments}}}
+	case directive.Think:
 		return Reply{Reasoning: ReasoningText, Text: answer}
-	case words["slow"]:
+	case directive.Slow:
 		return Reply{Text: answer, Deltas: slowDeltas, Delay: slowDelay}
-	case words["fail400"]:
+	case directive.Fail400:
 		return Reply{Status: http.StatusBadRequest, ErrorMessage: Fail400Message}
-	case words["fail500"]:
+	case directive.Fail500:
 		return Reply{Status: http.StatusInternalServerError, ErrorMessage: Fail500Message}
 	}
 	return Reply{Text: answer}

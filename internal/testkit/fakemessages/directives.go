@@ -5,9 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 
-	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/directive"
 )
 
 // Directives is the default script. It answers from the request's last
@@ -19,35 +18,34 @@ import (
 // gives the final text "Tool finished. Result was: <first result's
 // content, trimmed to 200 characters>".
 //
-// Otherwise the first of these directives (case-sensitive) found in
-// LastText decides:
+// Otherwise the first directive of the vocabulary (package directive)
+// that it knows decides:
 //
-//	RUN_BASH: <cmd>                  text "I'll run that.", then Bash {command: cmd
-//	                                 (the rest of the line), description}
-//	WRITE_FILE: <path> <content...>  Write {file_path, content: the rest of the line}
-//	EDIT_FILE: <path> <old> <new>    Edit {file_path, old_string, new_string} (single words)
-//	EXIT_PLAN                        ExitPlanMode {plan: PlanText}
-//	ASK_USER                         AskUserQuestion {questions: [AskedQuestion, with the
-//	                                 options AskedOptions]}
-//	TASKS                            TaskCreate {subject: "Write the tests", description,
-//	                                 activeForm: "Writing the tests"}, then TaskUpdate (above)
-//	THINK                            a thinking block, then the answer
-//	SLOW                             the answer in 20 text_delta events 100ms apart
-//	ERROR_500                        HTTP 500 api_error
-//	AUTH_401                         HTTP 401 authentication_error
-//	OVERLOADED                       HTTP 529 overloaded_error
+//	run: <cmd>                    text "I'll run that.", then Bash {command: cmd,
+//	                              description}
+//	write: <path> <content...>    Write {file_path, content}
+//	edit: <path> <old> => <new>   Edit {file_path, old_string, new_string}
+//	exitplan                      ExitPlanMode {plan: PlanText}
+//	ask                           AskUserQuestion {questions: [AskedQuestion, with the
+//	                              options AskedOptions]}
+//	todo                          TaskCreate {subject: "Write the tests", description,
+//	                              activeForm: "Writing the tests"}, then TaskUpdate (above)
+//	think                         a thinking block, then the answer
+//	slow                          the answer in 20 text_delta events 100ms apart
+//	fail500                       HTTP 500 api_error
+//	fail401                       HTTP 401 authentication_error
+//	fail529                       HTTP 529 overloaded_error
 //
-// and without one it answers "Hello from fake model. You said: <LastText
-// trimmed to 200 characters>". The words other than RUN_BASH:, WRITE_FILE:
-// and EDIT_FILE: must stand alone (THINKING is not THINK).
+// and without one it answers directive.Plain(LastText): "Hello from fake
+// model. You said: <LastText trimmed to 200 characters>".
 func Directives() Script { return directives }
 
 // What the default script says, for tests to compare against.
 const (
-	RanBashText      = "I'll run that."                    // the text before RUN_BASH's Bash call
-	BashDescription  = "Run the requested command"         // RUN_BASH's Bash description
-	AnswerTextPrefix = "Hello from fake model. You said: " // the plain answer, then LastText
-	FinalTextPrefix  = "Tool finished. Result was: "       // the answer after a tool, then its result
+	RanBashText      = "I'll run that."              // the text before run:'s Bash call
+	BashDescription  = "Run the requested command"   // run:'s Bash description
+	AnswerTextPrefix = directive.AnswerPrefix        // the plain answer, then LastText
+	FinalTextPrefix  = "Tool finished. Result was: " // the answer after a tool, then its result
 	ThinkingText     = "Let me think about this request step by step before answering."
 	TaskSubject      = "Write the tests"
 	TaskDescription  = "Write unit tests that cover the new behaviour."
@@ -56,8 +54,12 @@ const (
 	PlanText         = "1. Write the tests\n2. Make them pass"
 )
 
-// AskedOptions are the answers ASK_USER's question offers.
+// AskedOptions are the answers ask's question offers.
 var AskedOptions = []string{"Red", "Blue"}
+
+// known is the vocabulary this fake answers (package directive).
+var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.ExitPlan, directive.Ask,
+	directive.Todo, directive.Think, directive.Slow, directive.Fail401, directive.Fail500, directive.Fail529}
 
 const (
 	slowChunks = 20
@@ -79,58 +81,46 @@ func directives(req Request) Reply {
 			return Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskUpdate",
 				Input: map[string]any{"taskId": id, "status": "in_progress"}}}}
 		}
-		return textReply(FinalTextPrefix + chunk.Echo(first.Content))
+		return textReply(FinalTextPrefix + directive.Echo(first.Content))
 	}
 	text := req.LastText
-	if cmd, ok := chunk.AfterDirective(text, "RUN_BASH:"); ok && cmd != "" {
+	answer := directive.Plain(text)
+	d, _ := directive.Find(text, known...)
+	switch d.Name {
+	case directive.Run:
 		return Reply{Blocks: []Block{
 			{Type: "text", Text: RanBashText},
-			{Type: "tool_use", Name: "Bash", Input: map[string]any{"command": cmd, "description": BashDescription}},
+			{Type: "tool_use", Name: "Bash", Input: map[string]any{"command": d.Command, "description": BashDescription}},
 		}}
-	}
-	if rest, ok := chunk.AfterDirective(text, "WRITE_FILE:"); ok {
-		if path, content, _ := strings.Cut(rest, " "); path != "" {
-			return Reply{Blocks: []Block{{Type: "tool_use", Name: "Write",
-				Input: map[string]any{"file_path": path, "content": strings.TrimSpace(content)}}}}
-		}
-	}
-	if rest, ok := chunk.AfterDirective(text, "EDIT_FILE:"); ok {
-		if f := strings.Fields(rest); len(f) >= 3 {
-			return Reply{Blocks: []Block{{Type: "tool_use", Name: "Edit",
-				Input: map[string]any{"file_path": f[0], "old_string": f[1], "new_string": f[2]}}}}
-		}
-	}
-	words := map[string]bool{}
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-	}) {
-		words[w] = true
-	}
-	answer := AnswerTextPrefix + chunk.Echo(text)
-	switch {
-	case words["EXIT_PLAN"]:
+	case directive.Write:
+		return Reply{Blocks: []Block{{Type: "tool_use", Name: "Write",
+			Input: map[string]any{"file_path": d.Path, "content": d.Content}}}}
+	case directive.Edit:
+		return Reply{Blocks: []Block{{Type: "tool_use", Name: "Edit",
+			Input: map[string]any{"file_path": d.Path, "old_string": d.Old, "new_string": d.New}}}}
+	case directive.ExitPlan:
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "ExitPlanMode", Input: map[string]any{"plan": PlanText}}}}
-	case words["ASK_USER"]:
+	case directive.Ask:
 		var opts []any
 		for _, o := range AskedOptions {
 			opts = append(opts, map[string]any{"label": o, "description": o + " it is"})
 		}
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "AskUserQuestion", Input: map[string]any{"questions": []any{
 			map[string]any{"question": AskedQuestion, "header": "Color", "options": opts, "multiSelect": false}}}}}}
-	case words["TASKS"]:
+	case directive.Todo:
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskCreate", Input: map[string]any{
 			"subject": TaskSubject, "description": TaskDescription, "activeForm": TaskActiveForm}}}}
-	case words["THINK"]:
+	case directive.Think:
 		return Reply{Blocks: []Block{{Type: "thinking", Text: ThinkingText}, {Type: "text", Text: answer}}}
-	case words["SLOW"]:
+	case directive.Slow:
 		r := textReply(answer)
 		r.Chunks, r.Delay = slowChunks, slowDelay
 		return r
-	case words["ERROR_500"]:
+	case directive.Fail500:
 		return Reply{Status: http.StatusInternalServerError, ErrorType: "api_error", ErrorMessage: "Internal server error"}
-	case words["AUTH_401"]:
+	case directive.Fail401:
 		return Reply{Status: http.StatusUnauthorized, ErrorType: "authentication_error", ErrorMessage: "invalid x-api-key"}
-	case words["OVERLOADED"]:
+	case directive.Fail529:
 		return Reply{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "Overloaded"}
 	}
 	return textReply(answer)

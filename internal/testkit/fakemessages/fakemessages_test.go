@@ -280,9 +280,9 @@ func TestErrors(t *testing.T) {
 		status int
 		typ    string
 	}{
-		{"please ERROR_500 now", 500, "api_error"},
-		{"AUTH_401", 401, "authentication_error"},
-		{"OVERLOADED", 529, "overloaded_error"},
+		{"please fail500 now", 500, "api_error"},
+		{"fail401", 401, "authentication_error"},
+		{"fail529", 529, "overloaded_error"},
 	} {
 		for _, stream := range []bool{true, false} {
 			resp := post(t, s.URL+"/v1/messages?beta=true", body(stream, userMsg(text(tc.prompt))))
@@ -415,34 +415,34 @@ func TestDirectives(t *testing.T) {
 	}{
 		{"Say hello", textReply(AnswerTextPrefix + "Say hello")},
 		{"  " + long + "  ", textReply(AnswerTextPrefix + strings.Repeat("é", 200))},
-		{"please RUN_BASH: ls -la | wc -l  \nand more", Reply{Blocks: []Block{
+		{"please run: ls -la | wc -l  \nand more", Reply{Blocks: []Block{
 			{Type: "text", Text: RanBashText},
 			tool("Bash", map[string]any{"command": "ls -la | wc -l", "description": BashDescription}),
 		}}},
-		{"WRITE_FILE: /tmp/notes.txt hello  big world", Reply{Blocks: []Block{
+		{"write: /tmp/notes.txt hello  big world", Reply{Blocks: []Block{
 			tool("Write", map[string]any{"file_path": "/tmp/notes.txt", "content": "hello  big world"}),
 		}}},
-		{"WRITE_FILE: empty.txt", Reply{Blocks: []Block{
+		{"write: empty.txt", Reply{Blocks: []Block{
 			tool("Write", map[string]any{"file_path": "empty.txt", "content": ""}),
 		}}},
-		{"EDIT_FILE: a.txt one two", Reply{Blocks: []Block{
+		{"edit: a.txt one => two", Reply{Blocks: []Block{
 			tool("Edit", map[string]any{"file_path": "a.txt", "old_string": "one", "new_string": "two"}),
 		}}},
-		{"EDIT_FILE: a.txt one", textReply(AnswerTextPrefix + "EDIT_FILE: a.txt one")},
-		{"TASKS please", Reply{Blocks: []Block{
+		{"edit: a.txt one", textReply(AnswerTextPrefix + "edit: a.txt one")},
+		{"todo please", Reply{Blocks: []Block{
 			tool("TaskCreate", map[string]any{"subject": TaskSubject, "description": TaskDescription, "activeForm": TaskActiveForm}),
 		}}},
-		{"THINK about it", Reply{Blocks: []Block{
-			{Type: "thinking", Text: ThinkingText}, {Type: "text", Text: AnswerTextPrefix + "THINK about it"},
+		{"think about it", Reply{Blocks: []Block{
+			{Type: "thinking", Text: ThinkingText}, {Type: "text", Text: AnswerTextPrefix + "think about it"},
 		}}},
-		{"THINKING is not a directive", textReply(AnswerTextPrefix + "THINKING is not a directive")},
-		{"think", textReply(AnswerTextPrefix + "think")},
-		{"SLOW", Reply{Blocks: []Block{{Type: "text", Text: AnswerTextPrefix + "SLOW"}}, Chunks: 20, Delay: 100 * time.Millisecond}},
-		{"ERROR_500", Reply{Status: 500, ErrorType: "api_error", ErrorMessage: "Internal server error"}},
-		{"AUTH_401", Reply{Status: 401, ErrorType: "authentication_error", ErrorMessage: "invalid x-api-key"}},
-		{"OVERLOADED.", Reply{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "Overloaded"}},
+		{"thinking is not a directive", textReply(AnswerTextPrefix + "thinking is not a directive")},
+		{"THINK", textReply(AnswerTextPrefix + "THINK")},
+		{"slow", Reply{Blocks: []Block{{Type: "text", Text: AnswerTextPrefix + "slow"}}, Chunks: 20, Delay: 100 * time.Millisecond}},
+		{"fail500", Reply{Status: 500, ErrorType: "api_error", ErrorMessage: "Internal server error"}},
+		{"fail401", Reply{Status: 401, ErrorType: "authentication_error", ErrorMessage: "invalid x-api-key"}},
+		{"fail529.", Reply{Status: 529, ErrorType: "overloaded_error", ErrorMessage: "Overloaded"}},
 		// The first directive in the list wins.
-		{"THINK then RUN_BASH: pwd", Reply{Blocks: []Block{
+		{"think then run: pwd", Reply{Blocks: []Block{
 			{Type: "text", Text: RanBashText},
 			tool("Bash", map[string]any{"command": "pwd", "description": BashDescription}),
 		}}},
@@ -468,19 +468,19 @@ func TestDirectivesAfterTools(t *testing.T) {
 	reminder := text("<system-reminder>a reminder</system-reminder>")
 	long := strings.Repeat("x", 300)
 
-	got := script(reqFor(userMsg(text("RUN_BASH: x")), call("t1", "Bash"), userMsg(result("t1", "\n"+long+"\n"), reminder)))
+	got := script(reqFor(userMsg(text("run: x")), call("t1", "Bash"), userMsg(result("t1", "\n"+long+"\n"), reminder)))
 	if want := textReply(FinalTextPrefix + strings.Repeat("x", 200)); !reflect.DeepEqual(got, want) {
 		t.Errorf("after Bash: %+v", got)
 	}
 
 	// A tool result plus new words: the words decide.
-	got = script(reqFor(userMsg(text("RUN_BASH: x")), call("t1", "Bash"), userMsg(result("t1", "out"), text("THINK"))))
+	got = script(reqFor(userMsg(text("run: x")), call("t1", "Bash"), userMsg(result("t1", "out"), text("think"))))
 	if len(got.Blocks) != 2 || got.Blocks[0].Type != "thinking" {
 		t.Errorf("after Bash with words: %+v", got)
 	}
 
-	// TASKS: TaskCreate's result names the task; TaskUpdate uses its id.
-	msgs := []any{userMsg(text("TASKS")), call("t1", "TaskCreate"), userMsg(result("t1", "Task #7 created successfully: Write the tests"))}
+	// todo: TaskCreate's result names the task; TaskUpdate uses its id.
+	msgs := []any{userMsg(text("todo")), call("t1", "TaskCreate"), userMsg(result("t1", "Task #7 created successfully: Write the tests"))}
 	got = script(reqFor(msgs...))
 	want := Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskUpdate", Input: map[string]any{"taskId": "7", "status": "in_progress"}}}}
 	if !reflect.DeepEqual(got, want) {
@@ -491,7 +491,7 @@ func TestDirectivesAfterTools(t *testing.T) {
 		t.Errorf("after TaskUpdate: %+v", got)
 	}
 	// A failed TaskCreate is just reported.
-	got = script(reqFor(userMsg(text("TASKS")), call("t1", "TaskCreate"),
+	got = script(reqFor(userMsg(text("todo")), call("t1", "TaskCreate"),
 		userMsg(map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": "boom", "is_error": true})))
 	if !reflect.DeepEqual(got, textReply(FinalTextPrefix+"boom")) {
 		t.Errorf("after a failed TaskCreate: %+v", got)
@@ -553,7 +553,7 @@ func TestCancelledStream(t *testing.T) {
 	s := New(Directives())
 	defer s.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	b, _ := json.Marshal(body(true, userMsg(text("SLOW please"))))
+	b, _ := json.Marshal(body(true, userMsg(text("slow please"))))
 	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/v1/messages?beta=true", bytes.NewReader(b))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -692,7 +692,7 @@ func TestRealCLIPrint(t *testing.T) {
 	defer s.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-p", "RUN_BASH: echo hi", "--output-format", "stream-json", "--verbose",
+	cmd := exec.CommandContext(ctx, bin, "-p", "run: echo hi", "--output-format", "stream-json", "--verbose",
 		"--permission-mode", "bypassPermissions", "--setting-sources", "")
 	cmd.Env = Env(s.URL+"/TestRealCLIPrint", t.TempDir())
 	cmd.Dir = t.TempDir()
@@ -744,7 +744,7 @@ func TestRealCLIPrint(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d API requests, want 2", len(reqs))
 	}
-	if r := reqs[0]; r.Prefix != "/TestRealCLIPrint" || !r.Stream || r.LastText != "RUN_BASH: echo hi" || len(r.Results) != 0 {
+	if r := reqs[0]; r.Prefix != "/TestRealCLIPrint" || !r.Stream || r.LastText != "run: echo hi" || len(r.Results) != 0 {
 		t.Errorf("first request: prefix %q stream %v LastText %q results %v", r.Prefix, r.Stream, r.LastText, r.Results)
 	}
 	if r := reqs[1]; r.LastText != "" || len(r.Results) != 1 || r.Results[0].Content != "hi" {
@@ -882,14 +882,14 @@ func TestRealCLIStreamJSON(t *testing.T) {
 
 	// A read-only command runs without asking.
 	t0 := time.Now()
-	res, _, perms := c.turn("RUN_BASH: echo hi")
+	res, _, perms := c.turn("run: echo hi")
 	t.Logf("turn 1 took %v", time.Since(t0))
 	if res["subtype"] != "success" || res["result"] != FinalTextPrefix+"hi" || len(perms) != 0 {
 		t.Errorf("echo: result %v, permissions asked %v", res, perms)
 	}
 
 	// One that writes asks can_use_tool; allowed, it runs.
-	res, _, perms = c.turn("RUN_BASH: touch made.txt && echo made")
+	res, _, perms = c.turn("run: touch made.txt && echo made")
 	if res["subtype"] != "success" || res["result"] != FinalTextPrefix+"made" || !reflect.DeepEqual(perms, []string{"Bash"}) {
 		t.Errorf("touch: result %v, permissions asked %v", res, perms)
 	}
@@ -897,10 +897,10 @@ func TestRealCLIStreamJSON(t *testing.T) {
 		t.Errorf("the allowed Bash call did not run: %v", err)
 	}
 
-	// An interrupt in the middle of a SLOW stream: the CLI drops the
+	// An interrupt in the middle of a slow stream: the CLI drops the
 	// request, and the fake's handler stops at once.
 	c.send(map[string]any{"type": "user", "session_id": "", "parent_tool_use_id": nil,
-		"message": map[string]any{"role": "user", "content": "SLOW"}})
+		"message": map[string]any{"role": "user", "content": "slow"}})
 	for {
 		l := c.next()
 		if ev, _ := l["event"].(map[string]any); l["type"] == "stream_event" && ev["type"] == "content_block_delta" {
@@ -921,11 +921,11 @@ func TestRealCLIStreamJSON(t *testing.T) {
 	waitIdle(t, s, time.Second)
 	t.Logf("interrupt: result and idle fake %v after the interrupt", time.Since(t0))
 
-	// TASKS: TaskCreate then TaskUpdate with the id the CLI gave, no
+	// todo: TaskCreate then TaskUpdate with the id the CLI gave, no
 	// permission asked.
-	res, lines, perms := c.turn("TASKS")
+	res, lines, perms := c.turn("todo")
 	if res["subtype"] != "success" || len(perms) != 0 {
-		t.Errorf("TASKS: result %v, permissions asked %v", res, perms)
+		t.Errorf("todo: result %v, permissions asked %v", res, perms)
 	}
 	calls := map[string]map[string]any{} // tool name → tool_use block
 	for _, l := range lines {
@@ -941,7 +941,7 @@ func TestRealCLIStreamJSON(t *testing.T) {
 	results := toolResults(lines)
 	create, update := calls["TaskCreate"], calls["TaskUpdate"]
 	if create == nil || update == nil {
-		t.Fatalf("TASKS made calls %v", calls)
+		t.Fatalf("todo made calls %v", calls)
 	}
 	cr := results[create["id"].(string)]
 	if cr.content != "Task #1 created successfully: "+TaskSubject {
@@ -962,6 +962,6 @@ func TestRealCLIStreamJSON(t *testing.T) {
 		t.Errorf("TaskUpdate tool_use_result %v", ur.result)
 	}
 	if res["result"] != FinalTextPrefix+"Updated task #1 status" {
-		t.Errorf("TASKS result %q", res["result"])
+		t.Errorf("todo result %q", res["result"])
 	}
 }

@@ -5,9 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode"
 
-	"github.com/acpbridge/acpbridge/internal/testkit/chunk"
+	"github.com/acpbridge/acpbridge/internal/testkit/directive"
 )
 
 // Directives is the default script. It answers from the request:
@@ -20,46 +19,51 @@ import (
 // declined); and otherwise "Tool finished. Output was: <the first output's text
 // after its "Output:" line, trimmed to 200 characters>".
 //
-// Otherwise the first of these directives found in LastUserText, in this
-// order, decides:
+// Otherwise the first directive of the vocabulary (package directive)
+// that it knows decides:
 //
-//	run: <cmd>     text "I'll run `<cmd>` now.", then a call of the shell
-//	               tool the request offers: exec_command {"cmd"},
-//	               shell_command {"command"} or shell {"command": argv}
-//	patch: <file>  text "Creating <file>.", then apply_patch
-//	               "*** Add File: <file>" with the line "hello from apply_patch"
-//	edit: <file>   text "Editing <file>.", then apply_patch
-//	               "*** Update File: <file>" replacing that line by
-//	               "hello EDITED by apply_patch"
-//	think          a reasoning item (summary "Planning the answer."), then
-//	               the answer
-//	planupdate     an update_plan call (PlanArguments)
-//	slow           the answer in 40 deltas 100ms apart
-//	fail500        HTTP 500 server_error
+//	run: <cmd>            text "I'll run `<cmd>` now.", then a call of the
+//	                      shell tool the request offers: exec_command
+//	                      {"cmd"}, shell_command {"command"} or shell
+//	                      {"command": argv}
+//	write: <file> <line>  text "Creating <file>.", then apply_patch
+//	                      "*** Add File: <file>" with the one line <line>
+//	edit: <file> <old> => <new>
+//	                      text "Editing <file>.", then apply_patch
+//	                      "*** Update File: <file>" replacing the line
+//	                      <old> by <new>
+//	todo                  an update_plan call (PlanArguments)
+//	think                 a reasoning item (summary "Planning the answer."),
+//	                      then the answer
+//	slow                  the answer in 40 deltas 100ms apart
+//	fail500               HTTP 500 server_error
 //
-// and without one it answers "Hello from fake model. You said: <LastUserText
-// trimmed to 200 characters>". run:, patch: and edit: take the rest of
-// their line; the words must stand alone (thinking is not think), in any
-// case. apply_patch is a custom_tool_call when the tool is offered as a
-// custom (freeform) tool, as with the embedded model catalog, else a
+// and without one it answers directive.Plain(LastUserText): "Hello from
+// fake model. You said: <LastUserText trimmed to 200 characters>".
+// apply_patch is a custom_tool_call when the tool is offered as a custom
+// (freeform) tool, as with the embedded model catalog, else a
 // function_call with {"input": patch}.
 func Directives() Script { return directives }
 
 // What the default script says, for tests to compare against.
 const (
-	AnswerTextPrefix  = "Hello from fake model. You said: " // the plain answer, then LastUserText
-	FinalTextPrefix   = "Tool finished. Output was: "       // the answer after a shell call, then its output
-	PatchedText       = "Patch applied."                    // the answer after apply_patch succeeded
-	PatchFailedPrefix = "Patch not applied: "               // the answer after apply_patch failed, then its output
-	PlanUpdatedText   = "Plan updated."                     // the answer after update_plan
-	ReasoningText     = "Planning the answer."              // think's reasoning summary
-	AddedLine         = "hello from apply_patch"            // patch:'s file content
-	EditedLine        = "hello EDITED by apply_patch"       // what edit: turns AddedLine into
+	AnswerTextPrefix  = directive.AnswerPrefix        // the plain answer, then LastUserText
+	FinalTextPrefix   = "Tool finished. Output was: " // the answer after a shell call, then its output
+	PatchedText       = "Patch applied."              // the answer after apply_patch succeeded
+	PatchFailedPrefix = "Patch not applied: "         // the answer after apply_patch failed, then its output
+	PlanUpdatedText   = "Plan updated."               // the answer after update_plan
+	ReasoningText     = "Planning the answer."        // think's reasoning summary
+	AddedLine         = "hello from apply_patch"      // the line the tests and recordings write
+	EditedLine        = "hello EDITED by apply_patch" // what they edit AddedLine into
 	PlanArguments     = `{"explanation":"fake plan","plan":[{"step":"first step","status":"in_progress"},{"step":"second step","status":"pending"}]}`
 )
 
 // RunText is the text before run:'s shell call.
 func RunText(cmd string) string { return "I'll run `" + cmd + "` now." }
+
+// known is the vocabulary this fake answers (package directive).
+var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.Todo,
+	directive.Think, directive.Slow, directive.Fail500}
 
 const (
 	slowDeltas = 40
@@ -74,41 +78,33 @@ func directives(req Request) Reply {
 			return textReply(PlanUpdatedText)
 		case first.Type == "custom_tool_call_output" || first.Name == "apply_patch":
 			if !strings.Contains(first.Output, "Success.") {
-				return textReply(PatchFailedPrefix + chunk.Echo(commandOutput(first.Output)))
+				return textReply(PatchFailedPrefix + directive.Echo(commandOutput(first.Output)))
 			}
 			return textReply(PatchedText)
 		}
-		return textReply(FinalTextPrefix + chunk.Echo(commandOutput(first.Output)))
+		return textReply(FinalTextPrefix + directive.Echo(commandOutput(first.Output)))
 	}
 	text := req.LastUserText
-	if cmd, ok := chunk.AfterDirective(text, "run:"); ok && cmd != "" {
-		return Reply{Items: []Item{{Type: "message", Text: RunText(cmd)}, shellCall(req, cmd)}}
-	}
-	if file, ok := chunk.AfterDirective(text, "patch:"); ok && file != "" {
-		patch := "*** Begin Patch\n*** Add File: " + file + "\n+" + AddedLine + "\n*** End Patch\n"
-		return Reply{Items: []Item{{Type: "message", Text: "Creating " + file + "."}, patchCall(req, patch)}}
-	}
-	if file, ok := chunk.AfterDirective(text, "edit:"); ok && file != "" {
-		patch := "*** Begin Patch\n*** Update File: " + file + "\n@@\n-" + AddedLine + "\n+" + EditedLine + "\n*** End Patch\n"
-		return Reply{Items: []Item{{Type: "message", Text: "Editing " + file + "."}, patchCall(req, patch)}}
-	}
-	words := map[string]bool{}
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-	}) {
-		words[strings.ToLower(w)] = true
-	}
-	answer := AnswerTextPrefix + chunk.Echo(text)
-	switch {
-	case words["think"]:
-		return Reply{Items: []Item{{Type: "reasoning", Text: ReasoningText}, {Type: "message", Text: answer}}}
-	case words["planupdate"]:
+	answer := directive.Plain(text)
+	d, _ := directive.Find(text, known...)
+	switch d.Name {
+	case directive.Run:
+		return Reply{Items: []Item{{Type: "message", Text: RunText(d.Command)}, shellCall(req, d.Command)}}
+	case directive.Write:
+		patch := "*** Begin Patch\n*** Add File: " + d.Path + "\n+" + d.Content + "\n*** End Patch\n"
+		return Reply{Items: []Item{{Type: "message", Text: "Creating " + d.Path + "."}, patchCall(req, patch)}}
+	case directive.Edit:
+		patch := "*** Begin Patch\n*** Update File: " + d.Path + "\n@@\n-" + d.Old + "\n+" + d.New + "\n*** End Patch\n"
+		return Reply{Items: []Item{{Type: "message", Text: "Editing " + d.Path + "."}, patchCall(req, patch)}}
+	case directive.Todo:
 		return Reply{Items: []Item{{Type: "function_call", Name: "update_plan", Arguments: PlanArguments}}}
-	case words["slow"]:
+	case directive.Think:
+		return Reply{Items: []Item{{Type: "reasoning", Text: ReasoningText}, {Type: "message", Text: answer}}}
+	case directive.Slow:
 		r := textReply(answer)
 		r.Deltas, r.Delay = slowDeltas, slowDelay
 		return r
-	case words["fail500"]:
+	case directive.Fail500:
 		return Reply{Status: http.StatusInternalServerError, ErrorType: "server_error", ErrorMessage: "The server had an error while processing your request."}
 	}
 	return textReply(answer)
@@ -156,3 +152,10 @@ func commandOutput(s string) string {
 	}
 	return s
 }
+
+// AddPrompt is a prompt that has codex add file holding AddedLine.
+func AddPrompt(file string) string { return "write: " + file + " " + AddedLine }
+
+// EditPrompt is a prompt that has codex turn AddedLine in file into
+// EditedLine.
+func EditPrompt(file string) string { return "edit: " + file + " " + AddedLine + " => " + EditedLine }

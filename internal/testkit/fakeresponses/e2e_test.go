@@ -34,7 +34,7 @@ func TestCodexRunAndPlan(t *testing.T) {
 		t.Errorf("final text %q", got)
 	}
 
-	tr = a.runTurn(th, "planupdate", nil)
+	tr = a.runTurn(th, "todo", nil)
 	m, ok := tr.find("turn/plan/updated")
 	if !ok || tr.completed.Turn.Status != "completed" {
 		t.Fatalf("no turn/plan/updated, or turn %s:\n%s", tr.completed.Turn.Status, tr.dump())
@@ -132,7 +132,7 @@ func TestCodexItems(t *testing.T) {
 	})
 	t.Run("patch and edit", func(t *testing.T) {
 		defer a.use(t)()
-		tr := a.runTurn(th, "patch: hello.txt", nil)
+		tr := a.runTurn(th, AddPrompt("hello.txt"), nil)
 		fc := tr.item(t, "fileChange")
 		var ch []struct {
 			Path string `json:"path"`
@@ -152,7 +152,7 @@ func TestCodexItems(t *testing.T) {
 		if got := tr.item(t, "agentMessage").Text; got != PatchedText {
 			t.Errorf("text %q", got)
 		}
-		tr = a.runTurn(th, "edit: hello.txt", nil)
+		tr = a.runTurn(th, EditPrompt("hello.txt"), nil)
 		fc = tr.item(t, "fileChange")
 		b, _ = json.Marshal(fc.Changes)
 		if fc.Status != "completed" || !strings.Contains(string(b), `"type":"update"`) {
@@ -274,7 +274,7 @@ func TestCodexApprovals(t *testing.T) {
 		t.Run("patch "+tc.decision, func(t *testing.T) {
 			defer a.use(t)()
 			file := "p_" + tc.decision + ".txt"
-			tr, req := run(t, "patch: "+file, "item/fileChange/requestApproval", tc.decision)
+			tr, req := run(t, AddPrompt(file), "item/fileChange/requestApproval", tc.decision)
 			var started itemParams
 			for _, m := range tr.msgs {
 				if m.Method == "item/started" {

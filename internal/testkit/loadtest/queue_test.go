@@ -34,7 +34,7 @@ func TestQueue_everyAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.Client.Take() // the last subtest's leftovers would pass for this one's first chunk
-			first := promptAsync(e, id, "SLOW slow one")
+			first := promptAsync(e, id, "slow slow one")
 			e.WaitFor(func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
 			second := promptAsync(e, id, "Say two")
 			for _, p := range []chan result{first, second} {
@@ -43,11 +43,11 @@ func TestQueue_everyAgent(t *testing.T) {
 				}
 			}
 			got := e.Client.Conversation()
-			if one, two := strings.Index(got, "You said: SLOW slow one"), strings.Index(got, "You said: Say two"); one < 0 || two < one {
+			if one, two := strings.Index(got, "You said: slow slow one"), strings.Index(got, "You said: Say two"); one < 0 || two < one {
 				t.Errorf("conversation:\n%s\nwant the second turn after the first's answer", got)
 			}
 
-			third := promptAsync(e, id, "SLOW slow three")
+			third := promptAsync(e, id, "slow slow three")
 			e.WaitFor(func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
 			fourth := promptAsync(e, id, "Say four")
 			time.Sleep(200 * time.Millisecond) // let it arrive before the cancel
