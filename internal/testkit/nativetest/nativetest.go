@@ -108,13 +108,16 @@ func MustPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]strin
 type Ask struct {
 	Call    acp.ToolCallUpdate
 	Options []string
+	After   int // how many updates (since the last Take) came before it
 }
 
 // Recorder is a bridge.Events that records what a session reports, and
 // answers permission asks with its choice: an option id, "" to cancel the
-// ask, or "wait" to wait for the turn to be cancelled.
+// ask, or "wait" to wait for the turn to be cancelled. Answer, if set
+// before the session opens, answers instead.
 type Recorder struct {
 	choice string
+	Answer func(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error)
 
 	mu      sync.Mutex
 	updates []acp.SessionUpdate
@@ -150,9 +153,12 @@ func (e *Recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdat
 		ids = append(ids, string(o.OptionId))
 	}
 	e.mu.Lock()
-	e.asks = append(e.asks, Ask{call, ids})
+	e.asks = append(e.asks, Ask{call, ids, len(e.updates)})
 	e.mu.Unlock()
 	e.signal()
+	if e.Answer != nil {
+		return e.Answer(ctx, call, options)
+	}
 	switch e.choice {
 	case "":
 		return acp.NewRequestPermissionOutcomeCancelled(), nil
@@ -193,6 +199,18 @@ func (e *Recorder) Snapshot() (updates []acp.SessionUpdate, asks []Ask, changed 
 func (e *Recorder) Conversation() string {
 	us, _, _ := e.Snapshot()
 	return acptest.Conversation(us)
+}
+
+// JSON is the updates so far, one JSON object a line.
+func (e *Recorder) JSON() string {
+	us, _, _ := e.Snapshot()
+	var b strings.Builder
+	for _, u := range us {
+		j, _ := json.Marshal(u)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // WaitFor waits for an update (or ask) that makes ok true.
