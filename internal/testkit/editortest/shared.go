@@ -1,3 +1,7 @@
+// Package editortest runs a bridge with one backend (or several) behind
+// the one editor harness (package editor), as an editor drives it, for
+// backend tests; and holds the checks every agent must pass, run per
+// agent.
 package editortest
 
 import (

@@ -1,13 +1,14 @@
-// Package editortest runs a bridge with one backend behind an ACP client
-// over in-memory pipes, the way an editor drives it, for backend tests.
-package editortest
+// Package editor is an ACP client connected over in-memory pipes to a
+// bridge, the way an editor drives one: the one editor harness of the
+// tests (editortest starts a bridge behind it; the acp package's own tests
+// serve it their server).
+package editor
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -15,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	acpedge "github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
-	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -33,69 +32,47 @@ type Editor struct {
 	served chan error
 }
 
-// StartEditor starts a bridge running b (persisting into state with mode)
-// and an initialized client for it. The bridge stops at the end of the test.
-func StartEditor(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode) *Editor {
-	t.Helper()
-	return StartEditorOffering(t, b, state, mode, acp.ClientCapabilities{})
-}
+// Serve is a bridge's ACP server: it reads requests from in and writes
+// what it sends to out until in ends.
+type Serve func(ctx context.Context, in io.Reader, out io.Writer) error
 
-// StartEditorOffering is StartEditor for an editor that offers caps (its
-// file system is Client.Files, its terminals make-believe).
-func StartEditorOffering(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
+// Connect starts serve and a client connected to it, not yet initialized
+// (see Initialize). The bridge stops at the end of the test.
+func Connect(t testing.TB, serve Serve) *Editor {
 	t.Helper()
-	return StartEditorWith(t, []bridge.Backend{b}, state, mode, caps)
-}
-
-// StartEditorWith is StartEditorOffering for a bridge running several
-// backends; the first is the default.
-func StartEditorWith(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
-	t.Helper()
-	return startEditor(t, bs, state, mode, caps, "")
-}
-
-// StartEditorIn is StartEditor for a bridge started in directory cwd, as
-// an editor starts it in the project: its agent warms up a session there
-// at initialize.
-func StartEditorIn(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, cwd string) *Editor {
-	t.Helper()
-	return startEditor(t, []bridge.Backend{b}, state, mode, acp.ClientCapabilities{}, cwd)
-}
-
-func startEditor(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities, cwd string) *Editor {
-	t.Helper()
-	st, err := persist.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m, err := bridge.NewManager(bridge.Config{Backends: bs, Default: bs[0].Info().Name, Store: st,
-		Persist: mode, Logger: log, CancelGrace: 10 * time.Second, Cwd: cwd})
-	if err != nil {
-		t.Fatal(err)
-	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	e := &Editor{T: t, Client: &Client{Option: "allow", Files: map[string]string{}}, stdin: inW, served: make(chan error, 1)}
 	go func() {
-		e.served <- acpedge.NewServer(m, "test", log).Serve(context.Background(), inR, outW)
+		e.served <- serve(context.Background(), inR, outW)
 		outW.Close()
 	}()
 	e.CS = acp.NewClientSideConnection(e.Client, inW, outR)
 	t.Cleanup(e.Stop)
-	if _, err := e.CS.Initialize(e.Ctx(), acp.InitializeRequest{ProtocolVersion: acpedge.ProtocolVersion, ClientCapabilities: caps}); err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
+// Initialize initializes the connection for a client that offers caps.
+func (e *Editor) Initialize(caps acp.ClientCapabilities) acp.InitializeResponse {
+	e.T.Helper()
+	resp, err := e.CS.Initialize(e.Ctx(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion(acp.ProtocolVersionNumber), ClientCapabilities: caps})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return resp
+}
+
 // Stop closes the editor's side and waits for the bridge (and so every
-// agent process it ran for its sessions) to finish.
+// agent process it ran for its sessions) to finish; the bridge must end
+// without an error. A second Stop returns at once.
 func (e *Editor) Stop() {
 	e.stdin.Close()
 	select {
 	case err := <-e.served:
-		e.served <- err
+		if err != nil {
+			e.T.Errorf("the bridge ended with %v", err)
+		}
+		e.served <- nil
 	case <-time.After(30 * time.Second):
 		e.T.Error("bridge did not stop")
 	}
@@ -154,14 +131,22 @@ func (e *Editor) Prompt(id acp.SessionId, text string) (acp.PromptResponse, erro
 	return e.CS.Prompt(e.Ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 }
 
+// MustPrompt sends a text prompt, failing the test on an error.
+func (e *Editor) MustPrompt(id acp.SessionId, text string) acp.PromptResponse {
+	e.T.Helper()
+	resp, err := e.Prompt(id, text)
+	if err != nil {
+		e.T.Fatalf("prompt %q: %v", text, err)
+	}
+	return resp
+}
+
 // Say sends each prompt to session id in turn, failing the test on an
 // error.
 func (e *Editor) Say(id acp.SessionId, prompts ...string) {
 	e.T.Helper()
 	for _, p := range prompts {
-		if _, err := e.Prompt(id, p); err != nil {
-			e.T.Fatalf("prompt %q: %v", p, err)
-		}
+		e.MustPrompt(id, p)
 	}
 }
 
@@ -213,7 +198,8 @@ func (e *Editor) WaitFor(ok func(acp.SessionUpdate) bool) {
 
 // Client records updates and answers every permission ask with Option: an
 // option id, "kind:allow_once" (say) for the first option of a kind, or
-// "cancelled" for the cancelled outcome (the user dismissed the ask).
+// "cancelled" for the cancelled outcome (the user dismissed the ask); or,
+// once SetPolicy gave it one, with its policy.
 // Its file system is Files (by path); a terminal runs nothing and outputs
 // "ran COMMAND ARGS"; an extension method answers {"pong": its params}.
 // Calls records every fs, terminal and extension request, as
@@ -225,6 +211,7 @@ type Client struct {
 	mu      sync.Mutex
 	updates []acp.SessionNotification
 	asked   []acp.RequestPermissionRequest
+	policy  Policy
 	Files   map[string]string
 	calls   []string
 	terms   map[string]string
@@ -355,10 +342,31 @@ func (c *Client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 	return nil
 }
 
-func (c *Client) RequestPermission(_ context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+// Policy answers a permission ask.
+type Policy func(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+
+// Choose is the Policy that answers every ask with the option optionID.
+func Choose(optionID string) Policy {
+	return func(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(optionID))}, nil
+	}
+}
+
+// SetPolicy has p answer the permission asks from now on.
+func (c *Client) SetPolicy(p Policy) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.policy = p
+}
+
+func (c *Client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	c.mu.Lock()
 	c.asked = append(c.asked, r)
+	if p := c.policy; p != nil {
+		c.mu.Unlock()
+		return p(ctx, r) // outside the lock: a policy may wait
+	}
+	defer c.mu.Unlock()
 	if c.Option == "cancelled" {
 		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
 	}
@@ -400,6 +408,20 @@ func (c *Client) take(match func(acp.SessionId) bool) []acp.SessionUpdate {
 
 // Conversation renders the updates so far and forgets them.
 func (c *Client) Conversation() string { return acptest.Conversation(c.Take()) }
+
+// ConversationOf renders the updates so far of one session, and keeps
+// them.
+func (c *Client) ConversationOf(id acp.SessionId) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var us []acp.SessionUpdate
+	for _, n := range c.updates {
+		if n.SessionId == id {
+			us = append(us, n.Update)
+		}
+	}
+	return acptest.Conversation(us)
+}
 
 // Asked is how many permission asks came.
 func (c *Client) Asked() int {
