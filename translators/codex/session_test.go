@@ -137,37 +137,11 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	if b.Info().Name != "codex" || b.Check() != nil {
-		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
-	}
-	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, ev)
-	cfg := s.Config()
-	var ids []string
-	for _, o := range cfg {
-		ids = append(ids, o.ID)
-		if !o.NextTurn {
-			t.Errorf("option %s is not NextTurn", o.ID)
-		}
-	}
-	if strings.Join(ids, ",") != "mode,model,effort,collaboration" {
-		t.Fatalf("options %v, want mode,model,effort,collaboration", ids)
-	}
-	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
-	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
-	effort, _ := nativetest.FindOption(cfg, bridge.ConfigEffort)
-	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != agentkit.EffortDefault {
-		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(model), ","); got != "fake-model,fake-fast" {
-		t.Errorf("models %s; want the listed ones but the hidden", got)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high,minimal" {
-		t.Errorf("efforts %s", got)
-	}
-	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
-		t.Errorf("SetConfig: %v; every codex option is NextTurn", err)
-	}
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "codex", IDs: "mode,model,effort,collaboration",
+		Mode: modeConfig, Model: "fake-model", Effort: agentkit.EffortDefault,
+		Models:  "fake-model,fake-fast", // the listed ones but the hidden
+		Efforts: "default,low,medium,high,minimal", Other: "fake-fast"})
 	id := waitReady(t, s)
 	if id == "" {
 		t.Fatal("no thread id once the thread started")
@@ -208,26 +182,7 @@ func TestFake_textTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("accept")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "hello there", nil)
-	us := ev.Take()
-	if got := acptest.Conversation(us); got != "\nagent: Hello from fake model. You said: hello there\n" {
-		t.Errorf("conversation %q", got)
-	}
-	chunks := 0
-	var usage *acp.SessionUsageUpdate
-	for _, u := range us {
-		if u.AgentMessageChunk != nil {
-			chunks++
-		}
-		if u.UsageUpdate != nil {
-			usage = u.UsageUpdate
-		}
-	}
-	if chunks < 2 {
-		t.Errorf("%d chunks; want the message streamed by its deltas", chunks)
-	}
-	if usage == nil || usage.Used != 49 || usage.Size != 258400 {
-		t.Errorf("usage %+v", usage)
-	}
+	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake model. You said: hello there\n", 49, 258400)
 	turns := fc.sent(t, "turn/start")
 	if len(turns) != 1 || turns[0]["threadId"] != s.NativeID() {
 		t.Fatalf("turn/start %v", turns)
@@ -746,15 +701,7 @@ func TestFake_promptErrors(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
-	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, bridge.ErrInvalidParams) {
-		t.Errorf("audio: %v, want ErrInvalidParams", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if res, err := s.Prompt(ctx, nativetest.TextTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("cancelled before it started: %+v, %v", res, err)
-	}
+	nativetest.CheckPromptRefusals(t, s)
 	waitReady(t, s)
 	if turns := fc.sent(t, "turn/start"); len(turns) != 0 {
 		t.Errorf("turn/start sent: %v", turns)
@@ -822,14 +769,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); err == nil {
-		t.Errorf("Open after Close succeeded")
-	}
-	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
-		t.Errorf("%d servers started after Close, %d stopped", started, exited)
-	}
+	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
 }
 
 // TestFake_warm starts the server and lists the models before any
@@ -923,21 +863,9 @@ func TestFake_mcpServers(t *testing.T) {
 // TestFake_missingExecutable: no codex is ErrAgentUnavailable, at Open;
 // Warm does nothing.
 func TestFake_missingExecutable(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "codex")
-	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	b.Warm("")
-	if b.Check() == nil {
-		t.Errorf("Check found %s", missing)
-	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
-		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
-	}
-	t.Setenv(EnvVar, missing)
-	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
-		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
-	}
+	nativetest.CheckMissingExecutable(t, "codex", EnvVar, func(path string) nativetest.Checked {
+		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
+	})
 }
 
 // TestFake_forkIsCodexsOwnFork: a session opened with ForkOf forks the

@@ -205,41 +205,12 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	if b.Info().Name != "opencode" || b.Check() != nil {
-		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
-	}
 	cwd := t.TempDir()
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
-	cfg := s.Config()
-	var ids []string
-	for _, o := range cfg {
-		ids = append(ids, o.ID)
-		if !o.NextTurn {
-			t.Errorf("option %s is not NextTurn", o.ID)
-		}
-	}
-	if strings.Join(ids, ",") != "mode,model,effort" {
-		t.Fatalf("options %v, want mode,model,effort", ids)
-	}
-	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
-	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
-	effort, _ := nativetest.FindOption(cfg, bridge.ConfigEffort)
-	if mode.Current != "build" || model.Current != "fake/fake-model" || effort.Current != agentkit.EffortDefault {
-		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(mode), ","); got != "build,plan" {
-		t.Errorf("modes %s; want the primary agents that are not hidden", got)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(model), ","); got != "fake/fake-fast,fake/fake-model" {
-		t.Errorf("models %s", got)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high" {
-		t.Errorf("efforts %s", got)
-	}
-	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake/fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
-		t.Errorf("SetConfig: %v; every opencode option is NextTurn", err)
-	}
+	s := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
+	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "opencode", IDs: "mode,model,effort",
+		Mode: "build", Model: "fake/fake-model", Effort: agentkit.EffortDefault,
+		Modes:  "build,plan", // the primary agents that are not hidden
+		Models: "fake/fake-fast,fake/fake-model", Efforts: "default,low,medium,high", Other: "fake/fake-fast"})
 	id := waitReady(t, s)
 	if !strings.HasPrefix(id, "ses_") {
 		t.Errorf("session id %q", id)
@@ -281,26 +252,7 @@ func TestFake_textTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("once")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
 	res := nativetest.MustPrompt(t, s, "hello there", nil)
-	us := ev.Take()
-	if got := acptest.Conversation(us); got != "\nagent: Hello from fake. You said: hello there\n" {
-		t.Errorf("conversation %q", got)
-	}
-	chunks := 0
-	var usage *acp.SessionUsageUpdate
-	for _, u := range us {
-		if u.AgentMessageChunk != nil {
-			chunks++
-		}
-		if u.UsageUpdate != nil {
-			usage = u.UsageUpdate
-		}
-	}
-	if chunks < 2 {
-		t.Errorf("%d chunks; want the message streamed by its deltas", chunks)
-	}
-	if usage == nil || usage.Used != 42 || usage.Size != 128000 {
-		t.Errorf("usage update %+v", usage)
-	}
+	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake. You said: hello there\n", 42, 128000)
 	if u := res.Usage; u == nil || u.InputTokens != 42 || u.OutputTokens != 7 || u.TotalTokens != 49 {
 		t.Errorf("turn usage %+v", u)
 	}
@@ -997,14 +949,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	b := fc.backend(t)
-	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
-		t.Errorf("Open after Close succeeded")
-	}
-	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
-		t.Errorf("%d servers started after Close, %d stopped", started, exited)
-	}
+	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
 }
 
 // TestFake_twoDirectoriesAtOnce: two turns at once in two directories, on
@@ -1121,16 +1066,8 @@ func TestFake_promptContent(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
-	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, bridge.ErrInvalidParams) {
-		t.Errorf("audio: %v, want ErrInvalidParams", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if res, err := s.Prompt(ctx, nativetest.TextTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("cancelled before it started: %+v, %v", res, err)
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), nativetest.WaitGuard)
+	nativetest.CheckPromptRefusals(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
 	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
@@ -1145,22 +1082,9 @@ func TestFake_promptContent(t *testing.T) {
 // TestFake_missingExecutable: no opencode is ErrAgentUnavailable, at Open;
 // Warm does nothing.
 func TestFake_missingExecutable(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "opencode")
-	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	b.Warm("")
-	if b.Check() == nil {
-		t.Errorf("Check found %s", missing)
-	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
-		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
-	}
-	t.Setenv(EnvVar, missing)
-	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
-		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
-	}
+	nativetest.CheckMissingExecutable(t, "opencode", EnvVar, func(path string) nativetest.Checked {
+		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
+	})
 }
 
 // TestFake_forkIsOpenCodesOwnFork: a session opened with ForkOf forks the
