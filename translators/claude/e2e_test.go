@@ -3,7 +3,6 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -274,30 +273,7 @@ func TestE2E_tasksBecomeThePlan(t *testing.T) {
 
 func TestE2E_cancelMidStream(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	id := e.NewSession(t.TempDir())
-	done := make(chan acp.PromptResponse, 1)
-	go func() {
-		resp, err := e.Prompt(id, "slow please")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- resp
-	}()
-	e.WaitFor(isText)
-	if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case resp := <-done:
-		if resp.StopReason != acp.StopReasonCancelled {
-			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("cancelled prompt did not return")
-	}
-	if resp, err := e.Prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("prompt after cancel: %+v, %v", resp, err)
-	}
+	editortest.CheckCancelMidTurn(t, e, e.NewSession(t.TempDir()))
 }
 
 // TestE2E_restartLoadsAndContinuesTheConversation: after a bridge
@@ -359,25 +335,7 @@ func TestE2E_killedMidTurn(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.Prompt(id, "slow please")
-		errc <- err
-	}()
-	e.WaitFor(isText)
-	pid := processIn(t, cwd)
-	syscall.Kill(pid, syscall.SIGKILL)
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
-			t.Errorf("prompt of a killed claude: %v; want an error saying it was killed", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("prompt did not return after the kill")
-	}
-	if resp, err := e.Prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("prompt after the kill: %+v, %v", resp, err)
-	}
+	editortest.CheckServerKilledMidTurn(t, e, id, "signal: killed", func() { syscall.Kill(processIn(t, cwd), syscall.SIGKILL) })
 }
 
 // processIn finds the claude process working in dir.
@@ -415,8 +373,6 @@ func TestE2E_apiErrors(t *testing.T) {
 }
 
 var _ = context.Background
-
-func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
 
 // TestE2E_configOptions: the session/new answer carries mode, model and
 // effort at once; every mode offered can be set on the real CLI;
@@ -551,40 +507,13 @@ func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
 // history, not retold, and the parent goes on without the fork's turns.
 func TestE2E_forkIsClaudesOwnFork(t *testing.T) {
 	e, srv := realEditor(t, t.TempDir())
-	cwd := t.TempDir()
-	parent := e.NewSession(cwd)
-	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
-		t.Fatal(err)
-	}
-	fork := e.Fork(parent, cwd)
-	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
-	body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
-	if !strings.Contains(string(body), "Remember the word apricot") || strings.Contains(string(body), "forked from") {
-		t.Errorf("the fork's model request does not carry the parent's turn as Claude's own history: %s", body)
-	}
-	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
-		t.Fatal(err)
-	}
-	reqs = srv.Requests()
-	body, _ = json.Marshal(reqs[len(reqs)-1].Raw)
-	if !strings.Contains(string(body), "apricot") || strings.Contains(string(body), "Which word was it") {
-		t.Errorf("the parent's request: %s; want its own turns only", body)
-	}
-	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
-	if err != nil || len(list.Sessions) != 2 {
-		t.Fatalf("list %+v, %v", list, err)
-	}
-	natives := map[string]bool{}
-	for _, s := range list.Sessions {
-		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil {
-			natives[fmt.Sprint(m["nativeSessionId"])] = true
-		}
-	}
-	if len(natives) != 2 {
-		t.Errorf("native sessions %v; want the fork on a Claude session of its own", natives)
+	editortest.CheckOwnFork(t, e, t.TempDir(), editortest.OwnFork{Retold: "forked from", Said: func(acp.SessionId) string {
+		reqs := srv.Requests()
+		body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
+		return string(body)
+	}})
+	if natives := e.NativeIDs(); len(natives) != 2 {
+		t.Errorf("sessions %v; want the parent and the fork", natives)
 	}
 }
 

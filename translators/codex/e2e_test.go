@@ -68,8 +68,6 @@ func setMode(t *testing.T, e *editortest.Editor, id acp.SessionId, mode string) 
 	}
 }
 
-func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
-
 func TestE2E_textTurn(t *testing.T) {
 	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
 	id := e.NewSession(t.TempDir())
@@ -210,28 +208,7 @@ func TestE2E_planUpdate(t *testing.T) {
 
 func TestE2E_interruptMidStream(t *testing.T) {
 	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
-	id := e.NewSession(t.TempDir())
-	done := make(chan acp.PromptResponse, 1)
-	go func() {
-		resp, err := e.Prompt(id, "slow please")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- resp
-	}()
-	e.WaitFor(isText)
-	e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id})
-	select {
-	case resp := <-done:
-		if resp.StopReason != acp.StopReasonCancelled {
-			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the cancelled prompt did not return")
-	}
-	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("after the interrupt: %+v, %v", resp, err)
-	}
+	editortest.CheckCancelMidTurn(t, e, e.NewSession(t.TempDir()))
 }
 
 // TestE2E_restartLoadsAndContinuesTheThread: with --persist auto the
@@ -272,27 +249,10 @@ func TestE2E_restartLoadsAndContinuesTheThread(t *testing.T) {
 // resumes the thread.
 func TestE2E_serverKilledMidTurn(t *testing.T) {
 	e, b := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
-	id := e.NewSession(t.TempDir())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.Prompt(id, "slow please")
-		errc <- err
-	}()
-	e.WaitFor(isText)
-	srv, _ := b.shared.Running()
-	pid := srv.l.Pid()
-	syscall.Kill(pid, syscall.SIGKILL)
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
-			t.Errorf("prompt when the server died: %v; want an error saying it was killed", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the prompt did not return")
-	}
-	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("after the restart: %+v, %v", resp, err)
-	}
+	editortest.CheckServerKilledMidTurn(t, e, e.NewSession(t.TempDir()), "signal: killed", func() {
+		srv, _ := b.shared.Running()
+		syscall.Kill(srv.l.Pid(), syscall.SIGKILL)
+	})
 }
 
 func TestE2E_modelErrorIsAClearError(t *testing.T) {
@@ -379,27 +339,8 @@ func TestE2E_forkIsCodexsOwnFork(t *testing.T) {
 			w := newWorld(t)
 			state, cwd := t.TempDir(), t.TempDir()
 			e, _ := w.bridge(t, state, mode)
-			parent := e.NewSession(cwd)
-			if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
-				t.Fatal(err)
-			}
-			fork := e.Fork(parent, cwd)
-			if _, err := e.Prompt(fork, "Which word was it"); err != nil {
-				t.Fatal(err)
-			}
-			body := lastRequest(t, w)
-			if !strings.Contains(body, "Remember the word apricot") || strings.Contains(body, "which it was forked from") {
-				t.Errorf("the fork's model request does not carry the parent's turn as codex's own history: %s", body)
-			}
-			if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
-				t.Fatal(err)
-			}
-			if body := lastRequest(t, w); !strings.Contains(body, "apricot") || strings.Contains(body, "Which word was it") {
-				t.Errorf("the parent's request: %s; want its own turns only", body)
-			}
-			if natives := nativeIDs(t, e); len(natives) != 2 {
-				t.Errorf("native sessions %v; want the fork on a thread of its own", natives)
-			}
+			_, fork := editortest.CheckOwnFork(t, e, cwd, editortest.OwnFork{Retold: "which it was forked from",
+				Said: func(acp.SessionId) string { return lastRequest(t, w) }})
 			e.Stop()
 			e2, _ := w.bridge(t, state, mode)
 			e2.Load(fork, cwd)
@@ -461,15 +402,15 @@ func TestE2E_spareThread(t *testing.T) {
 	if _, err := e.Prompt(id, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	if natives := nativeIDs(t, e); !natives[spare] {
+	if natives := e.NativeIDs(); natives[id] != spare {
 		t.Errorf("the session's thread is %v, want the spare %s", natives, spare)
 	}
 	other := e.NewSession(cwd) // the spare is gone: a thread of its own
 	if _, err := e.Prompt(other, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(nativeIDs(t, e)); n != 2 {
-		t.Errorf("%d threads for two sessions", n)
+	if natives := e.NativeIDs(); len(natives) != 2 || natives[id] == natives[other] {
+		t.Errorf("threads %v for two sessions", natives)
 	}
 
 	e2, b2 := unused.bridgeIn(t, t.TempDir())
@@ -492,22 +433,6 @@ func lastRequest(t *testing.T, w *world) string {
 	}
 	b, _ := json.Marshal(reqs[len(reqs)-1].Raw["input"])
 	return string(b)
-}
-
-// nativeIDs are the native session ids session/list shows.
-func nativeIDs(t *testing.T, e *editortest.Editor) map[string]bool {
-	t.Helper()
-	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	natives := map[string]bool{}
-	for _, s := range list.Sessions {
-		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil && m["nativeSessionId"] != nil {
-			natives[fmt.Sprint(m["nativeSessionId"])] = true
-		}
-	}
-	return natives
 }
 
 // Codex's slash commands come as available commands; /status and

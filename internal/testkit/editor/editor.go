@@ -150,6 +150,23 @@ func (e *Editor) Say(id acp.SessionId, prompts ...string) {
 	}
 }
 
+// NativeIDs are the agents' own ids of the sessions session/list shows,
+// by the bridge's session id.
+func (e *Editor) NativeIDs() map[acp.SessionId]string {
+	e.T.Helper()
+	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	out := map[acp.SessionId]string{}
+	for _, s := range list.Sessions {
+		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil {
+			out[s.SessionId], _ = m["nativeSessionId"].(string)
+		}
+	}
+	return out
+}
+
 // EditsThroughEditor sets session id's edits option to editor: the agent's
 // file writes come to the client as fs/write_text_file (see Client.Disk).
 func (e *Editor) EditsThroughEditor(id acp.SessionId) {
