@@ -1,6 +1,8 @@
 package editortest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +113,29 @@ func CheckOwnFork(t *testing.T, e *Editor, cwd string, f OwnFork) (parent, fork 
 		t.Errorf("the parent's request: %s; want its own turns only", said)
 	}
 	return parent, fork
+}
+
+// CheckCommandAsk checks that prompt "run: <command>" in session id,
+// whose command makes made in cwd, asks the client once (it answers with
+// Client.Option); that the command's tool call ends completed if allowed,
+// else failed; that the command ran only if allowed; and that an ask
+// answered cancelled ends the turn cancelled.
+func CheckCommandAsk(t *testing.T, e *Editor, id acp.SessionId, cwd, command, made string, allowed bool) {
+	t.Helper()
+	r, err := e.Prompt(id, "run: "+command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stop := map[bool]acp.StopReason{true: acp.StopReasonCancelled, false: acp.StopReasonEndTurn}[e.Client.Option == "cancelled"]; r.StopReason != stop {
+		t.Errorf("stop reason %s, want %s (an ask answered cancelled ends the turn)", r.StopReason, stop)
+	}
+	want := map[bool]string{true: "completed", false: "failed"}[allowed]
+	got := e.Client.Conversation()
+	if !strings.Contains(got, " execute "+want+" "+command+"\n") || e.Client.Asked() != 1 {
+		t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
+	}
+	_, err = os.Stat(filepath.Join(cwd, made))
+	if ran := err == nil; ran != allowed {
+		t.Errorf("the command ran: %v, want %v", ran, allowed)
+	}
 }
