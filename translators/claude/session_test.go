@@ -86,19 +86,12 @@ func TestSession_permission(t *testing.T) {
 
 func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 	ev := nativetest.NewRecorder("")
-	asked := make(chan struct{})
 	ev.Answer = func(ctx context.Context, _ acp.ToolCallUpdate, _ []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
-		close(asked)
 		<-ctx.Done()
 		return acp.NewRequestPermissionOutcomeCancelled(), nil
 	}
 	n, _ := openFake(t, bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-asked; cancel() }()
-	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("bash")}})
-	if err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
-	}
+	nativetest.CancelTurn(t, n, ev, "bash", "the ask", nativetest.HasAsk)
 	if got := ev.JSON(); !strings.Contains(got, "The user cancelled the turn.") {
 		t.Errorf("the CLI was not told:\n%s", got)
 	}
@@ -107,22 +100,7 @@ func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 func TestSession_cancelMidStreamInterrupts(t *testing.T) {
 	ev := nativetest.NewRecorder("allow")
 	n, _ := openFake(t, bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	type result struct {
-		res bridge.TurnResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
-		done <- result{res, err}
-	}()
-	ev.WaitFor(t, "a chunk of the answer", nativetest.HasAgentText)
-	cancel()
-	r := <-done
-	if res, err := r.res, r.err; err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
-	}
+	nativetest.CancelTurn(t, n, ev, "slow", "a chunk of the answer", nativetest.HasAgentText)
 	if res, err := prompt(t, n, "after"); err != nil || res.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("turn after the interrupt: %+v, %v", res, err)
 	}

@@ -312,27 +312,7 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type result struct {
-		res bridge.TurnResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := s.Prompt(ctx, nativetest.TextTurn("slow please", nil))
-		done <- result{res, err}
-	}()
-	ev.WaitFor(t, "the first delta", nativetest.HasAgentText)
-	cancel()
-	select {
-	case r := <-done:
-		if r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-			t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
-		}
-	case <-time.After(nativetest.WaitGuard):
-		t.Fatal("the cancelled prompt did not return")
-	}
+	nativetest.CancelTurn(t, s, ev, "slow please", "the first delta", nativetest.HasAgentText)
 	ints := fc.sent(t, "turn/interrupt")
 	if len(ints) != 1 || ints[0]["threadId"] != s.NativeID() || ints[0]["turnId"] == "" {
 		t.Fatalf("turn/interrupt %v", ints)
@@ -342,11 +322,7 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 			t.Errorf("codex refused: %s", w.raw) // e.g. the interrupt named the wrong turn
 		}
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); !strings.Contains(got, "You said: hello again") || strings.Contains(got, "tick") {
-		t.Errorf("the next turn:%s", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, "\nagent: Hello from fake model. You said: hello again\n")
 }
 
 // TestFake_cancelWhileAsking: a turn cancelled while the user is being
@@ -356,31 +332,13 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("wait")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	var res bridge.TurnResult
-	go func() {
-		var err error
-		res, err = s.Prompt(ctx, nativetest.TextTurn("approve this", nil))
-		done <- err
-	}()
-	ev.WaitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []nativetest.Ask) bool { return len(asks) == 1 })
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil || res.StopReason != acp.StopReasonCancelled {
-			t.Fatalf("prompt: %+v, %v", res, err)
-		}
-	case <-time.After(nativetest.WaitGuard):
-		t.Fatal("the cancelled prompt did not return")
-	}
+	nativetest.CancelTurn(t, s, ev, "approve this", "the ask", nativetest.HasAsk)
 	// The answer may reach codex after the interrupt has ended the turn.
 	fc.waitLog(t, "the answer to the ask", func([]wireMsg) bool { return len(fc.answers(t)) > 0 })
 	if ans := fc.answers(t); len(ans) != 1 || ans[0] != `{"decision":"cancel"}` {
 		t.Errorf("answers %v; want cancel", ans)
 	}
-	nativetest.MustPrompt(t, s, "hello again", nil)
+	nativetest.CheckNextTurn(t, s, ev, "\nagent: Hello from fake model. You said: hello again\n")
 }
 
 // TestFake_failedTurn: a failed turn is an error with codex's message and

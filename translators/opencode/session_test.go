@@ -170,33 +170,6 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// promptCall runs a prompt in the background; its result comes on the
-// channel.
-type promptResult struct {
-	res bridge.TurnResult
-	err error
-}
-
-func startPrompt(ctx context.Context, s bridge.Native, text string) chan promptResult {
-	done := make(chan promptResult, 1)
-	go func() {
-		res, err := s.Prompt(ctx, nativetest.TextTurn(text, nil))
-		done <- promptResult{res, err}
-	}()
-	return done
-}
-
-func waitPrompt(t *testing.T, done chan promptResult) promptResult {
-	t.Helper()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(nativetest.WaitGuard):
-		t.Fatal("the prompt did not return")
-		return promptResult{}
-	}
-}
-
 // TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
 // reads the catalog before it returns, so the session's options are
 // complete in the session/new response; the session is created with the
@@ -566,6 +539,10 @@ func TestFake_lateSessionInfoKeepsTheNextTurnsOptions(t *testing.T) {
 	}
 }
 
+// nextTurn is what the fake answers to "hello again", a turn after a
+// cancel.
+const nextTurn = "\nagent: Hello from fake. You said: hello again\n"
+
 // TestFake_cancelSlowTurn: a cancelled prompt aborts the session and
 // returns cancelled once opencode is idle; the idle opencode repeats after
 // an abort does not end the next turn early.
@@ -574,28 +551,17 @@ func TestFake_cancelSlowTurn(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := startPrompt(ctx, s, "slow please")
 	// The fake's turns start 50 ms after prompt_async's answer, and its
 	// deltas are 50 ms apart: the answer has been read by the third (see
 	// TestFake_cancelBeforePromptAnswered).
-	ev.WaitFor(t, "three deltas", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
+	nativetest.CancelTurn(t, s, ev, "slow please", "three deltas", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
 		return strings.Count(acptest.Conversation(us), "tick") >= 3
 	})
-	cancel()
-	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
-	}
 	aborts := fc.requests(t, "POST", "/session/*/abort")
 	if len(aborts) != 1 || aborts[0].Msg.Path != "/session/"+s.NativeID()+"/abort" {
 		t.Fatalf("aborts %v", aborts)
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q; want its whole answer", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 	// The fake holds the duplicate idle until the next prompt came (a
 	// while at most): it then falls between that prompt and its turn.
 	idles, prompts, dupAfterPrompt := 0, 0, false
@@ -624,22 +590,11 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := startPrompt(ctx, s, "slow eager")
-	ev.WaitFor(t, "the first delta", nativetest.HasAgentText)
-	cancel()
-	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("cancelled prompt: %+v, %v", r.res, r.err)
-	}
+	nativetest.CancelTurn(t, s, ev, "slow eager", "the first delta", nativetest.HasAgentText)
 	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
 		t.Errorf("%d aborts, want 1", n)
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 }
 
 // TestFake_cancelWhileAsking: a turn cancelled while the user is asked
@@ -649,22 +604,11 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("wait")
 	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := startPrompt(ctx, s, "run: rm -rf build")
-	ev.WaitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []nativetest.Ask) bool { return len(asks) == 1 })
-	cancel()
-	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("prompt: %+v, %v", r.res, r.err)
-	}
+	nativetest.CancelTurn(t, s, ev, "run: rm -rf build", "the ask", nativetest.HasAsk)
 	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
 		t.Errorf("%d aborts", n)
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 }
 
 // TestFake_failedTurn: a session error fails the turn with opencode's

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
@@ -153,5 +154,48 @@ func CheckClosedBackendLeavesNoServer(t *testing.T, b Checked, count func(dir st
 	}
 	if started, exited := count("start"), count("exit"); started != exited {
 		t.Errorf("%d servers started after Close, %d stopped", started, exited)
+	}
+}
+
+// CancelTurn runs a turn of prompt on s, cancels it once what ev recorded
+// satisfies until (what says what that is), and checks that the turn ends
+// cancelled within WaitGuard.
+func CancelTurn(t *testing.T, s bridge.Native, ev *Recorder, prompt, what string, until func([]acp.SessionUpdate, []Ask) bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		res bridge.TurnResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := s.Prompt(ctx, TextTurn(prompt, nil))
+		done <- result{res, err}
+	}()
+	ev.WaitFor(t, what, until)
+	cancel()
+	select {
+	case r := <-done:
+		if r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
+			t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
+		}
+	case <-time.After(WaitGuard):
+		t.Fatal("the cancelled prompt did not return")
+	}
+}
+
+// HasAsk reports a permission ask.
+func HasAsk(_ []acp.SessionUpdate, asks []Ask) bool { return len(asks) > 0 }
+
+// CheckNextTurn checks that the next turn of s (after a cancel, say), of
+// the prompt "hello again", ends normally and shows whole: what ev
+// records of it renders as want.
+func CheckNextTurn(t *testing.T, s bridge.Native, ev *Recorder, want string) {
+	t.Helper()
+	ev.Take()
+	MustPrompt(t, s, "hello again", nil)
+	if got := ev.Conversation(); got != want {
+		t.Errorf("the next turn %q; want %q", got, want)
 	}
 }
