@@ -199,3 +199,26 @@ func CheckNextTurn(t *testing.T, s bridge.Native, ev *Recorder, want string) {
 		t.Errorf("the next turn %q; want %q", got, want)
 	}
 }
+
+// CheckCrashMidTurn checks that an agent that dies mid-turn (the prompt
+// "crash now": the fake exits with status 3, saying stderr) fails the turn
+// with its exit, its stderr and word that the next prompt restarts it;
+// and that the next prompt does, on the same native session. It returns
+// the conversations of the crashed turn and of the next one.
+func CheckCrashMidTurn(t *testing.T, s bridge.Native, ev *Recorder, stderr string) (crashed, next string) {
+	t.Helper()
+	MustPrompt(t, s, "hello there", nil)
+	id := s.NativeID()
+	ev.Take()
+	_, err := RunPrompt(t, s, "crash now", nil)
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), stderr) ||
+		!strings.Contains(err.Error(), "the next prompt restarts it") {
+		t.Fatalf("err %v; want the exit with its stderr", err)
+	}
+	crashed = acptest.Conversation(ev.Take())
+	MustPrompt(t, s, "hello again", nil)
+	if s.NativeID() != id {
+		t.Errorf("native session %s, want %s still", s.NativeID(), id)
+	}
+	return crashed, ev.Conversation()
+}
