@@ -14,10 +14,15 @@
 //
 // The harnesses the backends' tests share:
 //
-//	editortest     a bridge running one backend behind an in-memory ACP client, as an
-//	               editor drives it; checks every agent must pass (CheckSharedServer)
-//	nativetest     a backend's sessions through the Backend and Native interfaces: the
-//	               recording Events, prompt helpers, the re-exec'd fake CLI's set-up
+//	editor         the one editor harness: an ACP client over in-memory pipes to a
+//	               bridge's server (the acp package's tests serve it theirs)
+//	editortest     a bridge running backends behind the editor harness, and the
+//	               end-to-end checks every agent must pass, run per agent (CheckCancelMidTurn,
+//	               CheckCommandAsk, CheckOwnFork, CheckSharedServer, …)
+//	nativetest     a backend's sessions through the Backend and Native interfaces: the one
+//	               recorder of a session's events, prompt helpers, the re-exec'd fake CLI's
+//	               set-up, and the session checks every agent must pass (CheckOptionsAtOpen,
+//	               CancelTurn, CheckCrashMidTurn, …)
 //	acptest        a session's updates rendered as a conversation, option helpers
 //	golden         golden files and txtar transcripts (-update rewrites them)
 //	toolbin        finding the pinned agent CLIs in .tools, skipping loudly without one
