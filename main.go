@@ -23,6 +23,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/amp"
 	"github.com/acpbridge/acpbridge/translators/claude"
@@ -40,8 +41,8 @@ var version = "0.1.0-dev"
 // shared, if not 0, has codex and opencode run their servers as daemons
 // shared between bridges, and claude's spare processes kept by one (see
 // --shared).
-func backends(log *slog.Logger, shared time.Duration) []bridge.Backend {
-	return []bridge.Backend{claude.New(claude.Options{Logger: log, Shared: shared}), codex.New(codex.Options{Logger: log, Shared: shared}),
+func backends(log *slog.Logger, shared time.Duration) []agent.Backend {
+	return []agent.Backend{claude.New(claude.Options{Logger: log, Shared: shared}), codex.New(codex.Options{Logger: log, Shared: shared}),
 		opencode.New(opencode.Options{Logger: log, Shared: shared}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
 }
 
@@ -53,7 +54,7 @@ const AutoAgent = "auto"
 
 var autoOrder = []string{"claude", "codex", "opencode", "amp"}
 
-func autoAgent(runs []bridge.Backend) string {
+func autoAgent(runs []agent.Backend) string {
 	for _, name := range autoOrder {
 		for _, b := range runs {
 			if b.Info().Name == name {
@@ -64,16 +65,13 @@ func autoAgent(runs []bridge.Backend) string {
 	return "mock"
 }
 
-// checker is a backend that can tell whether its CLI is installed.
-type checker interface{ Check() error }
-
 // runnable keeps the backends that can run here; the agent config option
 // lists only those. why says what is missing for the others.
-func runnable(bs []bridge.Backend) (ok []bridge.Backend, why map[string]error) {
+func runnable(bs []agent.Backend) (ok []agent.Backend, why map[string]error) {
 	why = map[string]error{}
 	for _, b := range bs {
-		if c, isChecker := b.(checker); isChecker {
-			if err := c.Check(); err != nil {
+		if check := b.Info().Caps.Check; check != nil {
+			if err := check(); err != nil {
 				why[b.Info().Name] = err
 				continue
 			}
@@ -246,7 +244,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
 	cfg.Cwd, _ = os.Getwd() // editors start agents in the project's directory
 	if err := missing[o.agent]; err != nil {
-		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps bridge.ErrAgentUnavailable
+		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps agent.ErrAgentUnavailable
 	}
 	if err := checkAgent(o.agent, cfg.Backends, all); err != nil {
 		return cfg, err
@@ -266,19 +264,30 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	return cfg, err
 }
 
-func checkAgent(name string, runs, all []bridge.Backend) error {
-	var names []string
-	for _, b := range all {
-		names = append(names, b.Info().Name)
+func checkAgent(name string, runs, all []agent.Backend) error {
+	if err := knownAgent(name, all); err != nil {
+		return err
 	}
 	for _, b := range runs {
 		if b.Info().Name == name {
 			return nil
 		}
 	}
-	if slices.Contains(names, name) {
-		return fmt.Errorf("--agent %s: %w", name, bridge.ErrAgentUnavailable)
+	return fmt.Errorf("--agent %s: %w", name, agent.ErrAgentUnavailable)
+}
+
+// knownAgent says whether name is an agent of this build or of the agents
+// file (all), or one of --agent's other values (acp, auto); the error
+// lists them all.
+func knownAgent(name string, all []agent.Backend) error {
+	names := make([]string, 0, len(all)+2)
+	for _, b := range all {
+		names = append(names, b.Info().Name)
 	}
+	if slices.Contains(names, name) || name == "acp" || name == AutoAgent {
+		return nil
+	}
+	names = append(names, "acp (an ACP agent's command after --)", AutoAgent+" (the first installed of "+strings.Join(autoOrder, ", ")+")")
 	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(names, ", "))
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
+
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editor"
@@ -31,9 +33,9 @@ func start(t *testing.T, dir string) *harness {
 
 // startOn runs a bridge on backend b (the default agent), offering logins
 // when login is not nil. The client is not yet initialized.
-func startOn(t *testing.T, dir string, b bridge.Backend, login *Login) *harness {
+func startOn(t *testing.T, dir string, b agent.Backend, login *Login) *harness {
 	t.Helper()
-	cfg := bridge.Config{Backends: []bridge.Backend{b}, Default: b.Info().Name, Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second}
+	cfg := bridge.Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second}
 	if dir != "" {
 		st, err := persist.Open(dir)
 		if err != nil {

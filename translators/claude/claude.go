@@ -36,7 +36,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
@@ -53,7 +53,7 @@ type Backend struct {
 	agentkit.CLI
 
 	mu     sync.Mutex
-	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
+	models []agent.ConfigValue // as the last CLI to start told them, for the next session's first paint
 
 	spare  agentkit.Spare[*proc.Process] // started by Warm, by its proc.Spec.Kind
 	shared agentkit.SharedSpares         // instead, with Options.Shared
@@ -64,7 +64,7 @@ type Backend struct {
 // holds a few hundred MB.
 const spareTTL = time.Minute
 
-var _ bridge.Backend = (*Backend)(nil)
+var _ agent.Backend = (*Backend)(nil)
 
 // New returns the Claude backend.
 func New(opts Options) *Backend {
@@ -75,13 +75,19 @@ func New(opts Options) *Backend {
 
 // Info: Claude takes images and embedded context; its resume replays
 // nothing, so the bridge keeps the transcript.
-func (b *Backend) Info() bridge.Info {
-	return b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
+// It forks: Claude forks a session with --resume ID --fork-session; the new
+// session's id comes with its first turn's init.
+func (b *Backend) Info() agent.Info {
+	info := b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
+	info.Caps.Forks = true
+	info.Caps.Warm = b.Warm
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
+	return info
 }
 
 // Open starts (or resumes) a session and warms its process up in the
 // background, so that the first prompt doesn't pay the whole cold start.
-func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	path, err := b.Find()
 	if err != nil {
 		return nil, err
@@ -96,21 +102,17 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 }
 
 // knownModels returns the models the last CLI told, if any did.
-func (b *Backend) knownModels() []bridge.Choice {
+func (b *Backend) knownModels() []agent.ConfigValue {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.models
 }
 
-func (b *Backend) learnModels(models []bridge.Choice) {
+func (b *Backend) learnModels(models []agent.ConfigValue) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.models = models
 }
-
-// Forks: Claude forks a session with --resume ID --fork-session; the new
-// session's id comes with its first turn's init.
-func (b *Backend) Forks() bool { return true }
 
 // Warm starts a spare claude in the bridge's directory, as a new session
 // there with no options of its own starts one; the first such session/new
@@ -174,7 +176,7 @@ type launch struct {
 // newLaunch is how a session with settings cfg starts its CLI, resuming
 // native session resume ("" for none) with MCP config mcp.
 func newLaunch(cfg *agentkit.Settings, resume, mcp string) launch {
-	return launch{mode: cfg.Get(bridge.ConfigMode), model: cfg.Get(bridge.ConfigModel), effort: cfg.Get(bridge.ConfigEffort),
+	return launch{mode: cfg.Get(agent.ConfigMode), model: cfg.Get(agent.ConfigModel), effort: cfg.Get(agent.ConfigEffort),
 		resume: resume, mcp: mcp, bypass: bypassAllowed()}
 }
 
@@ -230,9 +232,12 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 // LoginCmd is Claude Code's own login, `claude auth login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "login") }
 
+// LogoutCmd is claude's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "logout") }
+
 // Login tells whether Claude Code has credentials: an API key or token in
 // its environment, or the login `claude` keeps in its config directory.
-func (b *Backend) Login() bridge.Login {
+func (b *Backend) Login() agent.Login {
 	env := b.env()
 	dir := agentkit.EnvValue(env, "CLAUDE_CONFIG_DIR")
 	if dir == "" {

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+
 	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
 
 // openFake opens a session on the fake CLI; args receives its command line.
-func openFake(t *testing.T, opts bridge.OpenOptions, ev *nativetest.Recorder, env ...string) (bridge.Native, string) {
+func openFake(t *testing.T, opts agent.OpenOptions, ev *nativetest.Recorder, env ...string) (agent.Native, string) {
 	t.Helper()
 	args := filepath.Join(t.TempDir(), "args")
 	b := New(Options{Path: os.Args[0], Env: append([]string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}, env...)})
@@ -31,16 +32,16 @@ func openFake(t *testing.T, opts bridge.OpenOptions, ev *nativetest.Recorder, en
 	return n, args
 }
 
-func prompt(t *testing.T, n bridge.Native, text string) (bridge.TurnResult, error) {
+func prompt(t *testing.T, n agent.Native, text string) (agent.TurnResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	return n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 }
 
 func TestSession_textTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	res, err := prompt(t, n, "hello")
 	if err != nil || res.StopReason != acp.StopReasonEndTurn || res.Usage == nil || res.Usage.InputTokens != 10 {
 		t.Fatalf("turn: %+v, %v", res, err)
@@ -58,7 +59,7 @@ func TestSession_textTurn(t *testing.T) {
 	if n.NativeID() != "fake-session-1" {
 		t.Errorf("native id %q", n.NativeID())
 	}
-	o := option(n, bridge.ConfigModel)
+	o := option(n, agent.ConfigModel)
 	if _, _, changed := ev.Snapshot(); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || changed == 0 {
 		t.Errorf("models %+v after initialize (config changed %d times)", o, changed)
 	}
@@ -72,7 +73,7 @@ func TestSession_permission(t *testing.T) {
 	} {
 		t.Run(option, func(t *testing.T) {
 			ev := nativetest.NewRecorder(option)
-			n, _ := openFake(t, bridge.OpenOptions{}, ev)
+			n, _ := openFake(t, agent.OpenOptions{}, ev)
 			if _, err := prompt(t, n, "bash please"); err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +91,7 @@ func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 		<-ctx.Done()
 		return acp.NewRequestPermissionOutcomeCancelled(), nil
 	}
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	nativetest.CancelTurn(t, n, ev, "bash", "the ask", nativetest.HasAsk)
 	if got := ev.JSON(); !strings.Contains(got, "The user cancelled the turn.") {
 		t.Errorf("the CLI was not told:\n%s", got)
@@ -99,7 +100,7 @@ func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 
 func TestSession_cancelMidStreamInterrupts(t *testing.T) {
 	ev := nativetest.NewRecorder("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	nativetest.CancelTurn(t, n, ev, "slow", "a chunk of the answer", nativetest.HasAgentText)
 	if res, err := prompt(t, n, "after"); err != nil || res.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("turn after the interrupt: %+v, %v", res, err)
@@ -108,7 +109,7 @@ func TestSession_cancelMidStreamInterrupts(t *testing.T) {
 
 func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
 	ev := nativetest.NewRecorder("allow")
-	n, args := openFake(t, bridge.OpenOptions{}, ev)
+	n, args := openFake(t, agent.OpenOptions{}, ev)
 	if crashed, _ := nativetest.CheckCrashMidTurn(t, n, ev, "fake claude: boom"); !strings.Contains(crashed, "partial answer") {
 		t.Errorf("what was streamed before the crash is missing:%s", crashed)
 	}
@@ -119,22 +120,22 @@ func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
 
 func TestSession_garbageFromTheCLIIsSkipped(t *testing.T) {
 	ev := nativetest.NewRecorder("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	if res, err := prompt(t, n, "garbage"); err != nil || !strings.Contains(ev.JSON(), "still fine") {
 		t.Errorf("turn: %+v, %v\n%s", res, err, ev.JSON())
 	}
 }
 
 func TestSession_authErrorIsAuthRequired(t *testing.T) {
-	n, _ := openFake(t, bridge.OpenOptions{}, nativetest.NewRecorder("allow"))
+	n, _ := openFake(t, agent.OpenOptions{}, nativetest.NewRecorder("allow"))
 	_, err := prompt(t, n, "autherr")
-	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "/login") {
+	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "/login") {
 		t.Errorf("err %v; want ErrAuthRequired saying how to log in", err)
 	}
 }
 
 func TestSession_argsModesAndModels(t *testing.T) {
-	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigModel: "sonnet", bridge.ConfigEffort: "high"},
+	n, args := openFake(t, agent.OpenOptions{NativeID: "earlier", Config: map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "sonnet", agent.ConfigEffort: "high"},
 		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("allow"))
 	if _, err := prompt(t, n, "hi"); err != nil {
 		t.Fatal(err)
@@ -147,20 +148,20 @@ func TestSession_argsModesAndModels(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	for id, v := range map[string]string{bridge.ConfigMode: "acceptEdits", bridge.ConfigModel: "default", bridge.ConfigEffort: "low"} {
+	for id, v := range map[string]string{agent.ConfigMode: "acceptEdits", agent.ConfigModel: "default", agent.ConfigEffort: "low"} {
 		if err := n.SetConfig(ctx, id, v); err != nil || option(n, id).Current != v {
 			t.Errorf("set %s: %v, current %q", id, err, option(n, id).Current)
 		}
 	}
 }
 
-func option(n bridge.Native, id string) bridge.ConfigOption {
+func option(n agent.Native, id string) agent.ConfigOption {
 	for _, o := range n.Config() {
 		if o.ID == id {
 			return o
 		}
 	}
-	return bridge.ConfigOption{}
+	return agent.ConfigOption{}
 }
 
 func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
@@ -170,20 +171,20 @@ func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
 		{"fake-odd-9", "fake-odd-9"}, // no option runs it
 	} {
 		ev := nativetest.NewRecorder("allow")
-		n, _ := openFake(t, bridge.OpenOptions{}, ev, "FAKE_CLAUDE_MODEL="+tc.runs)
+		n, _ := openFake(t, agent.OpenOptions{}, ev, "FAKE_CLAUDE_MODEL="+tc.runs)
 		if _, err := prompt(t, n, "hi"); err != nil {
 			t.Fatal(err)
 		}
-		o := option(n, bridge.ConfigModel)
-		if o.Current != tc.want || !slices.ContainsFunc(o.Choices, func(c bridge.Choice) bool { return c.Value == tc.want }) {
+		o := option(n, agent.ConfigModel)
+		if o.Current != tc.want || !slices.ContainsFunc(o.Choices, func(c agent.ConfigValue) bool { return c.Value == tc.want }) {
 			t.Errorf("claude runs %s: current model %q of %v, want %q", tc.runs, o.Current, o.Choices, tc.want)
 		}
 	}
 }
 
 func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
-	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), bridge.OpenOptions{Cwd: "/"}, nativetest.NewRecorder(""))
-	if !errors.Is(err, bridge.ErrAgentUnavailable) {
+	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), agent.OpenOptions{Cwd: "/"}, nativetest.NewRecorder(""))
+	if !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("err %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(EnvVar, "")
@@ -197,13 +198,13 @@ func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
 // nothing more, even while Claude was streaming.
 func TestSession_closeStopsUpdates(t *testing.T) {
 	ev := nativetest.NewRecorder("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
+		n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
 	}()
 	ev.WaitFor(t, "a chunk of the answer", nativetest.HasAgentText)
 	n.Close()

@@ -1,12 +1,13 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -50,18 +51,18 @@ type TurnEnd struct {
 // result is the bridge's view of the turn's end; lastErr is the message
 // of the turn's last error notification, which a failed turn may not
 // repeat.
-func (end *TurnEnd) result(lastErr string) (bridge.TurnResult, error) {
+func (end *TurnEnd) result(lastErr string) (agent.TurnResult, error) {
 	switch end.Status {
 	case "interrupted":
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case "failed":
-		msg := agentkit.Or(end.Err, lastErr)
+		msg := cmp.Or(end.Err, lastErr)
 		if strings.Contains(msg, "(unauthorized)") {
-			return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", bridge.ErrAuthRequired, msg)
+			return agent.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", agent.ErrAuthRequired, msg)
 		}
-		return bridge.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
+		return agent.TurnResult{}, errors.New(cmp.Or(msg, "the turn failed"))
 	}
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: end.Usage}, nil
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: end.Usage}, nil
 }
 
 // params holds the fields the notifications share; item is decoded later.

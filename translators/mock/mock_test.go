@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+
 	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -50,7 +51,7 @@ func kinds(ev *nativetest.Recorder) []string {
 }
 
 // open opens a mock session recorded by ev.
-func open(t *testing.T, opts bridge.OpenOptions, ev *nativetest.Recorder) bridge.Native {
+func open(t *testing.T, opts agent.OpenOptions, ev *nativetest.Recorder) agent.Native {
 	t.Helper()
 	n, err := New().Open(context.Background(), opts, ev)
 	if err != nil {
@@ -61,11 +62,11 @@ func open(t *testing.T, opts bridge.OpenOptions, ev *nativetest.Recorder) bridge
 
 // play runs a turn on a new session whose asks are answered with choice
 // (an option id, or "" to cancel them).
-func play(t *testing.T, text, choice string) ([]string, bridge.TurnResult, error) {
+func play(t *testing.T, text, choice string) ([]string, agent.TurnResult, error) {
 	t.Helper()
 	ev := nativetest.NewRecorder(choice)
-	n := open(t, bridge.OpenOptions{Cwd: "/w"}, ev)
-	res, err := n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	n := open(t, agent.OpenOptions{Cwd: "/w"}, ev)
+	res, err := n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 	return kinds(ev), res, err
 }
 
@@ -112,10 +113,10 @@ func TestMock_failKeepsTheAnswerAndErrs(t *testing.T) {
 
 func TestMock_cancelledContextStopsTheTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("")
-	n := open(t, bridge.OpenOptions{Cwd: "/w"}, ev)
+	n := open(t, agent.OpenOptions{Cwd: "/w"}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow demo")}})
+	res, err := n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow demo")}})
 	if got := kinds(ev); err != nil || res.StopReason != acp.StopReasonCancelled || len(got) != 0 {
 		t.Errorf("cancelled: %+v, %v, updates %v", res, err, got)
 	}
@@ -124,8 +125,8 @@ func TestMock_cancelledContextStopsTheTurn(t *testing.T) {
 // A rejected edit is not done: the plan never says so.
 func TestMock_planAfterARejectedEdit(t *testing.T) {
 	ev := nativetest.NewRecorder("reject")
-	n := open(t, bridge.OpenOptions{Cwd: "/w"}, ev)
-	if _, err := n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("plan edit")}}); err != nil {
+	n := open(t, agent.OpenOptions{Cwd: "/w"}, ev)
+	if _, err := n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("plan edit")}}); err != nil {
 		t.Fatal(err)
 	}
 	var last *acp.SessionUpdatePlan
@@ -147,8 +148,8 @@ func TestMock_toolCallIDsAreNotReused(t *testing.T) {
 	seen := map[acp.ToolCallId]bool{}
 	for range 2 { // the same native session, opened twice
 		ev := nativetest.NewRecorder("allow")
-		n := open(t, bridge.OpenOptions{Cwd: "/w", NativeID: "mock-1"}, ev)
-		n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("read")}})
+		n := open(t, agent.OpenOptions{Cwd: "/w", NativeID: "mock-1"}, ev)
+		n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("read")}})
 		us, _, _ := ev.Snapshot()
 		for _, u := range us {
 			if u.ToolCall == nil {

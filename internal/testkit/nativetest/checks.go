@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/coder/acp-go-sdk"
 )
@@ -19,7 +20,7 @@ import (
 // Checked is a backend as the checks take it: one that can say whether
 // its agent runs here, warm up, and close.
 type Checked interface {
-	bridge.Backend
+	agent.Backend
 	Check() error
 	Warm(cwd string)
 	Close() error
@@ -42,7 +43,7 @@ type Options struct {
 
 // CheckOptionsAtOpen checks that s, just opened on b, has every option
 // with its choices at once, all of them NextTurn.
-func CheckOptionsAtOpen(t *testing.T, b Checked, s bridge.Native, want Options) {
+func CheckOptionsAtOpen(t *testing.T, b Checked, s agent.Native, want Options) {
 	t.Helper()
 	if b.Info().Name != want.Agent || b.Check() != nil {
 		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
@@ -58,22 +59,22 @@ func CheckOptionsAtOpen(t *testing.T, b Checked, s bridge.Native, want Options) 
 	if strings.Join(ids, ",") != want.IDs {
 		t.Fatalf("options %v, want %s", ids, want.IDs)
 	}
-	mode, _ := FindOption(cfg, bridge.ConfigMode)
-	model, _ := FindOption(cfg, bridge.ConfigModel)
-	effort, _ := FindOption(cfg, bridge.ConfigEffort)
+	mode, _ := FindOption(cfg, agent.ConfigMode)
+	model, _ := FindOption(cfg, agent.ConfigModel)
+	effort, _ := FindOption(cfg, agent.ConfigEffort)
 	if mode.Current != want.Mode || model.Current != want.Model || effort.Current != want.Effort {
 		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
 	}
 	for _, c := range []struct {
 		what string
-		o    bridge.ConfigOption
+		o    agent.ConfigOption
 		want string
 	}{{"modes", mode, want.Modes}, {"models", model, want.Models}, {"efforts", effort, want.Efforts}} {
 		if got := strings.Join(ChoiceValues(c.o), ","); c.want != "" && got != c.want {
 			t.Errorf("%s %s, want %s", c.what, got, c.want)
 		}
 	}
-	if err := s.SetConfig(context.Background(), bridge.ConfigModel, want.Other); !errors.Is(err, bridge.ErrInvalidParams) {
+	if err := s.SetConfig(context.Background(), agent.ConfigModel, want.Other); !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("SetConfig: %v; every %s option is NextTurn", err, want.Agent)
 	}
 }
@@ -107,10 +108,10 @@ func CheckStreamedAnswer(t *testing.T, us []acp.SessionUpdate, conversation stri
 // CheckPromptRefusals checks that s refuses content its agent can't take
 // (audio) with ErrInvalidParams, and answers a prompt cancelled before it
 // started cancelled.
-func CheckPromptRefusals(t *testing.T, s bridge.Native) {
+func CheckPromptRefusals(t *testing.T, s agent.Native) {
 	t.Helper()
-	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, bridge.ErrInvalidParams) {
+	_, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
+	if !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("audio: %v, want ErrInvalidParams", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,13 +133,13 @@ func CheckMissingExecutable(t *testing.T, name, env string, newBackend func(path
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, NewRecorder("")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, NewRecorder("")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(env, missing)
 	b = newBackend("")
 	defer b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, NewRecorder("")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, NewRecorder("")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", env, err)
 	}
 }
@@ -149,7 +150,7 @@ func CheckMissingExecutable(t *testing.T, name, env string, newBackend func(path
 func CheckClosedBackendLeavesNoServer(t *testing.T, b Checked, count func(dir string) int) {
 	t.Helper()
 	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, NewRecorder("")); err == nil {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, NewRecorder("")); err == nil {
 		t.Errorf("Open after Close succeeded")
 	}
 	if started, exited := count("start"), count("exit"); started != exited {
@@ -160,12 +161,12 @@ func CheckClosedBackendLeavesNoServer(t *testing.T, b Checked, count func(dir st
 // CancelTurn runs a turn of prompt on s, cancels it once what ev recorded
 // satisfies until (what says what that is), and checks that the turn ends
 // cancelled within WaitGuard.
-func CancelTurn(t *testing.T, s bridge.Native, ev *Recorder, prompt, what string, until func([]acp.SessionUpdate, []Ask) bool) {
+func CancelTurn(t *testing.T, s agent.Native, ev *Recorder, prompt, what string, until func([]acp.SessionUpdate, []Ask) bool) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type result struct {
-		res bridge.TurnResult
+		res agent.TurnResult
 		err error
 	}
 	done := make(chan result, 1)
@@ -191,7 +192,7 @@ func HasAsk(_ []acp.SessionUpdate, asks []Ask) bool { return len(asks) > 0 }
 // CheckNextTurn checks that the next turn of s (after a cancel, say), of
 // the prompt "hello again", ends normally and shows whole: what ev
 // records of it renders as want.
-func CheckNextTurn(t *testing.T, s bridge.Native, ev *Recorder, want string) {
+func CheckNextTurn(t *testing.T, s agent.Native, ev *Recorder, want string) {
 	t.Helper()
 	ev.Take()
 	MustPrompt(t, s, "hello again", nil)
@@ -205,7 +206,7 @@ func CheckNextTurn(t *testing.T, s bridge.Native, ev *Recorder, want string) {
 // with its exit, its stderr and word that the next prompt restarts it;
 // and that the next prompt does, on the same native session. It returns
 // the conversations of the crashed turn and of the next one.
-func CheckCrashMidTurn(t *testing.T, s bridge.Native, ev *Recorder, stderr string) (crashed, next string) {
+func CheckCrashMidTurn(t *testing.T, s agent.Native, ev *Recorder, stderr string) (crashed, next string) {
 	t.Helper()
 	MustPrompt(t, s, "hello there", nil)
 	id := s.NativeID()
