@@ -42,7 +42,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/internal/toolbin"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 )
 
 // acpxTimeout bounds every acpx invocation.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	sdk "github.com/coder/acp-go-sdk"
 )

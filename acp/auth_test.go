@@ -69,7 +69,7 @@ func TestAuth_methodsFollowTheClientsTerminal(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := startOn(t, t.TempDir(), &loggedOut{Backend: mock.New()}, &testLogin)
-			resp, err := h.cs.Initialize(h.ctx(), sdk.InitializeRequest{ProtocolVersion: ProtocolVersion, ClientCapabilities: tc.caps})
+			resp, err := h.CS.Initialize(h.Ctx(), sdk.InitializeRequest{ProtocolVersion: ProtocolVersion, ClientCapabilities: tc.caps})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,35 +82,35 @@ func TestAuth_methodsFollowTheClientsTerminal(t *testing.T) {
 
 func TestAuth_noLoginsWithoutSetLogin(t *testing.T) {
 	h := startOn(t, t.TempDir(), &loggedOut{Backend: mock.New()}, nil)
-	if got := jsonOf(t, h.initialize().AuthMethods); got != "[]" {
+	if got := jsonOf(t, h.Initialize(sdk.ClientCapabilities{}).AuthMethods); got != "[]" {
 		t.Errorf("authMethods %s, want []", got)
 	}
-	_, err := h.cs.Authenticate(h.ctx(), sdk.AuthenticateRequest{MethodId: "mock-login"})
+	_, err := h.CS.Authenticate(h.Ctx(), sdk.AuthenticateRequest{MethodId: "mock-login"})
 	wantCode(t, "authenticate with nothing offered", err, -32602)
 }
 
 func TestAuth_authenticateChecksTheLogin(t *testing.T) {
 	b := &loggedOut{Backend: mock.New()}
 	h := startOn(t, t.TempDir(), b, &testLogin)
-	h.initialize()
+	h.Initialize(sdk.ClientCapabilities{})
 
-	_, err := h.cs.NewSession(h.ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
+	_, err := h.CS.NewSession(h.Ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
 	wantCode(t, "session/new logged out", err, -32000)
 	var re *sdk.RequestError
 	if errors.As(err, &re) && jsonOf(t, re.Data) != `{"authMethods":["mock-login"]}` {
 		t.Errorf("auth_required data %s, want the method to log in with", jsonOf(t, re.Data))
 	}
 
-	_, err = h.cs.Authenticate(h.ctx(), sdk.AuthenticateRequest{MethodId: "mock-login"})
+	_, err = h.CS.Authenticate(h.Ctx(), sdk.AuthenticateRequest{MethodId: "mock-login"})
 	wantCode(t, "authenticate logged out", err, -32000)
-	_, err = h.cs.Authenticate(h.ctx(), sdk.AuthenticateRequest{MethodId: "claude-login"})
+	_, err = h.CS.Authenticate(h.Ctx(), sdk.AuthenticateRequest{MethodId: "claude-login"})
 	wantCode(t, "authenticate with an unknown method", err, -32602)
 
 	b.loggedIn.Store(true) // the user ran the login
-	if _, err := h.cs.Authenticate(h.ctx(), sdk.AuthenticateRequest{MethodId: "mock-login"}); err != nil {
+	if _, err := h.CS.Authenticate(h.Ctx(), sdk.AuthenticateRequest{MethodId: "mock-login"}); err != nil {
 		t.Errorf("authenticate logged in: %v", err)
 	}
-	h.newSession("/work")
+	h.NewSessionResponse("/work")
 }
 
 func jsonOf(t *testing.T, v any) string {
@@ -147,25 +147,25 @@ func (b *withLogout) Info() agent.Info {
 func TestAuth_logoutRunsTheAgentsOwn(t *testing.T) {
 	b := &withLogout{loggedOut: &loggedOut{Backend: mock.New()}, mark: filepath.Join(t.TempDir(), "mark")}
 	h := startOn(t, t.TempDir(), b, &testLogin)
-	if got := jsonOf(t, h.initialize().AgentCapabilities.Auth); got != `{"logout":{}}` {
+	if got := jsonOf(t, h.Initialize(sdk.ClientCapabilities{}).AgentCapabilities.Auth); got != `{"logout":{}}` {
 		t.Errorf("auth capabilities %s, want logout offered", got)
 	}
-	if _, err := h.cs.Logout(h.ctx(), sdk.LogoutRequest{}); err != nil {
+	if _, err := h.CS.Logout(h.Ctx(), sdk.LogoutRequest{}); err != nil {
 		t.Fatalf("logout: %v", err)
 	}
 	if _, err := os.Stat(b.mark); err != nil {
 		t.Errorf("the agent's logout did not run: %v", err)
 	}
 	b.fail = true
-	_, err := h.cs.Logout(h.ctx(), sdk.LogoutRequest{})
+	_, err := h.CS.Logout(h.Ctx(), sdk.LogoutRequest{})
 	if err == nil || !strings.Contains(err.Error(), "not logged in") {
 		t.Errorf("a failing logout answered %v, want what it printed", err)
 	}
 
 	plain := startOn(t, t.TempDir(), &loggedOut{Backend: mock.New()}, &testLogin)
-	if got := jsonOf(t, plain.initialize().AgentCapabilities.Auth); got != `{}` {
+	if got := jsonOf(t, plain.Initialize(sdk.ClientCapabilities{}).AgentCapabilities.Auth); got != `{}` {
 		t.Errorf("auth capabilities %s without a logout, want none", got)
 	}
-	_, err = plain.cs.Logout(plain.ctx(), sdk.LogoutRequest{})
+	_, err = plain.CS.Logout(plain.Ctx(), sdk.LogoutRequest{})
 	wantCode(t, "logout with none offered", err, -32601)
 }

@@ -23,10 +23,10 @@ import (
 // creation (and its fsync) included.
 func BenchmarkSessionNew(b *testing.B) {
 	h := start(&testing.T{}, b.TempDir())
-	h.initialize()
-	ctx := h.ctx()
+	h.Initialize(sdk.ClientCapabilities{})
+	ctx := h.Ctx()
 	for b.Loop() {
-		if _, err := h.cs.NewSession(ctx, sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+		if _, err := h.CS.NewSession(ctx, sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -146,10 +146,10 @@ func BenchmarkSessionList10k(b *testing.B) {
 	dir := b.TempDir()
 	writeIndex(b, dir, 10000)
 	h := start(&testing.T{}, dir)
-	h.initialize()
-	ctx := h.ctx()
+	h.Initialize(sdk.ClientCapabilities{})
+	ctx := h.Ctx()
 	for b.Loop() {
-		resp, err := h.cs.ListSessions(ctx, sdk.ListSessionsRequest{})
+		resp, err := h.CS.ListSessions(ctx, sdk.ListSessionsRequest{})
 		if err != nil || len(resp.Sessions) != 100 || resp.NextCursor == nil {
 			b.Fatalf("list: %d sessions, %v", len(resp.Sessions), err)
 		}

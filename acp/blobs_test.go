@@ -57,18 +57,18 @@ func TestBlobs_extractAndRestore(t *testing.T) {
 func TestBlobs_largePromptIsRecordedWhole(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	sent := bigPrompt()[:3] // the mock echoes a text block, word by word: not a large one
-	if _, err := h.cs.Prompt(h.ctx(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: sent}); err != nil {
+	if _, err := h.CS.Prompt(h.Ctx(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: sent}); err != nil {
 		t.Fatal(err)
 	}
-	h.stop()
+	h.Stop()
 	h2 := start(t, dir)
-	h2.initialize()
+	h2.Initialize(sdk.ClientCapabilities{})
 	h2.load(s.SessionId)
 	var got []sdk.ContentBlock
-	for _, u := range h2.client.take() {
+	for _, u := range h2.Client.Take() {
 		if u.UserMessageChunk != nil {
 			got = append(got, u.UserMessageChunk.Content)
 		}

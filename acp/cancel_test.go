@@ -14,7 +14,7 @@ import (
 func promptAsync(h *harness, id sdk.SessionId, text string) chan promptResult {
 	ch := make(chan promptResult, 1)
 	go func() {
-		r, err := h.prompt(id, text)
+		r, err := h.Prompt(id, text)
 		ch <- promptResult{r, err}
 	}()
 	return ch
@@ -40,11 +40,11 @@ func isToolCall(u sdk.SessionUpdate) bool { return u.ToolCall != nil }
 
 func TestServer_cancelMidStreamReturnsCancelledAndFlushes(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	res := promptAsync(h, s.SessionId, "slow read")
-	h.client.waitFor(t, isToolCall)
-	if err := h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
+	h.WaitFor(isToolCall)
+	if err := h.CS.Cancel(h.Ctx(), sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
 		t.Fatal(err)
 	}
 	r := wait(t, res)
@@ -53,36 +53,36 @@ func TestServer_cancelMidStreamReturnsCancelledAndFlushes(t *testing.T) {
 	}
 	// The SDK delivers every update sent before the response first, so the
 	// tool call's final state is already here.
-	if got := view(h.client.take()); !strings.Contains(got, " read failed Read ") {
+	if got := view(h.Client.Take()); !strings.Contains(got, " read failed Read ") {
 		t.Errorf("after cancel:\n%s\nwant the unfinished tool call failed", got)
 	}
-	h.mustPrompt(s.SessionId, "next turn works")
+	h.MustPrompt(s.SessionId, "next turn works")
 }
 
 func TestServer_cancelResolvesPendingPermission(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
+	h.Initialize(sdk.ClientCapabilities{})
 	var released atomic.Bool
 	asked := make(chan struct{}, 1)
-	h.client.setPolicy(func(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	h.Client.SetPolicy(func(ctx context.Context, r sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 		asked <- struct{}{}
 		<-ctx.Done() // a user who never answers; the bridge must withdraw the ask
 		released.Store(true)
 		return sdk.RequestPermissionResponse{}, ctx.Err()
 	})
-	s := h.newSession("/work")
+	s := h.NewSessionResponse("/work")
 	res := promptAsync(h, s.SessionId, "edit")
 	select {
 	case <-asked:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no permission ask")
 	}
-	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+	h.CS.Cancel(h.Ctx(), sdk.CancelNotification{SessionId: s.SessionId})
 	r := wait(t, res)
 	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
 		t.Fatalf("prompt = %+v, %v; want cancelled", r.resp, r.err)
 	}
-	if got := view(h.client.take()); !strings.Contains(got, " edit failed Edit ") {
+	if got := view(h.Client.Take()); !strings.Contains(got, " edit failed Edit ") {
 		t.Errorf("after cancel:\n%s\nwant the edit failed", got)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -96,17 +96,17 @@ func TestServer_cancelResolvesPendingPermission(t *testing.T) {
 
 func TestServer_promptWhileBusyIsQueued(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	first := promptAsync(h, s.SessionId, "think slowly")
-	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentThoughtChunk != nil })
+	h.WaitFor(func(u sdk.SessionUpdate) bool { return u.AgentThoughtChunk != nil })
 	second := promptAsync(h, s.SessionId, "me too")
 	for _, r := range []promptResult{wait(t, first), wait(t, second)} {
 		if r.err != nil || r.resp.StopReason != sdk.StopReasonEndTurn {
 			t.Errorf("prompt = %+v, %v; want both to end_turn", r.resp, r.err)
 		}
 	}
-	got := view(h.client.take())
+	got := view(h.Client.Take())
 	if a, b := strings.Index(got, "You said: think slowly"), strings.Index(got, "You said: me too"); a < 0 || b < a {
 		t.Errorf("conversation:\n%s\nwant the first answer, then the second", got)
 	}
@@ -114,31 +114,31 @@ func TestServer_promptWhileBusyIsQueued(t *testing.T) {
 
 func TestServer_cancelAnswersQueuedPromptsCancelled(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	// slow: a chunk every 50 ms, the answer long enough to outlast the wait below
 	first := promptAsync(h, s.SessionId, "slow "+strings.Repeat("and on ", 40))
-	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+	h.WaitFor(func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
 	second := promptAsync(h, s.SessionId, "queued")
 	time.Sleep(100 * time.Millisecond) // let it reach the queue; a cancel before it arrives would not apply
-	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+	h.CS.Cancel(h.Ctx(), sdk.CancelNotification{SessionId: s.SessionId})
 	for _, r := range []promptResult{wait(t, first), wait(t, second)} {
 		if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
 			t.Errorf("prompt = %+v, %v; want cancelled", r.resp, r.err)
 		}
 	}
-	if got := view(h.client.take()); strings.Contains(got, "You said: queued") {
+	if got := view(h.Client.Take()); strings.Contains(got, "You said: queued") {
 		t.Errorf("conversation:\n%s\nthe queued prompt ran", got)
 	}
 }
 
 func TestServer_closeCancelsTheTurn(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	res := promptAsync(h, s.SessionId, "slow")
-	h.client.waitFor(t, func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
-	if _, err := h.cs.CloseSession(h.ctx(), sdk.CloseSessionRequest{SessionId: s.SessionId}); err != nil {
+	h.WaitFor(func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+	if _, err := h.CS.CloseSession(h.Ctx(), sdk.CloseSessionRequest{SessionId: s.SessionId}); err != nil {
 		t.Fatal(err)
 	}
 	if r := wait(t, res); r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
@@ -148,27 +148,27 @@ func TestServer_closeCancelsTheTurn(t *testing.T) {
 
 func TestServer_cancelOfIdleOrUnknownSessionIsHarmless(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
-	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
-	h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: "nobody"})
-	if r := h.mustPrompt(s.SessionId, "hi"); r.StopReason != sdk.StopReasonEndTurn {
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	h.CS.Cancel(h.Ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+	h.CS.Cancel(h.Ctx(), sdk.CancelNotification{SessionId: "nobody"})
+	if r := h.MustPrompt(s.SessionId, "hi"); r.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("prompt after a stray cancel: %+v", r)
 	}
 }
 
 func TestServer_permissionAnsweredCancelledEndsTheTurnCancelled(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	h.client.setPolicy(func(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	h.Initialize(sdk.ClientCapabilities{})
+	h.Client.SetPolicy(func(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	})
-	s := h.newSession("/work")
-	r := h.mustPrompt(s.SessionId, "edit")
+	s := h.NewSessionResponse("/work")
+	r := h.MustPrompt(s.SessionId, "edit")
 	if r.StopReason != sdk.StopReasonCancelled {
 		t.Errorf("stopReason %q, want cancelled", r.StopReason)
 	}
-	if got := view(h.client.take()); !strings.Contains(got, " edit failed Edit ") {
+	if got := view(h.Client.Take()); !strings.Contains(got, " edit failed Edit ") {
 		t.Errorf("conversation:\n%s", got)
 	}
 }

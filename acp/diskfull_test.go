@@ -50,32 +50,32 @@ func fill(t *testing.T, dir string) string {
 func TestServer_fullDisk(t *testing.T) {
 	dir := smallDisk(t)
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
-	h.mustPrompt(s.SessionId, "first, before the disk fills")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	h.MustPrompt(s.SessionId, "first, before the disk fills")
 	filler := fill(t, dir)
 	// Longer than the page a tmpfs file may still have room in.
-	_, err := h.prompt(s.SessionId, "second, on a full disk "+strings.Repeat("and long ", 4096))
+	_, err := h.Prompt(s.SessionId, "second, on a full disk "+strings.Repeat("and long ", 4096))
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), "could not be recorded") {
 		t.Fatalf("a turn on a full disk: %v, want an error saying the disk is full", err)
 	}
 	before, _ := os.ReadDir(filepath.Join(dir, "sessions"))
-	if _, err := h.cs.NewSession(h.ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}}); err == nil {
+	if _, err := h.CS.NewSession(h.Ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}}); err == nil {
 		t.Error("session/new on a full disk succeeded")
 	}
 	if after, _ := os.ReadDir(filepath.Join(dir, "sessions")); len(after) != len(before) {
 		t.Errorf("a failed session/new left files: %v, was %v", after, before)
 	}
 	os.Remove(filler)
-	h.mustPrompt(s.SessionId, "third, once there is room")
-	h.stop()
+	h.MustPrompt(s.SessionId, "third, once there is room")
+	h.Stop()
 
 	h2 := start(t, dir)
-	h2.initialize()
-	if _, err := h2.cs.LoadSession(h2.ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+	h2.Initialize(sdk.ClientCapabilities{})
+	if _, err := h2.CS.LoadSession(h2.Ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	replay := view(h2.client.take())
+	replay := view(h2.Client.Take())
 	for _, want := range []string{"first, before the disk fills", "third, once there is room"} {
 		if !strings.Contains(replay, want) {
 			t.Errorf("the replay lacks %q:\n%s", want, replay)
@@ -89,27 +89,27 @@ func TestServer_fullDisk(t *testing.T) {
 func TestServer_readOnlyStateDirStillLoads(t *testing.T) {
 	dir := smallDisk(t)
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
-	h.mustPrompt(s.SessionId, "remember this")
-	h.stop()
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	h.MustPrompt(s.SessionId, "remember this")
+	h.Stop()
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 		t.Skipf("SKIPPED: remounting the tmpfs read-only failed: %v", err)
 	}
 
 	h2 := start(t, dir)
-	h2.initialize()
-	r, err := h2.cs.LoadSession(h2.ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}})
+	h2.Initialize(sdk.ClientCapabilities{})
+	r, err := h2.CS.LoadSession(h2.Ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}})
 	if err != nil {
 		t.Fatalf("load from a read-only state directory: %v", err)
 	}
 	if meta, _ := r.Meta["acpbridge"].(map[string]any); meta["readOnly"] != true {
 		t.Errorf("load answer _meta %v, want readOnly", r.Meta)
 	}
-	if replay := view(h2.client.take()); !strings.Contains(replay, "remember this") {
+	if replay := view(h2.Client.Take()); !strings.Contains(replay, "remember this") {
 		t.Errorf("replay:\n%s", replay)
 	}
-	_, err = h2.prompt(s.SessionId, "go on")
+	_, err = h2.Prompt(s.SessionId, "go on")
 	if err == nil || !strings.Contains(err.Error(), "can be read but not continued here") {
 		t.Errorf("prompt in a read-only session: %v", err)
 	}

@@ -15,8 +15,8 @@ import (
 func TestFork_copiesTheConversationAndLeavesTheParent(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	parent := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	parent := h.NewSessionResponse("/work")
 	var live []sdk.SessionUpdate
 	for _, p := range []string{"remember apricot", "and a second turn"} {
 		live = append(live, sdk.UpdateUserMessageText(p))
@@ -24,7 +24,7 @@ func TestFork_copiesTheConversationAndLeavesTheParent(t *testing.T) {
 	}
 	setModel(t, h, parent.SessionId, "mock-large")
 
-	fork, err := h.cs.UnstableForkSession(h.ctx(), sdk.UnstableForkSessionRequest{SessionId: parent.SessionId, Cwd: "/work/fork"})
+	fork, err := h.CS.UnstableForkSession(h.Ctx(), sdk.UnstableForkSessionRequest{SessionId: parent.SessionId, Cwd: "/work/fork"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,30 +34,30 @@ func TestFork_copiesTheConversationAndLeavesTheParent(t *testing.T) {
 	if got := currentOf(fork.ConfigOptions, "model"); got != "mock-large" {
 		t.Errorf("fork's model %q; want the parent's mock-large", got)
 	}
-	resp := h.mustPrompt(fork.SessionId, "which word")
+	resp := h.MustPrompt(fork.SessionId, "which word")
 	if resp.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("fork's prompt: %+v", resp)
 	}
-	got := view(h.client.take())
+	got := view(h.Client.Take())
 	if !strings.Contains(got, "Forked from session "+string(parent.SessionId)) || !strings.Contains(got, "remember apricot") {
 		t.Errorf("the fork's first turn:\n%s\nwant the note, and the agent told the parent's conversation", got)
 	}
-	h.stop()
+	h.Stop()
 
 	h2 := start(t, dir)
-	h2.initialize()
+	h2.Initialize(sdk.ClientCapabilities{})
 	h2.load(parent.SessionId)
-	if diff := cmp.Diff(view(live), view(h2.client.take())); diff != "" {
+	if diff := cmp.Diff(view(live), view(h2.Client.Take())); diff != "" {
 		t.Errorf("the parent changed (-before +after):\n%s", diff)
 	}
-	if _, err := h2.cs.LoadSession(h2.ctx(), sdk.LoadSessionRequest{SessionId: fork.SessionId, Cwd: "/work/fork", McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := h2.CS.LoadSession(h2.Ctx(), sdk.LoadSessionRequest{SessionId: fork.SessionId, Cwd: "/work/fork", McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	replay := view(h2.client.take())
+	replay := view(h2.Client.Take())
 	if !strings.HasPrefix(replay, view(live)) || !strings.Contains(replay, "which word") {
 		t.Errorf("the fork's replay:\n%s\nwant the parent's conversation, then its own turn", replay)
 	}
-	list, err := h2.cs.ListSessions(h2.ctx(), sdk.ListSessionsRequest{})
+	list, err := h2.CS.ListSessions(h2.Ctx(), sdk.ListSessionsRequest{})
 	if err != nil || len(list.Sessions) != 2 {
 		t.Fatalf("list: %+v, %v; want both sessions", list, err)
 	}
@@ -65,19 +65,19 @@ func TestFork_copiesTheConversationAndLeavesTheParent(t *testing.T) {
 
 func TestFork_unknownOrMalformed(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	_, err := h.cs.UnstableForkSession(h.ctx(), sdk.UnstableForkSessionRequest{SessionId: "4b1c43a4-0000-4000-8000-000000000000", Cwd: "/work"})
+	h.Initialize(sdk.ClientCapabilities{})
+	_, err := h.CS.UnstableForkSession(h.Ctx(), sdk.UnstableForkSessionRequest{SessionId: "4b1c43a4-0000-4000-8000-000000000000", Cwd: "/work"})
 	wantCode(t, "fork of an unknown session", err, -32002)
-	_, err = h.cs.UnstableForkSession(h.ctx(), sdk.UnstableForkSessionRequest{SessionId: "../x", Cwd: "/work"})
+	_, err = h.CS.UnstableForkSession(h.Ctx(), sdk.UnstableForkSessionRequest{SessionId: "../x", Cwd: "/work"})
 	wantCode(t, "fork of a malformed id", err, -32602)
-	s := h.newSession("/work")
-	_, err = h.cs.UnstableForkSession(h.ctx(), sdk.UnstableForkSessionRequest{SessionId: s.SessionId, Cwd: "relative"})
+	s := h.NewSessionResponse("/work")
+	_, err = h.CS.UnstableForkSession(h.Ctx(), sdk.UnstableForkSessionRequest{SessionId: s.SessionId, Cwd: "relative"})
 	wantCode(t, "fork to a relative cwd", err, -32602)
 }
 
 func setModel(t *testing.T, h *harness, id sdk.SessionId, model string) {
 	t.Helper()
-	if _, err := h.cs.SetSessionConfigOption(h.ctx(), sdk.SetSessionConfigOptionRequest{
+	if _, err := h.CS.SetSessionConfigOption(h.Ctx(), sdk.SetSessionConfigOptionRequest{
 		ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: id, ConfigId: "model", Value: sdk.SessionConfigValueId(model)}}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,19 +10,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 )
 
-// sessionText is everything a client was sent for one session, as text.
-func (c *fakeClient) sessionText(id sdk.SessionId) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var us []sdk.SessionUpdate
-	for _, n := range c.updates {
-		if n.SessionId == id {
-			us = append(us, n.Update)
-		}
-	}
-	return view(us)
-}
-
 // Fifty sessions at once, some of their turns cancelled, then the bridge
 // restarts: nothing crosses from one session to another, and every
 // acknowledged turn replays.
@@ -33,7 +20,7 @@ func TestLoad_fiftySessionsAndARestart(t *testing.T) {
 	const n = 50
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
+	h.Initialize(sdk.ClientCapabilities{})
 	ids := make([]sdk.SessionId, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, 3*n)
@@ -41,13 +28,13 @@ func TestLoad_fiftySessionsAndARestart(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := h.cs.NewSession(h.ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
+			s, err := h.CS.NewSession(h.Ctx(), sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
 			if err != nil {
 				errs <- err
 				return
 			}
 			ids[i] = s.SessionId
-			if _, err := h.prompt(s.SessionId, fmt.Sprintf("hello from session-%02d", i)); err != nil {
+			if _, err := h.Prompt(s.SessionId, fmt.Sprintf("hello from session-%02d", i)); err != nil {
 				errs <- err
 			}
 			if i%5 != 0 {
@@ -56,15 +43,15 @@ func TestLoad_fiftySessionsAndARestart(t *testing.T) {
 			done := make(chan struct{})
 			go func() { // a slow turn, cancelled
 				defer close(done)
-				r, err := h.prompt(s.SessionId, fmt.Sprintf("slow think read please cancel-%02d", i))
+				r, err := h.Prompt(s.SessionId, fmt.Sprintf("slow think read please cancel-%02d", i))
 				if err != nil || r.StopReason != sdk.StopReasonCancelled {
 					errs <- fmt.Errorf("cancelled turn %d: %+v, %v", i, r, err)
 				}
 			}()
-			for !strings.Contains(h.client.sessionText(s.SessionId), "thought:") { // the slow turn is under way
+			for !strings.Contains(h.Client.ConversationOf(s.SessionId), "thought:") { // the slow turn is under way
 				time.Sleep(5 * time.Millisecond)
 			}
-			h.cs.Cancel(h.ctx(), sdk.CancelNotification{SessionId: s.SessionId})
+			h.CS.Cancel(h.Ctx(), sdk.CancelNotification{SessionId: s.SessionId})
 			<-done
 		}()
 	}
@@ -74,7 +61,7 @@ func TestLoad_fiftySessionsAndARestart(t *testing.T) {
 		t.Error(err)
 	}
 	for i, id := range ids {
-		got := h.client.sessionText(id)
+		got := h.Client.ConversationOf(id)
 		for j := range n {
 			mark := fmt.Sprintf("session-%02d", j)
 			if strings.Contains(got, mark) != (i == j) {
@@ -82,15 +69,15 @@ func TestLoad_fiftySessionsAndARestart(t *testing.T) {
 			}
 		}
 	}
-	h.stop()
+	h.Stop()
 
 	h2 := start(t, dir)
-	h2.initialize()
+	h2.Initialize(sdk.ClientCapabilities{})
 	for i, id := range ids {
-		if _, err := h2.cs.LoadSession(h2.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+		if _, err := h2.CS.LoadSession(h2.Ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
 			t.Fatalf("load %d: %v", i, err)
 		}
-		replay := h2.client.sessionText(id)
+		replay := h2.Client.ConversationOf(id)
 		if !strings.Contains(replay, fmt.Sprintf("user: hello from session-%02d", i)) || !strings.Contains(replay, "agent: ") {
 			t.Errorf("replay of session %d:\n%s", i, replay)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/editor"
 	"github.com/acpbridge/acpbridge/persist"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -16,7 +17,7 @@ import (
 
 func TestServer_initializeIsHonest(t *testing.T) {
 	h := start(t, t.TempDir())
-	resp := h.initialize()
+	resp := h.Initialize(sdk.ClientCapabilities{})
 	caps := resp.AgentCapabilities
 	sc := caps.SessionCapabilities
 	if !caps.LoadSession || sc.List == nil || sc.Resume == nil || sc.Close == nil || sc.Delete == nil {
@@ -35,13 +36,13 @@ func TestServer_initializeIsHonest(t *testing.T) {
 
 func TestServer_textTurn(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
-	resp := h.mustPrompt(s.SessionId, "hello there")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	resp := h.MustPrompt(s.SessionId, "hello there")
 	if resp.StopReason != sdk.StopReasonEndTurn || resp.Usage == nil {
 		t.Errorf("response %+v, want end_turn with usage", resp)
 	}
-	got := view(h.client.take())
+	got := view(h.Client.Take())
 	if !strings.Contains(got, "agent: You said: hello there\n") {
 		t.Errorf("conversation:\n%s\nwant the echo as one message", got)
 	}
@@ -49,8 +50,8 @@ func TestServer_textTurn(t *testing.T) {
 
 func TestServer_sessionNewOffersModeModelAndAgent(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	if s.Modes == nil || s.Modes.CurrentModeId != "default" {
 		t.Errorf("modes %+v, want current default", s.Modes)
 	}
@@ -72,14 +73,14 @@ func TestServer_permission(t *testing.T) {
 	} {
 		t.Run(tc.option, func(t *testing.T) {
 			h := start(t, t.TempDir())
-			h.initialize()
-			h.client.setPolicy(choose(tc.option))
-			s := h.newSession("/work")
-			h.mustPrompt(s.SessionId, "please edit")
-			got := view(h.client.take())
+			h.Initialize(sdk.ClientCapabilities{})
+			h.Client.SetPolicy(editor.Choose(tc.option))
+			s := h.NewSessionResponse("/work")
+			h.MustPrompt(s.SessionId, "please edit")
+			got := view(h.Client.Take())
 			want := " edit " + tc.status + " Edit /work/mock.txt"
-			if !strings.Contains(got, want) || h.client.askCount() != 1 {
-				t.Errorf("conversation:\n%s\nasks %d; want %q after one ask", got, h.client.askCount(), want)
+			if !strings.Contains(got, want) || h.Client.Asked() != 1 {
+				t.Errorf("conversation:\n%s\nasks %d; want %q after one ask", got, h.Client.Asked(), want)
 			}
 		})
 	}
@@ -87,38 +88,38 @@ func TestServer_permission(t *testing.T) {
 
 func TestServer_permissionAlwaysAndAcceptEditsSkipTheAsk(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	h.client.setPolicy(choose("always"))
-	s := h.newSession("/work")
-	h.mustPrompt(s.SessionId, "edit")
-	h.mustPrompt(s.SessionId, "edit again")
-	if n := h.client.askCount(); n != 1 {
+	h.Initialize(sdk.ClientCapabilities{})
+	h.Client.SetPolicy(editor.Choose("always"))
+	s := h.NewSessionResponse("/work")
+	h.MustPrompt(s.SessionId, "edit")
+	h.MustPrompt(s.SessionId, "edit again")
+	if n := h.Client.Asked(); n != 1 {
 		t.Errorf("%d asks after 'always allow', want 1", n)
 	}
-	s2 := h.newSession("/work")
+	s2 := h.NewSessionResponse("/work")
 	if err := h.setMode(s2.SessionId, "acceptEdits"); err != nil {
 		t.Fatal(err)
 	}
-	h.mustPrompt(s2.SessionId, "edit")
-	if n := h.client.askCount(); n != 1 {
+	h.MustPrompt(s2.SessionId, "edit")
+	if n := h.Client.Asked(); n != 1 {
 		t.Errorf("acceptEdits mode asked permission (%d asks)", n)
 	}
 }
 
 func (h *harness) setMode(id sdk.SessionId, mode string) error {
-	_, err := h.cs.SetSessionMode(h.ctx(), sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(mode)})
+	_, err := h.CS.SetSessionMode(h.Ctx(), sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(mode)})
 	return err
 }
 
 func (h *harness) setConfig(id sdk.SessionId, key, value string) (sdk.SetSessionConfigOptionResponse, error) {
-	return h.cs.SetSessionConfigOption(h.ctx(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+	return h.CS.SetSessionConfigOption(h.Ctx(), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
 		SessionId: id, ConfigId: sdk.SessionConfigId(key), Value: sdk.SessionConfigValueId(value)}})
 }
 
 func TestServer_configOptions(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	resp, err := h.setConfig(s.SessionId, "model", "mock-large")
 	if err != nil {
 		t.Fatal(err)
@@ -126,13 +127,13 @@ func TestServer_configOptions(t *testing.T) {
 	if cur := resp.ConfigOptions[1].Select.CurrentValue; cur != "mock-large" {
 		t.Errorf("model after set = %q", cur)
 	}
-	if got := view(h.client.take()); got != "\n" {
+	if got := view(h.Client.Take()); got != "\n" {
 		t.Errorf("setting the model sent conversation updates: %q", got)
 	}
 	if _, err := h.setConfig(s.SessionId, "mode", "acceptEdits"); err != nil {
 		t.Fatal(err)
 	}
-	h.client.waitFor(t, func(u sdk.SessionUpdate) bool {
+	h.WaitFor(func(u sdk.SessionUpdate) bool {
 		return u.CurrentModeUpdate != nil && u.CurrentModeUpdate.CurrentModeId == "acceptEdits"
 	})
 	if !strings.Contains(view(promptUpdates(h, s.SessionId, "hi")), "(mock-large) You said: hi") {
@@ -145,46 +146,46 @@ func TestServer_configOptions(t *testing.T) {
 }
 
 func promptUpdates(h *harness, id sdk.SessionId, text string) []sdk.SessionUpdate {
-	h.client.take()
-	h.mustPrompt(id, text)
-	return h.client.take()
+	h.Client.Take()
+	h.MustPrompt(id, text)
+	return h.Client.Take()
 }
 
 func TestServer_errors(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
-	ctx := h.ctx()
-	_, err := h.prompt("no-such-session", "hi")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	ctx := h.Ctx()
+	_, err := h.Prompt("no-such-session", "hi")
 	wantCode(t, "prompt to unknown session", err, -32002)
-	_, err = h.prompt("../x", "hi")
+	_, err = h.Prompt("../x", "hi")
 	wantCode(t, "prompt to ../x", err, -32602)
 	for _, id := range []string{"../x", "/etc/passwd", "a/b", "a\x00b", ""} {
-		_, err = h.cs.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: "/work", McpServers: []sdk.McpServer{}})
+		_, err = h.CS.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: "/work", McpServers: []sdk.McpServer{}})
 		wantCode(t, fmt.Sprintf("load %q", id), err, -32602)
 	}
-	_, err = h.cs.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "0000-unknown", Cwd: "/work", McpServers: []sdk.McpServer{}})
+	_, err = h.CS.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "0000-unknown", Cwd: "/work", McpServers: []sdk.McpServer{}})
 	wantCode(t, "load of an unknown id", err, -32002)
-	_, err = h.cs.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: "0000-unknown", Cwd: "/work"})
+	_, err = h.CS.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: "0000-unknown", Cwd: "/work"})
 	wantCode(t, "resume of an unknown id", err, -32002)
 	if strays, _ := filepath.Glob(filepath.Join(h.dir, "sessions", "0000-unknown*")); len(strays) != 0 {
 		t.Errorf("load and resume of an unknown id left %v", strays)
 	}
-	_, err = h.cs.NewSession(ctx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}})
+	_, err = h.CS.NewSession(ctx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}})
 	wantCode(t, "relative cwd", err, -32602)
 	wantCode(t, "unknown mode", h.setMode(s.SessionId, "yolo"), -32602)
 	_, err = h.setConfig(s.SessionId, "colour", "blue")
 	wantCode(t, "unknown config option", err, -32602)
 	_, err = h.setConfig(s.SessionId, "agent", "nope")
 	wantCode(t, "unknown agent", err, -32602)
-	_, err = h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cursor: ptr("garbage!")})
+	_, err = h.CS.ListSessions(ctx, sdk.ListSessionsRequest{Cursor: ptr("garbage!")})
 	wantCode(t, "bad cursor", err, -32602)
-	_, err = h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: ptr("relative")})
+	_, err = h.CS.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: ptr("relative")})
 	wantCode(t, "relative cwd filter", err, -32602)
-	_, err = h.cs.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{{}}})
+	_, err = h.CS.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{{}}})
 	wantCode(t, "empty content block", err, -32602)
 
-	_, err = h.prompt(s.SessionId, "please fail")
+	_, err = h.Prompt(s.SessionId, "please fail")
 	var re *sdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32603 || !strings.Contains(re.Message, "simulated agent failure") {
 		t.Errorf("failing turn: %v, want -32603 carrying the agent's message", err)
@@ -193,37 +194,37 @@ func TestServer_errors(t *testing.T) {
 	if err != nil {
 		t.Errorf("same agent after the conversation started: %v", err)
 	}
-	_, err = h.cs.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: s.SessionId})
+	_, err = h.CS.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: s.SessionId})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.prompt(s.SessionId, "hi")
+	_, err = h.Prompt(s.SessionId, "hi")
 	wantCode(t, "prompt after close", err, -32002)
 }
 
 func TestServer_failedTurnKeepsWhatItStreamed(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
-	if _, err := h.prompt(s.SessionId, "read then fail"); err == nil {
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	if _, err := h.Prompt(s.SessionId, "read then fail"); err == nil {
 		t.Fatal("want an error")
 	}
-	live := view(append([]sdk.SessionUpdate{sdk.UpdateUserMessageText("read then fail")}, h.client.take()...))
-	h.stop()
+	live := view(append([]sdk.SessionUpdate{sdk.UpdateUserMessageText("read then fail")}, h.Client.Take()...))
+	h.Stop()
 	h2 := start(t, dir)
-	h2.initialize()
+	h2.Initialize(sdk.ClientCapabilities{})
 	h2.load(s.SessionId)
-	if diff := cmp.Diff(live, view(h2.client.take())); diff != "" || !strings.Contains(live, "You said") {
+	if diff := cmp.Diff(live, view(h2.Client.Take())); diff != "" || !strings.Contains(live, "You said") {
 		t.Errorf("replay after a failed turn (-live +replay):\n%s", diff)
 	}
 }
 
 func (h *harness) load(id sdk.SessionId) sdk.LoadSessionResponse {
-	h.t.Helper()
-	resp, err := h.cs.LoadSession(h.ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: "/work", McpServers: []sdk.McpServer{}})
+	h.T.Helper()
+	resp, err := h.CS.LoadSession(h.Ctx(), sdk.LoadSessionRequest{SessionId: id, Cwd: "/work", McpServers: []sdk.McpServer{}})
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return resp
 }
@@ -231,19 +232,19 @@ func (h *harness) load(id sdk.SessionId) sdk.LoadSessionResponse {
 func TestServer_loadAfterRestartReplaysTheConversation(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	var live []sdk.SessionUpdate
 	for _, p := range []string{"demo", "and a second turn"} {
 		live = append(live, sdk.UpdateUserMessageText(p))
 		live = append(live, promptUpdates(h, s.SessionId, p)...)
 	}
-	h.stop()
+	h.Stop()
 
 	h2 := start(t, dir)
-	h2.initialize()
+	h2.Initialize(sdk.ClientCapabilities{})
 	resp := h2.load(s.SessionId)
-	replay := h2.client.take()
+	replay := h2.Client.Take()
 	if diff := cmp.Diff(view(live), view(replay)); diff != "" {
 		t.Errorf("replay differs from the live conversation (-live +replay):\n%s", diff)
 	}
@@ -252,12 +253,12 @@ func TestServer_loadAfterRestartReplaysTheConversation(t *testing.T) {
 	}
 	live = append(live, sdk.UpdateUserMessageText("third"))
 	live = append(live, promptUpdates(h2, s.SessionId, "third")...)
-	h2.stop()
+	h2.Stop()
 
 	h3 := start(t, dir)
-	h3.initialize()
+	h3.Initialize(sdk.ClientCapabilities{})
 	h3.load(s.SessionId)
-	if diff := cmp.Diff(view(live), view(h3.client.take())); diff != "" || !strings.Contains(view(live), "You said: third") {
+	if diff := cmp.Diff(view(live), view(h3.Client.Take())); diff != "" || !strings.Contains(view(live), "You said: third") {
 		t.Errorf("the turn after a reload was not recorded (-live +replay):\n%s", diff)
 	}
 }
@@ -265,55 +266,55 @@ func TestServer_loadAfterRestartReplaysTheConversation(t *testing.T) {
 func TestServer_resumeDoesNotReplay(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
-	h.mustPrompt(s.SessionId, "hello")
-	h.stop()
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	h.MustPrompt(s.SessionId, "hello")
+	h.Stop()
 	h2 := start(t, dir)
-	h2.initialize()
-	if _, err := h2.cs.ResumeSession(h2.ctx(), sdk.ResumeSessionRequest{SessionId: s.SessionId, Cwd: "/work"}); err != nil {
+	h2.Initialize(sdk.ClientCapabilities{})
+	if _, err := h2.CS.ResumeSession(h2.Ctx(), sdk.ResumeSessionRequest{SessionId: s.SessionId, Cwd: "/work"}); err != nil {
 		t.Fatal(err)
 	}
-	if us := h2.client.take(); len(us) != 0 {
+	if us := h2.Client.Take(); len(us) != 0 {
 		t.Errorf("resume sent %d updates, want none", len(us))
 	}
-	h2.mustPrompt(s.SessionId, "again")
+	h2.MustPrompt(s.SessionId, "again")
 }
 
 func TestServer_sessionOpenInAnotherBridgeIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
 	other := start(t, dir)
-	other.initialize()
-	_, err := other.cs.LoadSession(other.ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}})
+	other.Initialize(sdk.ClientCapabilities{})
+	_, err := other.CS.LoadSession(other.Ctx(), sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}})
 	var re *sdk.RequestError
 	if !errors.As(err, &re) || !strings.Contains(re.Message, "open in another acpbridge process") {
 		t.Errorf("load of a session open elsewhere: %v", err)
 	}
-	h.mustPrompt(s.SessionId, "still mine")
+	h.MustPrompt(s.SessionId, "still mine")
 }
 
 func TestServer_listPagesAllAgentsSessions(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
+	h.Initialize(sdk.ClientCapabilities{})
 	want := map[sdk.SessionId]bool{}
 	for i := range 230 {
 		cwd := "/work"
 		if i%10 == 0 {
 			cwd = "/other"
 		}
-		want[h.newSession(cwd).SessionId] = true
+		want[h.NewSessionResponse(cwd).SessionId] = true
 	}
-	ctx := h.ctx()
+	ctx := h.Ctx()
 	seen := map[sdk.SessionId]bool{}
 	var cursor *string
 	pages := 0
 	last := ""
 	for {
-		resp, err := h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cursor: cursor})
+		resp, err := h.CS.ListSessions(ctx, sdk.ListSessionsRequest{Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +336,7 @@ func TestServer_listPagesAllAgentsSessions(t *testing.T) {
 	if len(seen) != len(want) || pages != 3 {
 		t.Errorf("listed %d of %d sessions in %d pages", len(seen), len(want), pages)
 	}
-	resp, err := h.cs.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: ptr("/other")})
+	resp, err := h.CS.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: ptr("/other")})
 	if err != nil || len(resp.Sessions) != 23 {
 		t.Errorf("cwd filter: %d sessions, err %v; want 23", len(resp.Sessions), err)
 	}
@@ -343,15 +344,15 @@ func TestServer_listPagesAllAgentsSessions(t *testing.T) {
 
 func TestServer_persistNeverWritesNothing(t *testing.T) {
 	h := start(t, "")
-	h.initialize()
+	h.Initialize(sdk.ClientCapabilities{})
 	wd, _ := os.Getwd()
-	s := h.newSession("/work")
+	s := h.NewSessionResponse("/work")
 	live := append([]sdk.SessionUpdate{sdk.UpdateUserMessageText("demo")}, promptUpdates(h, s.SessionId, "demo")...)
 	h.load(s.SessionId)
-	if diff := cmp.Diff(view(live), view(h.client.take())); diff != "" {
+	if diff := cmp.Diff(view(live), view(h.Client.Take())); diff != "" {
 		t.Errorf("load of a live session without persistence (-live +replay):\n%s", diff)
 	}
-	resp, err := h.cs.ListSessions(h.ctx(), sdk.ListSessionsRequest{})
+	resp, err := h.CS.ListSessions(h.Ctx(), sdk.ListSessionsRequest{})
 	if err != nil || len(resp.Sessions) != 1 {
 		t.Errorf("list: %+v, %v; want the one live session", resp, err)
 	}
@@ -366,18 +367,18 @@ func TestServer_persistNeverWritesNothing(t *testing.T) {
 func TestServer_deleteRemovesTheTranscript(t *testing.T) {
 	dir := t.TempDir()
 	h := start(t, dir)
-	h.initialize()
-	s := h.newSession("/work")
-	if _, err := h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId}); err != nil {
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	if _, err := h.CS.UnstableDeleteSession(h.Ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := persist.Open(dir)
 	if _, err := st.Read(string(s.SessionId)); !errors.Is(err, persist.ErrNotFound) {
 		t.Errorf("transcript after delete: %v", err)
 	}
-	_, err := h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId})
+	_, err := h.CS.UnstableDeleteSession(h.Ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId})
 	wantCode(t, "second delete", err, -32002)
-	_, err = h.cs.UnstableDeleteSession(h.ctx(), sdk.UnstableDeleteSessionRequest{SessionId: "0000-never-was"})
+	_, err = h.CS.UnstableDeleteSession(h.Ctx(), sdk.UnstableDeleteSessionRequest{SessionId: "0000-never-was"})
 	wantCode(t, "delete of an unknown id", err, -32002)
 	locks, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
 	if len(locks) != 1 || filepath.Base(locks[0]) != "index.lock" {
@@ -387,14 +388,14 @@ func TestServer_deleteRemovesTheTranscript(t *testing.T) {
 
 func TestServer_imagePromptReachesTheAgent(t *testing.T) {
 	h := start(t, t.TempDir())
-	h.initialize()
-	s := h.newSession("/work")
-	_, err := h.cs.Prompt(h.ctx(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{
+	h.Initialize(sdk.ClientCapabilities{})
+	s := h.NewSessionResponse("/work")
+	_, err := h.CS.Prompt(h.Ctx(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{
 		sdk.TextBlock("look"), sdk.ImageBlock("aGk=", "image/png"), sdk.ResourceLinkBlock("x", "file:///x")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := view(h.client.take()); !strings.Contains(got, "an image (image/png), a link to file:///x") {
+	if got := view(h.Client.Take()); !strings.Contains(got, "an image (image/png), a link to file:///x") {
 		t.Errorf("conversation:\n%s", got)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/golden"
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )

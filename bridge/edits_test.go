@@ -11,7 +11,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/coder/acp-go-sdk"
 )
 

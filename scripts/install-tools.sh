@@ -8,13 +8,13 @@
 # Tools:
 #   acpx    a headless ACP client (npm), used by acpx_e2e_test.go
 #   claude  the Claude Code CLI (npm @anthropic-ai/claude-code), used by the
-#           Claude backend's end-to-end tests against translators/claude/fakeapi
+#           Claude backend's end-to-end tests against internal/testkit/fakemessages
 #   codex   the Codex CLI (npm @openai/codex), used by the Codex backend's
-#           end-to-end tests against translators/codex/fakeresponses; the
+#           end-to-end tests against internal/testkit/fakeresponses; the
 #           path printed is the native binary inside the package, which is
 #           what the tests run (the npm wrapper only execs it)
 #   opencode  the OpenCode CLI (npm opencode-ai), used by the OpenCode
-#           backend's end-to-end tests against translators/opencode/fakechat;
+#           backend's end-to-end tests against internal/testkit/fakechat;
 #           the path printed is the native binary inside the package's
 #           platform-specific optional dependency
 #   amp     the Amp CLI (npm @ampcode/cli), used by the Amp backend's

@@ -3,12 +3,12 @@
 # drives it in, offline, against the agent's fake model, with the
 # temporary paths rewritten to /home/dev (scripts/record: "record claude"
 # runs Claude Code in its stream-json mode against
-# translators/claude/fakeapi; "record codex" runs `codex app-server`
-# against translators/codex/fakeresponses).
+# internal/testkit/fakemessages; "record codex" runs `codex app-server`
+# against internal/testkit/fakeresponses).
 #
 # Usage:
 #   bash scripts/record.sh AGENT -o FILE [flags] PROMPT...
-#   bash scripts/record.sh claude -o translators/claude/testdata/recorded/bash.jsonl "RUN_BASH: echo hi"
+#   bash scripts/record.sh claude -o translators/claude/testdata/recorded/bash.jsonl "run: echo hi"
 #   bash scripts/record.sh codex -o translators/codex/testdata/recorded/shell.jsonl "run: mkdir -p made && echo made"
 #
 # The CLI is $CLAUDE_BIN / $CODEX_BIN, else the one scripts/install-tools.sh

@@ -80,7 +80,7 @@ done
 # The packages whose tests wait longest on real CLIs go first, and three
 # test binaries run at once: on two cores they spend much of their time
 # waiting for the agents, so a third keeps the cores busy.
-slow_first=(./translators/opencode ./internal/loadtest ./translators/claude ./translators/amp .)
+slow_first=(./translators/opencode ./internal/testkit/loadtest ./translators/claude ./translators/amp .)
 step "go test -race ./... (real-CLI end-to-end tests included; the fuzzers, ${FUZZTIME:-10s} each, beside it)"
 go build -o .tools/testreport ./scripts/testreport
 go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | .tools/testreport

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 )
 
 const (
@@ -42,7 +42,7 @@ type claudeBench struct {
 	claudeVersion           string
 	bridge, shared, adapter claudeAgent
 	adapterMissing          string // why the adapter has no numbers, if it is not installed
-	srv                     *fakeapi.Server
+	srv                     *fakemessages.Server
 }
 
 // claudeRun is benchagent claude; it returns the exit status.
@@ -84,7 +84,7 @@ func newClaudeBench(o claudeOptions) (*claudeBench, error) {
 		claudeVersion: benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")}
 	b.bridge = claudeAgent{Agent: benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)}
 	b.adapter, b.adapterMissing = zedAdapter(o.adapter, claudePath)
-	b.srv = fakeapi.New(fakeapi.Directives())
+	b.srv = fakemessages.New(fakemessages.Directives())
 	if o.Selects(benchkit.NameShared) {
 		sh, err := benchkit.NewShared("benchclaude-shared-", ".claude")
 		if err != nil {
@@ -135,7 +135,7 @@ func (b *claudeBench) Agents() []claudeAgent {
 // Header prints what runs against what.
 func (b *claudeBench) Header() {
 	fmt.Printf("claude CLI: %s (%s), run by both agents\n", b.claudeReal, b.claudeVersion)
-	fmt.Printf("fake API:   %s (fakeapi.Directives)\n", b.srv.URL)
+	fmt.Printf("fake API:   %s (fakemessages.Directives)\n", b.srv.URL)
 	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.bridge.Version)
 	if b.adapterMissing == "" {
 		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", b.o.adapter, b.adapter.Version, b.claudePath)
@@ -162,7 +162,7 @@ func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result
 	if sh := a.shared; sh != nil {
 		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+benchkit.NameShared, len(b.srv.Requests())
 	}
-	p, err := dirs.Start(a.Argv, append(fakeapi.Env(b.srv.URL+prefix, dirs.Home), a.Env...), b.claudeReal)
+	p, err := dirs.Start(a.Argv, append(fakemessages.Env(b.srv.URL+prefix, dirs.Home), a.Env...), b.claudeReal)
 	if err != nil {
 		return benchkit.Result{Err: err}
 	}
@@ -177,7 +177,7 @@ func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result
 
 // countClaudeRequests notes in res the fake's requests of the run, those
 // under prefix.
-func countClaudeRequests(res *benchkit.Result, reqs []fakeapi.Request, prefix string) {
+func countClaudeRequests(res *benchkit.Result, reqs []fakemessages.Request, prefix string) {
 	for _, r := range reqs {
 		if r.Prefix == prefix {
 			res.APIRequests++
@@ -189,8 +189,8 @@ func countClaudeRequests(res *benchkit.Result, reqs []fakeapi.Request, prefix st
 // claudeCheckAnswer checks that text, the agent's text of a turn, has the
 // fake's answer (its beginning, which does not depend on the prompt).
 func claudeCheckAnswer(_, text string) error {
-	if !strings.Contains(text, fakeapi.AnswerTextPrefix) {
-		return fmt.Errorf("the agent's text was %q, want the fake's answer %q…", text, fakeapi.AnswerTextPrefix)
+	if !strings.Contains(text, fakemessages.AnswerTextPrefix) {
+		return fmt.Errorf("the agent's text was %q, want the fake's answer %q…", text, fakemessages.AnswerTextPrefix)
 	}
 	return nil
 }

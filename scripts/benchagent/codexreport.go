@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 )
 
 // codexRatios are the ratio columns of the table.

@@ -10,7 +10,7 @@
 // benchagent claude compares acpbridge with Zed's Claude ACP adapter
 // (npm @agentclientprotocol/claude-agent-acp, called "CL" in the team's
 // comparisons) on the same Claude Code CLI and the same fake
-// model (translators/claude/fakeapi), offline.
+// model (internal/testkit/fakemessages), offline.
 //
 // Usage:
 //
@@ -20,7 +20,7 @@
 // It starts one fake Messages API server, then runs each agent N times
 // (-n). Every run gets a fresh temporary HOME (and CLAUDE_CONFIG_DIR under
 // it), working directory and, for acpbridge, state directory, and the
-// environment of fakeapi.Env with its own URL prefix. Both agents run the
+// environment of fakemessages.Env with its own URL prefix. Both agents run the
 // same claude binary: acpbridge through $ACPBRIDGE_CLAUDE, the adapter
 // through $CLAUDE_CODE_EXECUTABLE (which the adapter passes to the Claude
 // Agent SDK as pathToClaudeCodeExecutable instead of the CLI the SDK
@@ -47,7 +47,7 @@
 // pinned `codex app-server` driven directly, and against the npm Codex ACP
 // adapters ("CXT" @agentclientprotocol/codex-acp
 // and "CXR" @zed-industries/codex-acp), all offline, on one fake Responses
-// API (translators/codex/fakeresponses).
+// API (internal/testkit/fakeresponses).
 //
 // Usage:
 //
@@ -103,7 +103,7 @@
 // benchagent opencode compares acpbridge's OpenCode backend with
 // OpenCode's own ACP adapter, `opencode acp` (the anchor), on the same
 // pinned OpenCode binary and the same fake Chat Completions API
-// (translators/opencode/fakechat), offline.
+// (internal/testkit/fakechat), offline.
 //
 // Usage:
 //

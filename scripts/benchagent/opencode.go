@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
-	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
 )
 
 const (

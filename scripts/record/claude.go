@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 )
 
 // claudeOptions are record claude's flags and prompts.
@@ -111,9 +111,9 @@ func recordClaude(o claudeOptions, stderr io.Writer) error {
 	defer r.done()
 	rw := claudeRewriter(recordkit.Spellings(r.cwd), recordkit.Spellings(r.home))
 	toReal := strings.NewReplacer(recordedCwd, r.cwd, recordedHome, r.home)
-	fake := fakeapi.New(fakeapi.Directives())
+	fake := fakemessages.New(fakemessages.Directives())
 	defer fake.Close()
-	cl := cli{name: "the CLI", path: o.claude, args: claudeArgs(o), env: fakeapi.Env(fake.URL, r.home)}
+	cl := cli{name: "the CLI", path: o.claude, args: claudeArgs(o), env: fakemessages.Env(fake.URL, r.home)}
 	return r.record(o.common, cl, rw, func() any { return fake.Requests() }, func(s *session) conversation {
 		return newClaudeConversation(s, o, toReal)
 	})

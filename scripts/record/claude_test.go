@@ -84,7 +84,7 @@ func TestClaudeRecord(t *testing.T) {
 	bin := claudeBin(t)
 	out := filepath.Join(t.TempDir(), "rec.jsonl")
 	var stderr bytes.Buffer
-	code := runClaude([]string{"-o", out, "-claude", bin, "WRITE_FILE: /home/dev/project/n.txt hi there", "Say hello"}, &stderr)
+	code := runClaude([]string{"-o", out, "-claude", bin, "write: /home/dev/project/n.txt hi there", "Say hello"}, &stderr)
 	t.Logf("stderr:\n%s", stderr.String())
 	if code != 0 {
 		t.Fatalf("exit %d", code)

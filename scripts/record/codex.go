@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 )
 
 // recordedCodexHome is the CODEX_HOME recordings show.

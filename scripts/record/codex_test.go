@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 )
 
 func TestCodexRewriter(t *testing.T) {
@@ -72,7 +72,7 @@ func TestCodexRecord(t *testing.T) {
 	reqs := filepath.Join(t.TempDir(), "reqs.json")
 	var stderr bytes.Buffer
 	o := codexOptions{codex: bin, approval: "untrusted", sandbox: "danger-full-access", decision: "accept", clientName: "acpbridge",
-		common: common{out: out, timeout: 30e9, requests: reqs, prompts: []string{"run: mkdir -p /home/dev/project/made && echo made", "planupdate"}}}
+		common: common{out: out, timeout: 30e9, requests: reqs, prompts: []string{"run: mkdir -p /home/dev/project/made && echo made", "todo"}}}
 	if err := recordCodex(o, &stderr); err != nil {
 		t.Fatalf("record: %v\n%s", err, stderr.String())
 	}

@@ -9,15 +9,15 @@
 //
 // record claude records what the real Claude Code CLI prints in its
 // long-lived stream-json mode, against the scripted fake Messages API of
-// translators/claude/fakeapi, offline.
+// internal/testkit/fakemessages, offline.
 //
 // Usage:
 //
 //	go run ./scripts/record claude -o FILE [flags] PROMPT...
 //	bash scripts/record.sh claude -o FILE [flags] PROMPT...
 //
-// It starts the fake (with fakeapi.Directives, so the prompts are its
-// directives: "RUN_BASH: echo hi", "THINK about it", …), then the CLI
+// It starts the fake (with fakemessages.Directives, so the prompts are its
+// directives: "run: echo hi", "think about it", …), then the CLI
 // ($CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude under the
 // repository root; see scripts/install-tools.sh) as the SDKs run it:
 //
@@ -25,7 +25,7 @@
 //	       --include-partial-messages --permission-prompt-tool stdio
 //	       --permission-mode default --setting-sources ""
 //
-// with the environment of fakeapi.Env, a fresh HOME and the working
+// with the environment of fakemessages.Env, a fresh HOME and the working
 // directory HOME/project. It sends the initialize control request, then
 // each PROMPT as one user message, waiting for that turn's result line
 // before the next (any result: an API error turn is recorded too). Every
@@ -39,14 +39,14 @@
 // working directory to /home/dev/project, HOME to /home/dev (and their
 // project slugs to -home-dev-project and -home-dev). Prompts may use those
 // paths: they are mapped the other way before the CLI sees them, so that
-// "WRITE_FILE: /home/dev/project/notes.txt hi" writes into the temporary
+// "write: /home/dev/project/notes.txt hi" writes into the temporary
 // project and is recorded as written. Timings go to stderr.
 // The exit status is 0 when every turn ended with a result and the CLI
 // exited, 1 otherwise, 2 for a usage error.
 //
 // record codex records what the real Codex CLI prints as
 // `codex app-server` (JSON-RPC over stdio), against the scripted fake
-// Responses API of translators/codex/fakeresponses, offline.
+// Responses API of internal/testkit/fakeresponses, offline.
 //
 // Usage:
 //
@@ -54,7 +54,7 @@
 //	bash scripts/record.sh codex -o FILE [flags] PROMPT...
 //
 // It starts the fake (with fakeresponses.Directives, so the prompts are its
-// directives: "run: echo hi", "patch: hello.txt", "think about it", …),
+// directives: "run: echo hi", "write: hello.txt hi", "think about it", …),
 // writes a CODEX_HOME for it (fakeresponses.WriteHome: no approval_policy
 // or sandbox_mode unless -home-approval / -home-sandbox), then runs codex
 // ($CODEX_BIN, else the native binary under .tools/codex in the repository,

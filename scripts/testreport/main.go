@@ -6,7 +6,7 @@
 //	FAIL  translators/codex               14.6s   40 passed  1 failed
 //
 // One line per package as it finishes, with its time, its counts and the
-// real agent CLIs its end-to-end tests ran (internal/toolbin logs a
+// real agent CLIs its end-to-end tests ran (internal/testkit/toolbin logs a
 // "toolbin: real NAME CLI" line for each); every skipped test with its
 // reason, so that a test that could not run says so; the whole output of
 // every failed test; a line naming what is still running after 15 s

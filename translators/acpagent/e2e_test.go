@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/internal/toolbin"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -28,11 +28,11 @@ func adapter(t *testing.T, name, env, rel string) string {
 
 // claudeAdapter is a backend on claude-agent-acp running the real claude
 // on a fake Messages API, with its home in home.
-func claudeAdapter(t *testing.T, srv *fakeapi.Server, home string) *Backend {
+func claudeAdapter(t *testing.T, srv *fakemessages.Server, home string) *Backend {
 	bin := adapter(t, "claude-agent-acp", "CLAUDE_AGENT_ACP_BIN", "claude-agent-acp/node_modules/.bin/claude-agent-acp")
-	claude := fakeapi.ClaudeBin(t)
+	claude := fakemessages.ClaudeBin(t)
 	env := map[string]string{"CLAUDE_CODE_EXECUTABLE": claude}
-	for _, kv := range fakeapi.Env(srv.URL, home) {
+	for _, kv := range fakemessages.Env(srv.URL, home) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
@@ -42,7 +42,7 @@ func claudeAdapter(t *testing.T, srv *fakeapi.Server, home string) *Backend {
 }
 
 func TestE2E_claudeAgentACP(t *testing.T) {
-	srv := fakeapi.New(fakeapi.Directives())
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
 	home, state, cwd := looseDir(t), t.TempDir(), t.TempDir()
 	e := editortest.StartEditor(t, claudeAdapter(t, srv, home), state, bridge.PersistAuto)
@@ -52,12 +52,12 @@ func TestE2E_claudeAgentACP(t *testing.T) {
 	if err != nil || r.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("text turn: %+v, %v", r, err)
 	}
-	if got := e.Client.Conversation(); !strings.Contains(got, fakeapi.AnswerTextPrefix+"Say hello") {
+	if got := e.Client.Conversation(); !strings.Contains(got, fakemessages.AnswerTextPrefix+"Say hello") {
 		t.Errorf("text turn:%s", got)
 	}
 
 	e.Client.Option = "kind:allow_once"
-	if _, err := e.Prompt(id, "RUN_BASH: touch made.txt && echo made"); err != nil {
+	if _, err := e.Prompt(id, "run: touch made.txt && echo made"); err != nil {
 		t.Fatal(err)
 	}
 	got := e.Client.Conversation()
@@ -71,7 +71,7 @@ func TestE2E_claudeAgentACP(t *testing.T) {
 	e2 := editortest.StartEditor(t, claudeAdapter(t, srv, home), state, bridge.PersistAuto)
 	e2.Load(id, cwd)
 	replay := e2.Client.Conversation()
-	if strings.Count(replay, fakeapi.AnswerTextPrefix+"Say hello") != 1 {
+	if strings.Count(replay, fakemessages.AnswerTextPrefix+"Say hello") != 1 {
 		t.Errorf("replay after the restart:%s", replay)
 	}
 	if _, err := e2.Prompt(id, "Say again"); err != nil {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
-	"github.com/acpbridge/acpbridge/internal/toolbin"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 	"github.com/coder/acp-go-sdk"
 )
 

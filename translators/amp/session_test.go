@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/golden"
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
 )
 
 // TestTranslator_golden feeds each file's amp.jsonl (amp's stdout) through

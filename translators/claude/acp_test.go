@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/coder/acp-go-sdk"
 )
 

@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
 
 // Close waits for the goroutine answering a permission ask: once it
 // returns, nothing of the session is still talking to the client.
 func TestSession_closeWaitsForAnAskBeingAnswered(t *testing.T) {
-	ev := newEvents("")
+	ev := nativetest.NewRecorder("")
 	asked := make(chan struct{})
 	var returned atomic.Bool
-	ev.answer = func(ctx context.Context) (acp.RequestPermissionOutcome, error) {
+	ev.Answer = func(ctx context.Context, _ acp.ToolCallUpdate, _ []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
 		close(asked)
 		<-ctx.Done()
 		time.Sleep(100 * time.Millisecond) // a client slow to let go

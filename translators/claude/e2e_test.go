@@ -3,7 +3,6 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,11 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
@@ -30,24 +30,24 @@ import (
 
 // realEditor starts a bridge whose Claude backend runs the real CLI against
 // a fake model, isolated in its own HOME.
-func realEditor(t *testing.T, state string) (*editortest.Editor, *fakeapi.Server) {
+func realEditor(t *testing.T, state string) (*editortest.Editor, *fakemessages.Server) {
 	return realEditorIn(t, state, t.TempDir())
 }
 
 // realEditorIn is realEditor with Claude's HOME (and so its own session
 // files) in home.
-func realEditorIn(t *testing.T, state, home string) (*editortest.Editor, *fakeapi.Server) {
+func realEditorIn(t *testing.T, state, home string) (*editortest.Editor, *fakemessages.Server) {
 	t.Helper()
 	return realEditorOffering(t, state, home, acp.ClientCapabilities{})
 }
 
 // realEditorOffering is realEditorIn for an editor that offers caps.
-func realEditorOffering(t *testing.T, state, home string, caps acp.ClientCapabilities) (*editortest.Editor, *fakeapi.Server) {
+func realEditorOffering(t *testing.T, state, home string, caps acp.ClientCapabilities) (*editortest.Editor, *fakemessages.Server) {
 	t.Helper()
-	bin := fakeapi.ClaudeBin(t)
-	srv := fakeapi.New(fakeapi.Directives())
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
-	b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
+	b := New(Options{Path: bin, Env: fakemessages.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
 	return editortest.StartEditorOffering(t, b, state, bridge.PersistAuto, caps), srv
 }
 
@@ -58,29 +58,18 @@ func TestE2E_textTurn(t *testing.T) {
 	if err != nil || resp.StopReason != acp.StopReasonEndTurn || resp.Usage == nil {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
-	if got := e.Client.Conversation(); !strings.Contains(got, "agent: "+fakeapi.AnswerTextPrefix+"Say hello") {
+	if got := e.Client.Conversation(); !strings.Contains(got, "agent: "+fakemessages.AnswerTextPrefix+"Say hello") {
 		t.Errorf("conversation:%s", got)
 	}
 }
 
 func TestE2E_bashPermission(t *testing.T) {
-	for option, want := range map[string]string{"allow": "completed", "reject": "failed"} {
+	for _, option := range []string{"allow", "reject"} {
 		t.Run(option, func(t *testing.T) {
 			e, _ := realEditor(t, t.TempDir())
 			e.Client.Option = option
 			cwd := t.TempDir()
-			id := e.NewSession(cwd)
-			if _, err := e.Prompt(id, "RUN_BASH: touch made.txt && echo made"); err != nil {
-				t.Fatal(err)
-			}
-			got := e.Client.Conversation()
-			if !strings.Contains(got, " execute "+want+" touch made.txt && echo made\n") || e.Client.Asked() != 1 {
-				t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
-			}
-			_, err := os.Stat(filepath.Join(cwd, "made.txt"))
-			if ran := err == nil; ran != (option == "allow") {
-				t.Errorf("the command ran: %v, want %v", ran, option == "allow")
-			}
+			editortest.CheckCommandAsk(t, e, e.NewSession(cwd), cwd, "touch made.txt && echo made", "made.txt", option == "allow")
 		})
 	}
 }
@@ -89,7 +78,7 @@ func TestE2E_writeShowsADiff(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
+	if _, err := e.Prompt(id, "write: notes.txt hello world"); err != nil {
 		t.Fatal(err)
 	}
 	var diff *acp.ToolCallContentDiff
@@ -120,7 +109,7 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
 	e.EditsThroughEditor(id)
-	e.Say(id, "WRITE_FILE: notes.txt hello world", "EDIT_FILE: notes.txt world editor")
+	e.Say(id, "write: notes.txt hello world", "edit: notes.txt world => editor")
 	path := filepath.Join(cwd, "notes.txt")
 	want := []editortest.Write{
 		{Path: path, Content: "hello world", Existed: true}, // a new file: empty until the editor writes it
@@ -143,11 +132,11 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 // and its first turn runs on it; a spare nobody takes is stopped with the
 // bridge.
 func TestE2E_spareProcess(t *testing.T) {
-	bin := fakeapi.ClaudeBin(t)
-	srv := fakeapi.New(fakeapi.Directives())
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
 	start := func(cwd string) (*editortest.Editor, *Backend, int) {
-		b := New(Options{Path: bin, Env: fakeapi.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
+		b := New(Options{Path: bin, Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
 		e := editortest.StartEditorIn(t, b, t.TempDir(), bridge.PersistAuto, cwd)
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
@@ -198,11 +187,11 @@ func TestE2E_sharedSpares(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the check reads processes' parents and directories in /proc")
 	}
-	bin := fakeapi.ClaudeBin(t)
-	srv := fakeapi.New(fakeapi.Directives())
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
 	root, cwd := t.TempDir(), t.TempDir()
-	env := append(fakeapi.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
+	env := append(fakemessages.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
 	t.Cleanup(func() { proc.StopDaemons(root) })
 	in := func(pid int) (pids []int) { // pid's descendants that run in cwd
 		for _, d := range proc.Descendants(pid) {
@@ -264,41 +253,18 @@ func daemonServer(t *testing.T, root string) int {
 func TestE2E_tasksBecomeThePlan(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	id := e.NewSession(t.TempDir())
-	if _, err := e.Prompt(id, "TASKS"); err != nil {
+	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
 	got := e.Client.Conversation()
-	if !strings.Contains(got, "plan "+fakeapi.TaskActiveForm+" in_progress") || strings.Contains(got, "tool ") {
+	if !strings.Contains(got, "plan "+fakemessages.TaskActiveForm+" in_progress") || strings.Contains(got, "tool ") {
 		t.Errorf("conversation:%s\nwant the task as the plan, in progress, and no tool calls", got)
 	}
 }
 
 func TestE2E_cancelMidStream(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	id := e.NewSession(t.TempDir())
-	done := make(chan acp.PromptResponse, 1)
-	go func() {
-		resp, err := e.Prompt(id, "SLOW please")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- resp
-	}()
-	e.WaitFor(isText)
-	if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case resp := <-done:
-		if resp.StopReason != acp.StopReasonCancelled {
-			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("cancelled prompt did not return")
-	}
-	if resp, err := e.Prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("prompt after cancel: %+v, %v", resp, err)
-	}
+	editortest.CheckCancelMidTurn(t, e, e.NewSession(t.TempDir()))
 }
 
 // TestE2E_restartLoadsAndContinuesTheConversation: after a bridge
@@ -309,10 +275,10 @@ func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 	state, cwd, home := t.TempDir(), t.TempDir(), t.TempDir()
 	e, _ := realEditorIn(t, state, home)
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "RUN_BASH: echo first"); err != nil {
+	if _, err := e.Prompt(id, "run: echo first"); err != nil {
 		t.Fatal(err)
 	}
-	live := editortest.WithPrompt("RUN_BASH: echo first", e.Client.Take())
+	live := editortest.WithPrompt("run: echo first", e.Client.Take())
 	e.Stop()
 
 	e2, srv := realEditorIn(t, state, home)
@@ -325,7 +291,7 @@ func TestE2E_restartLoadsAndContinuesTheConversation(t *testing.T) {
 	if _, err := e2.Prompt(id, "Say hello again"); err != nil {
 		t.Fatal(err)
 	}
-	if !srv.Carries("Say hello again", "RUN_BASH: echo first") {
+	if !srv.Carries("Say hello again", "run: echo first") {
 		t.Errorf("the continued session's request lacks the first turn")
 	}
 }
@@ -360,25 +326,7 @@ func TestE2E_killedMidTurn(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.Prompt(id, "SLOW please")
-		errc <- err
-	}()
-	e.WaitFor(isText)
-	pid := processIn(t, cwd)
-	syscall.Kill(pid, syscall.SIGKILL)
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
-			t.Errorf("prompt of a killed claude: %v; want an error saying it was killed", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("prompt did not return after the kill")
-	}
-	if resp, err := e.Prompt(id, "Say hello"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("prompt after the kill: %+v, %v", resp, err)
-	}
+	editortest.CheckServerKilledMidTurn(t, e, id, "signal: killed", func() { syscall.Kill(processIn(t, cwd), syscall.SIGKILL) })
 }
 
 // processIn finds the claude process working in dir.
@@ -405,19 +353,17 @@ func processIn(t *testing.T, dir string) int {
 // answer the same error).
 func TestE2E_apiErrors(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
-	_, err := e.Prompt(e.NewSession(t.TempDir()), "ERROR_500")
+	_, err := e.Prompt(e.NewSession(t.TempDir()), "fail500")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32603 || !strings.Contains(re.Message, "500") {
 		t.Errorf("HTTP 500: %v; want -32603 naming the status", err)
 	}
-	_, err = e.Prompt(e.NewSession(t.TempDir()), "AUTH_401")
+	_, err = e.Prompt(e.NewSession(t.TempDir()), "fail401")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32000 || !strings.Contains(re.Message, "acpbridge --agent claude --login") {
 		t.Errorf("HTTP 401: %v; want auth_required (-32000) saying how to log in", err)
 	}
 }
 
 var _ = context.Background
-
-func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
 
 // TestE2E_configOptions: the session/new answer carries mode, model and
 // effort at once; every mode offered can be set on the real CLI;
@@ -453,7 +399,7 @@ func TestE2E_configOptions(t *testing.T) {
 	if _, err := e.SetConfig(id, agent.ConfigMode, mode); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Prompt(id, "WRITE_FILE: bypass.txt written"); err != nil {
+	if _, err := e.Prompt(id, "write: bypass.txt written"); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(cwd, "bypass.txt")); err != nil || string(b) != "written" || e.Client.Asked() != 0 {
@@ -476,7 +422,7 @@ func TestE2E_askCarriesTheToolCall(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "WRITE_FILE: notes.txt hello world"); err != nil {
+	if _, err := e.Prompt(id, "write: notes.txt hello world"); err != nil {
 		t.Fatal(err)
 	}
 	asks := e.Client.Asks()
@@ -505,7 +451,7 @@ func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
 	e, srv := realEditor(t, t.TempDir())
 	e.Client.Option = "answer-1"
 	id := e.NewSession(t.TempDir())
-	if r, err := e.Prompt(id, "ASK_USER please"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+	if r, err := e.Prompt(id, "ask please"); err != nil || r.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", r, err)
 	}
 	asks := e.Client.Asks()
@@ -517,7 +463,7 @@ func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
 		opts = append(opts, string(o.OptionId)+"="+o.Name)
 	}
 	if want := "answer-0=Red — Red it is,answer-1=Blue — Blue it is,reject=Don't answer"; strings.Join(opts, ",") != want ||
-		*asks[0].ToolCall.Title != fakeapi.AskedQuestion {
+		*asks[0].ToolCall.Title != fakemessages.AskedQuestion {
 		t.Errorf("ask %q, options %s; want the question with %s", *asks[0].ToolCall.Title, strings.Join(opts, ","), want)
 	}
 	reqs := srv.Requests()
@@ -534,7 +480,7 @@ func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
 	e.Client.Option = "cancelled"
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	r, err := e.Prompt(id, "RUN_BASH: touch made.txt")
+	r, err := e.Prompt(id, "run: touch made.txt")
 	if err != nil || r.StopReason != acp.StopReasonCancelled {
 		t.Errorf("prompt: %+v, %v; want cancelled", r, err)
 	}
@@ -552,40 +498,13 @@ func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
 // history, not retold, and the parent goes on without the fork's turns.
 func TestE2E_forkIsClaudesOwnFork(t *testing.T) {
 	e, srv := realEditor(t, t.TempDir())
-	cwd := t.TempDir()
-	parent := e.NewSession(cwd)
-	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
-		t.Fatal(err)
-	}
-	fork := e.Fork(parent, cwd)
-	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
-	body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
-	if !strings.Contains(string(body), "Remember the word apricot") || strings.Contains(string(body), "forked from") {
-		t.Errorf("the fork's model request does not carry the parent's turn as Claude's own history: %s", body)
-	}
-	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
-		t.Fatal(err)
-	}
-	reqs = srv.Requests()
-	body, _ = json.Marshal(reqs[len(reqs)-1].Raw)
-	if !strings.Contains(string(body), "apricot") || strings.Contains(string(body), "Which word was it") {
-		t.Errorf("the parent's request: %s; want its own turns only", body)
-	}
-	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
-	if err != nil || len(list.Sessions) != 2 {
-		t.Fatalf("list %+v, %v", list, err)
-	}
-	natives := map[string]bool{}
-	for _, s := range list.Sessions {
-		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil {
-			natives[fmt.Sprint(m["nativeSessionId"])] = true
-		}
-	}
-	if len(natives) != 2 {
-		t.Errorf("native sessions %v; want the fork on a Claude session of its own", natives)
+	editortest.CheckOwnFork(t, e, t.TempDir(), editortest.OwnFork{Retold: "forked from", Said: func(acp.SessionId) string {
+		reqs := srv.Requests()
+		body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
+		return string(body)
+	}})
+	if natives := e.NativeIDs(); len(natives) != 2 {
+		t.Errorf("sessions %v; want the parent and the fork", natives)
 	}
 }
 
@@ -598,7 +517,7 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 	if _, err := e.SetConfig(id, agent.ConfigMode, "plan"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Prompt(id, "EXIT_PLAN now"); err != nil {
+	if _, err := e.Prompt(id, "exitplan now"); err != nil {
 		t.Fatal(err)
 	}
 	asks := e.Client.Asks()
@@ -611,7 +530,7 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 	}
 	call := asks[0].ToolCall
 	if strings.Join(opts, ",") != "acceptEdits,default,plan" || len(call.Content) == 0 || call.Content[0].Content == nil ||
-		call.Content[0].Content.Content.Text == nil || call.Content[0].Content.Content.Text.Text != fakeapi.PlanText {
+		call.Content[0].Content.Content.Text == nil || call.Content[0].Content.Content.Text.Text != fakemessages.PlanText {
 		t.Errorf("ask options %v, tool call %+v; want the plan and the modes to go on in", opts, call)
 	}
 	var mode string // the switch comes right after the ask's answer, maybe after the turn
@@ -631,9 +550,9 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 // arguments" runs one: the model gets the project command's prompt (the
 // project's settings are on here, unlike in the other tests).
 func TestE2E_slashCommand(t *testing.T) {
-	srv := fakeapi.New(fakeapi.Directives())
+	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
-	b := New(Options{Path: fakeapi.ClaudeBin(t), Env: fakeapi.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", "project"}})
+	b := New(Options{Path: fakemessages.ClaudeBin(t), Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", "project"}})
 	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
 	cwd := t.TempDir()
 	dir := filepath.Join(cwd, ".claude", "commands")

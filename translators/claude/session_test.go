@@ -2,76 +2,22 @@ package claude
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
 
-// events records what a session reports and answers its asks.
-type events struct {
-	mu      sync.Mutex
-	updates []acp.SessionUpdate
-	asks    int
-	changed int
-	answer  func(ctx context.Context) (acp.RequestPermissionOutcome, error)
-	chunk   chan struct{} // a signal per agent message chunk
-}
-
-func newEvents(option string) *events {
-	return &events{chunk: make(chan struct{}, 100), answer: func(context.Context) (acp.RequestPermissionOutcome, error) {
-		return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(option)), nil
-	}}
-}
-
-func (e *events) Update(u acp.SessionUpdate) {
-	e.mu.Lock()
-	e.updates = append(e.updates, u)
-	e.mu.Unlock()
-	if u.AgentMessageChunk != nil {
-		select {
-		case e.chunk <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func (e *events) RequestPermission(ctx context.Context, _ acp.ToolCallUpdate, _ []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
-	e.mu.Lock()
-	e.asks++
-	e.mu.Unlock()
-	return e.answer(ctx)
-}
-
-func (e *events) ConfigChanged() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.changed++
-}
-
-// text is everything the session showed, one update per line.
-func (e *events) text() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var b strings.Builder
-	for _, u := range e.updates {
-		j, _ := json.Marshal(u)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
 // openFake opens a session on the fake CLI; args receives its command line.
-func openFake(t *testing.T, opts agent.OpenOptions, ev *events, env ...string) (agent.Native, string) {
+func openFake(t *testing.T, opts agent.OpenOptions, ev *nativetest.Recorder, env ...string) (agent.Native, string) {
 	t.Helper()
 	args := filepath.Join(t.TempDir(), "args")
 	b := New(Options{Path: os.Args[0], Env: append([]string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}, env...)})
@@ -94,13 +40,13 @@ func prompt(t *testing.T, n agent.Native, text string) (agent.TurnResult, error)
 }
 
 func TestSession_textTurn(t *testing.T) {
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	res, err := prompt(t, n, "hello")
 	if err != nil || res.StopReason != acp.StopReasonEndTurn || res.Usage == nil || res.Usage.InputTokens != 10 {
 		t.Fatalf("turn: %+v, %v", res, err)
 	}
-	got := ev.text()
+	got := ev.JSON()
 	if strings.Count(got, "turn 1: hello") != 1 {
 		t.Errorf("the answer should appear once (streamed, not repeated from the assistant line):\n%s", got)
 	}
@@ -113,8 +59,9 @@ func TestSession_textTurn(t *testing.T) {
 	if n.NativeID() != "fake-session-1" {
 		t.Errorf("native id %q", n.NativeID())
 	}
-	if o := option(n, agent.ConfigModel); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || ev.changed == 0 {
-		t.Errorf("models %+v after initialize (config changed %d times)", o, ev.changed)
+	o := option(n, agent.ConfigModel)
+	if _, _, changed := ev.Snapshot(); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || changed == 0 {
+		t.Errorf("models %+v after initialize (config changed %d times)", o, changed)
 	}
 }
 
@@ -125,66 +72,46 @@ func TestSession_permission(t *testing.T) {
 		"reject": `denied: The user rejected this tool call.`,
 	} {
 		t.Run(option, func(t *testing.T) {
-			ev := newEvents(option)
+			ev := nativetest.NewRecorder(option)
 			n, _ := openFake(t, agent.OpenOptions{}, ev)
 			if _, err := prompt(t, n, "bash please"); err != nil {
 				t.Fatal(err)
 			}
-			got := ev.text()
-			if ev.asks != 1 || !strings.Contains(got, want) || !strings.Contains(got, `"kind":"execute"`) {
-				t.Errorf("%d asks; want %q in:\n%s", ev.asks, want, got)
+			got := ev.JSON()
+			if _, asks, _ := ev.Snapshot(); len(asks) != 1 || !strings.Contains(got, want) || !strings.Contains(got, `"kind":"execute"`) {
+				t.Errorf("%d asks; want %q in:\n%s", len(asks), want, got)
 			}
 		})
 	}
 }
 
 func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
-	ev := newEvents("")
-	asked := make(chan struct{})
-	ev.answer = func(ctx context.Context) (acp.RequestPermissionOutcome, error) {
-		close(asked)
+	ev := nativetest.NewRecorder("")
+	ev.Answer = func(ctx context.Context, _ acp.ToolCallUpdate, _ []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
 		<-ctx.Done()
 		return acp.NewRequestPermissionOutcomeCancelled(), nil
 	}
 	n, _ := openFake(t, agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-asked; cancel() }()
-	res, err := n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("bash")}})
-	if err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
-	}
-	if got := ev.text(); !strings.Contains(got, "The user cancelled the turn.") {
+	nativetest.CancelTurn(t, n, ev, "bash", "the ask", nativetest.HasAsk)
+	if got := ev.JSON(); !strings.Contains(got, "The user cancelled the turn.") {
 		t.Errorf("the CLI was not told:\n%s", got)
 	}
 }
 
 func TestSession_cancelMidStreamInterrupts(t *testing.T) {
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, _ := openFake(t, agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-ev.chunk; cancel() }()
-	res, err := n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
-	if err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
-	}
+	nativetest.CancelTurn(t, n, ev, "slow", "a chunk of the answer", nativetest.HasAgentText)
 	if res, err := prompt(t, n, "after"); err != nil || res.StopReason != acp.StopReasonEndTurn {
 		t.Errorf("turn after the interrupt: %+v, %v", res, err)
 	}
 }
 
 func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, args := openFake(t, agent.OpenOptions{}, ev)
-	_, err := prompt(t, n, "crash")
-	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake claude: boom") {
-		t.Fatalf("crash: %v; want the exit status and the stderr tail", err)
-	}
-	if !strings.Contains(ev.text(), "partial answer") {
-		t.Errorf("what was streamed before the crash is missing")
-	}
-	res, err := prompt(t, n, "again")
-	if err != nil || res.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("after the crash: %+v, %v", res, err)
+	if crashed, _ := nativetest.CheckCrashMidTurn(t, n, ev, "fake claude: boom"); !strings.Contains(crashed, "partial answer") {
+		t.Errorf("what was streamed before the crash is missing:%s", crashed)
 	}
 	if a, _ := os.ReadFile(args); !strings.Contains(string(a), "--resume fake-session-1") {
 		t.Errorf("restart args %q; want --resume of the native session", a)
@@ -192,15 +119,15 @@ func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
 }
 
 func TestSession_garbageFromTheCLIIsSkipped(t *testing.T) {
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, _ := openFake(t, agent.OpenOptions{}, ev)
-	if res, err := prompt(t, n, "garbage"); err != nil || !strings.Contains(ev.text(), "still fine") {
-		t.Errorf("turn: %+v, %v\n%s", res, err, ev.text())
+	if res, err := prompt(t, n, "garbage"); err != nil || !strings.Contains(ev.JSON(), "still fine") {
+		t.Errorf("turn: %+v, %v\n%s", res, err, ev.JSON())
 	}
 }
 
 func TestSession_authErrorIsAuthRequired(t *testing.T) {
-	n, _ := openFake(t, agent.OpenOptions{}, newEvents("allow"))
+	n, _ := openFake(t, agent.OpenOptions{}, nativetest.NewRecorder("allow"))
 	_, err := prompt(t, n, "autherr")
 	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "/login") {
 		t.Errorf("err %v; want ErrAuthRequired saying how to log in", err)
@@ -209,7 +136,7 @@ func TestSession_authErrorIsAuthRequired(t *testing.T) {
 
 func TestSession_argsModesAndModels(t *testing.T) {
 	n, args := openFake(t, agent.OpenOptions{NativeID: "earlier", Config: map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "sonnet", agent.ConfigEffort: "high"},
-		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, newEvents("allow"))
+		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("allow"))
 	if _, err := prompt(t, n, "hi"); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +170,7 @@ func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
 		{"fake-fast-1", "fake-fast"}, // picked in Claude's settings
 		{"fake-odd-9", "fake-odd-9"}, // no option runs it
 	} {
-		ev := newEvents("allow")
+		ev := nativetest.NewRecorder("allow")
 		n, _ := openFake(t, agent.OpenOptions{}, ev, "FAKE_CLAUDE_MODEL="+tc.runs)
 		if _, err := prompt(t, n, "hi"); err != nil {
 			t.Fatal(err)
@@ -256,7 +183,7 @@ func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
 }
 
 func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
-	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), agent.OpenOptions{Cwd: "/"}, newEvents(""))
+	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), agent.OpenOptions{Cwd: "/"}, nativetest.NewRecorder(""))
 	if !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("err %v, want ErrAgentUnavailable", err)
 	}
@@ -270,7 +197,7 @@ func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
 // TestSession_closeStopsUpdates: once Close returns, the session reports
 // nothing more, even while Claude was streaming.
 func TestSession_closeStopsUpdates(t *testing.T) {
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -279,15 +206,11 @@ func TestSession_closeStopsUpdates(t *testing.T) {
 		defer close(done)
 		n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
 	}()
-	<-ev.chunk
+	ev.WaitFor(t, "a chunk of the answer", nativetest.HasAgentText)
 	n.Close()
-	ev.mu.Lock()
-	seen := len(ev.updates)
-	ev.mu.Unlock()
+	before, _, _ := ev.Snapshot()
 	<-done
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	if len(ev.updates) != seen {
-		t.Errorf("%d updates after Close returned: %v", len(ev.updates)-seen, ev.updates[seen:])
+	if after, _, _ := ev.Snapshot(); len(after) != len(before) {
+		t.Errorf("%d updates after Close returned: %v", len(after)-len(before), after[len(before):])
 	}
 }

@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
@@ -69,8 +70,6 @@ func setMode(t *testing.T, e *editortest.Editor, id acp.SessionId, mode string) 
 	}
 }
 
-func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
-
 func TestE2E_textTurn(t *testing.T) {
 	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
 	id := e.NewSession(t.TempDir())
@@ -87,24 +86,14 @@ func TestE2E_textTurn(t *testing.T) {
 }
 
 func TestE2E_commandApproval(t *testing.T) {
-	for option, want := range map[string]string{"accept": "completed", "decline": "failed"} {
+	for _, option := range []string{"accept", "decline"} {
 		t.Run(option, func(t *testing.T) {
 			e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
 			e.Client.Option = option
 			cwd := t.TempDir()
 			id := e.NewSession(cwd)
 			setMode(t, e, id, "ask")
-			if _, err := e.Prompt(id, "run: mkdir -p made && echo made"); err != nil {
-				t.Fatal(err)
-			}
-			got := e.Client.Conversation()
-			if !strings.Contains(got, " execute "+want+" mkdir -p made && echo made\n") || e.Client.Asked() != 1 {
-				t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
-			}
-			_, err := os.Stat(filepath.Join(cwd, "made"))
-			if ran := err == nil; ran != (option == "accept") {
-				t.Errorf("the command ran: %v, want %v", ran, option == "accept")
-			}
+			editortest.CheckCommandAsk(t, e, id, cwd, "mkdir -p made && echo made", "made", option == "accept")
 		})
 	}
 }
@@ -124,7 +113,7 @@ func TestE2E_editsThroughTheEditor(t *testing.T) {
 			id := e.NewSession(cwd)
 			setMode(t, e, id, mode)
 			e.EditsThroughEditor(id)
-			e.Say(id, "patch: hello.txt", "edit: hello.txt")
+			e.Say(id, fakeresponses.AddPrompt("hello.txt"), fakeresponses.EditPrompt("hello.txt"))
 			path := filepath.Join(cwd, "hello.txt")
 			added, edited := fakeresponses.AddedLine+"\n", fakeresponses.EditedLine+"\n"
 			e.CheckWrites([]editortest.Write{{Path: path, Content: added, Existed: true}, {Path: path, Content: edited, OnDisk: added, Existed: true}})
@@ -138,7 +127,7 @@ func TestE2E_patchShowsADiff(t *testing.T) {
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
 	setMode(t, e, id, "ask")
-	if _, err := e.Prompt(id, "patch: hello.txt"); err != nil {
+	if _, err := e.Prompt(id, fakeresponses.AddPrompt("hello.txt")); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(cwd, "hello.txt")
@@ -201,7 +190,7 @@ func TestE2E_commandAskCarriesTheCallAndCancels(t *testing.T) {
 func TestE2E_planUpdate(t *testing.T) {
 	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
 	id := e.NewSession(t.TempDir())
-	if _, err := e.Prompt(id, "planupdate"); err != nil {
+	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.Client.Conversation(); !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
@@ -211,28 +200,7 @@ func TestE2E_planUpdate(t *testing.T) {
 
 func TestE2E_interruptMidStream(t *testing.T) {
 	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
-	id := e.NewSession(t.TempDir())
-	done := make(chan acp.PromptResponse, 1)
-	go func() {
-		resp, err := e.Prompt(id, "slow please")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- resp
-	}()
-	e.WaitFor(isText)
-	e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id})
-	select {
-	case resp := <-done:
-		if resp.StopReason != acp.StopReasonCancelled {
-			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the cancelled prompt did not return")
-	}
-	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("after the interrupt: %+v, %v", resp, err)
-	}
+	editortest.CheckCancelMidTurn(t, e, e.NewSession(t.TempDir()))
 }
 
 // TestE2E_restartLoadsAndContinuesTheThread: with --persist auto the
@@ -273,27 +241,10 @@ func TestE2E_restartLoadsAndContinuesTheThread(t *testing.T) {
 // resumes the thread.
 func TestE2E_serverKilledMidTurn(t *testing.T) {
 	e, b := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
-	id := e.NewSession(t.TempDir())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.Prompt(id, "slow please")
-		errc <- err
-	}()
-	e.WaitFor(isText)
-	srv, _ := b.shared.Running()
-	pid := srv.l.Pid()
-	syscall.Kill(pid, syscall.SIGKILL)
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "signal: killed") {
-			t.Errorf("prompt when the server died: %v; want an error saying it was killed", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the prompt did not return")
-	}
-	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("after the restart: %+v, %v", resp, err)
-	}
+	editortest.CheckServerKilledMidTurn(t, e, e.NewSession(t.TempDir()), "signal: killed", func() {
+		srv, _ := b.shared.Running()
+		syscall.Kill(srv.l.Pid(), syscall.SIGKILL)
+	})
 }
 
 func TestE2E_modelErrorIsAClearError(t *testing.T) {
@@ -380,27 +331,8 @@ func TestE2E_forkIsCodexsOwnFork(t *testing.T) {
 			w := newWorld(t)
 			state, cwd := t.TempDir(), t.TempDir()
 			e, _ := w.bridge(t, state, mode)
-			parent := e.NewSession(cwd)
-			if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
-				t.Fatal(err)
-			}
-			fork := e.Fork(parent, cwd)
-			if _, err := e.Prompt(fork, "Which word was it"); err != nil {
-				t.Fatal(err)
-			}
-			body := lastRequest(t, w)
-			if !strings.Contains(body, "Remember the word apricot") || strings.Contains(body, "which it was forked from") {
-				t.Errorf("the fork's model request does not carry the parent's turn as codex's own history: %s", body)
-			}
-			if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
-				t.Fatal(err)
-			}
-			if body := lastRequest(t, w); !strings.Contains(body, "apricot") || strings.Contains(body, "Which word was it") {
-				t.Errorf("the parent's request: %s; want its own turns only", body)
-			}
-			if natives := nativeIDs(t, e); len(natives) != 2 {
-				t.Errorf("native sessions %v; want the fork on a thread of its own", natives)
-			}
+			_, fork := editortest.CheckOwnFork(t, e, cwd, editortest.OwnFork{Retold: "which it was forked from",
+				Said: func(acp.SessionId) string { return lastRequest(t, w) }})
 			e.Stop()
 			e2, _ := w.bridge(t, state, mode)
 			e2.Load(fork, cwd)
@@ -462,15 +394,15 @@ func TestE2E_spareThread(t *testing.T) {
 	if _, err := e.Prompt(id, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	if natives := nativeIDs(t, e); !natives[spare] {
+	if natives := e.NativeIDs(); natives[id] != spare {
 		t.Errorf("the session's thread is %v, want the spare %s", natives, spare)
 	}
 	other := e.NewSession(cwd) // the spare is gone: a thread of its own
 	if _, err := e.Prompt(other, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(nativeIDs(t, e)); n != 2 {
-		t.Errorf("%d threads for two sessions", n)
+	if natives := e.NativeIDs(); len(natives) != 2 || natives[id] == natives[other] {
+		t.Errorf("threads %v for two sessions", natives)
 	}
 
 	e2, b2 := unused.bridgeIn(t, t.TempDir())
@@ -493,22 +425,6 @@ func lastRequest(t *testing.T, w *world) string {
 	}
 	b, _ := json.Marshal(reqs[len(reqs)-1].Raw["input"])
 	return string(b)
-}
-
-// nativeIDs are the native session ids session/list shows.
-func nativeIDs(t *testing.T, e *editortest.Editor) map[string]bool {
-	t.Helper()
-	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	natives := map[string]bool{}
-	for _, s := range list.Sessions {
-		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil && m["nativeSessionId"] != nil {
-			natives[fmt.Sprint(m["nativeSessionId"])] = true
-		}
-	}
-	return natives
 }
 
 // Codex's slash commands come as available commands; /status and
@@ -608,13 +524,13 @@ func TestE2E_loadReplaysThePlan(t *testing.T) {
 	state, cwd := t.TempDir(), t.TempDir()
 	e, _ := w.bridge(t, state, bridge.PersistAuto)
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "planupdate"); err != nil {
+	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
 	e.Stop()
 	e2, _ := w.bridge(t, state, bridge.PersistAuto)
 	e2.Load(id, cwd)
-	if got := e2.Client.Conversation(); !strings.Contains(got, "user: planupdate") || !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
+	if got := e2.Client.Conversation(); !strings.Contains(got, "user: todo") || !strings.Contains(got, "plan first step in_progress\nplan second step pending") {
 		t.Errorf("replay:%s\nwant the thread and its plan", got)
 	}
 }

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -137,37 +138,11 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	if b.Info().Name != "codex" || b.Check() != nil {
-		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
-	}
-	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, ev)
-	cfg := s.Config()
-	var ids []string
-	for _, o := range cfg {
-		ids = append(ids, o.ID)
-		if !o.NextTurn {
-			t.Errorf("option %s is not NextTurn", o.ID)
-		}
-	}
-	if strings.Join(ids, ",") != "mode,model,effort,collaboration" {
-		t.Fatalf("options %v, want mode,model,effort,collaboration", ids)
-	}
-	mode, _ := nativetest.FindOption(cfg, agent.ConfigMode)
-	model, _ := nativetest.FindOption(cfg, agent.ConfigModel)
-	effort, _ := nativetest.FindOption(cfg, agent.ConfigEffort)
-	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != agentkit.EffortDefault {
-		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(model), ","); got != "fake-model,fake-fast" {
-		t.Errorf("models %s; want the listed ones but the hidden", got)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high,minimal" {
-		t.Errorf("efforts %s", got)
-	}
-	if err := s.SetConfig(context.Background(), agent.ConfigModel, "fake-fast"); !errors.Is(err, agent.ErrInvalidParams) {
-		t.Errorf("SetConfig: %v; every codex option is NextTurn", err)
-	}
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "codex", IDs: "mode,model,effort,collaboration",
+		Mode: modeConfig, Model: "fake-model", Effort: agentkit.EffortDefault,
+		Models:  "fake-model,fake-fast", // the listed ones but the hidden
+		Efforts: "default,low,medium,high,minimal", Other: "fake-fast"})
 	id := waitReady(t, s)
 	if id == "" {
 		t.Fatal("no thread id once the thread started")
@@ -208,26 +183,7 @@ func TestFake_textTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("accept")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "hello there", nil)
-	us := ev.Take()
-	if got := acptest.Conversation(us); got != "\nagent: Hello from fake model. You said: hello there\n" {
-		t.Errorf("conversation %q", got)
-	}
-	chunks := 0
-	var usage *acp.SessionUsageUpdate
-	for _, u := range us {
-		if u.AgentMessageChunk != nil {
-			chunks++
-		}
-		if u.UsageUpdate != nil {
-			usage = u.UsageUpdate
-		}
-	}
-	if chunks < 2 {
-		t.Errorf("%d chunks; want the message streamed by its deltas", chunks)
-	}
-	if usage == nil || usage.Used != 49 || usage.Size != 258400 {
-		t.Errorf("usage %+v", usage)
-	}
+	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake model. You said: hello there\n", 49, 258400)
 	turns := fc.sent(t, "turn/start")
 	if len(turns) != 1 || turns[0]["threadId"] != s.NativeID() {
 		t.Fatalf("turn/start %v", turns)
@@ -357,27 +313,7 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type result struct {
-		res agent.TurnResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := s.Prompt(ctx, nativetest.TextTurn("slow please", nil))
-		done <- result{res, err}
-	}()
-	ev.WaitFor(t, "the first delta", nativetest.HasAgentText)
-	cancel()
-	select {
-	case r := <-done:
-		if r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-			t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
-		}
-	case <-time.After(nativetest.WaitGuard):
-		t.Fatal("the cancelled prompt did not return")
-	}
+	nativetest.CancelTurn(t, s, ev, "slow please", "the first delta", nativetest.HasAgentText)
 	ints := fc.sent(t, "turn/interrupt")
 	if len(ints) != 1 || ints[0]["threadId"] != s.NativeID() || ints[0]["turnId"] == "" {
 		t.Fatalf("turn/interrupt %v", ints)
@@ -387,11 +323,7 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 			t.Errorf("codex refused: %s", w.raw) // e.g. the interrupt named the wrong turn
 		}
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); !strings.Contains(got, "You said: hello again") || strings.Contains(got, "tick") {
-		t.Errorf("the next turn:%s", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, "\nagent: Hello from fake model. You said: hello again\n")
 }
 
 // TestFake_cancelWhileAsking: a turn cancelled while the user is being
@@ -401,31 +333,13 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("wait")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	var res agent.TurnResult
-	go func() {
-		var err error
-		res, err = s.Prompt(ctx, nativetest.TextTurn("approve this", nil))
-		done <- err
-	}()
-	ev.WaitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []nativetest.Ask) bool { return len(asks) == 1 })
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil || res.StopReason != acp.StopReasonCancelled {
-			t.Fatalf("prompt: %+v, %v", res, err)
-		}
-	case <-time.After(nativetest.WaitGuard):
-		t.Fatal("the cancelled prompt did not return")
-	}
+	nativetest.CancelTurn(t, s, ev, "approve this", "the ask", nativetest.HasAsk)
 	// The answer may reach codex after the interrupt has ended the turn.
 	fc.waitLog(t, "the answer to the ask", func([]wireMsg) bool { return len(fc.answers(t)) > 0 })
 	if ans := fc.answers(t); len(ans) != 1 || ans[0] != `{"decision":"cancel"}` {
 		t.Errorf("answers %v; want cancel", ans)
 	}
-	nativetest.MustPrompt(t, s, "hello again", nil)
+	nativetest.CheckNextTurn(t, s, ev, "\nagent: Hello from fake model. You said: hello again\n")
 }
 
 // TestFake_failedTurn: a failed turn is an error with codex's message and
@@ -463,16 +377,9 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	nativetest.MustPrompt(t, s, "hello there", nil)
+	_, got := nativetest.CheckCrashMidTurn(t, s, ev, "fake codex: boom, the model stream broke")
 	thread := s.NativeID()
-	_, err := nativetest.RunPrompt(t, s, "crash now", nil)
-	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake codex: boom, the model stream broke") ||
-		!strings.Contains(err.Error(), "the next prompt restarts it") {
-		t.Fatalf("err %v; want the exit with its stderr", err)
-	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); !strings.Contains(got, "You said: hello again") {
+	if !strings.Contains(got, "You said: hello again") {
 		t.Errorf("after the restart:%s", got)
 	}
 	if n := fc.count(t, "start"); n != 2 {
@@ -481,9 +388,6 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	resumes := fc.sent(t, "thread/resume")
 	if len(resumes) != 1 || resumes[0]["threadId"] != thread {
 		t.Errorf("thread/resume %v; want thread %s resumed", resumes, thread)
-	}
-	if s.NativeID() != thread {
-		t.Errorf("thread %s, want %s still", s.NativeID(), thread)
 	}
 	h, err := s.Caps().History(context.Background())
 	if err != nil {
@@ -746,15 +650,7 @@ func TestFake_promptErrors(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	_, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, agent.ErrInvalidParams) {
-		t.Errorf("audio: %v, want ErrInvalidParams", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if res, err := s.Prompt(ctx, nativetest.TextTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("cancelled before it started: %+v, %v", res, err)
-	}
+	nativetest.CheckPromptRefusals(t, s)
 	waitReady(t, s)
 	if turns := fc.sent(t, "turn/start"); len(turns) != 0 {
 		t.Errorf("turn/start sent: %v", turns)
@@ -822,14 +718,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	b.Close()
-	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); err == nil {
-		t.Errorf("Open after Close succeeded")
-	}
-	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
-		t.Errorf("%d servers started after Close, %d stopped", started, exited)
-	}
+	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
 }
 
 // TestFake_warm starts the server and lists the models before any
@@ -923,21 +812,9 @@ func TestFake_mcpServers(t *testing.T) {
 // TestFake_missingExecutable: no codex is ErrAgentUnavailable, at Open;
 // Warm does nothing.
 func TestFake_missingExecutable(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "codex")
-	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	b.Warm("")
-	if b.Check() == nil {
-		t.Errorf("Check found %s", missing)
-	}
-	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, agent.ErrAgentUnavailable) {
-		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
-	}
-	t.Setenv(EnvVar, missing)
-	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
-	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, agent.ErrAgentUnavailable) {
-		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
-	}
+	nativetest.CheckMissingExecutable(t, "codex", EnvVar, func(path string) nativetest.Checked {
+		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
+	})
 }
 
 // TestFake_forkIsCodexsOwnFork: a session opened with ForkOf forks the

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/golden"
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
 )
 
 // TestTranslator_golden feeds each file's codex.jsonl through a fresh

@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
 	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
@@ -95,8 +96,6 @@ func workspace(t *testing.T) string {
 	return dir
 }
 
-func isText(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil }
-
 // TestE2E_sharedServer runs, one after the other, the end-to-end tests
 // that share one opencode server (each in a session of its own), while
 // the tests with a server of their own run beside it: all three are
@@ -154,27 +153,12 @@ func contains(list []string, v string) bool {
 }
 
 func e2eBashPermission(t *testing.T) {
-	for option, want := range map[string]string{"once": "completed", "reject": "failed", "cancelled": "failed"} {
+	for _, option := range []string{"once", "reject", "cancelled"} {
 		t.Run(option, func(t *testing.T) {
 			e, _ := sharedEditor(t)
 			e.Client.Option = option
 			cwd := workspace(t)
-			id := e.NewSession(cwd)
-			r, err := e.Prompt(id, "run: touch made.txt && echo made")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stop := map[bool]acp.StopReason{true: acp.StopReasonCancelled, false: acp.StopReasonEndTurn}[option == "cancelled"]; r.StopReason != stop {
-				t.Errorf("stop reason %s, want %s (an ask answered cancelled ends the turn)", r.StopReason, stop)
-			}
-			got := e.Client.Conversation()
-			if !strings.Contains(got, " execute "+want+" touch made.txt && echo made\n") || e.Client.Asked() != 1 {
-				t.Errorf("%d asks; conversation:%s", e.Client.Asked(), got)
-			}
-			_, err = os.Stat(filepath.Join(cwd, "made.txt"))
-			if ran := err == nil; ran != (option == "once") {
-				t.Errorf("the command ran: %v, want %v", ran, option == "once")
-			}
+			editortest.CheckCommandAsk(t, e, e.NewSession(cwd), cwd, "touch made.txt && echo made", "made.txt", option == "once")
 		})
 	}
 }
@@ -281,34 +265,7 @@ func e2eImageReachesTheModel(t *testing.T) {
 // early.
 func e2eCancelThenTheNextTurn(t *testing.T) {
 	e, _ := sharedEditor(t)
-	id := e.NewSession(workspace(t))
-	done := make(chan acp.PromptResponse, 1)
-	go func() {
-		resp, err := e.Prompt(id, "slow please")
-		if err != nil {
-			t.Errorf("prompt: %v", err)
-		}
-		done <- resp
-	}()
-	e.WaitFor(isText)
-	if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case resp := <-done:
-		if resp.StopReason != acp.StopReasonCancelled {
-			t.Errorf("stopReason %q, want cancelled", resp.StopReason)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("cancelled prompt did not return")
-	}
-	e.Client.Take()
-	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("prompt after cancel: %+v, %v", resp, err)
-	}
-	if got := e.Client.Conversation(); !strings.Contains(got, fakechat.AnswerTextPrefix+"hello again") {
-		t.Errorf("the turn after the cancel:%s\nwant its whole answer", got)
-	}
+	editortest.CheckCancelMidTurn(t, e, e.NewSession(workspace(t)))
 }
 
 func e2eModelError(t *testing.T) {
@@ -326,26 +283,10 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 	w := newWorld(t)
 	b := w.backend()
 	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
-	id := e.NewSession(workspace(t))
-	errc := make(chan error, 1)
-	go func() {
-		_, err := e.Prompt(id, "slow please")
-		errc <- err
-	}()
-	e.WaitFor(isText)
-	srv, _ := b.shared.Running()
-	syscall.Kill(-srv.l.Pid(), syscall.SIGKILL)
-	select {
-	case err := <-errc:
-		if err == nil || !strings.Contains(err.Error(), "killed") {
-			t.Errorf("prompt on a killed server: %v; want an error saying it was killed", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("prompt did not return after the kill")
-	}
-	if resp, err := e.Prompt(id, "hello again"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Errorf("prompt after the kill: %+v, %v", resp, err)
-	}
+	editortest.CheckServerKilledMidTurn(t, e, e.NewSession(workspace(t)), "killed", func() {
+		srv, _ := b.shared.Running()
+		syscall.Kill(-srv.l.Pid(), syscall.SIGKILL)
+	})
 }
 
 // TestE2E_restartLoadsAndContinues: after a bridge restart, session/load
@@ -405,36 +346,16 @@ func e2eReasoningIsAThought(t *testing.T) {
 // command runs, and the parent goes on without the fork's turns.
 func e2eForkIsOpenCodesOwnFork(t *testing.T) {
 	e, w := sharedEditor(t)
-	cwd := workspace(t)
-	parent := e.NewSession(cwd)
-	if _, err := e.Prompt(parent, "Remember the word apricot"); err != nil {
-		t.Fatal(err)
-	}
-	fork := e.Fork(parent, cwd)
-	if _, err := e.Prompt(fork, "Which word was it"); err != nil {
-		t.Fatal(err)
-	}
-	natives := nativeIDs(t, e)
-	if natives[parent] == "" || natives[fork] == "" || natives[parent] == natives[fork] {
-		t.Fatalf("native sessions %v; want the fork on an OpenCode session of its own", natives)
-	}
-	said := strings.Join(userTexts(lastRequestOf(t, w, natives[fork])), "\n")
-	if !strings.Contains(said, "Remember the word apricot") || strings.Contains(said, "which it was forked from") {
-		t.Errorf("the fork's model request does not carry the parent's turn as OpenCode's own history: %q", said)
-	}
+	_, fork := editortest.CheckOwnFork(t, e, workspace(t), editortest.OwnFork{Retold: "which it was forked from",
+		Said: func(id acp.SessionId) string {
+			return strings.Join(userTexts(lastRequestOf(t, w, e.NativeIDs()[id])), "\n")
+		}})
 	e.Client.Option = "reject"
 	if _, err := e.Prompt(fork, "run: echo from-the-fork"); err != nil {
 		t.Fatal(err)
 	}
 	if e.Client.Asked() != 1 {
 		t.Errorf("%d asks; want the fork's command asked about", e.Client.Asked())
-	}
-	if _, err := e.Prompt(parent, "Back in the parent"); err != nil {
-		t.Fatal(err)
-	}
-	said = strings.Join(userTexts(lastRequestOf(t, w, natives[parent])), "\n")
-	if !strings.Contains(said, "apricot") || strings.Contains(said, "Which word was it") {
-		t.Errorf("the parent's request: %q; want its own turns only", said)
 	}
 }
 
@@ -453,7 +374,7 @@ func e2eForkIntoAnotherDirectoryIsTold(t *testing.T) {
 	if _, err := e.Prompt(fork, "run: pwd"); err != nil {
 		t.Fatal(err)
 	}
-	req := lastRequestOf(t, w, nativeIDs(t, e)[fork])
+	req := lastRequestOf(t, w, e.NativeIDs()[fork])
 	said := strings.Join(userTexts(req), "\n")
 	if !strings.Contains(said, "which it was forked from") || !strings.Contains(said, "Remember the word plum") {
 		t.Errorf("the fork's model request does not tell the parent's conversation: %q", said)
@@ -461,23 +382,6 @@ func e2eForkIntoAnotherDirectoryIsTold(t *testing.T) {
 	if req.Cwd != elsewhere {
 		t.Errorf("the fork works in %s, want %s", req.Cwd, elsewhere)
 	}
-}
-
-// nativeIDs maps the bridge's sessions to their OpenCode sessions, as
-// session/list shows them.
-func nativeIDs(t *testing.T, e *editortest.Editor) map[acp.SessionId]string {
-	t.Helper()
-	list, err := e.CS.ListSessions(e.Ctx(), acp.ListSessionsRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[acp.SessionId]string{}
-	for _, s := range list.Sessions {
-		if m, _ := s.Meta["acpbridge"].(map[string]any); m != nil {
-			out[s.SessionId], _ = m["nativeSessionId"].(string)
-		}
-	}
-	return out
 }
 
 // lastRequestOf is the fake model's last answer request (not a title's)

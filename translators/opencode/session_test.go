@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/acptest"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -170,33 +171,6 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// promptCall runs a prompt in the background; its result comes on the
-// channel.
-type promptResult struct {
-	res agent.TurnResult
-	err error
-}
-
-func startPrompt(ctx context.Context, s agent.Native, text string) chan promptResult {
-	done := make(chan promptResult, 1)
-	go func() {
-		res, err := s.Prompt(ctx, nativetest.TextTurn(text, nil))
-		done <- promptResult{res, err}
-	}()
-	return done
-}
-
-func waitPrompt(t *testing.T, done chan promptResult) promptResult {
-	t.Helper()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(nativetest.WaitGuard):
-		t.Fatal("the prompt did not return")
-		return promptResult{}
-	}
-}
-
 // TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
 // reads the catalog before it returns, so the session's options are
 // complete in the session/new response; the session is created with the
@@ -205,41 +179,12 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	if b.Info().Name != "opencode" || b.Check() != nil {
-		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
-	}
 	cwd := t.TempDir()
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, ev)
-	cfg := s.Config()
-	var ids []string
-	for _, o := range cfg {
-		ids = append(ids, o.ID)
-		if !o.NextTurn {
-			t.Errorf("option %s is not NextTurn", o.ID)
-		}
-	}
-	if strings.Join(ids, ",") != "mode,model,effort" {
-		t.Fatalf("options %v, want mode,model,effort", ids)
-	}
-	mode, _ := nativetest.FindOption(cfg, agent.ConfigMode)
-	model, _ := nativetest.FindOption(cfg, agent.ConfigModel)
-	effort, _ := nativetest.FindOption(cfg, agent.ConfigEffort)
-	if mode.Current != "build" || model.Current != "fake/fake-model" || effort.Current != agentkit.EffortDefault {
-		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(mode), ","); got != "build,plan" {
-		t.Errorf("modes %s; want the primary agents that are not hidden", got)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(model), ","); got != "fake/fake-fast,fake/fake-model" {
-		t.Errorf("models %s", got)
-	}
-	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high" {
-		t.Errorf("efforts %s", got)
-	}
-	if err := s.SetConfig(context.Background(), agent.ConfigModel, "fake/fake-fast"); !errors.Is(err, agent.ErrInvalidParams) {
-		t.Errorf("SetConfig: %v; every opencode option is NextTurn", err)
-	}
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
+	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "opencode", IDs: "mode,model,effort",
+		Mode: "build", Model: "fake/fake-model", Effort: agentkit.EffortDefault,
+		Modes:  "build,plan", // the primary agents that are not hidden
+		Models: "fake/fake-fast,fake/fake-model", Efforts: "default,low,medium,high", Other: "fake/fake-fast"})
 	id := waitReady(t, s)
 	if !strings.HasPrefix(id, "ses_") {
 		t.Errorf("session id %q", id)
@@ -281,26 +226,7 @@ func TestFake_textTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("once")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	res := nativetest.MustPrompt(t, s, "hello there", nil)
-	us := ev.Take()
-	if got := acptest.Conversation(us); got != "\nagent: Hello from fake. You said: hello there\n" {
-		t.Errorf("conversation %q", got)
-	}
-	chunks := 0
-	var usage *acp.SessionUsageUpdate
-	for _, u := range us {
-		if u.AgentMessageChunk != nil {
-			chunks++
-		}
-		if u.UsageUpdate != nil {
-			usage = u.UsageUpdate
-		}
-	}
-	if chunks < 2 {
-		t.Errorf("%d chunks; want the message streamed by its deltas", chunks)
-	}
-	if usage == nil || usage.Used != 42 || usage.Size != 128000 {
-		t.Errorf("usage update %+v", usage)
-	}
+	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake. You said: hello there\n", 42, 128000)
 	if u := res.Usage; u == nil || u.InputTokens != 42 || u.OutputTokens != 7 || u.TotalTokens != 49 {
 		t.Errorf("turn usage %+v", u)
 	}
@@ -614,6 +540,10 @@ func TestFake_lateSessionInfoKeepsTheNextTurnsOptions(t *testing.T) {
 	}
 }
 
+// nextTurn is what the fake answers to "hello again", a turn after a
+// cancel.
+const nextTurn = "\nagent: Hello from fake. You said: hello again\n"
+
 // TestFake_cancelSlowTurn: a cancelled prompt aborts the session and
 // returns cancelled once opencode is idle; the idle opencode repeats after
 // an abort does not end the next turn early.
@@ -622,28 +552,17 @@ func TestFake_cancelSlowTurn(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := startPrompt(ctx, s, "slow please")
 	// The fake's turns start 50 ms after prompt_async's answer, and its
 	// deltas are 50 ms apart: the answer has been read by the third (see
 	// TestFake_cancelBeforePromptAnswered).
-	ev.WaitFor(t, "three deltas", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
+	nativetest.CancelTurn(t, s, ev, "slow please", "three deltas", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
 		return strings.Count(acptest.Conversation(us), "tick") >= 3
 	})
-	cancel()
-	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("cancelled prompt: %+v, %v", r.res, r.err)
-	}
 	aborts := fc.requests(t, "POST", "/session/*/abort")
 	if len(aborts) != 1 || aborts[0].Msg.Path != "/session/"+s.NativeID()+"/abort" {
 		t.Fatalf("aborts %v", aborts)
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q; want its whole answer", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 	// The fake holds the duplicate idle until the next prompt came (a
 	// while at most): it then falls between that prompt and its turn.
 	idles, prompts, dupAfterPrompt := 0, 0, false
@@ -672,22 +591,11 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := startPrompt(ctx, s, "slow eager")
-	ev.WaitFor(t, "the first delta", nativetest.HasAgentText)
-	cancel()
-	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("cancelled prompt: %+v, %v", r.res, r.err)
-	}
+	nativetest.CancelTurn(t, s, ev, "slow eager", "the first delta", nativetest.HasAgentText)
 	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
 		t.Errorf("%d aborts, want 1", n)
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 }
 
 // TestFake_cancelWhileAsking: a turn cancelled while the user is asked
@@ -697,22 +605,11 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("wait")
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := startPrompt(ctx, s, "run: rm -rf build")
-	ev.WaitFor(t, "the ask", func(_ []acp.SessionUpdate, asks []nativetest.Ask) bool { return len(asks) == 1 })
-	cancel()
-	if r := waitPrompt(t, done); r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-		t.Fatalf("prompt: %+v, %v", r.res, r.err)
-	}
+	nativetest.CancelTurn(t, s, ev, "run: rm -rf build", "the ask", nativetest.HasAsk)
 	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
 		t.Errorf("%d aborts", n)
 	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q", got)
-	}
+	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 }
 
 // TestFake_failedTurn: a session error fails the turn with opencode's
@@ -756,28 +653,17 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	ev := nativetest.NewRecorder("once")
 	cwd := t.TempDir()
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
-	nativetest.MustPrompt(t, s, "hello there", nil)
+	_, got := nativetest.CheckCrashMidTurn(t, s, ev, "fake opencode: boom, the model stream broke")
 	id := s.NativeID()
-	_, err := nativetest.RunPrompt(t, s, "crash now", nil)
-	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake opencode: boom, the model stream broke") ||
-		!strings.Contains(err.Error(), "the next prompt restarts it") {
-		t.Fatalf("err %v; want the exit with its stderr", err)
-	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
 	// The dead server's last events may still be read after the crash
 	// ended the turn (or may be lost): the partial answer's end can come
 	// late.
-	got := ev.Conversation()
 	late, ok := strings.CutPrefix(strings.TrimSuffix(got, "Hello from fake. You said: hello again\n"), "\nagent: ")
 	if !ok || !strings.HasSuffix(got, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
 		t.Errorf("after the restart %q", got)
 	}
 	if n := fc.count(t, "start"); n != 2 {
 		t.Errorf("%d servers started, want 2", n)
-	}
-	if s.NativeID() != id {
-		t.Errorf("session %s, want %s still", s.NativeID(), id)
 	}
 	// The second server was asked about the session, not to make another.
 	var second []string
@@ -997,14 +883,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	b := fc.backend(t)
-	b.Close()
-	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
-		t.Errorf("Open after Close succeeded")
-	}
-	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
-		t.Errorf("%d servers started after Close, %d stopped", started, exited)
-	}
+	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
 }
 
 // TestFake_twoDirectoriesAtOnce: two turns at once in two directories, on
@@ -1121,16 +1000,8 @@ func TestFake_promptContent(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	_, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, agent.ErrInvalidParams) {
-		t.Errorf("audio: %v, want ErrInvalidParams", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if res, err := s.Prompt(ctx, nativetest.TextTurn("hello", nil)); err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("cancelled before it started: %+v, %v", res, err)
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), nativetest.WaitGuard)
+	nativetest.CheckPromptRefusals(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
 	res, err := s.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
@@ -1145,22 +1016,9 @@ func TestFake_promptContent(t *testing.T) {
 // TestFake_missingExecutable: no opencode is ErrAgentUnavailable, at Open;
 // Warm does nothing.
 func TestFake_missingExecutable(t *testing.T) {
-	missing := filepath.Join(t.TempDir(), "opencode")
-	b := New(Options{Path: missing, Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	b.Warm("")
-	if b.Check() == nil {
-		t.Errorf("Check found %s", missing)
-	}
-	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, agent.ErrAgentUnavailable) {
-		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
-	}
-	t.Setenv(EnvVar, missing)
-	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
-	defer b.Close()
-	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, agent.ErrAgentUnavailable) {
-		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
-	}
+	nativetest.CheckMissingExecutable(t, "opencode", EnvVar, func(path string) nativetest.Checked {
+		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
+	})
 }
 
 // TestFake_forkIsOpenCodesOwnFork: a session opened with ForkOf forks the

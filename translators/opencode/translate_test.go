@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/golden"
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
 )
 
 // TestTranslator_golden feeds each file's opencode.jsonl (SSE events of a

@@ -1,0 +1,33 @@
+// Package testkit holds the project's test support, and nothing else: no
+// product package imports it. Its packages may import "testing".
+//
+// The fake model APIs, which the real agent CLIs are pointed at in
+// end-to-end tests (and scripts/record and scripts/benchagent), named
+// after the API they fake:
+//
+//	fakemessages   Anthropic's Messages API, for claude
+//	fakeresponses  OpenAI's Responses API, for codex (and codex's home and config)
+//	fakechat       OpenAI's Chat Completions API, for opencode (and its home and config)
+//	directive      the one prompt vocabulary of the three ("run: <cmd>", "think", "todo", …)
+//	fakehttp       the HTTP host the three share: a listener, request log, SSE writing
+//	chunk          cutting text into the pieces a fake streams
+//
+// The harnesses the backends' tests share:
+//
+//	editor         the one editor harness: an ACP client over in-memory pipes to a
+//	               bridge's server (the acp package's tests serve it theirs)
+//	editortest     a bridge running backends behind the editor harness, and the
+//	               end-to-end checks every agent must pass, run per agent (CheckCancelMidTurn,
+//	               CheckCommandAsk, CheckOwnFork, CheckSharedServer, …)
+//	nativetest     a backend's sessions through the Backend and Native interfaces: the one
+//	               recorder of a session's events, prompt helpers, the re-exec'd fake CLI's
+//	               set-up, and the session checks every agent must pass (CheckOptionsAtOpen,
+//	               CancelTurn, CheckCrashMidTurn, …)
+//	acptest        a session's updates rendered as a conversation, option helpers
+//	golden         golden files and txtar transcripts (-update rewrites them)
+//	toolbin        finding the pinned agent CLIs in .tools, skipping loudly without one
+//
+// And tests that are no one package's:
+//
+//	loadtest       many sessions on one bridge, and handoffs, with the real CLIs on fake models
+package testkit
