@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 )
 
 // Claude Code's own rule: as root, only IS_SANDBOX=1 exactly or a true
@@ -39,7 +40,7 @@ func TestSession_refusedBypassStartsWithout(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the CLI refuses the flag only as root")
 	}
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, args := openFake(t, agent.OpenOptions{}, ev, "IS_SANDBOX=1", "FAKE_CLAUDE_REFUSE_BYPASS=1")
 	res, err := prompt(t, n, "hello")
 	if err != nil || res.StopReason != "end_turn" {
@@ -64,7 +65,7 @@ func TestSession_rootWithIsSandboxYes(t *testing.T) {
 		t.Skip("the CLI refuses the flag only as root")
 	}
 	t.Setenv("IS_SANDBOX", "yes")
-	ev := newEvents("allow")
+	ev := nativetest.NewRecorder("allow")
 	n, args := openFake(t, agent.OpenOptions{}, ev, "FAKE_CLAUDE_REFUSE_BYPASS=1")
 	if res, err := prompt(t, n, "hello"); err != nil || res.StopReason != "end_turn" {
 		t.Fatalf("turn: %+v, %v", res, err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/nativetest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 )
 
 // A provider codex retries without end: each retry reaches the client as a

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/internal/editortest"
-	"github.com/acpbridge/acpbridge/translators/opencode/fakechat"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
 	"github.com/coder/acp-go-sdk"
 )
 
