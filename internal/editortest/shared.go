@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/coder/acp-go-sdk"
 	"golang.org/x/sync/errgroup"
 )

@@ -16,9 +16,10 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/editortest"
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -201,8 +202,8 @@ func TestE2E_sharedSpares(t *testing.T) {
 	srv := fakeapi.New(fakeapi.Directives())
 	t.Cleanup(srv.Close)
 	root, cwd := t.TempDir(), t.TempDir()
-	env := append(fakeapi.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
-	t.Cleanup(func() { proc.StopDaemons(root) })
+	env := append(fakeapi.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+	t.Cleanup(func() { daemon.StopAll(root) })
 	in := func(pid int) (pids []int) { // pid's descendants that run in cwd
 		for _, d := range proc.Descendants(pid) {
 			if proc.Cwd(d) == cwd {
@@ -237,7 +238,7 @@ func TestE2E_sharedSpares(t *testing.T) {
 	if left := in(server); len(left) != 1 {
 		t.Errorf("after the bridge stopped, the daemon runs %v in the project; want only the next spare", left)
 	}
-	proc.StopDaemons(root)
+	daemon.StopAll(root)
 	for _, pid := range lent {
 		if proc.Cwd(pid) == cwd {
 			t.Errorf("claude (pid %d) outlived the stopped daemon", pid)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/acptest"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/codex/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -623,8 +623,8 @@ func TestE2E_loadReplaysThePlan(t *testing.T) {
 // approvals.
 func TestE2E_sharedServer(t *testing.T) {
 	w, root := newWorld(t), t.TempDir()
-	t.Cleanup(func() { proc.StopDaemons(root) })
-	env := append(fakeresponses.Env(w.home, w.codexHome), proc.DaemonsEnv+"="+root)
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakeresponses.Env(w.home, w.codexHome), daemon.RootEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
 		Backend: func() bridge.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
 		Server: func(b bridge.Backend) (int, <-chan struct{}) {

@@ -1,9 +1,10 @@
-package proc
+package daemon
 
 import (
 	"errors"
 	"path/filepath"
-	"strings"
+
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // Spares: a daemon (see Daemon) that keeps agent processes started ahead
@@ -43,12 +44,12 @@ const maxSpares = 8
 // share the daemon of spec (its Name, Key, Env and Idle; its Path and Args
 // are not run): acpbridge itself, the keeper's program. Each spare lives
 // up to Idle too.
-func SparesOf(spec DaemonSpec) (DaemonSpec, error) {
+func SparesOf(spec Spec) (Spec, error) {
 	keeperMu.Lock()
 	prefix := keeper
 	keeperMu.Unlock()
 	if len(prefix) == 0 {
-		return DaemonSpec{}, errors.New("this program can't keep spares")
+		return Spec{}, errors.New("this program can't keep spares")
 	}
 	spec.Name += "-spares"
 	spec.Key = append([]string{prefix[0]}, spec.Key...)
@@ -77,13 +78,6 @@ type spareAnswer struct {
 	Error string  `json:"error,omitempty"`
 }
 
-// Kind is what makes two processes started ahead of need interchangeable:
-// the executable, its directory and arguments (the environment is the
-// caller's to match).
-func (s Spec) Kind() string {
-	return strings.Join(append([]string{s.Path, s.Dir}, s.Args...), "\x00")
-}
-
-func (a spareAsk) spec() Spec {
-	return Spec{Path: a.Path, Args: a.Args, Dir: a.Dir, Env: a.Env, Lend: true}
+func (a spareAsk) spec() proc.Spec {
+	return proc.Spec{Path: a.Path, Args: a.Args, Dir: a.Dir, Env: a.Env, Lend: true}
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proc
+package daemon
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/gofrs/flock"
 )
 
@@ -25,7 +26,7 @@ const lockRetry = 5 * time.Millisecond
 // Attend takes a lease on the daemon of spec, starting it if it does not
 // run, and returns once ready (which probes the server in the daemon's
 // directory) says it serves.
-func Attend(ctx context.Context, spec DaemonSpec, ready func(dir string) error) (*Lease, error) {
+func Attend(ctx context.Context, spec Spec, ready func(dir string) error) (*Lease, error) {
 	dir := spec.Dir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the daemon's directory: %w", err)
@@ -70,7 +71,7 @@ func owned(dir string, others os.FileMode) error {
 // waits until it is ready. A keeper that runs already (its server still
 // starting, or too busy to answer the probe at once) is waited for, not
 // doubled: a second one would overwrite the first's spec and log.
-func startDaemon(ctx context.Context, spec DaemonSpec, dir string, ready func(dir string) error) error {
+func startDaemon(ctx context.Context, spec Spec, dir string, ready func(dir string) error) error {
 	starting := flock.New(filepath.Join(dir, "start"))
 	if _, err := starting.TryLockContext(ctx, lockRetry); err != nil {
 		return fmt.Errorf("waiting to start the %s daemon: %w", spec.Name, err)
@@ -115,7 +116,7 @@ func keeperRuns(dir string) bool {
 // that exits at once, so that it is nobody's child (not this bridge's, to
 // be killed with its process tree) and in a session of its own. launch
 // returns a function that tells whether the keeper still runs.
-func launch(spec DaemonSpec, dir string) (func() bool, error) {
+func launch(spec Spec, dir string) (func() bool, error) {
 	keeperMu.Lock()
 	prefix := keeper
 	keeperMu.Unlock()
@@ -152,7 +153,7 @@ func detach(dir string) int {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
 		return 1
 	}
-	cmd := exec.Command(self, DaemonCommand, keepArg, dir)
+	cmd := exec.Command(self, Command, keepArg, dir)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -163,7 +164,7 @@ func detach(dir string) int {
 	return 0
 }
 
-// keepArg marks the keeper's command line, after DaemonCommand.
+// keepArg marks the keeper's command line, after Command.
 const keepArg = "keep"
 
 // keeperPoll is how often the keeper looks for an idle daemon.
@@ -171,12 +172,12 @@ const keeperPoll = 250 * time.Millisecond
 
 // Daemon is the keeper's whole life (see above); it returns the exit
 // status.
-func Daemon(args []string) int {
+func Keep(args []string) int {
 	switch {
 	case len(args) == 1:
 		return detach(args[0])
 	case len(args) != 2 || args[0] != keepArg:
-		fmt.Fprintln(os.Stderr, "usage: acpbridge "+DaemonCommand+" [keep] DIR")
+		fmt.Fprintln(os.Stderr, "usage: acpbridge "+Command+" [keep] DIR")
 		return 2
 	}
 	dir := args[1]
@@ -191,7 +192,7 @@ func Daemon(args []string) int {
 	}
 	// One keeper at a time: one whose server just died may still be
 	// cleaning up after it.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*Grace)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*proc.Grace)
 	defer cancel()
 	if _, err := flock.New(filepath.Join(dir, "keeping")).TryLockContext(ctx, lockRetry); err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: waiting for the last keeper: %v\n", err)
@@ -203,7 +204,7 @@ func Daemon(args []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, spec.Env, os.Stderr, os.Stderr
-	cmd.SysProcAttr = sysProcAttr() // its own group, killed with the keeper
+	cmd.SysProcAttr = proc.ChildAttr() // its own group, killed with the keeper
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
 		return 127
@@ -261,11 +262,11 @@ func keep(dir string, idle time.Duration, exited chan error, sigs chan os.Signal
 
 // stopGroup stops the server's process group: SIGTERM, then SIGKILL.
 func stopGroup(pid int, exited chan error) {
-	signalGroup(pid, syscall.SIGTERM)
+	proc.SignalGroup(pid, syscall.SIGTERM)
 	select {
 	case <-exited:
-	case <-time.After(Grace):
-		signalGroup(pid, syscall.SIGKILL)
+	case <-time.After(proc.Grace):
+		proc.SignalGroup(pid, syscall.SIGKILL)
 		<-exited
 	}
 }
@@ -283,9 +284,9 @@ func clean(dir string) {
 	}
 }
 
-// StopDaemons stops every daemon under root and waits for their keepers
+// StopAll stops every daemon under root and waits for their keepers
 // to exit (up to twice Grace each).
-func StopDaemons(root string) {
+func StopAll(root string) {
 	ents, _ := os.ReadDir(root)
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join(root, e.Name(), "keeper"))
@@ -293,7 +294,7 @@ func StopDaemons(root string) {
 		if err != nil || pid <= 0 || syscall.Kill(pid, syscall.SIGTERM) != nil {
 			continue
 		}
-		for deadline := time.Now().Add(2 * Grace); time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil; {
+		for deadline := time.Now().Add(2 * proc.Grace); time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil; {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

@@ -1,4 +1,4 @@
-package proc
+package daemon
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 // to it, which saves the server's start-up (about 120 ms for codex
 // app-server, seconds for opencode serve) on every bridge but the first.
 //
-// A daemon lives in a directory of its own under DaemonRoot, named by its
+// A daemon lives in a directory of its own under Root, named by its
 // Spec's Name and a hash of its Key:
 //
 //	spec.json  what the keeper runs
@@ -47,25 +47,25 @@ import (
 // lease lock exclusively, and holds it while it stops the server: a bridge
 // that comes then waits, finds no server, and starts a new one.
 
-// DaemonCommand is the acpbridge subcommand that keeps a daemon.
-const DaemonCommand = "__daemon"
+// Command is the acpbridge subcommand that keeps a daemon.
+const Command = "__daemon"
 
-// DaemonSpec says what a daemon runs.
-type DaemonSpec struct {
+// Spec says what a daemon runs.
+type Spec struct {
 	Name string   // what it is, for its directory's name: "codex"
 	Key  []string // everything that makes two daemons differ (the executable, its arguments, the environment that matters)
 	Path string
 	Args []string // may name files in Dir (a socket)
 	Env  []string
 	Idle time.Duration // how long it outlives the last bridge using it
-	Root string        // where daemons' directories are; "" means DaemonRoot(Env)
+	Root string        // where daemons' directories are; "" means Root(Env)
 }
 
 // Dir is the daemon's directory.
-func (s DaemonSpec) Dir() string {
+func (s Spec) Dir() string {
 	root := s.Root
 	if root == "" {
-		root = DaemonRoot(s.Env)
+		root = Root(s.Env)
 	}
 	h := sha256.New()
 	for _, k := range s.Key {
@@ -74,14 +74,14 @@ func (s DaemonSpec) Dir() string {
 	return filepath.Join(root, s.Name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
 }
 
-// DaemonsEnv names the directory of the daemons' directories.
-const DaemonsEnv = "ACPBRIDGE_DAEMONS"
+// RootEnv names the directory of the daemons' directories.
+const RootEnv = "ACPBRIDGE_DAEMONS"
 
-// DaemonRoot is where daemons' directories are by default, by the
+// Root is where daemons' directories are by default, by the
 // environment env (nil: the bridge's): $ACPBRIDGE_DAEMONS, else
 // $XDG_RUNTIME_DIR/acpbridge, else acpbridge-UID in the temporary
 // directory. Unix socket paths are short (108 bytes), so it is kept short.
-func DaemonRoot(env []string) string {
+func Root(env []string) string {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -93,7 +93,7 @@ func DaemonRoot(env []string) string {
 		}
 		return ""
 	}
-	if d := get(DaemonsEnv); d != "" {
+	if d := get(RootEnv); d != "" {
 		return d
 	}
 	if d := get("XDG_RUNTIME_DIR"); d != "" {
@@ -107,9 +107,9 @@ var (
 	keeper   []string // the command line prefix that keeps a daemon
 )
 
-// DaemonWith sets the command line prefix that keeps a daemon (acpbridge
-// and DaemonCommand); without it, Attend can only join running daemons.
-func DaemonWith(command []string) {
+// KeepWith sets the command line prefix that keeps a daemon (acpbridge
+// and Command); without it, Attend can only join running daemons.
+func KeepWith(command []string) {
 	keeperMu.Lock()
 	defer keeperMu.Unlock()
 	keeper = command
@@ -123,9 +123,9 @@ type daemonFile struct {
 	Idle time.Duration
 }
 
-// DaemonEnv is the environment the daemon in dir was started with (its
+// Env is the environment the daemon in dir was started with (its
 // server's credentials, say), or nil.
-func DaemonEnv(dir string) []string {
+func Env(dir string) []string {
 	var spec daemonFile
 	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
 	if err != nil || json.Unmarshal(b, &spec) != nil {
@@ -134,9 +134,9 @@ func DaemonEnv(dir string) []string {
 	return spec.Env
 }
 
-// DaemonOutput is the start of the daemon's log, up to 1 MiB: where its
+// Output is the start of the daemon's log, up to 1 MiB: where its
 // server says where it listens.
-func DaemonOutput(dir string) []byte {
+func Output(dir string) []byte {
 	f, err := os.Open(filepath.Join(dir, "log"))
 	if err != nil {
 		return nil
@@ -193,17 +193,4 @@ func logLines(dir string) string {
 		return ":\n" + t
 	}
 	return ""
-}
-
-// KeepFromHere makes this program the keeper of the daemons it starts, and
-// keeps one instead if that is what it was started for: a test binary
-// calls it first thing in TestMain, as acpbridge's main does by hand.
-func KeepFromHere() {
-	if len(os.Args) > 1 && os.Args[1] == DaemonCommand {
-		os.Exit(Daemon(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == SparesCommand {
-		os.Exit(ServeSpares(os.Args[2:]))
-	}
-	DaemonWith([]string{os.Args[0], DaemonCommand})
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proc
+package daemon
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // ServeSpares is the spares server's whole life (see Spares); it returns
@@ -63,7 +65,7 @@ type spareServer struct {
 }
 
 type spare struct {
-	p     *Process
+	p     *proc.Process
 	made  time.Time
 	timer *time.Timer
 }
@@ -101,17 +103,17 @@ func (s *spareServer) serve(conn *net.UnixConn) {
 
 // lend hands p to the bridge on conn, starts the next spare of its kind,
 // and tells the bridge when p exits.
-func (s *spareServer) lend(conn *net.UnixConn, p *Process, ask spareAsk) {
-	files := []*os.File{p.stdin, p.stdout, p.errPipe}
-	err := writeAnswer(conn, spareAnswer{Pid: p.pid}, files)
+func (s *spareServer) lend(conn *net.UnixConn, p *proc.Process, ask spareAsk) {
+	files := p.Lend()
+	err := writeAnswer(conn, spareAnswer{Pid: p.Pid()}, files)
 	closeAll(files) // the bridge's now, or nobody's: p ends at its stdin's end
 	s.make(ask)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "acpbridge spares: lending %s (pid %d): %v\n", p.path, p.pid, err)
+		fmt.Fprintf(os.Stderr, "acpbridge spares: lending %s (pid %d): %v\n", ask.Path, p.Pid(), err)
 		return
 	}
 	<-p.Done()
-	status := errText(p.status)
+	status := errText(p.ExitStatus())
 	writeAnswer(conn, spareAnswer{Exit: &status}, nil)
 }
 
@@ -129,7 +131,7 @@ func (s *spareServer) make(ask spareAsk) error {
 	if len(s.spares) >= maxSpares {
 		s.dropOldest()
 	}
-	p, err := Start(ask.spec())
+	p, err := proc.Start(ask.spec())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge spares: %v\n", err)
 		return err
@@ -145,7 +147,7 @@ func (s *spareServer) make(ask spareAsk) error {
 }
 
 // take removes and returns the running spare of kind, or nil.
-func (s *spareServer) take(kind string) *Process {
+func (s *spareServer) take(kind string) *proc.Process {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.spares[kind]
@@ -251,7 +253,7 @@ func rawFd(f *os.File) (int, error) {
 
 // WarmSpare asks the spares server on sock to have a process started as
 // s ready for a take.
-func WarmSpare(ctx context.Context, sock string, s Spec) error {
+func WarmSpare(ctx context.Context, sock string, s proc.Spec) error {
 	conn, a, _, _, err := askSpare(ctx, sock, "warm", s)
 	if err != nil {
 		return err
@@ -265,7 +267,7 @@ func WarmSpare(ctx context.Context, sock string, s Spec) error {
 
 // TakeSpare takes the process started as s from the spares server on
 // sock; nil if it had none (it starts one for the next take).
-func TakeSpare(ctx context.Context, sock string, s Spec) (*Process, error) {
+func TakeSpare(ctx context.Context, sock string, s proc.Spec) (*proc.Process, error) {
 	conn, a, files, rest, err := askSpare(ctx, sock, "take", s)
 	if err != nil {
 		return nil, err
@@ -283,7 +285,7 @@ func TakeSpare(ctx context.Context, sock string, s Spec) (*Process, error) {
 	}
 	conn.SetDeadline(time.Time{})
 	exit := bufio.NewReader(io.MultiReader(bytes.NewReader(rest), conn))
-	return adopt(s.Path, a.Pid, files, func() error {
+	return proc.Adopt(s.Path, a.Pid, files, func() error {
 		defer conn.Close()
 		return lentExit(exit)
 	}), nil
@@ -307,7 +309,7 @@ func lentExit(r *bufio.Reader) error {
 
 // askSpare sends one request and reads the answer, with the files that
 // came with it and what was read after its line.
-func askSpare(ctx context.Context, sock, op string, s Spec) (*net.UnixConn, spareAnswer, []*os.File, []byte, error) {
+func askSpare(ctx context.Context, sock, op string, s proc.Spec) (*net.UnixConn, spareAnswer, []*os.File, []byte, error) {
 	var a spareAnswer
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", sock)
@@ -375,4 +377,12 @@ func SparesServe(dir string) error {
 		c.Close()
 	}
 	return err
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }

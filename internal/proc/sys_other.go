@@ -4,7 +4,7 @@ package proc
 
 import "syscall"
 
-// sysProcAttr puts the child in its own process group.
-func sysProcAttr() *syscall.SysProcAttr {
+// ChildAttr puts the child in its own process group.
+func ChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

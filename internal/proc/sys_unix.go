@@ -7,8 +7,8 @@ import (
 	"syscall"
 )
 
-// signalGroup signals the child's whole process group.
-func signalGroup(pid int, sig syscall.Signal) error {
+// SignalGroup signals the child's whole process group.
+func SignalGroup(pid int, sig syscall.Signal) error {
 	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}

@@ -24,8 +24,15 @@ type Spec struct {
 	Dir  string
 	Env  []string // nil means the bridge's environment
 	// Lend leaves stderr in a pipe nobody reads, so that the process can
-	// be handed to another program whole (see Spares).
+	// be handed to another program whole (see Process.Lend).
 	Lend bool
+}
+
+// Kind is what makes two processes started ahead of need interchangeable:
+// the executable, its directory and arguments (the environment is the
+// caller's to match).
+func (s Spec) Kind() string {
+	return strings.Join(append([]string{s.Path, s.Dir}, s.Args...), "\x00")
 }
 
 // Process is a running child. Stdin and Stdout are its pipes; the caller
@@ -60,7 +67,7 @@ func Start(s Spec) (*Process, error) {
 	path, args, wrapped := supervised(s.Path, s.Args)
 	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Env = s.Dir, s.Env
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = ChildAttr()
 	if wrapped {
 		superviseAttr(cmd.SysProcAttr)
 	}
@@ -87,10 +94,10 @@ func Start(s Spec) (*Process, error) {
 	return p, nil
 }
 
-// adopt makes a Process of one another program started and lent (see
-// Spares): pid, its stdin, stdout and stderr, and exit, which returns its
+// Adopt makes a Process of one another program started and lent (see
+// Lend): pid, its stdin, stdout and stderr, and exit, which returns its
 // exit status once it has exited.
-func adopt(path string, pid int, files []*os.File, exit func() error) *Process {
+func Adopt(path string, pid int, files []*os.File, exit func() error) *Process {
 	p := &Process{path: path, pid: pid, stdin: files[0], stdout: files[1], stderr: NewTail(16 << 10), done: make(chan struct{})}
 	p.Stdin, p.Stdout = p.stdin, p.stdout
 	copied := make(chan struct{})
@@ -194,6 +201,18 @@ func (p *Process) Exited() error {
 	return fmt.Errorf("%s exited%s", p.name(), p.tail())
 }
 
+// ExitStatus is the process's exit status alone (nil for 0), without the
+// stderr tail Err adds; it waits for Done.
+func (p *Process) ExitStatus() error {
+	<-p.done
+	return p.status
+}
+
+// Lend gives up the process's stdin, stdout and stderr pipes (it must have
+// been started with Spec.Lend) for another program to use: the caller
+// hands them on and closes them. Done and ExitStatus still tell its exit.
+func (p *Process) Lend() []*os.File { return []*os.File{p.stdin, p.stdout, p.errPipe} }
+
 // Stderr returns the tail of what the process wrote to stderr.
 func (p *Process) Stderr() string { return p.stderr.String() }
 
@@ -202,11 +221,11 @@ func (p *Process) Stderr() string { return p.stderr.String() }
 // left running in its group (children that outlived it) gets SIGTERM.
 func (p *Process) Stop() {
 	p.stop.Do(func() {
-		defer signalGroup(p.pid, syscall.SIGTERM)
+		defer SignalGroup(p.pid, syscall.SIGTERM)
 		p.Stdin.Close()
 		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
 			if sig != 0 {
-				signalGroup(p.pid, sig)
+				SignalGroup(p.pid, sig)
 			}
 			select {
 			case <-p.done:
@@ -222,20 +241,20 @@ func (p *Process) Stop() {
 // Terminate stops a process that does not exit when its stdin ends (a
 // server): SIGTERM to its process group, then the rest of Stop's ladder.
 func (p *Process) Terminate() {
-	signalGroup(p.pid, syscall.SIGTERM)
+	SignalGroup(p.pid, syscall.SIGTERM)
 	p.Stop()
 }
 
 // Signal sends sig to the process group (SIGINT: what Ctrl-C in a
 // terminal does).
 func (p *Process) Signal(sig syscall.Signal) error {
-	return signalGroup(p.pid, sig)
+	return SignalGroup(p.pid, sig)
 }
 
 // Kill sends SIGKILL to the process group at once (tests use it to play a
 // crash).
 func (p *Process) Kill() error {
-	return signalGroup(p.pid, syscall.SIGKILL)
+	return SignalGroup(p.pid, syscall.SIGKILL)
 }
 
 // Tail keeps the last bytes written to it.
