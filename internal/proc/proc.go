@@ -1,8 +1,3 @@
-// Package proc runs an agent CLI as a supervised child process: its own
-// process group (so the whole tree goes when it does), killed if the bridge
-// dies, stderr kept as a bounded tail for error messages and never mixed
-// into the bridge's stdout, and a shutdown ladder of stdin EOF, SIGTERM,
-// SIGKILL.
 package proc
 
 import (
@@ -13,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -62,22 +56,19 @@ const Grace = 2 * time.Second
 // reader. The pipe is closed after twice that.
 const DrainGrace = time.Second
 
+// tailSize is how much of a child's stderr is kept.
+const tailSize = 16 << 10
+
 // Start starts the process.
 func Start(s Spec) (*Process, error) {
-	path, args, wrapped := supervised(s.Path, s.Args)
-	cmd := exec.Command(path, args...)
-	cmd.Dir, cmd.Env = s.Dir, s.Env
-	cmd.SysProcAttr = ChildAttr()
-	if wrapped {
-		superviseAttr(cmd.SysProcAttr)
-	}
-	p := &Process{path: s.Path, stderr: NewTail(16 << 10), done: make(chan struct{})}
 	// os/exec's StdoutPipe is closed by Wait as soon as the process exits,
 	// which can lose its last lines; these pipes are the Process's to close.
 	pipes, err := newPipes(s.Lend)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
+	p := newProcess(s.Path, pipes.ours[:])
+	cmd := command(s)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.child[0], pipes.child[1], p.stderr
 	if s.Lend {
 		cmd.Stderr = pipes.child[2]
@@ -88,18 +79,39 @@ func Start(s Spec) (*Process, error) {
 		pipes.closeOurs()
 		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
-	p.stdin, p.stdout, p.errPipe, p.pid = pipes.ours[0], pipes.ours[1], pipes.ours[2], cmd.Process.Pid
-	p.Stdin, p.Stdout = p.stdin, p.stdout
+	p.pid = cmd.Process.Pid
 	go p.wait(cmd.Wait)
 	return p, nil
+}
+
+// command is the command that runs s: in a group of its own, under the
+// supervisor if there is one.
+func command(s Spec) *exec.Cmd {
+	path, args, wrapped := supervised(s.Path, s.Args)
+	cmd := exec.Command(path, args...)
+	cmd.Dir, cmd.Env = s.Dir, s.Env
+	cmd.SysProcAttr = ChildAttr()
+	if wrapped {
+		superviseAttr(cmd.SysProcAttr)
+	}
+	return cmd
+}
+
+// newProcess is the Process of path on our ends of its pipes: stdin,
+// stdout and, if lent, stderr.
+func newProcess(path string, ours []*os.File) *Process {
+	p := &Process{path: path, stdin: ours[0], stdout: ours[1], errPipe: ours[2],
+		stderr: NewTail(tailSize), done: make(chan struct{})}
+	p.Stdin, p.Stdout = p.stdin, p.stdout
+	return p
 }
 
 // Adopt makes a Process of one another program started and lent (see
 // Lend): pid, its stdin, stdout and stderr, and exit, which returns its
 // exit status once it has exited.
 func Adopt(path string, pid int, files []*os.File, exit func() error) *Process {
-	p := &Process{path: path, pid: pid, stdin: files[0], stdout: files[1], stderr: NewTail(16 << 10), done: make(chan struct{})}
-	p.Stdin, p.Stdout = p.stdin, p.stdout
+	p := newProcess(path, []*os.File{files[0], files[1], nil})
+	p.pid = pid
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(p.stderr, files[2])
@@ -111,47 +123,11 @@ func Adopt(path string, pid int, files []*os.File, exit func() error) *Process {
 		case <-copied:
 		case <-time.After(DrainGrace):
 		}
-		files[2].Close()
+		files[2].Close() // ends the copy
+		<-copied
 		return status
 	})
 	return p
-}
-
-// pipes are a child's stdin, stdout and (if lent) stderr: the child's
-// ends and ours.
-type pipes struct{ child, ours [3]*os.File }
-
-func newPipes(stderr bool) (*pipes, error) {
-	ps := &pipes{}
-	n := 2
-	if stderr {
-		n = 3
-	}
-	for i := range n {
-		r, w, err := os.Pipe()
-		if err != nil {
-			ps.closeChild()
-			ps.closeOurs()
-			return nil, err
-		}
-		if i == 0 { // stdin: the child reads
-			ps.child[i], ps.ours[i] = r, w
-		} else {
-			ps.child[i], ps.ours[i] = w, r
-		}
-	}
-	return ps, nil
-}
-
-func (ps *pipes) closeChild() { closeAll(ps.child[:]) }
-func (ps *pipes) closeOurs()  { closeAll(ps.ours[:]) }
-
-func closeAll(fs []*os.File) {
-	for _, f := range fs {
-		if f != nil {
-			f.Close()
-		}
-	}
 }
 
 // wait waits for the process to exit (by wait, which returns its status)
@@ -162,8 +138,6 @@ func (p *Process) wait(wait func() error) {
 	p.stdout.SetReadDeadline(time.Now().Add(DrainGrace))
 	time.AfterFunc(2*DrainGrace, func() { p.stdout.Close() })
 }
-
-func (p *Process) name() string { return p.path }
 
 func (p *Process) tail() string {
 	if t := strings.TrimSpace(ansi.ReplaceAllString(p.stderr.String(), "")); t != "" {
@@ -189,7 +163,7 @@ func (p *Process) Err() error {
 	if p.status == nil {
 		return nil
 	}
-	return fmt.Errorf("%s exited: %w%s", p.name(), p.status, p.tail())
+	return fmt.Errorf("%s exited: %w%s", p.path, p.status, p.tail())
 }
 
 // Exited describes the exit for an error message: the status and the
@@ -198,7 +172,7 @@ func (p *Process) Exited() error {
 	if err := p.Err(); err != nil {
 		return err
 	}
-	return fmt.Errorf("%s exited%s", p.name(), p.tail())
+	return fmt.Errorf("%s exited%s", p.path, p.tail())
 }
 
 // ExitStatus is the process's exit status alone (nil for 0), without the
@@ -215,87 +189,3 @@ func (p *Process) Lend() []*os.File { return []*os.File{p.stdin, p.stdout, p.err
 
 // Stderr returns the tail of what the process wrote to stderr.
 func (p *Process) Stderr() string { return p.stderr.String() }
-
-// Stop ends the process: stdin closed, then SIGTERM to its group, then
-// SIGKILL, Grace apart. It returns once the process has exited; what it
-// left running in its group (children that outlived it) gets SIGTERM.
-func (p *Process) Stop() {
-	p.stop.Do(func() {
-		defer SignalGroup(p.pid, syscall.SIGTERM)
-		p.Stdin.Close()
-		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
-			if sig != 0 {
-				SignalGroup(p.pid, sig)
-			}
-			select {
-			case <-p.done:
-				return
-			case <-time.After(Grace):
-			}
-		}
-		<-p.done
-	})
-	<-p.done
-}
-
-// Terminate stops a process that does not exit when its stdin ends (a
-// server): SIGTERM to its process group, then the rest of Stop's ladder.
-func (p *Process) Terminate() {
-	SignalGroup(p.pid, syscall.SIGTERM)
-	p.Stop()
-}
-
-// Signal sends sig to the process group (SIGINT: what Ctrl-C in a
-// terminal does).
-func (p *Process) Signal(sig syscall.Signal) error {
-	return SignalGroup(p.pid, sig)
-}
-
-// Kill sends SIGKILL to the process group at once (tests use it to play a
-// crash).
-func (p *Process) Kill() error {
-	return SignalGroup(p.pid, syscall.SIGKILL)
-}
-
-// Tail keeps the last bytes written to it.
-type Tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-// NewTail returns a Tail keeping max bytes.
-func NewTail(max int) *Tail { return &Tail{max: max} }
-
-func (t *Tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *Tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
-// LookPath finds an agent's executable: the override variable if set (a
-// path), else name on PATH.
-func LookPath(name, envVar string) (string, error) {
-	if p := os.Getenv(envVar); p != "" {
-		found, err := exec.LookPath(p)
-		if err != nil {
-			return "", fmt.Errorf("%s=%s: %w", envVar, p, err)
-		}
-		return found, nil
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s not found on PATH (install it, or set %s to its path): %w", name, envVar, err)
-	}
-	return p, nil
-}

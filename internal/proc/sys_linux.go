@@ -2,8 +2,8 @@ package proc
 
 import "syscall"
 
-// ChildAttr puts the child in its own process group and has the kernel
-// kill it if the bridge dies.
+// ChildAttr is how a child is started (Start, and a daemon's server): in
+// its own process group, killed by the kernel if the bridge dies.
 func ChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

@@ -4,7 +4,8 @@ package proc
 
 import "syscall"
 
-// ChildAttr puts the child in its own process group.
+// ChildAttr is how a child is started (Start, and a daemon's server): in
+// its own process group.
 func ChildAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
