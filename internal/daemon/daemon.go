@@ -13,39 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gofrs/flock"
 )
-
-// Daemons: a server that outlives the bridge that started it and is shared
-// by every bridge of the user that runs it the same way, as gopls'
-// -remote=auto daemon is. A bridge that finds one running only connects
-// to it, which saves the server's start-up (about 120 ms for codex
-// app-server, seconds for opencode serve) on every bridge but the first.
-//
-// A daemon lives in a directory of its own under Root, named by its
-// Spec's Name and a hash of its Key:
-//
-//	spec.json  what the keeper runs
-//	lease      every bridge using the daemon holds a shared lock on it
-//	start      the lock a bridge holds while it starts the daemon
-//	keeping    the lock the keeper holds while it lives
-//	pid        the server's pid, written by the keeper
-//	log        the keeper's and the server's output
-//
-// and whatever the server makes there itself (a socket). The keeper is
-// acpbridge run as
-//
-//	acpbridge __daemon keep DIR
-//
-// by `acpbridge __daemon DIR`, which exits at once: so the keeper is in a
-// session of its own and nobody's child but init's. It runs the
-// server, and stops it (SIGTERM to its group, then SIGKILL) and exits once
-// no bridge has held a lease for the Spec's Idle, or when the server
-// exits. Leases are flock(2) locks, so a bridge that dies in any way lets
-// its lease go with it. The keeper checks for an idle daemon by taking the
-// lease lock exclusively, and holds it while it stops the server: a bridge
-// that comes then waits, finds no server, and starts a new one.
 
 // Command is the acpbridge subcommand that keeps a daemon.
 const Command = "__daemon"
@@ -77,29 +45,31 @@ func (s Spec) Dir() string {
 // RootEnv names the directory of the daemons' directories.
 const RootEnv = "ACPBRIDGE_DAEMONS"
 
-// Root is where daemons' directories are by default, by the
-// environment env (nil: the bridge's): $ACPBRIDGE_DAEMONS, else
+// Root is where daemons' directories are by default, by the environment
+// env (nil: the bridge's): $ACPBRIDGE_DAEMONS, else
 // $XDG_RUNTIME_DIR/acpbridge, else acpbridge-UID in the temporary
 // directory. Unix socket paths are short (108 bytes), so it is kept short.
 func Root(env []string) string {
 	if env == nil {
 		env = os.Environ()
 	}
-	get := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
-	if d := get(RootEnv); d != "" {
+	if d := lookup(env, RootEnv); d != "" {
 		return d
 	}
-	if d := get("XDG_RUNTIME_DIR"); d != "" {
+	if d := lookup(env, "XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "acpbridge")
 	}
 	return filepath.Join(os.TempDir(), "acpbridge-"+strconv.Itoa(os.Getuid()))
+}
+
+// lookup is the value of k in env, the last one if set twice.
+func lookup(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 var (
@@ -115,6 +85,13 @@ func KeepWith(command []string) {
 	keeper = command
 }
 
+// keeperCommand is the prefix KeepWith set, or nil.
+func keeperCommand() []string {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	return keeper
+}
+
 // daemonFile is spec.json.
 type daemonFile struct {
 	Path string
@@ -123,19 +100,28 @@ type daemonFile struct {
 	Idle time.Duration
 }
 
+// readSpec reads the spec.json of the daemon in dir.
+func readSpec(dir string) (daemonFile, error) {
+	var spec daemonFile
+	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
+	if err != nil {
+		return spec, err
+	}
+	return spec, json.Unmarshal(b, &spec)
+}
+
 // Env is the environment the daemon in dir was started with (its
 // server's credentials, say), or nil.
 func Env(dir string) []string {
-	var spec daemonFile
-	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
-	if err != nil || json.Unmarshal(b, &spec) != nil {
+	spec, err := readSpec(dir)
+	if err != nil {
 		return nil
 	}
 	return spec.Env
 }
 
-// Output is the start of the daemon's log, up to 1 MiB: where its
-// server says where it listens.
+// Output is the start of the daemon's log, up to 1 MiB: where its server
+// says where it listens.
 func Output(dir string) []byte {
 	f, err := os.Open(filepath.Join(dir, "log"))
 	if err != nil {
@@ -144,31 +130,6 @@ func Output(dir string) []byte {
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
 	return b
-}
-
-// Lease is a bridge's hold on a running daemon: while it is held, the
-// daemon stays.
-type Lease struct {
-	Dir    string
-	lock   *flock.Flock
-	closed chan struct{}
-	once   sync.Once
-}
-
-// Pid is the daemon's server's pid, or 0 if it can't be read.
-func (l *Lease) Pid() int {
-	b, _ := os.ReadFile(filepath.Join(l.Dir, "pid"))
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
-}
-
-// Log returns the end of the daemon's log, for error messages.
-func (l *Lease) Log() string { return logTail(l.Dir) }
-
-// Close lets the daemon go.
-func (l *Lease) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return l.lock.Unlock()
 }
 
 // logTail is the end of a daemon's log.

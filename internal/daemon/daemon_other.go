@@ -18,7 +18,7 @@ func Attend(context.Context, Spec, func(string) error) (*Lease, error) {
 	return nil, errNoDaemons
 }
 
-// Daemon is not available here.
+// Keep is not available here.
 func Keep([]string) int {
 	fmt.Fprintln(os.Stderr, "acpbridge:", errNoDaemons)
 	return 2

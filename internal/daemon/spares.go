@@ -7,33 +7,8 @@ import (
 	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
-// Spares: a daemon (see Daemon) that keeps agent processes started ahead
-// of need, for any of the user's bridges to take, so that a first turn
-// does not wait for an agent's start-up (most of a second for Claude
-// Code) even when the bridge itself has only just started. Its server is
-// acpbridge itself, run by the keeper as
-//
-//	acpbridge __spares SOCK TTL
-//
-// It listens on the Unix socket SOCK in the daemon's directory. A bridge
-// connects and sends one request, a JSON line:
-//
-//	{"op":"warm","path":…,"args":[…],"dir":…,"env":[…]}  have one started so
-//	{"op":"take",…}                                      hand it over
-//
-// A take is answered with {"pid":N} and the process's stdin, stdout and
-// stderr themselves (SCM_RIGHTS), so the bridge talks to the process
-// directly from then on; the connection stays open until the process
-// exits, when the server writes {"exit":"STATUS"} ("" for status 0) and
-// closes it. A take with no spare to give is answered {"none":true}. Either
-// way the server starts another for the next take, one per kind (path,
-// arguments, directory): what it was asked for once is likely asked for
-// again. A spare nobody took within TTL is stopped, and so are all at the
-// server's end. The processes stay the server's children: if the server is
-// killed, those it lent go too (their parent-death signal), as untaken
-// ones do; the keeper stops it only once no bridge holds a lease.
-
-// SparesCommand is the acpbridge subcommand that serves spares.
+// SparesCommand is the acpbridge subcommand that serves spares (see the
+// package doc).
 const SparesCommand = "__spares"
 
 // maxSpares is how many kinds of spare the server keeps at once; the
@@ -45,9 +20,7 @@ const maxSpares = 8
 // are not run): acpbridge itself, the keeper's program. Each spare lives
 // up to Idle too.
 func SparesOf(spec Spec) (Spec, error) {
-	keeperMu.Lock()
-	prefix := keeper
-	keeperMu.Unlock()
+	prefix := keeperCommand()
 	if len(prefix) == 0 {
 		return Spec{}, errors.New("this program can't keep spares")
 	}
@@ -78,6 +51,14 @@ type spareAnswer struct {
 	Error string  `json:"error,omitempty"`
 }
 
+// spec is the process ask is for, started to be lent.
 func (a spareAsk) spec() proc.Spec {
 	return proc.Spec{Path: a.Path, Args: a.Args, Dir: a.Dir, Env: a.Env, Lend: true}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

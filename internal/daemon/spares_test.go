@@ -52,13 +52,25 @@ func take(t *testing.T, sock string, s proc.Spec) *proc.Process {
 	return p
 }
 
+// takeSoon takes a spare, waiting up to 10s for one: the server answers
+// a take it has no spare for before it starts one.
+func takeSoon(t *testing.T, sock string, s proc.Spec) *proc.Process {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if p := take(t, sock, s); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
 func TestSpares_lendsAWarmProcessWhole(t *testing.T) {
 	t.Parallel()
 	sock, s, _ := spares(t, time.Minute)
 	if p := take(t, sock, s); p != nil {
 		t.Fatalf("took pid %d before any was warmed; want none", p.Pid())
 	}
-	p := take(t, sock, s) // the one the first take had made
+	p := takeSoon(t, sock, s) // the one the first take had made
 	if p == nil {
 		t.Fatal("no spare after a take that had none; want the one it made")
 	}
@@ -77,7 +89,7 @@ func TestSpares_lendsAWarmProcessWhole(t *testing.T) {
 		t.Errorf("exit: %v; want its status and its stderr", err)
 	}
 
-	q := take(t, sock, s)
+	q := takeSoon(t, sock, s)
 	if q == nil || q.Pid() == p.Pid() {
 		t.Fatalf("the next take: %v; want another spare", q)
 	}
@@ -113,8 +125,7 @@ func TestSpares_leaveNothingBehind(t *testing.T) {
 	if err := daemon.WarmSpare(ctx, sock, s); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // past the spare's time to live
-	for _, pid := range notedPids(t, pids) {
+	for _, pid := range notedPids(t, pids) { // gone at its time to live
 		waitGone(t, pid, 5*time.Second)
 	}
 	other := s
