@@ -84,12 +84,10 @@ func lentExit(r *bufio.Reader) error {
 // came with it and what was read after its line.
 func askSpare(ctx context.Context, sock, op string, s proc.Spec) (*net.UnixConn, spareAnswer, []*os.File, []byte, error) {
 	var a spareAnswer
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", sock)
+	conn, err := dialUnix(ctx, sock)
 	if err != nil {
 		return nil, a, nil, nil, err
 	}
-	conn := c.(*net.UnixConn)
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(ioTimeout)
@@ -113,6 +111,21 @@ func askSpare(ctx context.Context, sock, op string, s proc.Spec) (*net.UnixConn,
 		return nil, a, nil, nil, err
 	}
 	return conn, a, files, rest, nil
+}
+
+// dialUnix connects to the Unix socket sock.
+func dialUnix(ctx context.Context, sock string) (*net.UnixConn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", sock)
+	if err != nil {
+		return nil, err
+	}
+	conn, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, fmt.Errorf("dialing %s: a %T, not a Unix socket", sock, c)
+	}
+	return conn, nil
 }
 
 // readAnswer reads the answer's line, the files that came with it, and

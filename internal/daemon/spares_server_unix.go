@@ -35,7 +35,7 @@ func ServeSpares(args []string) int {
 		return 2
 	}
 	os.Remove(args[0]) // a stale socket; the keeper holds the directory
-	ln, err := net.Listen("unix", args[0])
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: args[0], Net: "unix"})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge spares: %v\n", err)
 		return 1
@@ -66,16 +66,16 @@ func startSpare(s proc.Spec) (*proc.Process, error) {
 
 // run serves the connections to ln until ctx is done (or ln fails), then
 // closes them, stops the spares nobody took, and waits for both.
-func (s *spareServer) run(ctx context.Context, ln net.Listener) {
+func (s *spareServer) run(ctx context.Context, ln *net.UnixListener) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer closeOnDone(ctx, ln)()
 	var conns sync.WaitGroup
 	for {
-		conn, err := ln.Accept()
+		conn, err := ln.AcceptUnix()
 		if err != nil {
 			break
 		}
-		conns.Go(func() { s.serve(ctx, conn.(*net.UnixConn)) })
+		conns.Go(func() { s.serve(ctx, conn) })
 	}
 	cancel()
 	s.pool.close()
