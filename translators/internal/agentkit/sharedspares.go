@@ -10,7 +10,7 @@ import (
 )
 
 // SharedSpares keeps a backend's spare processes in a daemon that the
-// user's bridges share (Options.Shared; see daemon.Spares), for an agent
+// user's bridges share (Options.Shared; see package daemon), for an agent
 // that runs a process per session: the bridge has one warmed at
 // initialize of the kind its first session will want, and a session
 // takes one there, warmed by this bridge or left by an earlier one, so
