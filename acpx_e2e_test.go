@@ -1,9 +1,10 @@
 package main
 
-// End-to-end tests with a real ACP client: acpx (npm acpx@0.19.1, see
-// the ACP notes, acp.md §11.1) drives the bridge, built with `go build`, on the mock
-// agent. Install acpx with scripts/install-tools.sh, or point env ACPX at
-// its binary. Without acpx the tests skip, unless ACPBRIDGE_REQUIRE_E2E=1.
+// End-to-end tests with a real ACP client: acpx (npm acpx@0.19.1, the
+// headless ACP client of github.com/openclaw/acpx) drives the bridge, built
+// with `go build`, on the mock agent. Install acpx with
+// scripts/install-tools.sh, or point env ACPX at its binary. Without acpx
+// the tests skip, unless ACPBRIDGE_REQUIRE_E2E=1.
 //
 // What acpx 0.19.1 does, as observed (and asserted below):
 //   - exec: spawns the agent itself and sends initialize, session/new and

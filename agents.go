@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/acpagent"
 )
 
@@ -46,8 +46,8 @@ func agentsFile(flag string) (path string, explicit bool) {
 
 // downstreams reads the named ACP agents of the agents file, and the one
 // given after -- (as "acp"), as backends.
-func downstreams(o *options, log *slog.Logger) ([]bridge.Backend, error) {
-	var out []bridge.Backend
+func downstreams(o *options, log *slog.Logger) ([]agent.Backend, error) {
+	var out []agent.Backend
 	if len(o.command) > 0 {
 		out = append(out, acpagent.New(acpagent.Spec{Name: "acp", Title: "ACP agent (" + filepath.Base(o.command[0]) + ")",
 			Command: o.command[0], Args: o.command[1:], Logger: log}))

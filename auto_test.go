@@ -3,27 +3,27 @@ package main
 import (
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
 
 type named struct {
-	bridge.Backend
+	agent.Backend
 	name string
 }
 
-func (n named) Info() bridge.Info { return bridge.Info{Name: n.name} }
+func (n named) Info() agent.Info { return agent.Info{Name: n.name} }
 
 func TestAutoAgent(t *testing.T) {
-	b := func(names ...string) []bridge.Backend {
-		var out []bridge.Backend
+	b := func(names ...string) []agent.Backend {
+		var out []agent.Backend
 		for _, n := range names {
 			out = append(out, named{mock.New(), n})
 		}
 		return out
 	}
 	for _, tc := range []struct {
-		runs []bridge.Backend
+		runs []agent.Backend
 		want string
 	}{
 		{b("mock", "amp", "codex"), "codex"},

@@ -9,17 +9,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/translators/codex"
 )
 
 // DoctorCommand is the subcommand that says which agents this machine can
 // run: `acpbridge doctor [--agent NAME] [--state-dir DIR] [--agents FILE]`.
 const DoctorCommand = "doctor"
-
-// versioned is a backend whose CLI can tell its version.
-type versioned interface {
-	Version(ctx context.Context, extra ...string) (string, error)
-}
 
 // doctor checks each agent (its executable and version, its credentials),
 // the state directory, and prints the editor snippet for this machine. It
@@ -31,13 +27,18 @@ func doctor(o *options, stdout io.Writer) int {
 		fmt.Fprintf(stdout, "agents file: %v\n", err)
 	}
 	ctx := context.Background()
+	all := append(backends(codex.Options{Logger: log}), named...)
 	code := 0
+	if err := knownAgent(o.agent, all); err != nil {
+		fmt.Fprintf(stdout, "--  %v\n\n", err)
+		code = 1
+	}
 	var runs []string
-	for _, b := range append(backends(log, 0), named...) {
+	for _, b := range all {
 		name := b.Info().Name
-		ok, lines := checkBackend(ctx, b)
+		c := checkBackend(ctx, b)
 		mark := "ok  "
-		if !ok {
+		if !c.ok {
 			mark = "--  "
 			if name == o.agent {
 				code = 1
@@ -45,8 +46,8 @@ func doctor(o *options, stdout io.Writer) int {
 		} else {
 			runs = append(runs, name)
 		}
-		fmt.Fprintf(stdout, "%s%s\n", mark, name)
-		for _, l := range lines {
+		fmt.Fprintf(stdout, "%s%s%s\n", mark, name, c.note)
+		for _, l := range c.lines {
 			fmt.Fprintf(stdout, "      %s\n", l)
 		}
 	}
@@ -66,28 +67,40 @@ func doctor(o *options, stdout io.Writer) int {
 	return code
 }
 
-// checkBackend says what can be told of an agent without starting it.
-func checkBackend(ctx context.Context, b bridge.Backend) (ok bool, lines []string) {
-	ok = true
-	if c, isChecker := b.(checker); isChecker {
-		if err := c.Check(); err != nil {
-			return false, []string{err.Error()}
+// check is what can be told of an agent without starting it: whether it
+// can run, a note for its status line, and the details.
+type check struct {
+	ok    bool
+	note  string
+	lines []string
+}
+
+// checkBackend checks an agent without starting it.
+func checkBackend(ctx context.Context, b agent.Backend) check {
+	caps := b.Info().Caps
+	if caps.Check != nil {
+		if err := caps.Check(); err != nil {
+			return check{lines: []string{err.Error()}}
 		}
 	}
-	if v, isVersioned := b.(versioned); isVersioned {
-		ver, err := v.Version(ctx, "DISABLE_AUTOUPDATER=1", "AMP_SKIP_UPDATE_CHECK=1", "OPENCODE_DISABLE_AUTOUPDATE=1")
+	c := check{ok: true}
+	if caps.Version != nil {
+		ver, err := caps.Version(ctx)
 		if err != nil {
-			lines = append(lines, "version: "+err.Error())
+			c.lines = append(c.lines, "version: "+err.Error())
 		} else {
-			lines = append(lines, "version: "+ver)
+			c.lines = append(c.lines, "version: "+ver)
 		}
 	}
-	if l, checks := b.(bridge.LoginChecker); checks {
-		login := l.Login()
-		lines = append(lines, "login: "+login.Detail)
-		ok = login.OK || !login.Required
+	if caps.Login != nil {
+		login := caps.Login()
+		c.lines = append(c.lines, "login: "+login.Detail)
+		c.ok = login.OK || !login.Required
+		if !login.OK {
+			c.note = " (no credentials found; see login below)"
+		}
 	}
-	return ok, lines
+	return c
 }
 
 // writable checks that dir can be written (making it if need be).

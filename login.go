@@ -9,7 +9,8 @@ import (
 	"os/exec"
 
 	"github.com/acpbridge/acpbridge/acp"
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/translators/codex"
 )
 
 // loginArgs are what a client adds to acpbridge's command line to run
@@ -40,7 +41,8 @@ func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acpbridge --login: %v\n", err)
 		return 1
 	}
-	cmd, err := b.(bridge.LoginRunner).LoginCmd()
+	caps := b.Info().Caps
+	cmd, err := caps.LoginCmd()
 	if err != nil {
 		fmt.Fprintf(stderr, "acpbridge --login: %s: %v\n", o.agent, err)
 		return 1
@@ -56,8 +58,8 @@ func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acpbridge --login: %v\n", err)
 		return 1
 	}
-	if c, ok := b.(bridge.LoginChecker); ok {
-		l := c.Login()
+	if caps.Login != nil {
+		l := caps.Login()
 		if !l.OK {
 			fmt.Fprintf(stderr, "acpbridge: the login ended, but %s still has no credentials acpbridge can see: %s\n", b.Info().Title, l.Detail)
 			return 1
@@ -68,16 +70,17 @@ func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // loginBackend is --agent's backend, if it has a login of its own.
-func loginBackend(o *options, log *slog.Logger) (bridge.Backend, error) {
-	for _, b := range backends(log, 0) {
+func loginBackend(o *options, log *slog.Logger) (agent.Backend, error) {
+	for _, b := range backends(codex.Options{Logger: log}) {
 		if b.Info().Name != o.agent {
 			continue
 		}
-		if _, ok := b.(bridge.LoginRunner); !ok {
+		caps := b.Info().Caps
+		if caps.LoginCmd == nil {
 			return nil, fmt.Errorf("%s has no login of its own", o.agent)
 		}
-		if c, ok := b.(checker); ok {
-			if err := c.Check(); err != nil {
+		if caps.Check != nil {
+			if err := caps.Check(); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.agent, err)
 			}
 		}

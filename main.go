@@ -23,6 +23,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/persist"
@@ -38,12 +39,12 @@ import (
 var version = "0.1.0-dev"
 
 // backends returns the agents this build drives, in config-option order.
-// shared, if not 0, has codex and opencode run their servers as daemons
+// o.Shared, if not 0, has codex and opencode run their servers as daemons
 // shared between bridges, and claude's spare processes kept by one (see
-// --shared).
-func backends(log *slog.Logger, shared time.Duration) []bridge.Backend {
-	return []bridge.Backend{claude.New(claude.Options{Logger: log, Shared: shared}), codex.New(codex.Options{Logger: log, Shared: shared}),
-		opencode.New(opencode.Options{Logger: log, Shared: shared}), amp.New(amp.Options{CLIOptions: amp.CLIOptions{Logger: log}}), mock.New()}
+// --shared); o.Retries bounds a provider's retries in a turn (--retries).
+func backends(o codex.Options) []agent.Backend {
+	amps := amp.CLIOptions{Logger: o.Logger, Retries: o.Retries}
+	return []agent.Backend{claude.New(o), codex.New(o), opencode.New(o), amp.New(amp.Options{CLIOptions: amps}), mock.New()}
 }
 
 // AutoAgent picks the default agent among those this machine can run:
@@ -54,7 +55,7 @@ const AutoAgent = "auto"
 
 var autoOrder = []string{"claude", "codex", "opencode", "amp"}
 
-func autoAgent(runs []bridge.Backend) string {
+func autoAgent(runs []agent.Backend) string {
 	for _, name := range autoOrder {
 		for _, b := range runs {
 			if b.Info().Name == name {
@@ -65,16 +66,13 @@ func autoAgent(runs []bridge.Backend) string {
 	return "mock"
 }
 
-// checker is a backend that can tell whether its CLI is installed.
-type checker interface{ Check() error }
-
 // runnable keeps the backends that can run here; the agent config option
 // lists only those. why says what is missing for the others.
-func runnable(bs []bridge.Backend) (ok []bridge.Backend, why map[string]error) {
+func runnable(bs []agent.Backend) (ok []agent.Backend, why map[string]error) {
 	why = map[string]error{}
 	for _, b := range bs {
-		if c, isChecker := b.(checker); isChecker {
-			if err := c.Check(); err != nil {
+		if check := b.Info().Caps.Check; check != nil {
+			if err := check(); err != nil {
 				why[b.Info().Name] = err
 				continue
 			}
@@ -91,7 +89,7 @@ func main() {
 type options struct {
 	agent, stateDir, persist, logLevel string
 	idleTimeout, shared                time.Duration
-	maxAgents                          int
+	maxAgents, retries                 int
 	agentsFile                         string
 	command                            []string // after --: the ACP agent of --agent acp
 	version, help, login               bool
@@ -175,6 +173,7 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
+	fs.IntVar(&o.retries, "retries", 4, "give up on a turn after its agent retried a failing model provider this many times (codex)")
 	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
 	fs.DurationVar(&o.shared, "shared", 0, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user, and keep a spare claude started in one, kept this long after the last bridge leaves (--shared alone: 10m; see README)")
 	fs.Lookup("shared").NoOptDefVal = "10m"
@@ -237,7 +236,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	if o.agent == "acp" && len(o.command) == 0 {
 		return bridge.Config{}, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
 	}
-	all := append(backends(log, o.shared), named...)
+	all := append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries}), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
 		o.agent = autoAgent(bs)
@@ -247,7 +246,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
 	cfg.Cwd, _ = os.Getwd() // editors start agents in the project's directory
 	if err := missing[o.agent]; err != nil {
-		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps bridge.ErrAgentUnavailable
+		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps agent.ErrAgentUnavailable
 	}
 	if err := checkAgent(o.agent, cfg.Backends, all); err != nil {
 		return cfg, err
@@ -267,19 +266,30 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	return cfg, err
 }
 
-func checkAgent(name string, runs, all []bridge.Backend) error {
-	var names []string
-	for _, b := range all {
-		names = append(names, b.Info().Name)
+func checkAgent(name string, runs, all []agent.Backend) error {
+	if err := knownAgent(name, all); err != nil {
+		return err
 	}
 	for _, b := range runs {
 		if b.Info().Name == name {
 			return nil
 		}
 	}
-	if slices.Contains(names, name) {
-		return fmt.Errorf("--agent %s: %w", name, bridge.ErrAgentUnavailable)
+	return fmt.Errorf("--agent %s: %w", name, agent.ErrAgentUnavailable)
+}
+
+// knownAgent says whether name is an agent of this build or of the agents
+// file (all), or one of --agent's other values (acp, auto); the error
+// lists them all.
+func knownAgent(name string, all []agent.Backend) error {
+	names := make([]string, 0, len(all)+2)
+	for _, b := range all {
+		names = append(names, b.Info().Name)
 	}
+	if slices.Contains(names, name) || name == "acp" || name == AutoAgent {
+		return nil
+	}
+	names = append(names, "acp (an ACP agent's command after --)", AutoAgent+" (the first installed of "+strings.Join(autoOrder, ", ")+")")
 	return fmt.Errorf("--agent %q: unknown agent; choose one of %s", name, strings.Join(names, ", "))
 }
 

@@ -55,6 +55,14 @@ func (s *Server) authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
 
 func methodID(agent string) string { return agent + "-login" }
 
+// authCapabilities offers logout when the default agent has one.
+func (s *Server) authCapabilities() sdk.AgentAuthCapabilities {
+	if !s.offersLogout() {
+		return sdk.AgentAuthCapabilities{}
+	}
+	return sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}}
+}
+
 // Authenticate checks the login of the agent the method names: it answers
 // when the agent's credentials can be seen now (the user ran its login, in
 // the client's terminal or by hand), and auth_required saying what to run

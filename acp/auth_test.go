@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -22,18 +25,25 @@ type loggedOut struct {
 	loggedIn atomic.Bool
 }
 
-func (b *loggedOut) LoginCmd() (*exec.Cmd, error) { return exec.Command("true"), nil }
-
-func (b *loggedOut) Login() bridge.Login {
-	if b.loggedIn.Load() {
-		return bridge.Login{OK: true, Detail: "MOCK_KEY is set"}
-	}
-	return bridge.Login{Required: true, Detail: "no MOCK_KEY"}
+// Info declares the login.
+func (b *loggedOut) Info() agent.Info {
+	info := b.Backend.Info()
+	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
+	return info
 }
 
-func (b *loggedOut) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *loggedOut) LoginCmd() (*exec.Cmd, error) { return exec.Command("true"), nil }
+
+func (b *loggedOut) Login() agent.Login {
+	if b.loggedIn.Load() {
+		return agent.Login{OK: true, Detail: "MOCK_KEY is set"}
+	}
+	return agent.Login{Required: true, Detail: "no MOCK_KEY"}
+}
+
+func (b *loggedOut) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if !b.loggedIn.Load() {
-		return nil, fmt.Errorf("%w: no MOCK_KEY", bridge.ErrAuthRequired)
+		return nil, fmt.Errorf("%w: no MOCK_KEY", agent.ErrAuthRequired)
 	}
 	return b.Backend.Open(ctx, opts, ev)
 }
@@ -110,4 +120,52 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// withLogout is loggedOut with a logout of its own: a command that leaves
+// a mark (or fails, when fail is set).
+type withLogout struct {
+	*loggedOut
+	mark string
+	fail bool
+}
+
+func (b *withLogout) Info() agent.Info {
+	info := b.loggedOut.Info()
+	info.Caps.LogoutCmd = func() (*exec.Cmd, error) {
+		if b.fail {
+			return exec.Command("sh", "-c", "echo not logged in >&2; exit 3"), nil
+		}
+		return exec.Command("sh", "-c", "echo out > "+b.mark), nil
+	}
+	return info
+}
+
+// logout is offered when the default agent has a logout that runs
+// unattended; it runs it, and a failing one answers with what it printed.
+// Without one, logout is neither offered nor answered.
+func TestAuth_logoutRunsTheAgentsOwn(t *testing.T) {
+	b := &withLogout{loggedOut: &loggedOut{Backend: mock.New()}, mark: filepath.Join(t.TempDir(), "mark")}
+	h := startOn(t, t.TempDir(), b, &testLogin)
+	if got := jsonOf(t, h.initialize().AgentCapabilities.Auth); got != `{"logout":{}}` {
+		t.Errorf("auth capabilities %s, want logout offered", got)
+	}
+	if _, err := h.cs.Logout(h.ctx(), sdk.LogoutRequest{}); err != nil {
+		t.Fatalf("logout: %v", err)
+	}
+	if _, err := os.Stat(b.mark); err != nil {
+		t.Errorf("the agent's logout did not run: %v", err)
+	}
+	b.fail = true
+	_, err := h.cs.Logout(h.ctx(), sdk.LogoutRequest{})
+	if err == nil || !strings.Contains(err.Error(), "not logged in") {
+		t.Errorf("a failing logout answered %v, want what it printed", err)
+	}
+
+	plain := startOn(t, t.TempDir(), &loggedOut{Backend: mock.New()}, &testLogin)
+	if got := jsonOf(t, plain.initialize().AgentCapabilities.Auth); got != `{}` {
+		t.Errorf("auth capabilities %s without a logout, want none", got)
+	}
+	_, err = plain.cs.Logout(plain.ctx(), sdk.LogoutRequest{})
+	wantCode(t, "logout with none offered", err, -32601)
 }

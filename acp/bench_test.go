@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	sdk "github.com/coder/acp-go-sdk"
@@ -65,7 +66,7 @@ func startLines(b *testing.B, dir string) *lines {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock",
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{mock.New()}, Default: "mock",
 		Store: st, Persist: bridge.PersistAuto, Logger: testLogger()})
 	if err != nil {
 		b.Fatal(err)

@@ -14,10 +14,11 @@ type client struct {
 	out *lockedWriter
 }
 
-var (
-	_ bridge.RawSender   = client{}
-	_ bridge.ClientCalls = client{}
-)
+var _ bridge.Client = client{}
+
+// Peer: the editor is an ACP client; everything it offered at initialize
+// can be called.
+func (c client) Peer() bridge.Peer { return c }
 
 // rawBatch is how many bytes of replayed notifications go out per write.
 const rawBatch = 256 << 10

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -24,13 +25,13 @@ func (s *Server) reqErr(method string, err error) *sdk.RequestError {
 	switch {
 	case errors.As(err, &re):
 		return re
-	case errors.Is(err, bridge.ErrInvalidParams), errors.Is(err, persist.ErrInvalidID):
+	case errors.Is(err, agent.ErrInvalidParams), errors.Is(err, persist.ErrInvalidID):
 		return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
 	case errors.Is(err, bridge.ErrSessionNotFound), errors.Is(err, persist.ErrNotFound):
 		return &sdk.RequestError{Code: codeResourceNotFound, Message: "Resource not found: " + msg}
 	case errors.Is(err, bridge.ErrBusy):
 		return &sdk.RequestError{Code: codeInvalidRequest, Message: "Invalid request: " + msg}
-	case errors.Is(err, bridge.ErrAuthRequired):
+	case errors.Is(err, agent.ErrAuthRequired):
 		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + msg,
 			Data: map[string]any{"authMethods": s.missingLogins()}}
 	case errors.Is(err, bridge.ErrNotRecorded):

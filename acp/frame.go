@@ -61,8 +61,16 @@ func guard(r io.Reader, out *lockedWriter, order *arrivals, bl *blobs, max int, 
 
 func (in *input) Read(p []byte) (int, error) { return in.pr.Read(p) }
 
-// Close ends the stream the SDK reads.
-func (in *input) Close() error { return in.pw.CloseWithError(in.err) }
+// Close ends the stream the SDK reads: with why stdin ended, if it has;
+// else the guard's next write fails and it stops at its next line.
+func (in *input) Close() error {
+	select {
+	case <-in.ended:
+		return in.pw.CloseWithError(in.err)
+	default:
+		return in.pw.Close()
+	}
+}
 
 func (in *input) copy(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -157,7 +165,7 @@ func (in *input) pass(line []byte, size int) error {
 	if len(trimmed) >= blobMin && string(env.Method) == `"session/prompt"` && env.ID != nil {
 		trimmed = in.blobs.extract(env.ID, trimmed)
 	}
-	in.order.seen(env, trimmed)
+	trimmed = in.order.seen(env, trimmed)
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
 		if env.Method != nil {
 			in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)

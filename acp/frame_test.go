@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // raw is a bridge driven by hand-written lines.
@@ -29,11 +32,17 @@ func startRaw(t *testing.T, dir string) *raw {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock",
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{mock.New()}, Default: "mock",
 		Store: st, Persist: bridge.PersistAlways, Logger: testLogger(), CancelGrace: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveRaw(t, m)
+}
+
+// serveRaw serves m to hand-written lines.
+func serveRaw(t *testing.T, m *bridge.Manager) *raw {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	r := &raw{t: t, in: inW, out: make(chan map[string]any, 1024), served: make(chan error, 1)}
@@ -83,12 +92,17 @@ func (r *raw) next(ok func(map[string]any) bool) map[string]any {
 	}
 }
 
-func response(id any) func(map[string]any) bool {
-	want, _ := json.Marshal(id)
+// response matches the response to any of the requests ids.
+func response(ids ...any) func(map[string]any) bool {
 	return func(m map[string]any) bool {
 		got, _ := json.Marshal(m["id"])
 		_, isReq := m["method"]
-		return string(got) == string(want) && !isReq
+		for _, id := range ids {
+			if want, _ := json.Marshal(id); string(got) == string(want) && !isReq {
+				return true
+			}
+		}
+		return false
 	}
 }
 
@@ -250,17 +264,32 @@ func stopReason(m map[string]any) string {
 	return str(res["stopReason"])
 }
 
-func TestArrivals_forgetAnsweredPrompts(t *testing.T) {
+// The guard stamps each prompt with its own arrival, keeps the client's
+// _meta beside it, and the handler takes the stamp out again; a prompt
+// whose params are not an object passes as it came (the SDK refuses it).
+func TestArrivals_stampEachPromptWithItsOwnArrival(t *testing.T) {
 	a := newArrivals()
-	a.seen(envelope{ID: json.RawMessage(`7`), Method: json.RawMessage(`"session/prompt"`)}, []byte(`{"id":7,"method":"session/prompt","params":{"sessionId":"s"}}`))
-	a.answered(json.RawMessage(`7`)) // refused before any handler claimed it
-	a.seen(envelope{ID: json.RawMessage(`8`), Method: json.RawMessage(`"session/prompt"`)}, []byte(`{"id":8,"method":"session/prompt","params":{"sessionId":"s"}}`))
-	if got := a.prompt("s"); got != 2 {
-		t.Errorf("prompt after an answered one claimed arrival %d, want 2", got)
+	env := envelope{ID: json.RawMessage(`7`), Method: json.RawMessage(`"session/prompt"`)}
+	a.seen(envelope{Method: json.RawMessage(`"session/update"`)}, []byte(`{}`))
+	line := a.seen(env, []byte(`{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[],"_meta":{"client":{"x":1}}}}`))
+	var req struct{ Params sdk.PromptRequest }
+	if err := json.Unmarshal(line, &req); err != nil {
+		t.Fatalf("stamped line %s: %v", line, err)
 	}
-	a.answered(json.RawMessage(`8`))
-	if len(a.prompts) != 0 || len(a.byID) != 0 {
-		t.Errorf("arrivals kept answered prompts: %v %v", a.prompts, a.byID)
+	if got := arrival(&req.Params); got != 2 {
+		t.Errorf("arrival = %d, want 2 (the second line read)", got)
+	}
+	if want := map[string]any{"client": map[string]any{"x": float64(1)}}; !reflect.DeepEqual(req.Params.Meta, want) {
+		t.Errorf("the client's _meta became %v, want %v", req.Params.Meta, want)
+	}
+	for _, odd := range []string{`{"id":8,"method":"session/prompt","params":[1]}`, `{"id":8,"method":"session/prompt","params":{"_meta":3}}`} {
+		if got := string(a.seen(env, []byte(odd))); got != odd {
+			t.Errorf("seen(%s) = %s, want it unchanged", odd, got)
+		}
+	}
+	plain := sdk.PromptRequest{}
+	if arrival(&plain) != 0 || plain.Meta != nil {
+		t.Errorf("a prompt with no stamp has arrival %d, meta %v", arrival(&plain), plain.Meta)
 	}
 	if got := a.cancel("s"); got != 0 {
 		t.Errorf("cancel with none seen = %d, want 0", got)

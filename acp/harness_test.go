@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
@@ -36,9 +37,9 @@ func start(t *testing.T, dir string) *harness {
 
 // startOn runs a bridge on backend b (the default agent), offering logins
 // when login is not nil.
-func startOn(t *testing.T, dir string, b bridge.Backend, login *Login) *harness {
+func startOn(t *testing.T, dir string, b agent.Backend, login *Login) *harness {
 	t.Helper()
-	cfg := bridge.Config{Backends: []bridge.Backend{b}, Default: b.Info().Name, Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second}
+	cfg := bridge.Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second}
 	if dir != "" {
 		st, err := persist.Open(dir)
 		if err != nil {

@@ -2,39 +2,61 @@ package acp
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // arrivals remembers in which order the client's prompts and cancels came
 // in. The SDK runs each request in its own goroutine but queues
 // notifications, so a session/cancel read before a session/prompt can be
 // handled after the turn has begun, and one read after it before the turn
-// exists. The guard numbers the lines as it reads them; the handlers take
-// those numbers back, so that a cancel stops exactly the prompts read
-// before it (bridge.Order).
+// exists; and two prompts read one after the other can reach the session
+// in either order. The guard numbers the lines as it reads them
+// (bridge.Order): it stamps each prompt with its own number, which the
+// prompt's handler takes back (arrival), and keeps each cancel's for the
+// cancel's handler, so that prompts run in the order they were sent and a
+// cancel stops exactly the prompts read before it.
 type arrivals struct {
 	mu      sync.Mutex
 	line    uint64
-	prompts map[string][]promptArrival // by session id, oldest first
-	byID    map[string]string          // request id key → session id
-	cancels map[string][]bridge.Order  // by session id, oldest first
+	cancels map[string][]bridge.Order // by session id, oldest first
+	// prompts are those read whose handler has not yet queued them in
+	// their session (or been answered), by session id, oldest first;
+	// queued is signalled when one leaves.
+	prompts map[string][]pendingPrompt
+	byID    map[string]promptRef // prompts read and not yet answered, by request id key
+	queued  *sync.Cond
+	closed  bool
+	// cancelPrompt cancels one prompt, running or queued, for a
+	// $/cancel_request that names it. It must not block.
+	cancelPrompt func(sid string, at bridge.Order)
 }
 
-type promptArrival struct {
-	id      string // request id key
-	at      bridge.Order
-	claimed bool
+// promptRef is a prompt read and not yet answered.
+type promptRef struct {
+	sid string
+	at  bridge.Order
+}
+
+// pendingPrompt is a prompt read but not yet in its session's queue.
+type pendingPrompt struct {
+	id string // request id key
+	at bridge.Order
 }
 
 func newArrivals() *arrivals {
-	return &arrivals{
-		prompts: make(map[string][]promptArrival),
-		byID:    make(map[string]string),
-		cancels: make(map[string][]bridge.Order),
-	}
+	a := &arrivals{cancels: make(map[string][]bridge.Order), prompts: make(map[string][]pendingPrompt), byID: make(map[string]promptRef)}
+	a.queued = sync.NewCond(&a.mu)
+	return a
 }
+
+// arrivalKey is where the guard stamps a prompt's arrival: a key of its
+// params' _meta, which the handler removes before anything else sees it.
+const arrivalKey = "acpbridge.dev/arrival"
 
 // sessionParams is the part of a prompt or cancel the guard reads.
 type sessionParams struct {
@@ -43,45 +65,146 @@ type sessionParams struct {
 	} `json:"params"`
 }
 
-// seen numbers a line the guard is forwarding; it notes prompts and
-// cancels.
-func (a *arrivals) seen(env envelope, line []byte) {
+// seen numbers a line the guard is forwarding, notes a prompt or a
+// cancel, and returns the line to forward: a prompt's, stamped with its
+// arrival. A $/cancel_request naming a prompt cancels that prompt's turn
+// (the SDK only cancels the request's context, which the turn does not
+// follow: the SDK also cancels it when the session's next prompt comes).
+func (a *arrivals) seen(env envelope, line []byte) []byte {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	a.line++
+	at := bridge.Order(a.line)
 	method := string(env.Method)
+	if env.ID == nil && method == `"$/cancel_request"` {
+		ref, ok := a.requested(line)
+		cancel := a.cancelPrompt
+		a.mu.Unlock()
+		if ok && cancel != nil {
+			cancel(ref.sid, ref.at)
+		}
+		return line
+	}
+	defer a.mu.Unlock()
 	if method != `"session/prompt"` && method != `"session/cancel"` {
-		return
+		return line
 	}
 	var p sessionParams
 	if json.Unmarshal(line, &p) != nil || p.Params.SessionID == "" {
-		return
+		return line
 	}
-	sid, at := p.Params.SessionID, bridge.Order(a.line)
+	sid := p.Params.SessionID
 	switch {
-	case env.ID == nil && method == `"session/cancel"`:
-		a.cancels[sid] = append(a.cancels[sid], at)
 	case env.ID != nil && method == `"session/prompt"`:
 		k := idKey(env.ID)
-		a.prompts[sid] = append(a.prompts[sid], promptArrival{id: k, at: at})
-		a.byID[k] = sid
+		a.prompts[sid] = append(a.prompts[sid], pendingPrompt{id: k, at: at})
+		a.byID[k] = promptRef{sid: sid, at: at}
+		return stamped(line, at)
+	case env.ID == nil && method == `"session/cancel"`:
+		a.cancels[sid] = append(a.cancels[sid], at)
+	}
+	return line
+}
+
+// enter waits until every prompt of session sid read before at is in the
+// session's queue (or answered), so that the prompt read at at takes its
+// place behind them. It returns what to call once it has (bridge.Arrival).
+func (a *arrivals) enter(sid string, at bridge.Order) bridge.Arrival {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for !a.closed && at != 0 && len(a.prompts[sid]) > 0 && a.prompts[sid][0].at < at {
+		a.queued.Wait()
+	}
+	return bridge.Arrival{At: at, Queued: func() { a.leave(sid, func(p pendingPrompt) bool { return p.at == at }) }}
+}
+
+// requested is the prompt a $/cancel_request line names, if it is one
+// read and not yet answered. a.mu must be held.
+func (a *arrivals) requested(line []byte) (promptRef, bool) {
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &n) != nil || len(n.Params.RequestID) == 0 {
+		return promptRef{}, false
+	}
+	ref, ok := a.byID[idKey(n.Params.RequestID)]
+	return ref, ok
+}
+
+// leave forgets the session's pending prompts that match: they are in the
+// session's queue, or answered.
+func (a *arrivals) leave(sid string, match func(pendingPrompt) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	q := slices.DeleteFunc(a.prompts[sid], match)
+	if len(q) == 0 {
+		delete(a.prompts, sid)
+	} else {
+		a.prompts[sid] = q
+	}
+	a.queued.Broadcast()
+}
+
+// answered forgets a prompt once its response is written, whether or not
+// its handler queued it (the SDK answers bad params itself).
+func (a *arrivals) answered(id json.RawMessage) {
+	k := idKey(id)
+	a.mu.Lock()
+	ref, ok := a.byID[k]
+	delete(a.byID, k)
+	a.mu.Unlock()
+	if ok {
+		a.leave(ref.sid, func(p pendingPrompt) bool { return p.id == k })
 	}
 }
 
-// prompt claims the oldest unclaimed prompt of a session; 0 if none is
-// known. Two prompts of one session in flight at once may be claimed in
-// the wrong order, which matters little: one of them is refused as busy.
-func (a *arrivals) prompt(sid string) bridge.Order {
+// close lets every prompt waiting in enter go: the connection is ending.
+func (a *arrivals) close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for i := range a.prompts[sid] {
-		p := &a.prompts[sid][i]
-		if !p.claimed {
-			p.claimed = true
-			return p.at
-		}
+	a.closed = true
+	a.queued.Broadcast()
+}
+
+// stamped is a prompt request with its arrival in its params' _meta. A
+// request whose params or _meta is not an object is left as it is: the SDK
+// refuses it.
+func stamped(line []byte, at bridge.Order) []byte {
+	var msg, params map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil || json.Unmarshal(msg["params"], &params) != nil || params == nil {
+		return line
 	}
-	return 0
+	meta := map[string]json.RawMessage{}
+	if m, ok := params["_meta"]; ok && string(m) != "null" && json.Unmarshal(m, &meta) != nil {
+		return line
+	}
+	meta[arrivalKey] = json.RawMessage(strconv.FormatUint(uint64(at), 10))
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return line
+	}
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return line
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	return out
+}
+
+// arrival takes a prompt's stamp out of its _meta; 0 if it has none.
+func arrival(req *sdk.PromptRequest) bridge.Order {
+	v, ok := req.Meta[arrivalKey].(float64)
+	if !ok {
+		return 0
+	}
+	delete(req.Meta, arrivalKey)
+	if len(req.Meta) == 0 {
+		req.Meta = nil
+	}
+	return bridge.Order(v)
 }
 
 // cancel takes the oldest cancel of a session; notifications are handled
@@ -100,29 +223,4 @@ func (a *arrivals) cancel(sid string) bridge.Order {
 		a.cancels[sid] = q[1:]
 	}
 	return at
-}
-
-// answered forgets a prompt once its response is written, whether or not
-// a handler ever claimed it (the SDK answers bad params itself).
-func (a *arrivals) answered(id json.RawMessage) {
-	k := idKey(id)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sid, ok := a.byID[k]
-	if !ok {
-		return
-	}
-	delete(a.byID, k)
-	q := a.prompts[sid]
-	for i := range q {
-		if q[i].id == k {
-			q = append(q[:i], q[i+1:]...)
-			break
-		}
-	}
-	if len(q) == 0 {
-		delete(a.prompts, sid)
-	} else {
-		a.prompts[sid] = q
-	}
 }

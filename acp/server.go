@@ -42,7 +42,9 @@ var (
 
 // NewServer returns a Server for m; version is reported in agentInfo.
 func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
-	return &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs()}
+	s := &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs()}
+	s.order.cancelPrompt = m.CancelPrompt
+	return s
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
@@ -62,7 +64,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.m.SetClient(client{conn, out})
 	select {
 	case <-in.ended:
-		s.log.Debug("stdin ended; answering what was asked", "err", in.err)
+		s.log.Debug("stdin ended; answering what was asked", "err", in.err) // set before ended closed
 		s.m.CancelAll()
 		select {
 		case <-in.track.wait():
@@ -78,6 +80,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		s.log.Debug("stopping", "cause", context.Cause(ctx))
 	}
 	in.Close()
+	s.order.close()
 	return s.m.Shutdown()
 }
 
@@ -97,6 +100,7 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 		AuthMethods:     s.authMethods(req.ClientCapabilities),
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
+			Auth:               s.authCapabilities(),
 			PromptCapabilities: info.Prompt,
 			McpCapabilities:    info.MCP,
 			SessionCapabilities: sdk.SessionCapabilities{
@@ -110,10 +114,20 @@ func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.I
 	}, nil
 }
 
-// Logout is not offered (agentCapabilities.auth.logout is false).
-func (s *Server) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
-	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+// Logout runs the default agent's own logout, offered
+// (agentCapabilities.auth.logout) when the bridge offers logins and the
+// agent has one that runs without a terminal.
+func (s *Server) Logout(ctx context.Context, _ sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	if !s.offersLogout() {
+		return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+	}
+	if err := s.m.Logout(ctx); err != nil {
+		return sdk.LogoutResponse{}, s.reqErr("logout", err)
+	}
+	return sdk.LogoutResponse{}, nil
 }
+
+func (s *Server) offersLogout() bool { return s.login.Args != nil && s.m.CanLogout() }
 
 // NewSession starts a session on the default agent.
 func (s *Server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
@@ -159,8 +173,8 @@ func (s *Server) ListSessions(_ context.Context, req sdk.ListSessionsRequest) (s
 }
 
 // CloseSession cancels and releases a session; its transcript stays.
-func (s *Server) CloseSession(_ context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	if err := s.m.Close(string(req.SessionId)); err != nil {
+func (s *Server) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	if err := s.m.Close(ctx, string(req.SessionId)); err != nil {
 		return sdk.CloseSessionResponse{}, s.reqErr("session/close", err)
 	}
 	return sdk.CloseSessionResponse{}, nil
@@ -196,8 +210,8 @@ func convert(from, to any) error {
 }
 
 // UnstableDeleteSession closes a session and removes its transcript.
-func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
-	if err := s.m.Delete(string(req.SessionId)); err != nil {
+func (s *Server) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	if err := s.m.Delete(ctx, string(req.SessionId)); err != nil {
 		return sdk.UnstableDeleteSessionResponse{}, s.reqErr("session/delete", err)
 	}
 	return sdk.UnstableDeleteSessionResponse{}, nil
@@ -206,12 +220,12 @@ func (s *Server) UnstableDeleteSession(_ context.Context, req sdk.UnstableDelete
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s.blobs.restore(req.Prompt)
-	at := s.order.prompt(string(req.SessionId))
-	sess, err := s.m.Get(string(req.SessionId))
+	arrived := s.order.enter(string(req.SessionId), arrival(&req))
+	sess, err := s.m.Get(ctx, string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
-	res, err := sess.Prompt(ctx, at, req.Prompt)
+	res, err := sess.Prompt(ctx, arrived, req.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
@@ -222,19 +236,13 @@ func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 // not yet begun. It must return quickly: the SDK handles notifications one
 // at a time.
 func (s *Server) Cancel(_ context.Context, n sdk.CancelNotification) error {
-	at := s.order.cancel(string(n.SessionId))
-	sess, err := s.m.Get(string(n.SessionId))
-	if err != nil {
-		s.log.Debug("session/cancel for a session that is not open", "session", n.SessionId)
-		return nil
-	}
-	sess.Cancel(at)
+	s.m.Cancel(string(n.SessionId), s.order.cancel(string(n.SessionId)))
 	return nil
 }
 
 // SetSessionMode switches a session's mode.
 func (s *Server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	sess, err := s.m.Get(string(req.SessionId))
+	sess, err := s.m.Get(ctx, string(req.SessionId))
 	if err == nil {
 		err = sess.SetMode(ctx, string(req.ModeId))
 	}
@@ -250,7 +258,7 @@ func (s *Server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionC
 	if v == nil {
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "acpbridge has only select config options"})
 	}
-	sess, err := s.m.Get(string(v.SessionId))
+	sess, err := s.m.Get(ctx, string(v.SessionId))
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, s.reqErr("session/set_config_option", err)
 	}

@@ -8,42 +8,30 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
 
-// Config option ids the bridge itself knows: the mode (also offered as
-// ACP session modes, for clients that predate config options), the model,
-// and the agent, which the bridge adds to every session. Backends that
-// offer a thinking effort call it ConfigEffort.
-const (
-	ConfigMode   = "mode"
-	ConfigModel  = "model"
-	ConfigEffort = "effort"
-	ConfigAgent  = "agent"
-)
+// ConfigAgent is the option the bridge adds to every session: which agent
+// runs it (changing it hands the session over). The agent's own options
+// keep the ids of package agent (agent.ConfigMode, ...).
+const ConfigAgent = "agent"
 
 // State is what session/new, load and resume answer with.
 type State struct {
 	Modes         *acp.SessionModeState
 	ConfigOptions []acp.SessionConfigOption
 	// Meta is what the agent has to say about how the session was opened
-	// (see Annotator), for the _meta of session/new, load and resume.
+	// (agent.SessionCaps.Meta), for the _meta of session/new, load and resume.
 	Meta map[string]any
-}
-
-// Annotator is implemented by a Native with something to say about how it
-// was opened: whether a reopened session's agent restored its own
-// conversation, say.
-type Annotator interface {
-	Meta() map[string]any
 }
 
 // State returns the session's modes and config options.
 func (s *Session) State() State {
 	var st State
 	for _, o := range s.options() {
-		if o.ID == ConfigMode {
+		if o.ID == agent.ConfigMode {
 			st.Modes = modeState(o)
 		}
 		st.ConfigOptions = append(st.ConfigOptions, selectOption(o))
@@ -51,23 +39,30 @@ func (s *Session) State() State {
 	s.mu.Lock()
 	n := s.native
 	s.mu.Unlock()
-	if a, ok := n.(Annotator); ok {
-		st.Meta = a.Meta()
-	}
+	st.Meta = capsOf(n).Meta
 	if s.readOnly != nil {
 		st.Meta = map[string]any{"acpbridge": map[string]any{"readOnly": true, "why": s.readOnly.Error()}}
 	}
 	return st
 }
 
+// capsOf is what the native session n declares it can do; nothing when
+// there is none (its agent was stopped, or the session is read-only).
+func capsOf(n agent.Native) agent.SessionCaps {
+	if n == nil {
+		return agent.SessionCaps{}
+	}
+	return n.Caps()
+}
+
 // options is the native session's config options, with the NextTurn
 // values the client picked and the agent has not taken yet, and the agent
 // option.
-func (s *Session) options() []ConfigOption {
+func (s *Session) options() []agent.ConfigOption {
 	s.mu.Lock()
-	n, agent, pending := s.native, s.backend.Info().Name, maps.Clone(s.pending)
+	n, name, pending := s.native, s.backend.Info().Name, maps.Clone(s.pending)
 	s.mu.Unlock()
-	var opts []ConfigOption
+	var opts []agent.ConfigOption
 	if n != nil {
 		opts = n.Config()
 	} else {
@@ -85,12 +80,12 @@ func (s *Session) options() []ConfigOption {
 		opts = append(opts, editsOption(cmp.Or(s.edits, EditsAgent)))
 		s.mu.Unlock()
 	}
-	return append(opts, s.m.agentOption(agent))
+	return append(opts, s.m.agentOption(name))
 }
 
 // values is the current value of each option but the agent, for the
 // header.
-func values(opts []ConfigOption) map[string]string {
+func values(opts []agent.ConfigOption) map[string]string {
 	vs := map[string]string{}
 	for _, o := range opts {
 		if o.ID != ConfigAgent && o.Current != "" {
@@ -100,7 +95,7 @@ func values(opts []ConfigOption) map[string]string {
 	return vs
 }
 
-func modeState(o ConfigOption) *acp.SessionModeState {
+func modeState(o agent.ConfigOption) *acp.SessionModeState {
 	st := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(o.Current), AvailableModes: []acp.SessionMode{}}
 	for _, c := range o.Choices {
 		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(c.Value), Name: c.Name, Description: optional(c.Description)})
@@ -108,7 +103,7 @@ func modeState(o ConfigOption) *acp.SessionModeState {
 	return st
 }
 
-func selectOption(o ConfigOption) acp.SessionConfigOption {
+func selectOption(o agent.ConfigOption) acp.SessionConfigOption {
 	choices := make(acp.SessionConfigSelectOptionsUngrouped, len(o.Choices))
 	for i, c := range o.Choices {
 		choices[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueId(c.Value), Name: c.Name, Description: optional(c.Description)}
@@ -122,11 +117,11 @@ func selectOption(o ConfigOption) acp.SessionConfigOption {
 	return so
 }
 
-func (m *Manager) agentOption(current string) ConfigOption {
-	o := ConfigOption{ID: ConfigAgent, Name: "Agent", Current: current,
+func (m *Manager) agentOption(current string) agent.ConfigOption {
+	o := agent.ConfigOption{ID: ConfigAgent, Name: "Agent", Current: current,
 		Description: "The coding agent behind this session; changed after the conversation started, the next agent is told what was said"}
 	for _, in := range m.Agents() {
-		o.Choices = append(o.Choices, Choice{Value: in.Name, Name: in.Title})
+		o.Choices = append(o.Choices, agent.ConfigValue{Value: in.Name, Name: in.Title})
 	}
 	return o
 }
@@ -143,7 +138,7 @@ func (s *Session) SetMode(ctx context.Context, id string) error {
 	if s.readOnly != nil {
 		return s.readOnly
 	}
-	if err := s.set(ctx, ConfigMode, id); err != nil {
+	if err := s.set(ctx, agent.ConfigMode, id); err != nil {
 		return err
 	}
 	s.deliver(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: s.State().ConfigOptions}})
@@ -167,7 +162,7 @@ func (s *Session) SetConfigOption(ctx context.Context, id, value string) ([]acp.
 	if err != nil {
 		return nil, err
 	}
-	if id == ConfigMode {
+	if id == agent.ConfigMode {
 		s.deliver(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(value)}})
 	}
 	return s.State().ConfigOptions, nil
@@ -181,13 +176,13 @@ func (s *Session) set(ctx context.Context, id, value string) error {
 		return err
 	}
 	opts := n.Config()
-	i := slices.IndexFunc(opts, func(o ConfigOption) bool { return o.ID == id })
+	i := slices.IndexFunc(opts, func(o agent.ConfigOption) bool { return o.ID == id })
 	if i < 0 {
-		return fmt.Errorf("%w: unknown config option %q; the options are %s", ErrInvalidParams, id, optionIDs(opts))
+		return fmt.Errorf("%w: unknown config option %q; the options are %s", agent.ErrInvalidParams, id, optionIDs(opts))
 	}
 	o := opts[i]
-	if !slices.ContainsFunc(o.Choices, func(c Choice) bool { return c.Value == value }) {
-		return fmt.Errorf("%w: %s can't be %q; choose one of %s", ErrInvalidParams, id, value, choiceValues(o))
+	if !slices.ContainsFunc(o.Choices, func(c agent.ConfigValue) bool { return c.Value == value }) {
+		return fmt.Errorf("%w: %s can't be %q; choose one of %s", agent.ErrInvalidParams, id, value, choiceValues(o))
 	}
 	if o.NextTurn {
 		s.mu.Lock()
@@ -204,7 +199,7 @@ func (s *Session) set(ctx context.Context, id, value string) error {
 	return nil
 }
 
-func optionIDs(opts []ConfigOption) string {
+func optionIDs(opts []agent.ConfigOption) string {
 	ids := []string{ConfigAgent}
 	for _, o := range opts {
 		ids = append(ids, o.ID)
@@ -212,7 +207,7 @@ func optionIDs(opts []ConfigOption) string {
 	return strings.Join(ids, ", ")
 }
 
-func choiceValues(o ConfigOption) string {
+func choiceValues(o agent.ConfigOption) string {
 	vs := make([]string, len(o.Choices))
 	for i, c := range o.Choices {
 		vs[i] = c.Value
@@ -235,7 +230,7 @@ func (s *Session) takePending() map[string]string {
 
 // liveNative returns the native session, reopening one abandoned after a
 // hung turn.
-func (s *Session) liveNative() (Native, error) {
+func (s *Session) liveNative() (agent.Native, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -256,98 +251,6 @@ func (s *Session) liveNative() (Native, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.native, nil
-}
-
-// switchAgent moves a session that has not started its conversation to
-// another backend.
-func (s *Session) switchAgent(name string) error {
-	b := s.m.backends[name]
-	if b == nil {
-		return fmt.Errorf("%w: agent %q is not available here; choose one of %s", ErrInvalidParams, name, s.m.agentNames())
-	}
-	s.mu.Lock()
-	old, opts, prompted := s.native, s.opts, s.prompted
-	switch {
-	case s.backend == b:
-		s.mu.Unlock()
-		return nil
-	case s.turn != nil:
-		s.mu.Unlock()
-		return fmt.Errorf("%w: session %s has a prompt running; the agent changes between turns", ErrBusy, s.id)
-	}
-	prev := s.backend
-	s.backend = b
-	back, before := s.header.Handoffs[name]
-	s.mu.Unlock()
-	if !before {
-		back.Seq = -1 // it has seen nothing
-	}
-	opts.NativeID, opts.Config = "", nil
-	if prompted {
-		opts.NativeID = back.NativeID // handed back: its own session goes on
-	}
-	if err := s.open(opts); err != nil {
-		s.mu.Lock()
-		s.backend = prev
-		s.mu.Unlock()
-		return err
-	}
-	if prompted {
-		s.handOff(prev.Info().Name, old, back.Seq)
-	}
-	s.mu.Lock()
-	s.header.Agent = name
-	s.pending = map[string]string{}
-	native := s.header.NativeHistory
-	s.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
-	s.sendMu.Lock()
-	s.keep = !native
-	s.sendMu.Unlock()
-	s.saveHeader()
-	return nil
-}
-
-// handOff records that the conversation left agent from (on native
-// session old) and that the next prompt is to tell the new agent what
-// was said: since seq, when the new agent had the session before. A
-// transcript that kept only headers (the old agent's own history stood
-// for it) gets that history first, since the new agent can't read it.
-func (s *Session) handOff(from string, old Native, since int64) {
-	s.mu.Lock()
-	native := s.header.NativeHistory
-	s.header.NativeHistory = false
-	s.mu.Unlock()
-	if hr, ok := old.(HistoryReader); ok && native {
-		if updates, err := hr.History(s.life); err == nil {
-			s.sendMu.Lock()
-			for _, u := range updates {
-				_, done := s.acc.Add(u)
-				s.keep = true
-				s.record(done)
-			}
-			s.record(s.acc.Flush())
-			s.sendMu.Unlock()
-		} else {
-			s.m.log.Warn("reading the agent's history for the next agent", "session", s.id, "err", err)
-		}
-	}
-	s.sendMu.Lock()
-	seq := s.acc.nextSeq - 1
-	s.sendMu.Unlock()
-	s.mu.Lock()
-	if s.header.Handoffs == nil {
-		s.header.Handoffs = map[string]persist.Handoff{}
-	}
-	nid := ""
-	if old != nil {
-		nid = old.NativeID()
-	}
-	s.header.Handoffs[from] = persist.Handoff{NativeID: nid, Seq: seq}
-	s.carry = &carried{from: from, since: since}
-	s.mu.Unlock()
 }
 
 func (m *Manager) agentNames() string {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -17,14 +18,14 @@ import (
 // (applied with the next turn) and record what they are given.
 type configBackend struct {
 	mu    sync.Mutex
-	opens []OpenOptions
+	opens []agent.OpenOptions
 	last  *configNative
 }
 
-func (b *configBackend) Info() Info   { return Info{Name: "cfg", Title: "Config test"} }
-func (b *configBackend) Close() error { return nil }
+func (b *configBackend) Info() agent.Info { return agent.Info{Name: "cfg", Title: "Config test"} }
+func (b *configBackend) Close() error     { return nil }
 
-func (b *configBackend) Open(_ context.Context, opts OpenOptions, _ Events) (Native, error) {
+func (b *configBackend) Open(_ context.Context, opts agent.OpenOptions, _ agent.Events) (agent.Native, error) {
 	n := &configNative{values: map[string]string{"mode": "ask", "effort": "low"}}
 	for id, v := range opts.Config {
 		n.values[id] = v
@@ -40,20 +41,21 @@ type configNative struct {
 	mu     sync.Mutex
 	values map[string]string
 	sets   []string            // SetConfig calls, "id=value"
-	turns  []map[string]string // Turn.Config of each prompt
+	turns  []map[string]string // agent.Turn.Config of each prompt
 }
 
-func (n *configNative) NativeID() string { return "native-1" }
-func (n *configNative) Close() error     { return nil }
+func (n *configNative) NativeID() string        { return "native-1" }
+func (n *configNative) Caps() agent.SessionCaps { return agent.SessionCaps{} }
+func (n *configNative) Close() error            { return nil }
 
-func (n *configNative) Config() []ConfigOption {
+func (n *configNative) Config() []agent.ConfigOption {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return []ConfigOption{
-		{ID: ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: n.values["mode"],
-			Choices: []Choice{{Value: "ask", Name: "Ask"}, {Value: "auto", Name: "Auto"}}},
+	return []agent.ConfigOption{
+		{ID: agent.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: n.values["mode"],
+			Choices: []agent.ConfigValue{{Value: "ask", Name: "Ask"}, {Value: "auto", Name: "Auto"}}},
 		{ID: "effort", Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel, Current: n.values["effort"], NextTurn: true,
-			Choices: []Choice{{Value: "low", Name: "Low"}, {Value: "high", Name: "High"}}},
+			Choices: []agent.ConfigValue{{Value: "low", Name: "Low"}, {Value: "high", Name: "High"}}},
 	}
 }
 
@@ -65,12 +67,12 @@ func (n *configNative) SetConfig(_ context.Context, id, value string) error {
 	return nil
 }
 
-func (n *configNative) Prompt(_ context.Context, t Turn) (TurnResult, error) {
+func (n *configNative) Prompt(_ context.Context, t agent.Turn) (agent.TurnResult, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.turns = append(n.turns, t.Config)
 	maps.Copy(n.values, t.Config)
-	return TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 }
 
 // updatesClient keeps the updates it is sent.
@@ -78,6 +80,9 @@ type updatesClient struct {
 	mu      sync.Mutex
 	updates []acp.SessionUpdate
 }
+
+// Peer: none; replays are decoded.
+func (c *updatesClient) Peer() Peer { return nil }
 
 func (c *updatesClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	c.mu.Lock()
@@ -97,7 +102,7 @@ func newConfigManager(t *testing.T, dir string) (*Manager, *configBackend, *upda
 		t.Fatal(err)
 	}
 	b := &configBackend{}
-	m, err := NewManager(Config{Backends: []Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways})
+	m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +150,7 @@ func TestConfig_nextTurnOptionsGoWithTheNextTurnOnce(t *testing.T) {
 		t.Fatalf("set effort: %v, options %v", err, current(opts))
 	}
 	for _, text := range []string{"one", "two"} {
-		if _, err := s.Prompt(ctx, 0, []acp.ContentBlock{acp.TextBlock(text)}); err != nil {
+		if _, err := s.Prompt(ctx, Arrival{}, []acp.ContentBlock{acp.TextBlock(text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +172,7 @@ func TestConfig_nextTurnChangeUndoneBeforeTheTurnSendsNothing(t *testing.T) {
 	s, _ := m.New(ctx, "/w", nil)
 	s.SetConfigOption(ctx, "effort", "high")
 	s.SetConfigOption(ctx, "effort", "low")
-	s.Prompt(ctx, 0, []acp.ContentBlock{acp.TextBlock("hi")})
+	s.Prompt(ctx, Arrival{}, []acp.ContentBlock{acp.TextBlock("hi")})
 	if diff := cmp.Diff([]map[string]string{nil}, b.last.turns); diff != "" {
 		t.Errorf("turn configs (-want +got):\n%s", diff)
 	}
@@ -205,12 +210,12 @@ func TestConfig_badOptionsAndValuesAreInvalidParams(t *testing.T) {
 	ctx := context.Background()
 	s, _ := m.New(ctx, "/w", nil)
 	for _, tc := range [][2]string{{"colour", "red"}, {"mode", "yolo"}, {"effort", "max"}, {"agent", "nobody"}} {
-		if _, err := s.SetConfigOption(ctx, tc[0], tc[1]); !errors.Is(err, ErrInvalidParams) {
-			t.Errorf("%s=%s: %v, want ErrInvalidParams", tc[0], tc[1], err)
+		if _, err := s.SetConfigOption(ctx, tc[0], tc[1]); !errors.Is(err, agent.ErrInvalidParams) {
+			t.Errorf("%s=%s: %v, want agent.ErrInvalidParams", tc[0], tc[1], err)
 		}
 	}
-	if err := s.SetMode(ctx, "yolo"); !errors.Is(err, ErrInvalidParams) {
-		t.Errorf("set_mode yolo: %v, want ErrInvalidParams", err)
+	if err := s.SetMode(ctx, "yolo"); !errors.Is(err, agent.ErrInvalidParams) {
+		t.Errorf("set_mode yolo: %v, want agent.ErrInvalidParams", err)
 	}
 }
 

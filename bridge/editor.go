@@ -7,28 +7,15 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
-// Editor is the client's side as an agent that speaks ACP itself calls
-// it, beyond updates and permission asks (which go through Events): the
-// client's file system and terminals, where the client offers them, and
-// extension methods. A session's Editor names the bridge's session in
-// every request, whatever session id the agent used, and answers
-// method-not-found for what the client did not offer.
-type Editor interface {
-	Capabilities() acp.ClientCapabilities
-	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
-	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
-	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
-	TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error)
-	WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error)
-	KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error)
-	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
-	// CallExtension calls an extension method (its name starts with "_").
-	CallExtension(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
+// Peer is what an ACP client offers beyond updates and permission asks
+// (Client.Peer): updates sent as stored, and the calls an agent that speaks
+// ACP may make of the client. The Manager makes a call only when the
+// client offered it at initialize.
+type Peer interface {
+	// SessionUpdatesRaw sends updates already encoded as JSON, as stored,
+	// sparing session/load a decode and re-encode of every entry.
+	SessionUpdatesRaw(sessionID string, updates []json.RawMessage) error
 
-// ClientCalls is what a Client that can be called beyond updates and
-// permission asks implements (the ACP edge's does).
-type ClientCalls interface {
 	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
 	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
 	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
@@ -39,22 +26,16 @@ type ClientCalls interface {
 	CallExtension(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
-// ClientAware is implemented by a Backend that wants to know what the
-// client offers (an agent speaking ACP is told it at its own initialize).
-// The Manager calls it when the client initializes, before Warm.
-type ClientAware interface {
-	SetClientCapabilities(acp.ClientCapabilities)
-}
-
 // SetClientCapabilities records what the client offers (from its
-// initialize) and tells the backends that want to know.
+// initialize) and tells the backends that want to know
+// (agent.Caps.ClientCapabilities). The edge calls it before Warm.
 func (m *Manager) SetClientCapabilities(caps acp.ClientCapabilities) {
 	m.mu.Lock()
 	m.clientCaps = caps
 	m.mu.Unlock()
 	for _, b := range m.cfg.Backends {
-		if ca, ok := b.(ClientAware); ok {
-			ca.SetClientCapabilities(caps)
+		if tell := b.Info().Caps.ClientCapabilities; tell != nil {
+			tell(caps)
 		}
 	}
 }
@@ -73,9 +54,9 @@ func (m *Manager) clientCapabilities() acp.ClientCapabilities {
 
 // calls returns the client if it offers what offered says, else a
 // method-not-found error for method.
-func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) (ClientCalls, error) {
-	c, ok := e.s.m.getClient().(ClientCalls)
-	if !ok || !offered(e.Capabilities()) {
+func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) (Peer, error) {
+	c := e.s.m.peer()
+	if c == nil || !offered(e.Capabilities()) {
 		return nil, acp.NewMethodNotFound(method)
 	}
 	return c, nil
@@ -89,7 +70,7 @@ func terminals(c acp.ClientCapabilities) bool { return c.Terminal }
 
 // forward makes a call the client offers, or answers method-not-found.
 func forward[Req, Resp any](ctx context.Context, e editor, method string, offered func(acp.ClientCapabilities) bool,
-	r Req, do func(ClientCalls, context.Context, Req) (Resp, error)) (Resp, error) {
+	r Req, do func(Peer, context.Context, Req) (Resp, error)) (Resp, error) {
 	c, err := e.calls(method, offered)
 	if err != nil {
 		var zero Resp
@@ -100,7 +81,7 @@ func forward[Req, Resp any](ctx context.Context, e editor, method string, offere
 
 func (e editor) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodFsReadTextFile, readFS, r, ClientCalls.ReadTextFile)
+	return forward(ctx, e, acp.ClientMethodFsReadTextFile, readFS, r, Peer.ReadTextFile)
 }
 
 // WriteTextFile is an agent's own write through the client: with edits
@@ -115,32 +96,32 @@ func (e editor) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (
 
 func (e editor) write(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodFsWriteTextFile, writeFS, r, ClientCalls.WriteTextFile)
+	return forward(ctx, e, acp.ClientMethodFsWriteTextFile, writeFS, r, Peer.WriteTextFile)
 }
 
 func (e editor) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalCreate, terminals, r, ClientCalls.CreateTerminal)
+	return forward(ctx, e, acp.ClientMethodTerminalCreate, terminals, r, Peer.CreateTerminal)
 }
 
 func (e editor) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalOutput, terminals, r, ClientCalls.TerminalOutput)
+	return forward(ctx, e, acp.ClientMethodTerminalOutput, terminals, r, Peer.TerminalOutput)
 }
 
 func (e editor) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalWaitForExit, terminals, r, ClientCalls.WaitForTerminalExit)
+	return forward(ctx, e, acp.ClientMethodTerminalWaitForExit, terminals, r, Peer.WaitForTerminalExit)
 }
 
 func (e editor) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalKill, terminals, r, ClientCalls.KillTerminal)
+	return forward(ctx, e, acp.ClientMethodTerminalKill, terminals, r, Peer.KillTerminal)
 }
 
 func (e editor) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
 	r.SessionId = e.id()
-	return forward(ctx, e, acp.ClientMethodTerminalRelease, terminals, r, ClientCalls.ReleaseTerminal)
+	return forward(ctx, e, acp.ClientMethodTerminalRelease, terminals, r, Peer.ReleaseTerminal)
 }
 
 // CallExtension forwards an extension method; a "sessionId" at the top of

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -262,10 +263,10 @@ func (r *router) wroteThrough(path, content string) {
 }
 
 // editsOption is the edits option, for a client that can write files.
-func editsOption(current string) ConfigOption {
-	return ConfigOption{ID: ConfigEdits, Name: "Edits", Current: current,
+func editsOption(current string) agent.ConfigOption {
+	return agent.ConfigOption{ID: ConfigEdits, Name: "Edits", Current: current,
 		Description: "Where the agent's file writes go: to disk by the agent, or through the editor's buffers, which show them for review",
-		Choices: []Choice{
+		Choices: []agent.ConfigValue{
 			{Value: EditsAgent, Name: "Agent writes files", Description: "The agent writes files itself"},
 			{Value: EditsEditor, Name: "Through the editor", Description: "Each file the agent edits is written by the editor (fs/write_text_file), which holds the change in its buffer"},
 		}}
@@ -275,10 +276,10 @@ func editsOption(current string) ConfigOption {
 // write files is offered.
 func (s *Session) setEditsOption(value string) error {
 	if !writeFS(s.m.clientCapabilities()) {
-		return fmt.Errorf("%w: unknown config option %q: the client did not offer fs/write_text_file at initialize", ErrInvalidParams, ConfigEdits)
+		return fmt.Errorf("%w: unknown config option %q: the client did not offer fs/write_text_file at initialize", agent.ErrInvalidParams, ConfigEdits)
 	}
 	if value != EditsAgent && value != EditsEditor {
-		return fmt.Errorf("%w: %s can't be %q; choose one of %s, %s", ErrInvalidParams, ConfigEdits, value, EditsAgent, EditsEditor)
+		return fmt.Errorf("%w: %s can't be %q; choose one of %s, %s", agent.ErrInvalidParams, ConfigEdits, value, EditsAgent, EditsEditor)
 	}
 	s.setEdits(value)
 	s.saveHeader()

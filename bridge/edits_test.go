@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/coder/acp-go-sdk"
 )
@@ -23,24 +24,25 @@ import (
 // itself, as an ACP agent may.
 type writerBackend struct{}
 
-func (writerBackend) Info() bridge.Info { return bridge.Info{Name: "writer", Title: "Writer"} }
-func (writerBackend) Close() error      { return nil }
+func (writerBackend) Info() agent.Info { return agent.Info{Name: "writer", Title: "Writer"} }
+func (writerBackend) Close() error     { return nil }
 
-func (writerBackend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (writerBackend) Open(_ context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	return &writerNative{ev: ev, ed: opts.Editor}, nil
 }
 
 type writerNative struct {
-	ev bridge.Events
-	ed bridge.Editor
+	ev agent.Events
+	ed agent.Editor
 }
 
 func (n *writerNative) NativeID() string                                { return "w-1" }
+func (n *writerNative) Caps() agent.SessionCaps                         { return agent.SessionCaps{} }
 func (n *writerNative) Close() error                                    { return nil }
-func (n *writerNative) Config() []bridge.ConfigOption                   { return nil }
+func (n *writerNative) Config() []agent.ConfigOption                    { return nil }
 func (n *writerNative) SetConfig(context.Context, string, string) error { return nil }
 
-func (n *writerNative) Prompt(ctx context.Context, t bridge.Turn) (bridge.TurnResult, error) {
+func (n *writerNative) Prompt(ctx context.Context, t agent.Turn) (agent.TurnResult, error) {
 	f := strings.Fields(t.Prompt[0].Text.Text)
 	id := acp.ToolCallId("call-" + f[0])
 	done := acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusCompleted))
@@ -53,27 +55,27 @@ func (n *writerNative) Prompt(ctx context.Context, t bridge.Turn) (bridge.TurnRe
 		n.ev.Update(acp.StartToolCall(id, "Write "+f[1], acp.WithStartKind(kind),
 			acp.WithStartLocations([]acp.ToolCallLocation{{Path: f[1]}}), acp.WithStartStatus(acp.ToolCallStatusInProgress)))
 		if err := os.WriteFile(f[1], []byte(f[2]), 0o600); err != nil {
-			return bridge.TurnResult{}, err
+			return agent.TurnResult{}, err
 		}
 	case "client":
 		n.ev.Update(acp.StartToolCall(id, "Write "+f[1], acp.WithStartKind(acp.ToolKindEdit),
 			acp.WithStartLocations([]acp.ToolCallLocation{{Path: f[1]}})))
 		if _, err := n.ed.WriteTextFile(ctx, acp.WriteTextFileRequest{Path: f[1], Content: f[2]}); err != nil {
-			return bridge.TurnResult{}, err
+			return agent.TurnResult{}, err
 		}
 	case "early":
 		b, err := os.ReadFile(f[1])
 		if err != nil {
-			return bridge.TurnResult{}, err
+			return agent.TurnResult{}, err
 		}
 		if err := os.WriteFile(f[1], []byte(strings.Replace(string(b), f[2], f[3], 1)), 0o600); err != nil {
-			return bridge.TurnResult{}, err
+			return agent.TurnResult{}, err
 		}
 		n.ev.Update(acp.StartToolCall(id, "Edit "+f[1], acp.WithStartKind(acp.ToolKindEdit),
 			acp.WithStartContent([]acp.ToolCallContent{acp.ToolDiffContent(f[1], f[3], f[2])})))
 	}
 	n.ev.Update(done)
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 }
 
 func editorWithFiles(t *testing.T) (*editortest.Editor, acp.SessionId) {

@@ -5,26 +5,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
-
-// ForkIntro introduces the conversation so far, told to the first turn of
-// a fork the agent did not make of its own session.
-const ForkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
-	"here is what was said in it (from acpbridge's transcript). Go on from there."
 
 // Fork starts a session that begins as a copy of session id, which stays
 // as it was: its transcript starts with the parent's entries (so a load
 // replays the parent's conversation), it runs the parent's agent with the
 // parent's options, and the agent's own session is forked where the
-// agent can (Forker), or else a new one is told the conversation so far
+// agent can (agent.Caps.Forks), or else a new one is told the conversation so far
 // with the first prompt. A parent whose history only its agent keeps
 // (--persist auto) can be forked only by the agent, and so is its fork. The parent may be open, even in a turn (what it
 // has recorded so far is copied), or only stored.
 func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
 	if !persist.ValidID(id) {
-		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
 	if err := checkCwd(cwd); err != nil {
 		return nil, err
@@ -35,25 +31,27 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	}
 	b := m.backends[parent.Agent]
 	if b == nil {
-		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", ErrAgentUnavailable, id, parent.Agent)
+		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", agent.ErrAgentUnavailable, id, parent.Agent)
 	}
-	f, forks := b.(Forker)
-	native := forks && f.Forks() && parent.NativeID != ""
-	if parent.NativeHistory && !native {
-		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history, and can't fork it; run with --persist always to fork it)", ErrInvalidParams, id)
+	native := b.Info().Caps.Forks && parent.NativeID != ""
+	// A parent whose agent never named its session has no conversation:
+	// its fork is a new session.
+	if parent.NativeHistory && !native && parent.NativeID != "" {
+		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history, and can't fork it; run with --persist always to fork it)", agent.ErrInvalidParams, id)
 	}
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
 		Config: parent.ConfigValues(), ForkOf: id}
 	s := newSession(m, b, h, MaxSeq(entries)+1)
 	s.prompted = len(entries) > 0 || parent.NativeID != ""
-	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
+	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
 	if native {
 		opts.ForkOf = parent.NativeID
 	} else if len(entries) > 0 {
 		s.carry = &carried{since: -1, fork: id}
 	}
 	if err := s.open(opts); err != nil {
+		s.end()
 		return nil, err
 	}
 	// Where the fork's history comes from is where the parent's did: its
@@ -63,7 +61,7 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	s.header.NativeHistory = parent.NativeHistory
 	s.mu.Unlock()
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
-		s.native.Close()
+		s.discard()
 		return nil, err
 	}
 	if err := s.copyEntries(entries); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -18,15 +19,17 @@ type echoBackend struct {
 	name string
 
 	mu      sync.Mutex
-	opens   []OpenOptions
+	opens   []agent.OpenOptions
 	prompts []string
 	n       int
 }
 
-func (b *echoBackend) Info() Info   { return Info{Name: b.name, Title: strings.ToUpper(b.name)} }
+func (b *echoBackend) Info() agent.Info {
+	return agent.Info{Name: b.name, Title: strings.ToUpper(b.name)}
+}
 func (b *echoBackend) Close() error { return nil }
 
-func (b *echoBackend) Open(_ context.Context, opts OpenOptions, ev Events) (Native, error) {
+func (b *echoBackend) Open(_ context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.opens = append(b.opens, opts)
@@ -47,15 +50,16 @@ func (b *echoBackend) sent() []string {
 type echoNative struct {
 	b  *echoBackend
 	id string
-	ev Events
+	ev agent.Events
 }
 
 func (n *echoNative) NativeID() string                                { return n.id }
+func (n *echoNative) Caps() agent.SessionCaps                         { return agent.SessionCaps{} }
 func (n *echoNative) Close() error                                    { return nil }
-func (n *echoNative) Config() []ConfigOption                          { return nil }
+func (n *echoNative) Config() []agent.ConfigOption                    { return nil }
 func (n *echoNative) SetConfig(context.Context, string, string) error { return nil }
 
-func (n *echoNative) Prompt(_ context.Context, t Turn) (TurnResult, error) {
+func (n *echoNative) Prompt(_ context.Context, t agent.Turn) (agent.TurnResult, error) {
 	var text strings.Builder
 	for _, b := range t.Prompt {
 		if b.Text != nil {
@@ -66,7 +70,7 @@ func (n *echoNative) Prompt(_ context.Context, t Turn) (TurnResult, error) {
 	n.b.prompts = append(n.b.prompts, text.String())
 	n.b.mu.Unlock()
 	n.ev.Update(acp.UpdateAgentMessageText(n.b.name + " answers " + lastLine(text.String())))
-	return TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 }
 
 func lastLine(s string) string {
@@ -84,7 +88,7 @@ func TestHandoff_toAnotherAgentAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := &echoBackend{name: "alpha"}, &echoBackend{name: "beta"}
-	m, err := NewManager(Config{Backends: []Backend{a, b}, Default: "alpha", Store: st, Persist: PersistAlways})
+	m, err := NewManager(Config{Backends: []agent.Backend{a, b}, Default: "alpha", Store: st, Persist: PersistAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +102,7 @@ func TestHandoff_toAnotherAgentAndBack(t *testing.T) {
 	}
 	say := func(p string) {
 		t.Helper()
-		if _, err := s.Prompt(ctx, 0, text(p)); err != nil {
+		if _, err := s.Prompt(ctx, Arrival{}, text(p)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -17,7 +18,7 @@ func idleManager(t *testing.T, cfg Config) (*Manager, *configBackend) {
 		t.Fatal(err)
 	}
 	b := &configBackend{}
-	cfg.Backends, cfg.Default, cfg.Store, cfg.Persist = []Backend{b}, "cfg", st, PersistAlways
+	cfg.Backends, cfg.Default, cfg.Store, cfg.Persist = []agent.Backend{b}, "cfg", st, PersistAlways
 	m, err := NewManager(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestIdle_stoppedAndStartedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SetConfigOption(ctx, ConfigMode, "auto"); err != nil {
+	if _, err := s.SetConfigOption(ctx, agent.ConfigMode, "auto"); err != nil {
 		t.Fatal(err)
 	}
 	m.StopIdle(time.Now().Add(30 * time.Minute))
@@ -50,15 +51,15 @@ func TestIdle_stoppedAndStartedAgain(t *testing.T) {
 	if s.running() {
 		t.Fatal("an agent idle past the limit still runs")
 	}
-	if cur := current(s.State().ConfigOptions); cur[ConfigMode] != "auto" {
+	if cur := current(s.State().ConfigOptions); cur[agent.ConfigMode] != "auto" {
 		t.Errorf("options of a stopped agent: %v", cur)
 	}
-	if _, err := s.Prompt(ctx, 0, text("hello")); err != nil {
+	if _, err := s.Prompt(ctx, Arrival{}, text("hello")); err != nil {
 		t.Fatal(err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.opens) != 2 || b.opens[1].NativeID != "native-1" || b.opens[1].Config[ConfigMode] != "auto" {
+	if len(b.opens) != 2 || b.opens[1].NativeID != "native-1" || b.opens[1].Config[agent.ConfigMode] != "auto" {
 		t.Errorf("opens %+v; want the agent started again on native-1 in mode auto", b.opens)
 	}
 }
@@ -74,7 +75,7 @@ func TestIdle_capStopsTheLeastRecentlyUsed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Prompt(ctx, 0, text(p)); err != nil {
+			if _, err := s.Prompt(ctx, Arrival{}, text(p)); err != nil {
 				t.Fatal(err)
 			}
 			ss = append(ss, s)
@@ -98,12 +99,12 @@ type blockingNative struct {
 	release chan struct{}
 }
 
-func (b *blockingBackend) Open(ctx context.Context, opts OpenOptions, ev Events) (Native, error) {
+func (b *blockingBackend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	n, _ := b.configBackend.Open(ctx, opts, ev)
 	return blockingNative{n.(*configNative), b.release}, nil
 }
 
-func (n blockingNative) Prompt(ctx context.Context, t Turn) (TurnResult, error) {
+func (n blockingNative) Prompt(ctx context.Context, t agent.Turn) (agent.TurnResult, error) {
 	<-n.release
 	return n.configNative.Prompt(ctx, t)
 }
@@ -114,7 +115,7 @@ func TestIdle_neverDuringATurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st, _ := persist.Open(t.TempDir())
 		b := &blockingBackend{release: make(chan struct{})}
-		m, err := NewManager(Config{Backends: []Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: time.Minute})
+		m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +127,7 @@ func TestIdle_neverDuringATurn(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := s.Prompt(context.Background(), 0, text("slow"))
+			_, err := s.Prompt(context.Background(), Arrival{}, text("slow"))
 			done <- err
 		}()
 		time.Sleep(time.Hour) // many reaps past the limit

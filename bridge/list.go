@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -126,7 +127,7 @@ func decodeCursor(c string) (*persist.Header, error) {
 	if c == "" {
 		return nil, nil
 	}
-	bad := fmt.Errorf("%w: invalid cursor %q", ErrInvalidParams, c)
+	bad := fmt.Errorf("%w: invalid cursor %q", agent.ErrInvalidParams, c)
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return nil, bad

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
+	"os/exec"
 	"path/filepath"
-	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 	"golang.org/x/sync/errgroup"
@@ -25,8 +26,8 @@ type PersistMode string
 const (
 	// PersistAuto records every session's header (for session/list and to
 	// resume the native session) and its full transcript unless the
-	// agent's own resume returns the history (its Native is a
-	// HistoryReader).
+	// agent's own resume returns the history (its Native's
+	// agent.SessionCaps.History).
 	PersistAuto PersistMode = "auto"
 	// PersistAlways records every session's full transcript.
 	PersistAlways PersistMode = "always"
@@ -35,18 +36,23 @@ const (
 	PersistNever PersistMode = "never"
 )
 
-// Client is the editor side of the connection, as the bridge uses it.
-// *acp.AgentSideConnection implements it.
+// Client is the editor's side of one connection, as the engine uses it.
+// An edge implements it; the ACP edge's wraps the SDK's connection.
 type Client interface {
 	SessionUpdate(ctx context.Context, n acp.SessionNotification) error
 	RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+	// Peer is the rest of an ACP client, or nil for a client that takes
+	// only updates and permission asks (a test's, say). Without it,
+	// session/load's replay decodes each stored update to send it, and an
+	// agent's fs, terminal and extension calls answer method-not-found.
+	Peer() Peer
 }
 
 // Config configures a Manager.
 type Config struct {
 	// Backends are the agents this bridge can run, in the order the agent
 	// config option lists them. Default names the one new sessions use.
-	Backends []Backend
+	Backends []agent.Backend
 	Default  string
 	// Store holds transcripts; it must be nil with PersistNever and set
 	// otherwise.
@@ -69,14 +75,14 @@ type Config struct {
 	IdleTimeout time.Duration
 	MaxAgents   int
 	// Cwd is the bridge's working directory, where the default agent warms
-	// up a session ahead of need (see Warmer); "" warms none.
+	// up a session ahead of need (see agent.Caps.Warm); "" warms none.
 	Cwd string
 }
 
 // Manager owns all sessions of one ACP connection.
 type Manager struct {
 	cfg      Config
-	backends map[string]Backend
+	backends map[string]agent.Backend
 	log      *slog.Logger
 
 	// ctx lives until Shutdown. Turns and sends to the client derive from
@@ -86,12 +92,17 @@ type Manager struct {
 	// still deliver its final updates, before it answers "cancelled".
 	ctx  context.Context
 	stop context.CancelFunc
+	// reaping is the goroutine that stops idle agents (see reap), and
+	// endReaping ends it; Shutdown waits for it before closing anything.
+	reaping    sync.WaitGroup
+	endReaping context.CancelFunc
 
 	mu         sync.Mutex // protects the fields below
 	client     Client
 	clientCaps acp.ClientCapabilities
 	sessions   map[string]*Session
-	opening    map[string]bool // ids being loaded or resumed
+	opening    map[string]chan struct{} // ids being loaded or resumed; closed when done
+	cancelled  map[string]Order         // cancels of sessions being opened, applied once open
 }
 
 // NewManager returns a Manager; call SetClient before serving requests.
@@ -108,77 +119,21 @@ func NewManager(cfg Config) (*Manager, error) {
 	if (cfg.Persist == PersistNever) != (cfg.Store == nil) {
 		return nil, errors.New("a store is needed exactly when persisting")
 	}
-	m := &Manager{cfg: cfg, backends: make(map[string]Backend), log: cfg.Logger,
-		sessions: make(map[string]*Session), opening: make(map[string]bool)}
+	m := &Manager{cfg: cfg, backends: make(map[string]agent.Backend), log: cfg.Logger,
+		sessions: make(map[string]*Session), opening: make(map[string]chan struct{}), cancelled: make(map[string]Order)}
 	for _, b := range cfg.Backends {
 		m.backends[b.Info().Name] = b
 	}
 	if m.backends[cfg.Default] == nil {
-		return nil, fmt.Errorf("%w: %q", ErrAgentUnavailable, cfg.Default)
+		return nil, fmt.Errorf("%w: %q", agent.ErrAgentUnavailable, cfg.Default)
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
+	reapCtx, endReaping := context.WithCancel(context.Background())
+	m.endReaping = endReaping
 	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 {
-		go m.reap()
+		m.reaping.Go(func() { m.reap(reapCtx) })
 	}
 	return m, nil
-}
-
-// reap stops idle agents, now and then, until Shutdown.
-func (m *Manager) reap() {
-	every := time.Minute
-	if t := m.cfg.IdleTimeout; t > 0 {
-		every = min(max(t/4, 10*time.Millisecond), time.Minute)
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-tick.C:
-			m.StopIdle(time.Now())
-		}
-	}
-}
-
-// StopIdle stops the agents idle past IdleTimeout at now, then, while more
-// than MaxAgents run, the least recently used idle ones.
-func (m *Manager) StopIdle(now time.Time) {
-	m.mu.Lock()
-	sessions := slices.Collect(maps.Values(m.sessions))
-	m.mu.Unlock()
-	type idle struct {
-		s     *Session
-		since time.Time
-	}
-	var running []idle
-	live := 0
-	for _, s := range sessions {
-		since, ok := s.idleSince()
-		if !ok {
-			if s.running() {
-				live++
-			}
-			continue
-		}
-		if m.cfg.IdleTimeout > 0 && now.Sub(since) >= m.cfg.IdleTimeout && s.stopIfIdle(since) {
-			continue
-		}
-		running = append(running, idle{s, since})
-		live++
-	}
-	if m.cfg.MaxAgents <= 0 || live <= m.cfg.MaxAgents {
-		return
-	}
-	slices.SortFunc(running, func(a, b idle) int { return a.since.Compare(b.since) })
-	for _, r := range running {
-		if live <= m.cfg.MaxAgents {
-			return
-		}
-		if r.s.stopIfIdle(r.since) {
-			live--
-		}
-	}
 }
 
 // SetClient sets where updates and permission asks go.
@@ -188,6 +143,14 @@ func (m *Manager) SetClient(c Client) {
 	m.client = c
 }
 
+// peer is the client's Peer, or nil.
+func (m *Manager) peer() Peer {
+	if c := m.getClient(); c != nil {
+		return c.Peer()
+	}
+	return nil
+}
+
 func (m *Manager) getClient() Client {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -195,30 +158,30 @@ func (m *Manager) getClient() Client {
 }
 
 // DefaultInfo describes the backend that new sessions use.
-func (m *Manager) DefaultInfo() Info { return m.backends[m.cfg.Default].Info() }
+func (m *Manager) DefaultInfo() agent.Info { return m.backends[m.cfg.Default].Info() }
 
 // Warm lets the default backend start what its sessions share, and what
 // the first session in the bridge's directory needs, in the background,
 // so that the first session/new and its first turn find them ready.
 func (m *Manager) Warm() {
-	if w, ok := m.backends[m.cfg.Default].(Warmer); ok {
-		w.Warm(m.cfg.Cwd)
+	if warm := m.backends[m.cfg.Default].Info().Caps.Warm; warm != nil {
+		warm(m.cfg.Cwd)
 	}
 }
 
 // Logins lists the agents this bridge can run that have a login of their
-// own to run (LoginRunner), the default agent first, each with what can be
-// seen of its credentials now (LoginChecker).
+// own to run (agent.Caps.LoginCmd), the default agent first, each with what
+// can be seen of its credentials now (agent.Caps.Login).
 func (m *Manager) Logins() []AgentLogin {
 	var out []AgentLogin
 	for _, b := range m.cfg.Backends {
-		if _, runs := b.(LoginRunner); !runs {
+		info := b.Info()
+		if info.Caps.LoginCmd == nil {
 			continue
 		}
-		info := b.Info()
 		l := AgentLogin{Agent: info.Name, Title: info.Title}
-		if c, ok := b.(LoginChecker); ok {
-			l.Login = c.Login()
+		if info.Caps.Login != nil {
+			l.Login = info.Caps.Login()
 		}
 		if info.Name == m.cfg.Default {
 			out = append([]AgentLogin{l}, out...)
@@ -229,9 +192,47 @@ func (m *Manager) Logins() []AgentLogin {
 	return out
 }
 
+// CanLogout reports whether the default agent has a logout (see Logout).
+func (m *Manager) CanLogout() bool {
+	return m.backends[m.cfg.Default].Info().Caps.LogoutCmd != nil
+}
+
+// logoutTimeout bounds an agent's logout command.
+const logoutTimeout = 30 * time.Second
+
+// Logout runs the default agent's own logout, with no terminal, and says
+// what it printed if it fails. Its sessions go on as they are; the agent's
+// next start finds no credentials.
+func (m *Manager) Logout(ctx context.Context) error {
+	b := m.backends[m.cfg.Default]
+	logout := b.Info().Caps.LogoutCmd
+	if logout == nil {
+		return fmt.Errorf("%w: %s has no logout acpbridge can run", agent.ErrInvalidParams, b.Info().Title)
+	}
+	cmd, err := logout()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, logoutTimeout)
+	defer cancel()
+	run := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	run.Env, run.Dir = cmd.Env, cmd.Dir
+	if out, err := run.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(string(out)))
+	}
+	m.log.Info("logged out", "agent", b.Info().Name)
+	return nil
+}
+
+// AgentLogin is an agent's login as the bridge offers it to clients.
+type AgentLogin struct {
+	Agent, Title string
+	Login        agent.Login
+}
+
 // Agents lists the backends this bridge can run, in order.
-func (m *Manager) Agents() []Info {
-	infos := make([]Info, len(m.cfg.Backends))
+func (m *Manager) Agents() []agent.Info {
+	infos := make([]agent.Info, len(m.cfg.Backends))
 	for i, b := range m.cfg.Backends {
 		infos[i] = b.Info()
 	}
@@ -247,11 +248,12 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
 	s := newSession(m, b, h, 0)
-	if err := s.open(OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+	if err := s.open(agent.OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+		s.end()
 		return nil, err
 	}
 	if err := s.startRecord(m.cfg.Store, nil); err != nil {
-		s.native.Close()
+		s.discard()
 		return nil, err
 	}
 	m.mu.Lock()
@@ -273,7 +275,7 @@ func (m *Manager) Resume(ctx context.Context, id, cwd string, mcp []acp.McpServe
 
 func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
 	if !persist.ValidID(id) {
-		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
 	if err := checkCwd(cwd); err != nil {
 		return nil, err
@@ -285,15 +287,9 @@ func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	if s != nil {
 		return s, s.reattach(ctx, replay)
 	}
-	defer m.unclaim(id)
 	s, err = m.reopen(ctx, id, cwd, mcp, replay)
-	if err != nil {
-		return nil, err
-	}
-	m.mu.Lock()
-	m.sessions[id] = s
-	m.mu.Unlock()
-	return s, nil
+	m.unclaim(id, s)
+	return s, err
 }
 
 // claim returns the live session with id, or marks id as being opened.
@@ -303,20 +299,32 @@ func (m *Manager) claim(id string) (*Session, error) {
 	if s := m.sessions[id]; s != nil {
 		return s, nil
 	}
-	if m.opening[id] {
+	if m.opening[id] != nil {
 		return nil, fmt.Errorf("%w: session %s is being opened", ErrBusy, id)
 	}
 	if m.cfg.Store == nil {
 		return nil, fmt.Errorf("%w: %s (nothing is persisted with --persist never)", ErrSessionNotFound, id)
 	}
-	m.opening[id] = true
+	m.opening[id] = make(chan struct{})
 	return nil, nil
 }
 
-func (m *Manager) unclaim(id string) {
+// unclaim ends the opening of id, with s the session opened (nil if it
+// failed); requests that waited for it go on, and a cancel that came
+// meanwhile applies.
+func (m *Manager) unclaim(id string, s *Session) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	if s != nil {
+		m.sessions[id] = s
+	}
+	close(m.opening[id])
 	delete(m.opening, id)
+	at, cancelled := m.cancelled[id]
+	delete(m.cancelled, id)
+	m.mu.Unlock()
+	if s != nil && cancelled {
+		s.Cancel(at)
+	}
 }
 
 // reopen locks a stored session's transcript, opens its native session
@@ -336,18 +344,19 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	b := m.backends[h.Agent]
 	if b == nil {
 		w.Close()
-		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", ErrAgentUnavailable, id, h.Agent)
+		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", agent.ErrAgentUnavailable, id, h.Agent)
 	}
 	h.Cwd = cwd
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
-	opts := OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
+	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
 	if err := s.open(opts); err != nil {
 		w.Close()
+		s.end()
 		return nil, err
 	}
 	if err := s.startRecord(nil, w); err != nil {
-		s.native.Close()
+		s.discard()
 		return nil, err
 	}
 	if replay {
@@ -381,31 +390,77 @@ func (m *Manager) readOnly(ctx context.Context, id, cwd string, why error) (*Ses
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.readOnly = fmt.Errorf("%w: session %s can be read but not continued here: its state directory can't be written (%v)", ErrNotRecorded, id, why)
 	if err := s.replay(ctx, tr.Entries); err != nil {
+		s.end()
 		return nil, err
 	}
-	m.mu.Lock()
-	m.sessions[id] = s
-	m.mu.Unlock()
 	m.log.Warn("session opened read-only", "session", id, "err", why)
 	return s, nil
 }
 
-// Get returns a live session.
-func (m *Manager) Get(id string) (*Session, error) {
+// Get returns a live session. A session being loaded or resumed is waited
+// for, until ctx is done.
+func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
+	for {
+		s, opening, err := m.lookup(id)
+		if opening == nil {
+			return s, err
+		}
+		select {
+		case <-opening:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %s is still being opened: %w", ErrSessionNotFound, id, context.Cause(ctx))
+		}
+	}
+}
+
+// Cancel cancels the prompts of session id that arrived before at (see
+// Session.Cancel); for a session being loaded or resumed, once it is
+// open. It returns at once.
+func (m *Manager) Cancel(id string, at Order) {
+	s, opening, _ := m.lookup(id)
+	if s != nil {
+		s.Cancel(at)
+		return
+	}
+	if opening != nil {
+		m.mu.Lock()
+		if _, ok := m.opening[id]; ok && (at == 0 || at > m.cancelled[id]) {
+			m.cancelled[id] = at
+		}
+		m.mu.Unlock()
+	}
+}
+
+// CancelPrompt cancels one prompt of session id, the one that arrived at
+// at, whether its turn runs or it waits in the queue (see
+// Session.CancelPrompt). It returns at once.
+func (m *Manager) CancelPrompt(id string, at Order) {
+	if s, _, _ := m.lookup(id); s != nil {
+		s.CancelPrompt(at)
+	}
+}
+
+// lookup returns the live session id, or, while it is being opened, what
+// to wait on.
+func (m *Manager) lookup(id string) (*Session, <-chan struct{}, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s := m.sessions[id]; s != nil {
-		return s, nil
+		return s, nil, nil
+	}
+	if ch := m.opening[id]; ch != nil {
+		return nil, ch, nil
 	}
 	if !persist.ValidID(id) {
-		return nil, fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return nil, nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
-	return nil, fmt.Errorf("%w: %s is not open (session/load or session/resume it first)", ErrSessionNotFound, id)
+	return nil, nil, fmt.Errorf("%w: %s is not open (session/load or session/resume it first)", ErrSessionNotFound, id)
 }
 
 // Close cancels a session's turn and releases it; its transcript stays.
-func (m *Manager) Close(id string) error {
-	s, err := m.Get(id)
+// A session being loaded or resumed is waited for.
+func (m *Manager) Close(ctx context.Context, id string) error {
+	s, err := m.Get(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -417,14 +472,14 @@ func (m *Manager) Close(id string) error {
 
 // Delete closes a session if it is open and removes its transcript.
 // Deleting an unknown session succeeds, as the protocol asks.
-func (m *Manager) Delete(id string) error {
+func (m *Manager) Delete(ctx context.Context, id string) error {
 	if !persist.ValidID(id) {
-		return fmt.Errorf("%w: malformed session id %q", ErrInvalidParams, id)
+		return fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
-	_, err := m.Get(id)
+	_, err := m.Get(ctx, id)
 	live := err == nil
 	if live {
-		if err := m.Close(id); err != nil {
+		if err := m.Close(ctx, id); err != nil {
 			return err
 		}
 	}
@@ -457,6 +512,8 @@ func (m *Manager) CancelAll() {
 // Shutdown cancels every turn, closes every session (syncing its
 // transcript) and stops the backends.
 func (m *Manager) Shutdown() error {
+	m.endReaping()
+	m.reaping.Wait() // it may be closing a session's agent
 	m.mu.Lock()
 	ss := make([]*Session, 0, len(m.sessions))
 	for id, s := range m.sessions {
@@ -478,7 +535,7 @@ func (m *Manager) Shutdown() error {
 
 func checkCwd(cwd string) error {
 	if !filepath.IsAbs(cwd) {
-		return fmt.Errorf("%w: cwd %q is not an absolute path", ErrInvalidParams, cwd)
+		return fmt.Errorf("%w: cwd %q is not an absolute path", agent.ErrInvalidParams, cwd)
 	}
 	return nil
 }

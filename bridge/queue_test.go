@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -19,20 +20,21 @@ type gateBackend struct {
 	start chan string // each turn's text as it begins
 }
 
-func (b *gateBackend) Info() Info   { return Info{Name: "gate", Title: "Gate"} }
-func (b *gateBackend) Close() error { return nil }
-func (b *gateBackend) Open(context.Context, OpenOptions, Events) (Native, error) {
+func (b *gateBackend) Info() agent.Info { return agent.Info{Name: "gate", Title: "Gate"} }
+func (b *gateBackend) Close() error     { return nil }
+func (b *gateBackend) Open(context.Context, agent.OpenOptions, agent.Events) (agent.Native, error) {
 	return gateNative{b}, nil
 }
 
 type gateNative struct{ b *gateBackend }
 
 func (gateNative) NativeID() string                                { return "gate-1" }
+func (gateNative) Caps() agent.SessionCaps                         { return agent.SessionCaps{} }
 func (gateNative) Close() error                                    { return nil }
-func (gateNative) Config() []ConfigOption                          { return nil }
+func (gateNative) Config() []agent.ConfigOption                    { return nil }
 func (gateNative) SetConfig(context.Context, string, string) error { return nil }
 
-func (n gateNative) Prompt(ctx context.Context, t Turn) (TurnResult, error) {
+func (n gateNative) Prompt(ctx context.Context, t agent.Turn) (agent.TurnResult, error) {
 	text := t.Prompt[0].Text.Text
 	n.b.mu.Lock()
 	n.b.ran = append(n.b.ran, text)
@@ -40,9 +42,9 @@ func (n gateNative) Prompt(ctx context.Context, t Turn) (TurnResult, error) {
 	n.b.start <- text
 	select {
 	case <-n.b.gate:
-		return TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 	case <-ctx.Done():
-		return TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 }
 
@@ -53,7 +55,7 @@ func gateSession(t *testing.T) (*Session, *gateBackend) {
 		t.Fatal(err)
 	}
 	b := &gateBackend{gate: make(chan struct{}), start: make(chan string, 10)}
-	m, err := NewManager(Config{Backends: []Backend{b}, Default: "gate", Store: st, Persist: PersistAlways, CancelGrace: 5 * time.Second})
+	m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "gate", Store: st, Persist: PersistAlways, CancelGrace: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,13 +70,13 @@ func gateSession(t *testing.T) (*Session, *gateBackend) {
 
 type promptResult struct {
 	text string
-	res  TurnResult
+	res  agent.TurnResult
 	err  error
 }
 
 func promptAt(s *Session, at Order, text string, out chan<- promptResult) {
 	go func() {
-		res, err := s.Prompt(context.Background(), at, []acp.ContentBlock{acp.TextBlock(text)})
+		res, err := s.Prompt(context.Background(), Arrival{At: at}, []acp.ContentBlock{acp.TextBlock(text)})
 		out <- promptResult{text, res, err}
 	}()
 }

@@ -90,6 +90,16 @@ install_npm_tool() {
 	echo "$PWD/$path"
 }
 
+# need_native PACKAGE PATH fails, saying why, unless PATH, the native
+# binary that the installed PACKAGE's optional dependency for this
+# platform ships, is there.
+need_native() {
+	[[ -x $2 ]] && return 0
+	echo "install-tools: $1 is installed but the native binary $2 is not" >&2
+	echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
+	return 1
+}
+
 # npm_platform TOOL prints this machine's platform as npm packages of
 # native binaries name it (linux-x64, darwin-arm64, ...).
 npm_platform() {
@@ -152,11 +162,7 @@ install_codex() {
 		;;
 	esac
 	local path="$TOOLS_DIR/codex/node_modules/@openai/codex-${target%%/*}/${target#*/}/bin/codex"
-	if [[ ! -x $path ]]; then
-		echo "install-tools: $wrapper is installed but the native binary $path is not" >&2
-		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
-		return 1
-	fi
+	need_native "$wrapper" "$path" || return 1
 	# A bare `codex --version` leaves a helper entry under ~/.codex/tmp;
 	# with HOME and CODEX_HOME pointing at nothing it writes no files.
 	local got scratch
@@ -191,12 +197,10 @@ install_opencode() {
 		return 1
 	}
 	local path="$TOOLS_DIR/opencode/node_modules/$pkg/bin/opencode"
-	if [[ ! -x $path ]]; then
+	need_native "$wrapper" "$path" || {
 		rm -rf "$scratch"
-		echo "install-tools: $wrapper is installed but the native binary $path is not" >&2
-		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
 		return 1
-	fi
+	}
 	got=$(HOME="$scratch" XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" \
 		XDG_CACHE_HOME="$scratch/cache" XDG_STATE_HOME="$scratch/state" TMPDIR="$scratch" \
 		OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 \
@@ -220,11 +224,7 @@ install_amp() {
 	pkg=cli-$(npm_platform amp) || return 1
 	install_npm_tool @ampcode/cli "$version" amp amp >/dev/null || return 1
 	local path="$TOOLS_DIR/amp/node_modules/@ampcode/$pkg/amp"
-	if [[ ! -x $path ]]; then
-		echo "install-tools: @ampcode/cli is installed but the native binary $path is not" >&2
-		echo "install-tools: (is the optional dependency for this platform missing? npm must not run with --omit=optional)" >&2
-		return 1
-	fi
+	need_native @ampcode/cli "$path" || return 1
 	local scratch got
 	scratch=$(mktemp -d)
 	got=$(HOME="$scratch" XDG_CONFIG_HOME="$scratch/config" XDG_DATA_HOME="$scratch/data" \

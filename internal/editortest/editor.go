@@ -17,6 +17,7 @@ import (
 
 	acpedge "github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
@@ -35,21 +36,21 @@ type Editor struct {
 
 // StartEditor starts a bridge running b (persisting into state with mode)
 // and an initialized client for it. The bridge stops at the end of the test.
-func StartEditor(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode) *Editor {
+func StartEditor(t testing.TB, b agent.Backend, state string, mode bridge.PersistMode) *Editor {
 	t.Helper()
 	return StartEditorOffering(t, b, state, mode, acp.ClientCapabilities{})
 }
 
 // StartEditorOffering is StartEditor for an editor that offers caps (its
 // file system is Client.Files, its terminals make-believe).
-func StartEditorOffering(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
+func StartEditorOffering(t testing.TB, b agent.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
 	t.Helper()
-	return StartEditorWith(t, []bridge.Backend{b}, state, mode, caps)
+	return StartEditorWith(t, []agent.Backend{b}, state, mode, caps)
 }
 
 // StartEditorWith is StartEditorOffering for a bridge running several
 // backends; the first is the default.
-func StartEditorWith(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
+func StartEditorWith(t testing.TB, bs []agent.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities) *Editor {
 	t.Helper()
 	return startEditor(t, bs, state, mode, caps, "")
 }
@@ -57,12 +58,12 @@ func StartEditorWith(t testing.TB, bs []bridge.Backend, state string, mode bridg
 // StartEditorIn is StartEditor for a bridge started in directory cwd, as
 // an editor starts it in the project: its agent warms up a session there
 // at initialize.
-func StartEditorIn(t testing.TB, b bridge.Backend, state string, mode bridge.PersistMode, cwd string) *Editor {
+func StartEditorIn(t testing.TB, b agent.Backend, state string, mode bridge.PersistMode, cwd string) *Editor {
 	t.Helper()
-	return startEditor(t, []bridge.Backend{b}, state, mode, acp.ClientCapabilities{}, cwd)
+	return startEditor(t, []agent.Backend{b}, state, mode, acp.ClientCapabilities{}, cwd)
 }
 
-func startEditor(t testing.TB, bs []bridge.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities, cwd string) *Editor {
+func startEditor(t testing.TB, bs []agent.Backend, state string, mode bridge.PersistMode, caps acp.ClientCapabilities, cwd string) *Editor {
 	t.Helper()
 	st, err := persist.Open(state)
 	if err != nil {

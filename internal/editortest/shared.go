@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/coder/acp-go-sdk"
 	"golang.org/x/sync/errgroup"
@@ -16,9 +17,9 @@ import (
 // SharedServer is a backend whose bridges share one server (--shared),
 // for CheckSharedServer.
 type SharedServer struct {
-	Backend func() bridge.Backend                                  // a new one on the shared server
-	Server  func(b bridge.Backend) (pid int, gone <-chan struct{}) // the server b is on
-	Dir     func() string                                          // a new working directory
+	Backend func() agent.Backend                                  // a new one on the shared server
+	Server  func(b agent.Backend) (pid int, gone <-chan struct{}) // the server b is on
+	Dir     func() string                                         // a new working directory
 	// Asking has a session ask the client before it runs a command, and
 	// the client allow it.
 	Asking  func(e *Editor, id acp.SessionId)
@@ -34,7 +35,7 @@ type SharedServer struct {
 // started again at the next prompt.
 func CheckSharedServer(t *testing.T, c SharedServer) {
 	t.Helper()
-	backends := map[*Editor]bridge.Backend{}
+	backends := map[*Editor]agent.Backend{}
 	start := func() *Editor {
 		b := c.Backend()
 		e := StartEditor(t, b, t.TempDir(), bridge.PersistAuto)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/translators/mock"
@@ -39,7 +40,7 @@ func TestLoad_mixedAgentsAndARestart(t *testing.T) {
 		t.Skip("SKIPPED: the load test does not run with -short")
 	}
 	w := newWorld(t, false)
-	backends := func() []bridge.Backend { return append([]bridge.Backend{mock.New()}, w.backends()...) }
+	backends := func() []agent.Backend { return append([]agent.Backend{mock.New()}, w.backends()...) }
 	state := t.TempDir()
 	e := editortest.StartEditorWith(t, backends(), state, bridge.PersistAuto, acp.ClientCapabilities{})
 	ids := make([]acp.SessionId, sessions)

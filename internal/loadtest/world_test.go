@@ -3,7 +3,7 @@ package loadtest
 import (
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/claude"
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 	"github.com/acpbridge/acpbridge/translators/codex"
@@ -18,7 +18,7 @@ type world struct {
 	claude   *fakeapi.Server
 	codex    *fakeresponses.Server
 	opencode *fakechat.Server // nil unless asked for
-	backends func() []bridge.Backend
+	backends func() []agent.Backend
 }
 
 // newWorld sets up claude and codex, and opencode if withOpencode; it
@@ -37,8 +37,8 @@ func newWorld(t *testing.T, withOpencode bool) *world {
 		t.Cleanup(w.opencode.Close)
 		ohome = fakechat.Home(t, w.opencode.URL)
 	}
-	w.backends = func() []bridge.Backend {
-		bs := []bridge.Backend{
+	w.backends = func() []agent.Backend {
+		bs := []agent.Backend{
 			claude.New(claude.Options{Path: claudeBin, Env: fakeapi.Env(w.claude.URL, claudeHome), ExtraArgs: []string{"--setting-sources", ""}}),
 			codex.New(codex.Options{Path: codexBin, Env: fakeresponses.Env(xhome, xcodexHome)})}
 		if withOpencode {

@@ -1,6 +1,6 @@
 // Package nativetest helps test a backend's sessions through the bridge's
 // Backend and Native interfaces, against a fake agent CLI that is the test
-// binary itself, re-executed: a recording bridge.Events, the prompt
+// binary itself, re-executed: a recording agent.Events, the prompt
 // helpers, and the set-up that keeps the fake's own data races seen.
 package nativetest
 
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/coder/acp-go-sdk"
 )
@@ -64,7 +64,7 @@ func Poll(t *testing.T, what string, ok func() bool) {
 
 // OpenSession opens a session (in a fresh directory unless opts says);
 // the test closes it.
-func OpenSession(t *testing.T, b bridge.Backend, opts bridge.OpenOptions, ev bridge.Events) bridge.Native {
+func OpenSession(t *testing.T, b agent.Backend, opts agent.OpenOptions, ev agent.Events) agent.Native {
 	t.Helper()
 	if opts.Cwd == "" {
 		opts.Cwd = t.TempDir()
@@ -78,12 +78,12 @@ func OpenSession(t *testing.T, b bridge.Backend, opts bridge.OpenOptions, ev bri
 }
 
 // TextTurn is a turn of one text block.
-func TextTurn(text string, cfg map[string]string) bridge.Turn {
-	return bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}, Config: cfg}
+func TextTurn(text string, cfg map[string]string) agent.Turn {
+	return agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}, Config: cfg}
 }
 
 // RunPrompt runs one turn, within WaitGuard.
-func RunPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) (bridge.TurnResult, error) {
+func RunPrompt(t *testing.T, s agent.Native, text string, cfg map[string]string) (agent.TurnResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), WaitGuard)
 	defer cancel()
@@ -95,7 +95,7 @@ func RunPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string
 }
 
 // MustPrompt runs a turn that must end normally.
-func MustPrompt(t *testing.T, s bridge.Native, text string, cfg map[string]string) bridge.TurnResult {
+func MustPrompt(t *testing.T, s agent.Native, text string, cfg map[string]string) agent.TurnResult {
 	t.Helper()
 	res, err := RunPrompt(t, s, text, cfg)
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
@@ -110,7 +110,7 @@ type Ask struct {
 	Options []string
 }
 
-// Recorder is a bridge.Events that records what a session reports, and
+// Recorder is a agent.Events that records what a session reports, and
 // answers permission asks with its choice: an option id, "" to cancel the
 // ask, or "wait" to wait for the turn to be cancelled.
 type Recorder struct {
@@ -218,16 +218,16 @@ func HasAgentText(us []acp.SessionUpdate, _ []Ask) bool {
 }
 
 // FindOption returns the option with id.
-func FindOption(opts []bridge.ConfigOption, id string) (bridge.ConfigOption, bool) {
-	i := slices.IndexFunc(opts, func(o bridge.ConfigOption) bool { return o.ID == id })
+func FindOption(opts []agent.ConfigOption, id string) (agent.ConfigOption, bool) {
+	i := slices.IndexFunc(opts, func(o agent.ConfigOption) bool { return o.ID == id })
 	if i < 0 {
-		return bridge.ConfigOption{}, false
+		return agent.ConfigOption{}, false
 	}
 	return opts[i], true
 }
 
 // ChoiceValues lists an option's values.
-func ChoiceValues(o bridge.ConfigOption) []string {
+func ChoiceValues(o agent.ConfigOption) []string {
 	var out []string
 	for _, c := range o.Choices {
 		out = append(out, c.Value)

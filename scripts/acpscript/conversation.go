@@ -83,80 +83,107 @@ func (c *conversation) note(s string) {
 	c.line("  ? " + s)
 }
 
-func (c *conversation) response(method string, result json.RawMessage) {
-	var r struct {
-		AgentInfo *struct {
-			Name, Version string
-		} `json:"agentInfo"`
-		ProtocolVersion int    `json:"protocolVersion"`
-		SessionID       string `json:"sessionId"`
-		ConfigOptions   []struct {
-			ID           string `json:"id"`
-			CurrentValue any    `json:"currentValue"`
-		} `json:"configOptions"`
-		StopReason string `json:"stopReason"`
-		Usage      *struct {
-			InputTokens  int `json:"inputTokens"`
-			OutputTokens int `json:"outputTokens"`
-		} `json:"usage"`
-		Sessions []struct {
-			SessionID string `json:"sessionId"`
-			Title     string `json:"title"`
-			Cwd       string `json:"cwd"`
-		} `json:"sessions"`
+// configOption is a session's config option as ACP sends it.
+type configOption struct {
+	ID           string `json:"id"`
+	CurrentValue any    `json:"currentValue"`
+}
+
+// showOptions shows config options as "id=value, …".
+func showOptions(opts []configOption) string {
+	var parts []string
+	for _, o := range opts {
+		parts = append(parts, fmt.Sprintf("%s=%v", o.ID, o.CurrentValue))
 	}
-	json.Unmarshal(result, &r)
+	return strings.Join(parts, ", ")
+}
+
+// result is the part of a response's result a person reads.
+type result struct {
+	AgentInfo *struct {
+		Name, Version string
+	} `json:"agentInfo"`
+	ProtocolVersion int            `json:"protocolVersion"`
+	SessionID       string         `json:"sessionId"`
+	ConfigOptions   []configOption `json:"configOptions"`
+	StopReason      string         `json:"stopReason"`
+	Usage           *struct {
+		InputTokens  int `json:"inputTokens"`
+		OutputTokens int `json:"outputTokens"`
+	} `json:"usage"`
+	Sessions []struct {
+		SessionID string `json:"sessionId"`
+		Title     string `json:"title"`
+		Cwd       string `json:"cwd"`
+	} `json:"sessions"`
+}
+
+// response shows the response to a request for method.
+func (c *conversation) response(method string, raw json.RawMessage) {
+	var r result
+	json.Unmarshal(raw, &r)
 	switch method {
 	case "initialize":
 		if r.AgentInfo != nil {
 			c.line(fmt.Sprintf("· initialize: %s %s, ACP protocol %d", r.AgentInfo.Name, r.AgentInfo.Version, r.ProtocolVersion))
 		}
 	case "session/new", "session/load", "session/resume":
-		var opts []string
-		for _, o := range r.ConfigOptions {
-			opts = append(opts, fmt.Sprintf("%s=%v", o.ID, o.CurrentValue))
-		}
-		id := r.SessionID
-		if id == "" {
-			id = "loaded"
-		}
-		c.line(fmt.Sprintf("· %s: session %s (%s)", method, id, strings.Join(opts, ", ")))
+		c.sessionOpened(method, r)
 	case "session/prompt":
-		s := "· stop: " + r.StopReason
-		if r.Usage != nil {
-			s += fmt.Sprintf(" (%d tokens in, %d out)", r.Usage.InputTokens, r.Usage.OutputTokens)
-		}
-		c.line(s)
+		c.stopped(r)
 	case "session/list":
-		c.line(fmt.Sprintf("· session/list: %d session(s)", len(r.Sessions)))
-		for _, s := range r.Sessions {
-			c.line(fmt.Sprintf("    %s  %q  %s", s.SessionID, s.Title, s.Cwd))
-		}
+		c.listed(r)
 	default:
 		c.line("· " + method + ": ok")
 	}
 }
 
+// sessionOpened shows the response to a session/new, load or resume.
+func (c *conversation) sessionOpened(method string, r result) {
+	id := r.SessionID
+	if id == "" {
+		id = "loaded"
+	}
+	c.line(fmt.Sprintf("· %s: session %s (%s)", method, id, showOptions(r.ConfigOptions)))
+}
+
+// stopped shows the response to a session/prompt: why the turn stopped.
+func (c *conversation) stopped(r result) {
+	s := "· stop: " + r.StopReason
+	if r.Usage != nil {
+		s += fmt.Sprintf(" (%d tokens in, %d out)", r.Usage.InputTokens, r.Usage.OutputTokens)
+	}
+	c.line(s)
+}
+
+// listed shows the response to a session/list.
+func (c *conversation) listed(r result) {
+	c.line(fmt.Sprintf("· session/list: %d session(s)", len(r.Sessions)))
+	for _, s := range r.Sessions {
+		c.line(fmt.Sprintf("    %s  %q  %s", s.SessionID, s.Title, s.Cwd))
+	}
+}
+
+// sessionUpdate is the part of a session/update a person reads.
+type sessionUpdate struct {
+	Kind       string          `json:"sessionUpdate"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"toolCallId"`
+	Title      *string         `json:"title"`
+	ToolKind   *string         `json:"kind"`
+	Status     *string         `json:"status"`
+	Entries    []struct {
+		Content string `json:"content"`
+		Status  string `json:"status"`
+	} `json:"entries"`
+	ConfigOptions []configOption `json:"configOptions"`
+	CurrentModeID string         `json:"currentModeId"`
+}
+
 // update shows one session/update.
 func (c *conversation) update(params json.RawMessage) {
 	var p struct {
-		Update struct {
-			Kind       string          `json:"sessionUpdate"`
-			Content    json.RawMessage `json:"content"`
-			ToolCallID string          `json:"toolCallId"`
-			Title      *string         `json:"title"`
-			ToolKind   *string         `json:"kind"`
-			Status     *string         `json:"status"`
-			Entries    []struct {
-				Content string `json:"content"`
-				Status  string `json:"status"`
-			} `json:"entries"`
-			ConfigOptions []struct {
-				ID           string `json:"id"`
-				CurrentValue any    `json:"currentValue"`
-			} `json:"configOptions"`
-			CurrentModeID string `json:"currentModeId"`
-		} `json:"update"`
+		Update sessionUpdate `json:"update"`
 	}
 	if json.Unmarshal(params, &p) != nil {
 		return
@@ -168,29 +195,36 @@ func (c *conversation) update(params json.RawMessage) {
 		json.Unmarshal(u.Content, &b)
 		c.chunk(u.Kind, b.show())
 	case "tool_call", "tool_call_update":
-		t := c.tools[u.ToolCallID]
-		set(&t.title, u.Title)
-		set(&t.kind, u.ToolKind)
-		changed := set(&t.status, u.Status) || u.Kind == "tool_call"
-		c.tools[u.ToolCallID] = t
-		if changed && t.status != "in_progress" {
-			c.line(fmt.Sprintf("  [%s] %s: %s", or(t.kind, "tool"), t.title, or(t.status, "pending")))
-		}
+		c.toolCall(u)
 	case "plan":
-		var steps []string
-		for _, e := range u.Entries {
-			steps = append(steps, planMark[e.Status]+" "+e.Content)
-		}
-		c.line("  plan: " + strings.Join(steps, "  "))
+		c.plan(u)
 	case "current_mode_update":
 		c.line("· mode: " + u.CurrentModeID)
 	case "config_option_update":
-		var opts []string
-		for _, o := range u.ConfigOptions {
-			opts = append(opts, fmt.Sprintf("%s=%v", o.ID, o.CurrentValue))
-		}
-		c.line("· options: " + strings.Join(opts, ", "))
+		c.line("· options: " + showOptions(u.ConfigOptions))
 	}
+}
+
+// toolCall shows a tool call, or an update of one that changes its
+// status, unless it is in progress.
+func (c *conversation) toolCall(u sessionUpdate) {
+	t := c.tools[u.ToolCallID]
+	set(&t.title, u.Title)
+	set(&t.kind, u.ToolKind)
+	changed := set(&t.status, u.Status) || u.Kind == "tool_call"
+	c.tools[u.ToolCallID] = t
+	if changed && t.status != "in_progress" {
+		c.line(fmt.Sprintf("  [%s] %s: %s", or(t.kind, "tool"), t.title, or(t.status, "pending")))
+	}
+}
+
+// plan shows a plan, its steps marked by status.
+func (c *conversation) plan(u sessionUpdate) {
+	var steps []string
+	for _, e := range u.Entries {
+		steps = append(steps, planMark[e.Status]+" "+e.Content)
+	}
+	c.line("  plan: " + strings.Join(steps, "  "))
 }
 
 var planMark = map[string]string{"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}

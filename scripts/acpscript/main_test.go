@@ -17,6 +17,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/google/go-cmp/cmp"
 )
@@ -329,7 +330,7 @@ func TestConversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := bridge.NewManager(bridge.Config{Backends: []bridge.Backend{mock.New()}, Default: "mock", Persist: bridge.PersistNever,
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{mock.New()}, Default: "mock", Persist: bridge.PersistNever,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

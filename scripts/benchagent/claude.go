@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
@@ -16,131 +15,142 @@ const (
 	claudePrompt2 = "Say hello again"
 )
 
+// nameZed is the column of Zed's adapter.
+const nameZed = "zed-adapter"
+
+// claudeOptions are benchagent claude's flags.
 type claudeOptions struct {
 	benchkit.Options
 	adapter string
 	claude  string
 }
 
-// claudeAgent is one ACP claudeAgent command under test.
+// claudeAgent is one ACP agent command under test.
 type claudeAgent struct {
-	name string // column title
-	argv []string
-	// env is added to fakeapi.Env for a claudeRun.
-	env []string
-	// version describes the claudeAgent for the header.
-	version string
+	benchkit.Agent
 	// shared, if set, is the one HOME and project of every run, as a
 	// user's bridges have: acpbridge --shared's daemon is per HOME and its
 	// spares per project.
 	shared *benchkit.Shared
 }
 
-const claudeNameShared = "acpbridge-shared"
+// claudeBench is a run of benchagent claude: the claude binary both
+// agents run, the agents, and the fake Messages API.
+type claudeBench struct {
+	o                       claudeOptions
+	claudePath, claudeReal  string
+	claudeVersion           string
+	bridge, shared, adapter claudeAgent
+	adapterMissing          string // why the adapter has no numbers, if it is not installed
+	srv                     *fakeapi.Server
+}
 
+// claudeRun is benchagent claude; it returns the exit status.
 func claudeRun(args []string) int {
-	var o claudeOptions
+	o, status, ok := parseClaudeOptions(args)
+	if !ok {
+		return status
+	}
+	b, err := newClaudeBench(o)
+	if err != nil {
+		o.Failf("%v", err)
+		return 1
+	}
+	// A failed acpbridge run is a bug to look at; the adapter is only the
+	// anchor, so its failures are reported but don't fail the benchmark.
+	return benchkit.Run[claudeAgent, benchkit.Result](o.Options, b, false, benchkit.NameBridge, benchkit.NameShared)
+}
+
+// parseClaudeOptions parses the flags; if the program is not to go on, ok
+// is false and status is its exit status.
+func parseClaudeOptions(args []string) (o claudeOptions, status int, ok bool) {
 	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge, acpbridge-shared or zed-adapter)")
 	fs.StringVar(&o.adapter, "adapter", filepath.Join(o.Root, ".tools/claude-agent-acp/node_modules/.bin/claude-agent-acp"),
 		"Zed's claude-agent-acp `binary` (see scripts/install-tools.sh zed-claude-adapter)")
-	defClaude := os.Getenv("ACPBRIDGE_CLAUDE")
-	if defClaude == "" {
-		defClaude = filepath.Join(o.Root, ".tools/claude/node_modules/.bin/claude")
-	}
+	defClaude := benchkit.EnvOr("ACPBRIDGE_CLAUDE", filepath.Join(o.Root, ".tools/claude/node_modules/.bin/claude"))
 	fs.StringVar(&o.claude, "claude", defClaude, "the claude `binary` both agents run (default $ACPBRIDGE_CLAUDE, else the pinned .tools one)")
-	if status, ok := o.Parse(fs, args); !ok {
-		return status
-	}
-
-	claudePath, claudeReal, err := benchkit.Executable(o.claude)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchagent claude: no claude binary at %s (run scripts/install-tools.sh): %v\n", o.claude, err)
-		return 1
-	}
-	claudeVersion := benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")
-
-	bridge := claudeAgent{
-		name:    "acpbridge",
-		argv:    []string{o.Acpbridge, "--agent", "claude", "--state-dir", "STATE"},
-		env:     []string{"ACPBRIDGE_CLAUDE=" + claudePath},
-		version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version"),
-	}
-	adapter := claudeAgent{
-		name: "zed-adapter",
-		argv: []string{o.adapter},
-		env:  []string{"CLAUDE_CODE_EXECUTABLE=" + claudePath},
-	}
-	var adapterMissing string
-	if _, err := os.Stat(o.adapter); err != nil {
-		adapterMissing = fmt.Sprintf("the Zed adapter is not installed at %s (bash scripts/install-tools.sh zed-claude-adapter): %v", o.adapter, err)
-	} else {
-		adapter.version = "@agentclientprotocol/claude-agent-acp " + benchkit.PackageVersion(o.adapter, "..") +
-			" (node " + benchkit.CommandLine(os.Environ(), "node", "--version") + ")"
-	}
-
-	srv := fakeapi.New(fakeapi.Directives())
-	defer srv.Close()
-
-	shared := bridge
-	shared.name = claudeNameShared
-	shared.argv = append(slices.Clone(bridge.argv), benchkit.SharedFlag)
-	var agents []claudeAgent
-	if o.Only == "" || o.Only == "acpbridge" {
-		agents = append(agents, bridge)
-	}
-	if o.Only == "" || o.Only == claudeNameShared {
-		sh, err := benchkit.NewShared("benchclaude-shared-", ".claude")
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchagent claude: %v\n", err)
-			return 1
-		}
-		defer sh.Close()
-		shared.shared = sh
-		shared.env = append(slices.Clone(bridge.env), sh.Env())
-		agents = append(agents, shared)
-	}
-	if (o.Only == "" || o.Only == "zed-adapter") && adapterMissing == "" {
-		agents = append(agents, adapter)
-	}
-
-	fmt.Printf("claude CLI: %s (%s), run by both agents\n", claudeReal, claudeVersion)
-	fmt.Printf("fake API:   %s (fakeapi.Directives)\n", srv.URL)
-	fmt.Printf("acpbridge:  %s %s\n", o.Acpbridge, bridge.version)
-	if adapterMissing == "" {
-		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", o.adapter, adapter.version, claudePath)
-	}
-	if shared.shared != nil {
-		fmt.Printf("%s: %s, every run with one HOME and project; its daemon started by a run not counted, as after a user's first bridge\n",
-			claudeNameShared, strings.Join(shared.argv, " "))
-	}
-	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", o.N, claudePrompt1, claudePrompt2)
-
-	if shared.shared != nil {
-		if r := claudeRunOnce(o, shared, srv, "/"+claudeNameShared+"-0", claudeReal); r.Err != nil {
-			fmt.Fprintf(os.Stderr, "benchagent claude: the run that starts the shared daemon failed: %v\n", r.Err)
-			return 1
-		}
-	}
-
-	results := benchkit.Repeat(o.Options, agents, func(a claudeAgent) string { return a.name }, false,
-		func(a claudeAgent, prefix string) benchkit.Result {
-			return claudeRunOnce(o, a, srv, prefix, claudeReal)
-		})
-	claudeReport(results, adapterMissing, o.Only)
-	// A failed acpbridge claudeRun is a bug to look at; the adapter is only the
-	// anchor, so its failures are reported but don't fail the benchmark.
-	for _, name := range []string{"acpbridge", claudeNameShared} {
-		if len(benchkit.Succeeded(results[name])) != len(results[name]) {
-			return 1
-		}
-	}
-	return 0
+	status, ok = o.Parse(fs, args)
+	return o, status, ok
 }
 
-// claudeRunOnce runs claudeAgent a once, its fake API requests under prefix, and
+// newClaudeBench finds the claude binary, describes the agents and
+// starts the fake; with acpbridge-shared selected, it makes its HOME.
+func newClaudeBench(o claudeOptions) (*claudeBench, error) {
+	claudePath, claudeReal, err := benchkit.Executable(o.claude)
+	if err != nil {
+		return nil, fmt.Errorf("no claude binary at %s (run scripts/install-tools.sh): %v", o.claude, err)
+	}
+	b := &claudeBench{o: o, claudePath: claudePath, claudeReal: claudeReal,
+		claudeVersion: benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")}
+	b.bridge = claudeAgent{Agent: benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)}
+	b.adapter, b.adapterMissing = zedAdapter(o.adapter, claudePath)
+	b.srv = fakeapi.New(fakeapi.Directives())
+	if o.Selects(benchkit.NameShared) {
+		sh, err := benchkit.NewShared("benchclaude-shared-", ".claude")
+		if err != nil {
+			b.srv.Close()
+			return nil, err
+		}
+		b.shared = claudeAgent{Agent: b.bridge.AsShared(sh), shared: sh}
+	}
+	return b, nil
+}
+
+// zedAdapter is Zed's adapter at path, running the claude at claude, and
+// why it has no numbers if it is not installed.
+func zedAdapter(path, claude string) (a claudeAgent, missing string) {
+	a.Name, a.Argv, a.Env = nameZed, []string{path}, []string{"CLAUDE_CODE_EXECUTABLE=" + claude}
+	if _, err := os.Stat(path); err != nil {
+		return a, fmt.Sprintf("the Zed adapter is not installed at %s (bash scripts/install-tools.sh zed-claude-adapter): %v", path, err)
+	}
+	a.Version = "@agentclientprotocol/claude-agent-acp " + benchkit.PackageVersion(path, "..") +
+		" (node " + benchkit.CommandLine(os.Environ(), "node", "--version") + ")"
+	return a, ""
+}
+
+// Shared is acpbridge-shared, if it runs.
+func (b *claudeBench) Shared() (claudeAgent, bool) { return b.shared, b.shared.shared != nil }
+
+// Close stops the shared daemon and the fake.
+func (b *claudeBench) Close() {
+	b.shared.shared.Close()
+	b.srv.Close()
+}
+
+// Agents are the agents to run, in order.
+func (b *claudeBench) Agents() []claudeAgent {
+	var agents []claudeAgent
+	if b.o.Selects(benchkit.NameBridge) {
+		agents = append(agents, b.bridge)
+	}
+	if b.shared.shared != nil {
+		agents = append(agents, b.shared)
+	}
+	if b.o.Selects(nameZed) && b.adapterMissing == "" {
+		agents = append(agents, b.adapter)
+	}
+	return agents
+}
+
+// Header prints what runs against what.
+func (b *claudeBench) Header() {
+	fmt.Printf("claude CLI: %s (%s), run by both agents\n", b.claudeReal, b.claudeVersion)
+	fmt.Printf("fake API:   %s (fakeapi.Directives)\n", b.srv.URL)
+	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.bridge.Version)
+	if b.adapterMissing == "" {
+		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", b.o.adapter, b.adapter.Version, b.claudePath)
+	}
+	if b.shared.shared != nil {
+		fmt.Printf("%s: %s, every run with one HOME and project; its daemon started by a run not counted, as after a user's first bridge\n",
+			benchkit.NameShared, strings.Join(b.shared.Argv, " "))
+	}
+	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", b.o.N, claudePrompt1, claudePrompt2)
+}
+
+// RunOnce runs agent a once, its fake API requests under prefix, and
 // returns its measurements.
-func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, claudeReal string) (res benchkit.Result) {
-	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchclaude-"+a.name+"-", a.name+prefix, o.Keep, ".claude")
+func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result) {
+	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchclaude-"+a.Name+"-", a.Name+prefix, b.o.Keep, ".claude")
 	if err != nil {
 		return benchkit.Result{Err: err}
 	}
@@ -150,30 +160,33 @@ func claudeRunOnce(o claudeOptions, a claudeAgent, srv *fakeapi.Server, prefix, 
 	// requests are counted from the run's start.
 	before := 0
 	if sh := a.shared; sh != nil {
-		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+claudeNameShared, len(srv.Requests())
+		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+benchkit.NameShared, len(b.srv.Requests())
 	}
-	p, err := dirs.Start(a.argv, append(fakeapi.Env(srv.URL+prefix, dirs.Home), a.env...), claudeReal)
+	p, err := dirs.Start(a.Argv, append(fakeapi.Env(b.srv.URL+prefix, dirs.Home), a.Env...), b.claudeReal)
 	if err != nil {
 		return benchkit.Result{Err: err}
 	}
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", b.o.Verbose, claudeCheckAnswer)
 	defer func() {
-		if !p.Stop(benchkit.ExitGrace) && res.Err == nil {
-			res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.name, benchkit.ExitGrace)
-		}
-		for _, r := range srv.Requests()[before:] {
-			if r.Prefix == prefix {
-				res.APIRequests++
-				res.APISummary = append(res.APISummary, fmt.Sprintf("%s %q", r.Model, benchkit.FirstLine(r.LastText, 60)))
-			}
-		}
-		p.Record(&res, os.Stderr, a.name+prefix, o.Verbose)
+		p.Finish(&res, a.Agent, s, a.Name+prefix, b.o.Verbose)
+		countClaudeRequests(&res, b.srv.Requests()[before:], prefix)
 	}()
-	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchclaude", o.Verbose, claudeCheckAnswer)
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, o.Think, dirs.Cwd, [2]string{claudePrompt1, claudePrompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, b.o.Timeout, b.o.Think, dirs.Cwd, [2]string{claudePrompt1, claudePrompt2})
 	return res
 }
 
-// claudeCheckAnswer checks that text, the claudeAgent's text of a turn, has the
+// countClaudeRequests notes in res the fake's requests of the run, those
+// under prefix.
+func countClaudeRequests(res *benchkit.Result, reqs []fakeapi.Request, prefix string) {
+	for _, r := range reqs {
+		if r.Prefix == prefix {
+			res.APIRequests++
+			res.APISummary = append(res.APISummary, fmt.Sprintf("%s %q", r.Model, benchkit.FirstLine(r.LastText, 60)))
+		}
+	}
+}
+
+// claudeCheckAnswer checks that text, the agent's text of a turn, has the
 // fake's answer (its beginning, which does not depend on the prompt).
 func claudeCheckAnswer(_, text string) error {
 	if !strings.Contains(text, fakeapi.AnswerTextPrefix) {
@@ -182,27 +195,17 @@ func claudeCheckAnswer(_, text string) error {
 	return nil
 }
 
-// claudeReport prints the table of results.
-func claudeReport(results map[string][]benchkit.Result, adapterMissing, only string) {
-	b, z := benchkit.Succeeded(results["acpbridge"]), benchkit.Succeeded(results["zed-adapter"])
-	b = append(b, benchkit.Succeeded(results[claudeNameShared])...)
-	if len(z) == 0 && only != "acpbridge" {
-		why := adapterMissing
-		if why == "" {
-			why = fmt.Sprintf("none of its %d runs succeeded (errors above)", len(results["zed-adapter"]))
-		}
-		fmt.Printf("NOTE: no numbers for the anchor (Zed's claude-agent-acp): %s.\n      Measuring acpbridge alone; no ratios.\n\n", why)
-	}
-	if len(b) == 0 && only != "zed-adapter" {
-		fmt.Printf("NOTE: no run of acpbridge succeeded (errors above); no ratios.\n\n")
-	}
-	names := []string{"acpbridge", claudeNameShared, "zed-adapter"}
+// Report prints the notes, the table of results and what each agent's
+// process tree ran.
+func (b *claudeBench) Report(results map[string][]benchkit.Result) {
+	b.noteMissing(results)
+	names := []string{benchkit.NameBridge, benchkit.NameShared, nameZed}
 	benchkit.Table[benchkit.Result]{
 		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new", Child: "claude", Matching: "claude", API: "Messages"}),
 		Agents:  names,
 		Results: results,
-		Ratios: []benchkit.Ratio{{Title: "zed/acpbridge", Num: "zed-adapter", Den: "acpbridge"},
-			{Title: "zed/shared", Num: "zed-adapter", Den: claudeNameShared}},
+		Ratios: []benchkit.Ratio{{Title: "zed/acpbridge", Num: nameZed, Den: benchkit.NameBridge},
+			{Title: "zed/shared", Num: nameZed, Den: benchkit.NameShared}},
 		Width: 24,
 	}.Print(os.Stdout)
 	for _, name := range names {
@@ -211,6 +214,21 @@ func claudeReport(results map[string][]benchkit.Result, adapterMissing, only str
 		}
 	}
 	fmt.Println()
+}
+
+// noteMissing says which side of the comparison has no numbers, and why.
+func (b *claudeBench) noteMissing(results map[string][]benchkit.Result) {
+	bridge := append(benchkit.Succeeded(results[benchkit.NameBridge]), benchkit.Succeeded(results[benchkit.NameShared])...)
+	if len(benchkit.Succeeded(results[nameZed])) == 0 && b.o.Only != benchkit.NameBridge {
+		why := b.adapterMissing
+		if why == "" {
+			why = fmt.Sprintf("none of its %d runs succeeded (errors above)", len(results[nameZed]))
+		}
+		fmt.Printf("NOTE: no numbers for the anchor (Zed's claude-agent-acp): %s.\n      Measuring acpbridge alone; no ratios.\n\n", why)
+	}
+	if len(bridge) == 0 && b.o.Only != nameZed {
+		fmt.Printf("NOTE: no run of acpbridge succeeded (errors above); no ratios.\n\n")
+	}
 }
 
 // fakeEnvOnly is an environment that keeps the claude CLI from touching

@@ -18,35 +18,23 @@ const (
 	opencodePrompt2 = "hello again"
 )
 
-// The agents' names, which are also the table's column titles and -only's
-// values.
-const (
-	opencodeNameBridge = "acpbridge"
-	opencodeNameShared = "acpbridge-shared"
-	nameAnchor         = "opencode-acp"
-)
+// nameAnchor is the column of OpenCode's own adapter, and a value of
+// -only.
+const nameAnchor = "opencode-acp"
 
-var opencodeAgentOrder = []string{opencodeNameBridge, opencodeNameShared, nameAnchor}
+var opencodeAgentOrder = []string{benchkit.NameBridge, benchkit.NameShared, nameAnchor}
 
+// opencodeOptions are benchagent opencode's flags.
 type opencodeOptions struct {
 	benchkit.Options
 	opencode string
 	pssEvery int
 }
 
-// opencodeAgent is one ACP opencodeAgent command under test.
+// opencodeAgent is one ACP agent command under test. "CWD" in its Argv
+// is replaced by the run's working directory.
 type opencodeAgent struct {
-	name string // column title
-	// argv is the command; "CWD" in it is replaced by the opencodeRun's working
-	// directory (and "STATE" by its state directory, by Dirs.Start).
-	argv []string
-	// env is added to fakechat.Env for a opencodeRun.
-	env []string
-	// version describes the opencodeAgent for the header.
-	version string
-	// anchor marks OpenCode's own adapter: not exiting when its stdin
-	// closes is noted (it is killed), not a failed opencodeRun.
-	anchor bool
+	benchkit.Agent
 	// shared, if set, is the one HOME of every run, as a user's bridges
 	// have: acpbridge --shared's daemon is per HOME. Its model requests
 	// are under opencodeSharedPrefix.
@@ -54,25 +42,48 @@ type opencodeAgent struct {
 }
 
 // opencodeSharedPrefix is where acpbridge-shared's model requests go.
-const opencodeSharedPrefix = "/" + opencodeNameShared
+const opencodeSharedPrefix = "/" + benchkit.NameShared
 
-// opencodeResult is one opencodeRun's measurements.
+// opencodeResult is one run's measurements.
 type opencodeResult struct {
 	benchkit.Result
 	titles     int      // its model requests that were title requests
-	userAgents []string // the distinct user-opencodeAgent headers of its model requests
+	userAgents []string // the distinct user-agent headers of its model requests
 	sessions   int      // the distinct x-session-id headers of its model requests
-	lingered   bool     // an anchor that did not exit within ExitGrace of its stdin closing
 }
 
+// opencodeBench is a run of benchagent opencode: the pinned opencode,
+// the agents, and the fake Chat Completions API.
+type opencodeBench struct {
+	o                      opencodeOptions
+	ocPath, ocReal         string
+	ocVersion              string
+	bridge, shared, anchor opencodeAgent
+	srv                    *fakechat.Server
+}
+
+// opencodeRun is benchagent opencode; it returns the exit status.
 func opencodeRun(args []string) int {
-	var o opencodeOptions
+	o, status, ok := parseOpencodeOptions(args)
+	if !ok {
+		return status
+	}
+	b, err := newOpencodeBench(o)
+	if err != nil {
+		o.Failf("%v", err)
+		return 1
+	}
+	// A failed acpbridge run is a bug to look at; the anchor is only the
+	// anchor, so its failures are reported but don't fail the benchmark.
+	return benchkit.Run[opencodeAgent, opencodeResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameShared)
+}
+
+// parseOpencodeOptions parses the flags and sets benchkit.PSSEvery; if
+// the program is not to go on, ok is false and status is its exit status.
+func parseOpencodeOptions(args []string) (o opencodeOptions, status int, ok bool) {
 	fs := o.Flags("benchagent opencode", "limit for each ACP request",
 		"run only this agent ("+strings.Join(opencodeAgentOrder, " or ")+")")
-	defOpencode := os.Getenv("ACPBRIDGE_OPENCODE")
-	if defOpencode == "" {
-		defOpencode = fakechat.InstalledBin(o.Root)
-	}
+	defOpencode := benchkit.EnvOr("ACPBRIDGE_OPENCODE", fakechat.InstalledBin(o.Root))
 	fs.StringVar(&o.opencode, "opencode", defOpencode,
 		"the native opencode `binary` both agents run (default $ACPBRIDGE_OPENCODE, else the pinned .tools one)")
 	// Reading smaps_rollup of an opencode process (≈5,000 mappings)
@@ -80,135 +91,130 @@ func opencodeRun(args []string) int {
 	// times.
 	fs.IntVar(&o.pssEvery, "pss-every", 10, "read the processes' PSS every `n`th sample of 20ms (it slows a large process down)")
 	if status, ok := o.Parse(fs, args); !ok {
-		return status
+		return o, status, false
 	}
 	benchkit.PSSEvery = o.pssEvery
 	if o.Only != "" && !slices.Contains(opencodeAgentOrder, o.Only) {
-		fmt.Fprintf(os.Stderr, "benchagent opencode: -only: unknown agent %q (%s)\n", o.Only, strings.Join(opencodeAgentOrder, ", "))
-		return 2
+		o.Failf("-only: unknown agent %q (%s)", o.Only, strings.Join(opencodeAgentOrder, ", "))
+		return o, 2, false
 	}
+	return o, 0, true
+}
 
+// newOpencodeBench finds the opencode binary, describes the agents and
+// starts the fake; with acpbridge-shared selected, it makes its HOME.
+func newOpencodeBench(o opencodeOptions) (*opencodeBench, error) {
 	ocPath, ocReal, err := benchkit.Executable(o.opencode)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchagent opencode: no opencode binary at %q (run scripts/install-tools.sh opencode): %v\n", o.opencode, err)
-		return 1
+		return nil, fmt.Errorf("no opencode binary at %q (run scripts/install-tools.sh opencode): %v", o.opencode, err)
 	}
-	ocVersion := opencodeVersionOf(ocPath)
-
-	bridge := opencodeAgent{
-		name:    opencodeNameBridge,
-		argv:    []string{o.Acpbridge, "--agent", "opencode", "--state-dir", "STATE"},
-		env:     []string{"ACPBRIDGE_OPENCODE=" + ocPath},
-		version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version"),
-	}
-	anchor := opencodeAgent{
-		name:    nameAnchor,
-		argv:    []string{ocPath, "acp", "--cwd", "CWD"},
-		version: "opencode " + ocVersion,
-		anchor:  true,
-	}
-	srv := fakechat.New(fakechat.Directives())
-	defer srv.Close()
-
-	shared := bridge
-	shared.name = opencodeNameShared
-	shared.argv = append(slices.Clone(bridge.argv), benchkit.SharedFlag)
-	if o.Only == "" || o.Only == opencodeNameShared {
-		sh, err := benchkit.NewShared("benchopencode-shared-")
-		if err == nil {
-			err = fakechat.WriteHome(sh.Home, srv.URL+opencodeSharedPrefix)
-		}
+	b := &opencodeBench{o: o, ocPath: ocPath, ocReal: ocReal, ocVersion: opencodeVersionOf(ocPath)}
+	b.bridge = opencodeAgent{Agent: benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)}
+	b.anchor = opencodeAgent{Agent: benchkit.Agent{Name: nameAnchor, Argv: []string{ocPath, "acp", "--cwd", "CWD"},
+		Version: "opencode " + b.ocVersion, Anchor: true}}
+	b.srv = fakechat.New(fakechat.Directives())
+	if o.Selects(benchkit.NameShared) {
+		sh, err := newOpencodeShared(b.srv)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "benchagent opencode: %v\n", err)
-			return 1
+			b.srv.Close()
+			return nil, err
 		}
-		defer sh.Close()
-		shared.shared = sh
-		shared.env = append(slices.Clone(bridge.env), sh.Env())
+		b.shared = opencodeAgent{Agent: b.bridge.AsShared(sh), shared: sh}
 	}
+	return b, nil
+}
+
+// newOpencodeShared makes the HOME of acpbridge-shared's runs, its model
+// requests under opencodeSharedPrefix.
+func newOpencodeShared(srv *fakechat.Server) (*benchkit.Shared, error) {
+	sh, err := benchkit.NewShared("benchopencode-shared-")
+	if err != nil {
+		return nil, err
+	}
+	if err := fakechat.WriteHome(sh.Home, srv.URL+opencodeSharedPrefix); err != nil {
+		sh.Close()
+		return nil, err
+	}
+	return sh, nil
+}
+
+// Shared is acpbridge-shared, if it runs.
+func (b *opencodeBench) Shared() (opencodeAgent, bool) { return b.shared, b.shared.shared != nil }
+
+// Close stops the shared daemon and the fake.
+func (b *opencodeBench) Close() {
+	b.shared.shared.Close()
+	b.srv.Close()
+}
+
+// Agents are the agents to run, in order.
+func (b *opencodeBench) Agents() []opencodeAgent {
 	var agents []opencodeAgent
-	for _, a := range []opencodeAgent{bridge, shared, anchor} {
-		if o.Only == "" || o.Only == a.name {
+	for _, a := range []opencodeAgent{b.bridge, b.shared, b.anchor} {
+		if b.o.Selects(a.Name) {
 			agents = append(agents, a)
 		}
 	}
-
-	fmt.Printf("opencode:      %s (%s), run by both agents\n", ocReal, ocVersion)
-	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", srv.URL, fakechat.ModelRef)
-	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", o.Acpbridge, bridge.version, ocPath)
-	if shared.shared != nil {
-		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
-			opencodeNameShared+":", strings.Join(shared.argv, " "))
-	}
-	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(anchor.argv, " "), "CWD", "<run cwd>"), anchor.version)
-	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
-		o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(o.pssEvery, 1))*benchkit.SampleEvery)
-
-	if shared.shared != nil {
-		if r := opencodeRunOnce(o, shared, srv, opencodeSharedPrefix+"-0", ocReal); r.Err != nil {
-			fmt.Fprintf(os.Stderr, "benchagent opencode: the run that starts the shared daemon failed: %v\n", r.Err)
-			return 1
-		}
-	}
-	results := benchkit.Repeat(o.Options, agents, func(a opencodeAgent) string { return a.name }, true,
-		func(a opencodeAgent, prefix string) opencodeResult { return opencodeRunOnce(o, a, srv, prefix, ocReal) })
-	opencodeReport(results, o.Only)
-	// A failed acpbridge opencodeRun is a bug to look at; the anchor is only the
-	// anchor, so its failures are reported but don't fail the benchmark.
-	for _, name := range []string{opencodeNameBridge, opencodeNameShared} {
-		if len(benchkit.Succeeded(results[name])) != len(results[name]) {
-			return 1
-		}
-	}
-	return 0
+	return agents
 }
 
-// opencodeRunOnce runs opencodeAgent a once, its model requests under prefix, and returns
+// Header prints what runs against what.
+func (b *opencodeBench) Header() {
+	fmt.Printf("opencode:      %s (%s), run by both agents\n", b.ocReal, b.ocVersion)
+	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", b.srv.URL, fakechat.ModelRef)
+	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", b.o.Acpbridge, b.bridge.Version, b.ocPath)
+	if b.shared.shared != nil {
+		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
+			benchkit.NameShared+":", strings.Join(b.shared.Argv, " "))
+	}
+	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(b.anchor.Argv, " "), "CWD", "<run cwd>"), b.anchor.Version)
+	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
+		b.o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(b.o.pssEvery, 1))*benchkit.SampleEvery)
+}
+
+// RunOnce runs agent a once, its model requests under prefix, and returns
 // its measurements.
-func opencodeRunOnce(o opencodeOptions, a opencodeAgent, srv *fakechat.Server, prefix, ocReal string) (res opencodeResult) {
+func (b *opencodeBench) RunOnce(a opencodeAgent, prefix string) (res opencodeResult) {
 	fail := func(err error) opencodeResult { return opencodeResult{Result: benchkit.Result{Err: err}} }
-	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchopencode-"+a.name+"-", a.name+prefix, o.Keep)
+	dirs, cleanup, err := benchkit.MakeDirs(os.Stderr, "benchopencode-"+a.Name+"-", a.Name+prefix, b.o.Keep)
 	if err != nil {
 		return fail(err)
 	}
 	defer cleanup()
 	home, before := dirs.Home, 0
 	if a.shared != nil {
-		home, prefix, before = a.shared.Home, opencodeSharedPrefix, len(srv.Requests())
-	} else if err := fakechat.WriteHome(dirs.Home, srv.URL+prefix); err != nil {
+		home, prefix, before = a.shared.Home, opencodeSharedPrefix, len(b.srv.Requests())
+	} else if err := fakechat.WriteHome(dirs.Home, b.srv.URL+prefix); err != nil {
 		return fail(err)
 	}
 	if err := gitInit(dirs.Cwd); err != nil {
 		return fail(err)
 	}
-	argv := slices.Clone(a.argv)
-	for i, s := range argv {
-		if s == "CWD" {
-			argv[i] = dirs.Cwd
-		}
-	}
-	p, err := dirs.Start(argv, append(fakechat.Env(home, fakechat.ConfigPath(home)), a.env...), ocReal)
+	p, err := dirs.Start(withCwd(a.Argv, dirs.Cwd), append(fakechat.Env(home, fakechat.ConfigPath(home)), a.Env...), b.ocReal)
 	if err != nil {
 		return fail(err)
 	}
+	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", b.o.Verbose, opencodeCheckAnswer)
 	defer func() {
-		exited := p.Stop(benchkit.ExitGrace)
-		switch {
-		case exited:
-		case a.anchor:
-			res.lingered = true
-		case res.Err == nil:
-			res.Err = fmt.Errorf("%s did not exit within %v of its stdin closing", a.name, benchkit.ExitGrace)
-		}
-		res.countRequests(srv.Requests()[before:], prefix)
-		p.Record(&res.Result, os.Stderr, a.name+prefix, o.Verbose)
+		p.Finish(&res.Result, a.Agent, s, a.Name+prefix, b.o.Verbose)
+		res.countRequests(b.srv.Requests()[before:], prefix)
 	}()
-	s := benchkit.NewACPSession(p.Stdin, p.Stdout, "benchopencode", o.Verbose, opencodeCheckAnswer)
-	res.Times, res.Err = benchkit.Measure(s, p.Started, o.Timeout, o.Think, dirs.Cwd, [2]string{opencodePrompt1, opencodePrompt2})
+	res.Times, res.Err = benchkit.Measure(s, p.Started, b.o.Timeout, b.o.Think, dirs.Cwd, [2]string{opencodePrompt1, opencodePrompt2})
 	return res
 }
 
-// countRequests notes the fake's requests of the opencodeRun, those under prefix.
+// withCwd is argv with each "CWD" replaced by cwd.
+func withCwd(argv []string, cwd string) []string {
+	argv = slices.Clone(argv)
+	for i, s := range argv {
+		if s == "CWD" {
+			argv[i] = cwd
+		}
+	}
+	return argv
+}
+
+// countRequests notes the fake's requests of the run, those under prefix.
 func (res *opencodeResult) countRequests(reqs []fakechat.Request, prefix string) {
 	uas, sessions := map[string]bool{}, map[string]bool{}
 	for _, r := range reqs {
@@ -231,8 +237,8 @@ func (res *opencodeResult) countRequests(reqs []fakechat.Request, prefix string)
 	res.sessions = len(sessions)
 }
 
-// opencodeCheckAnswer checks that text, the opencodeAgent's text of the turn of prompt,
-// has the fake's answer to it.
+// opencodeCheckAnswer checks that text, the agent's text of the turn of
+// prompt, has the fake's answer to it.
 func opencodeCheckAnswer(prompt, text string) error {
 	if want := fakechat.AnswerTextPrefix + prompt; !strings.Contains(text, want) {
 		return fmt.Errorf("the agent's text was %q, want the fake's answer %q", text, want)
@@ -240,57 +246,54 @@ func opencodeCheckAnswer(prompt, text string) error {
 	return nil
 }
 
-// opencodeReport prints the notes, the table of results and what each opencodeAgent's
-// process tree ran.
-func opencodeReport(results map[string][]opencodeResult, only string) {
-	for _, name := range opencodeAgentOrder {
-		if only != "" && only != name {
-			continue
-		}
-		if len(benchkit.Succeeded(results[name])) == 0 {
-			fmt.Printf("NOTE: no numbers for %s: none of its %d runs succeeded (errors above). No ratios.\n", name, len(results[name]))
-		}
-		lingered := 0
-		for _, r := range results[name] {
-			if r.lingered {
-				lingered++
-			}
-		}
-		if lingered > 0 {
-			fmt.Printf("NOTE: %s did not exit within %v of its stdin closing in %d of %d runs; it was killed (SIGKILL to its process groups).\n",
-				name, benchkit.ExitGrace, lingered, len(results[name]))
-		}
-		if note := requestNote(name, benchkit.Succeeded(results[name])); note != "" {
-			fmt.Printf("NOTE: %s\n", note)
-		}
-	}
-	fmt.Println()
+// opencodeTableNote explains the table's ratios.
+const opencodeTableNote = `
+anchor/bridge is opencode-acp's median over acpbridge's. acpbridge starts ` + "`opencode serve`" + ` and reads its
+catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its
+in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp
+"agent process alone" is the opencode process itself, and the tree minus it is any helper it spawned.
+acpbridge-shared is acpbridge --shared on a daemon opencode serve already running (started by a run not
+counted): its memory columns leave the daemon out, which all of a user's bridges share.
+`
 
+// Report prints the notes, the table of results and what each agent's
+// process tree ran.
+func (b *opencodeBench) Report(results map[string][]opencodeResult) {
+	b.notes(results)
+	fmt.Println()
 	benchkit.Table[opencodeResult]{
 		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new", Child: "opencode",
 			Matching: "opencode", API: "Chat Completions", WallClock: true}),
 		Agents:  opencodeAgentOrder,
 		Results: results,
-		Ratios: []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: opencodeNameBridge},
-			{Title: "anchor/shared", Num: nameAnchor, Den: opencodeNameShared}},
+		Ratios: []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: benchkit.NameBridge},
+			{Title: "anchor/shared", Num: nameAnchor, Den: benchkit.NameShared}},
 		Width: 24,
 	}.Print(os.Stdout)
-	fmt.Println()
-	fmt.Println("anchor/bridge is opencode-acp's median over acpbridge's. acpbridge starts `opencode serve` and reads its")
-	fmt.Println("catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its")
-	fmt.Println("in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp")
-	fmt.Println("\"agent process alone\" is the opencode process itself, and the tree minus it is any helper it spawned.")
-	fmt.Println("acpbridge-shared is acpbridge --shared on a daemon opencode serve already running (started by a run not")
-	fmt.Println("counted): its memory columns leave the daemon out, which all of a user's bridges share.")
-	for _, name := range opencodeAgentOrder {
-		benchkit.PrintRuns(name, results[name], func(r opencodeResult) []string { return r.Exes },
-			func(r opencodeResult) string { return r.AgentInfo }, func(r opencodeResult) []string { return r.userAgents })
-	}
+	fmt.Print(opencodeTableNote)
+	benchkit.PrintRuns(opencodeAgentOrder, results, func(r opencodeResult) []string { return r.userAgents })
 	fmt.Println()
 }
 
-// requestNote says how opencodeAgent name's successful runs used the model: the
-// requests per opencodeRun, how many of them were title requests, and the
+// notes prints, for each selected agent, a NOTE if it has no numbers, if
+// it did not exit by itself, and on how it used the model.
+func (b *opencodeBench) notes(results map[string][]opencodeResult) {
+	for _, name := range opencodeAgentOrder {
+		if !b.o.Selects(name) {
+			continue
+		}
+		if len(benchkit.Succeeded(results[name])) == 0 {
+			fmt.Printf("NOTE: no numbers for %s: none of its %d runs succeeded (errors above). No ratios.\n", name, len(results[name]))
+		}
+		benchkit.NoteLingered(name, results[name])
+		if note := requestNote(name, benchkit.Succeeded(results[name])); note != "" {
+			fmt.Printf("NOTE: %s\n", note)
+		}
+	}
+}
+
+// requestNote says how agent name's successful runs used the model: the
+// requests per run, how many of them were title requests, and the
 // OpenCode sessions they came from.
 func requestNote(name string, rs []opencodeResult) string {
 	if len(rs) == 0 {
@@ -324,7 +327,7 @@ func gitInit(dir string) error {
 }
 
 // opencodeVersionOf runs `opencode --version` with HOME, the XDG
-// directories and TMPDIR in a scratch directory (any opencodeRun of opencode
+// directories and TMPDIR in a scratch directory (any run of opencode
 // creates its directories there).
 func opencodeVersionOf(opencode string) string {
 	scratch, err := os.MkdirTemp("", "benchopencode-version-")

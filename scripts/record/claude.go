@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"github.com/acpbridge/acpbridge/translators/claude/fakeapi"
 )
 
+// claudeOptions are record claude's flags and prompts.
 type claudeOptions struct {
 	common
 	claude  string
@@ -26,6 +25,7 @@ type claudeOptions struct {
 	hooks   bool
 }
 
+// parseClaudeFlags parses record claude's arguments.
 func parseClaudeFlags(args []string, stderr io.Writer) (claudeOptions, error) {
 	var o claudeOptions
 	fs := flags("claude", stderr)
@@ -37,16 +37,9 @@ func parseClaudeFlags(args []string, stderr io.Writer) (claudeOptions, error) {
 	return o, err
 }
 
+// runClaude is record claude; it returns the exit status.
 func runClaude(args []string, stderr io.Writer) int {
-	return runAgent("claude", args, stderr, parseClaudeFlags, func(o claudeOptions, stderr io.Writer) error {
-		if o.claude == "" {
-			var err error
-			if o.claude, err = findClaude(); err != nil {
-				return err
-			}
-		}
-		return recordClaude(o, stderr)
-	})
+	return runAgent("claude", args, stderr, parseClaudeFlags, recordClaude)
 }
 
 // findClaude is $CLAUDE_BIN, else .tools/claude/node_modules/.bin/claude in
@@ -83,6 +76,7 @@ func claudeRewriter(cwds, homes []string) recordkit.Rewriter {
 		recordkit.Rule{From: homes, To: recordedHome}, recordkit.Rule{From: slugs(homes), To: slug(recordedHome)})
 }
 
+// slugs is the slug of each of paths.
 func slugs(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
@@ -103,161 +97,171 @@ func slug(path string) string {
 	return string(b)
 }
 
+// recordClaude records o's prompts with the CLI on the fake Messages
+// API, in stream-json mode.
 func recordClaude(o claudeOptions, stderr io.Writer) error {
-	stderr = &recordkit.LockedWriter{W: stderr}
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "record claude: "+format+"\n", args...) }
-
-	home, cwd, done, err := tempHome("recordclaude-", o.keep, logf)
+	var err error
+	if o.claude, err = binary(o.claude, findClaude); err != nil {
+		return err
+	}
+	r, err := newRecorder("claude", stderr, o.keep)
 	if err != nil {
 		return err
 	}
-	defer done()
-	rw := claudeRewriter(recordkit.Spellings(cwd), recordkit.Spellings(home))
-	toReal := strings.NewReplacer(recordedCwd, cwd, recordedHome, home)
-
+	defer r.done()
+	rw := claudeRewriter(recordkit.Spellings(r.cwd), recordkit.Spellings(r.home))
+	toReal := strings.NewReplacer(recordedCwd, r.cwd, recordedHome, r.home)
 	fake := fakeapi.New(fakeapi.Directives())
 	defer fake.Close()
+	cl := cli{name: "the CLI", path: o.claude, args: claudeArgs(o), env: fakeapi.Env(fake.URL, r.home)}
+	return r.record(o.common, cl, rw, func() any { return fake.Requests() }, func(s *session) conversation {
+		return newClaudeConversation(s, o, toReal)
+	})
+}
 
-	bw, closeOut, err := output(o.out)
-	if err != nil {
-		return err
-	}
-	defer closeOut()
-
+// claudeArgs are the CLI's arguments: stream-json both ways, permission
+// prompts over the control protocol, no settings files.
+func claudeArgs(o claudeOptions) []string {
 	args := []string{"--output-format", "stream-json", "--verbose", "--input-format", "stream-json"}
 	if o.partial {
 		args = append(args, "--include-partial-messages")
 	}
 	args = append(args, "--permission-prompt-tool", "stdio", "--permission-mode", o.mode, "--setting-sources", "")
-	args = append(args, o.extra...)
+	return append(args, o.extra...)
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p, err := startAgent(ctx, o.claude, args, cwd, fakeapi.Env(fake.URL, home), stderr, logf)
-	if err != nil {
+// claudeInitID is the request_id of the initialize control request.
+const claudeInitID = "req_1"
+
+// claudeResult is what the recorder reads of a result line.
+type claudeResult struct {
+	subtype string
+	isError bool
+}
+
+// claudeLine is the part of a stdout line the recorder looks at.
+type claudeLine struct {
+	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
+	IsError   bool            `json:"is_error"`
+	RequestID string          `json:"request_id"`
+	Request   json.RawMessage `json:"request"`
+	Response  struct {
+		RequestID string `json:"request_id"`
+	} `json:"response"`
+}
+
+// claudeConversation initializes the CLI, sends each prompt as a user
+// message and waits for its result line; it answers the CLI's control
+// requests (claudeAnswer).
+type claudeConversation struct {
+	*session
+	o           claudeOptions
+	toReal      *strings.Replacer // maps the recorded paths in prompts to the real ones
+	initDone    chan struct{}     // closed at the initialize control_response
+	initOnce    func()            // closes initDone
+	results     chan claudeResult // the result lines, one per turn
+	lastIsError bool              // of the last result line; read after readerDone
+}
+
+// newClaudeConversation is the conversation with the CLI of s, for o's
+// prompts.
+func newClaudeConversation(s *session, o claudeOptions, toReal *strings.Replacer) *claudeConversation {
+	c := &claudeConversation{session: s, o: o, toReal: toReal, initDone: make(chan struct{}),
+		results: make(chan claudeResult, len(o.prompts)+1)}
+	c.initOnce = sync.OnceFunc(func() { close(c.initDone) })
+	return c
+}
+
+// handle answers a request from the CLI, and passes on what the
+// conversation waits for.
+func (c *claudeConversation) handle(line []byte, n int) {
+	var msg claudeLine
+	if !c.decode(line, n, &msg) {
+		return
+	}
+	switch msg.Type {
+	case "control_response":
+		if msg.Response.RequestID == claudeInitID {
+			c.initOnce()
+		}
+	case "control_request":
+		if err := c.send(claudeAnswer(msg.RequestID, msg.Request)); err != nil {
+			c.logf("answering %s: %v", msg.RequestID, err)
+		}
+	case "result":
+		c.lastIsError = msg.IsError
+		select {
+		case c.results <- claudeResult{msg.Subtype, msg.IsError}:
+		default: // more results than prompts: nobody waits for them
+		}
+	}
+}
+
+// converse initializes the CLI, then runs each prompt as a turn.
+func (c *claudeConversation) converse() error {
+	if err := c.initialize(); err != nil {
 		return err
 	}
-	stdout, start, send := p.stdout, p.start, p.send
-
-	const initID = "req_1"
-	initDone := make(chan struct{})
-	type result struct {
-		subtype string
-		isError bool
-	}
-	results := make(chan result, len(o.prompts)+1)
-	var lastIsError bool // of the last result line
-	readerDone := make(chan struct{})
-	var scanErr error
-	var firstLine time.Duration
-	go func() {
-		defer close(readerDone)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		initOnce := sync.OnceFunc(func() { close(initDone) })
-		n := 0
-		for sc.Scan() {
-			line := sc.Bytes()
-			if n == 0 {
-				firstLine = time.Since(start)
-			}
-			n++
-			bw.WriteString(rw.Rewrite(string(line)))
-			bw.WriteByte('\n')
-			bw.Flush() // so that -o - shows the stream as it comes
-			var msg struct {
-				Type      string          `json:"type"`
-				Subtype   string          `json:"subtype"`
-				IsError   bool            `json:"is_error"`
-				RequestID string          `json:"request_id"`
-				Request   json.RawMessage `json:"request"`
-				Response  struct {
-					RequestID string `json:"request_id"`
-				} `json:"response"`
-			}
-			if err := json.Unmarshal(line, &msg); err != nil {
-				logf("stdout line %d is not JSON: %v", n, err)
-				continue
-			}
-			switch msg.Type {
-			case "control_response":
-				if msg.Response.RequestID == initID {
-					initOnce()
-				}
-			case "control_request":
-				if err := send(claudeAnswer(msg.RequestID, msg.Request)); err != nil {
-					logf("answering %s: %v", msg.RequestID, err)
-				}
-			case "result":
-				lastIsError = msg.IsError
-				select {
-				case results <- result{msg.Subtype, msg.IsError}:
-				default: // more results than prompts: nobody waits for them
-				}
-			}
+	for i, p := range c.o.prompts {
+		if err := c.turn(i+1, p); err != nil {
+			return err
 		}
-		scanErr = sc.Err()
-	}()
+	}
+	return nil
+}
 
-	initReq := map[string]any{"subtype": "initialize", "hooks": nil}
-	if o.hooks {
-		initReq["hooks"] = map[string]any{
+// initialize sends the initialize control request (with hook callbacks
+// for PreToolUse and PostToolUse if -hooks) and waits for its response.
+func (c *claudeConversation) initialize() error {
+	req := map[string]any{"subtype": "initialize", "hooks": nil}
+	if c.o.hooks {
+		req["hooks"] = map[string]any{
 			"PreToolUse":  []any{map[string]any{"matcher": nil, "hookCallbackIds": []string{"hook_0"}}},
 			"PostToolUse": []any{map[string]any{"matcher": nil, "hookCallbackIds": []string{"hook_1"}}},
 		}
 	}
-	if err := send(map[string]any{"type": "control_request", "request_id": initID, "request": initReq}); err != nil {
+	if err := c.send(map[string]any{"type": "control_request", "request_id": claudeInitID, "request": req}); err != nil {
 		return fmt.Errorf("sending initialize: %w", err)
 	}
-	var failed error
-	select {
-	case <-initDone:
-		logf("initialize answered %v after spawn", time.Since(start).Round(time.Millisecond))
-	case <-readerDone:
-		failed = errors.New("the CLI's stdout ended before the initialize response")
-	case <-time.After(o.timeout):
-		failed = fmt.Errorf("no initialize response within %v", o.timeout)
+	_, err := next(c.session, c.initDone, c.o.timeout, anyValue,
+		"the CLI's stdout ended before the initialize response", fmt.Sprintf("no initialize response within %v", c.o.timeout))
+	if err == nil {
+		c.logf("initialize answered %v after spawn", time.Since(c.start).Round(time.Millisecond))
 	}
-	for i, p := range o.prompts {
-		if failed != nil {
-			break
-		}
-		t0 := time.Now()
-		msg := map[string]any{
-			"type":               "user",
-			"message":            map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": toReal.Replace(p)}}},
-			"parent_tool_use_id": nil,
-			"session_id":         "",
-		}
-		if err := send(msg); err != nil {
-			failed = fmt.Errorf("sending prompt %d: %w", i+1, err)
-			break
-		}
-		select {
-		case r := <-results:
-			logf("turn %d (%q): result %s (is_error %v) after %v", i+1, p, r.subtype, r.isError, time.Since(t0).Round(time.Millisecond))
-		case <-readerDone:
-			failed = fmt.Errorf("the CLI's stdout ended during turn %d", i+1)
-		case <-time.After(o.timeout):
-			failed = fmt.Errorf("turn %d (%q): no result within %v", i+1, p, o.timeout)
-		}
-	}
+	return err
+}
 
-	werr := p.end("the CLI", readerDone, cancel, firstLine, logf)
-	if scanErr != nil && failed == nil {
-		failed = fmt.Errorf("reading the CLI's stdout: %w", scanErr)
+// turn sends prompt i (from 1) as a user message and waits for the
+// turn's result line.
+func (c *claudeConversation) turn(i int, prompt string) error {
+	t0 := time.Now()
+	msg := map[string]any{
+		"type":               "user",
+		"message":            map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": c.toReal.Replace(prompt)}}},
+		"parent_tool_use_id": nil,
+		"session_id":         "",
 	}
-	// The CLI exits with 1 when its last result was an error (an API
-	// error turn, say): that is a fine recording.
+	if err := c.send(msg); err != nil {
+		return fmt.Errorf("sending prompt %d: %w", i, err)
+	}
+	r, err := next(c.session, c.results, c.o.timeout, anyValue,
+		fmt.Sprintf("the CLI's stdout ended during turn %d", i), fmt.Sprintf("turn %d (%q): no result within %v", i, prompt, c.o.timeout))
+	if err == nil {
+		c.logf("turn %d (%q): result %s (is_error %v) after %v", i, prompt, r.subtype, r.isError, time.Since(t0).Round(time.Millisecond))
+	}
+	return err
+}
+
+// excuse forgives the CLI's exit status 1 after an error result (an API
+// error turn, say): that is a fine recording.
+func (c *claudeConversation) excuse(err error) error {
 	var exitErr *exec.ExitError
-	if errors.As(werr, &exitErr) && exitErr.ExitCode() == 1 && lastIsError {
-		logf("the CLI exited with 1, as it does after an error result")
-		werr = nil
+	if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 && c.lastIsError {
+		c.logf("the CLI exited with 1, as it does after an error result")
+		return nil
 	}
-	if werr != nil && failed == nil {
-		failed = fmt.Errorf("the CLI: %w", werr)
-	}
-	return finish(failed, bw, o.common, fake.Requests(), rw)
+	return err
 }
 
 // claudeAnswer is the control_response to a control request from the CLI.

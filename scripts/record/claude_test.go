@@ -32,30 +32,19 @@ func TestClaudeSlug(t *testing.T) {
 }
 
 func TestClaudeAnswer(t *testing.T) {
-	roundTrip := func(v any) map[string]any {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
-	got := roundTrip(claudeAnswer("r1", json.RawMessage(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}`)))
+	got := roundTrip(t, claudeAnswer("r1", json.RawMessage(`{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"}}`)))
 	want := map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": "r1",
 		"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{"command": "ls"}}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("can_use_tool: %v", got)
 	}
-	got = roundTrip(claudeAnswer("r2", json.RawMessage(`{"subtype":"hook_callback","callback_id":"hook_0","input":{}}`)))
+	got = roundTrip(t, claudeAnswer("r2", json.RawMessage(`{"subtype":"hook_callback","callback_id":"hook_0","input":{}}`)))
 	want = map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": "r2",
 		"response": map[string]any{"continue": true}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("hook_callback: %v", got)
 	}
-	got = roundTrip(claudeAnswer("r3", json.RawMessage(`{"subtype":"mcp_message"}`)))
+	got = roundTrip(t, claudeAnswer("r3", json.RawMessage(`{"subtype":"mcp_message"}`)))
 	if r := got["response"].(map[string]any); r["subtype"] != "error" || r["request_id"] != "r3" || r["error"] == "" {
 		t.Errorf("mcp_message: %v", got)
 	}
@@ -107,8 +96,15 @@ func TestClaudeRecord(t *testing.T) {
 	if bytes.Contains(b, []byte(os.TempDir())) {
 		t.Errorf("the recording still holds a temporary path (%s)", os.TempDir())
 	}
-	var types []string
-	var results []string
+	checkClaudeRecording(t, b)
+}
+
+// checkClaudeRecording checks recording b: the initialize response
+// first, the recorded working directory in init, the permission request
+// for the file written with its recorded path, and both turns' results.
+func checkClaudeRecording(t *testing.T, b []byte) {
+	t.Helper()
+	var types, results []string
 	sawCwd, sawPermission := false, false
 	for l := range bytes.Lines(b) {
 		var m map[string]any
@@ -118,14 +114,10 @@ func TestClaudeRecord(t *testing.T) {
 		types = append(types, m["type"].(string))
 		switch m["type"] {
 		case "system":
-			if m["subtype"] == "init" && m["cwd"] == recordedCwd {
-				sawCwd = true
-			}
+			sawCwd = sawCwd || m["subtype"] == "init" && m["cwd"] == recordedCwd
 		case "control_request":
 			r := m["request"].(map[string]any)
-			if r["subtype"] == "can_use_tool" && r["input"].(map[string]any)["file_path"] == "/home/dev/project/n.txt" {
-				sawPermission = true
-			}
+			sawPermission = sawPermission || r["subtype"] == "can_use_tool" && r["input"].(map[string]any)["file_path"] == "/home/dev/project/n.txt"
 		case "result":
 			results = append(results, m["result"].(string))
 		}

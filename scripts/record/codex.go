@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 // recordedCodexHome is the CODEX_HOME recordings show.
 const recordedCodexHome = "/home/dev/.codex"
 
+// codexOptions are record codex's flags and prompts.
 type codexOptions struct {
 	common
 	codex        string
@@ -32,6 +31,7 @@ type codexOptions struct {
 	clientName   string
 }
 
+// parseCodexFlags parses record codex's arguments.
 func parseCodexFlags(args []string, stderr io.Writer) (codexOptions, error) {
 	var o codexOptions
 	fs := flags("codex", stderr)
@@ -47,16 +47,9 @@ func parseCodexFlags(args []string, stderr io.Writer) (codexOptions, error) {
 	return o, err
 }
 
+// runCodex is record codex; it returns the exit status.
 func runCodex(args []string, stderr io.Writer) int {
-	return runAgent("codex", args, stderr, parseCodexFlags, func(o codexOptions, stderr io.Writer) error {
-		if o.codex == "" {
-			var err error
-			if o.codex, err = findCodex(o.root); err != nil {
-				return err
-			}
-		}
-		return recordCodex(o, stderr)
-	})
+	return runAgent("codex", args, stderr, parseCodexFlags, recordCodex)
 }
 
 // findCodex is $CODEX_BIN, else fakeresponses.InstalledBin in root, or
@@ -140,19 +133,21 @@ func legacyDecision(d string) string {
 	return d
 }
 
+// recordCodex records o's prompts with codex app-server on the fake
+// Responses API.
 func recordCodex(o codexOptions, stderr io.Writer) error {
-	stderr = &recordkit.LockedWriter{W: stderr}
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "record codex: "+format+"\n", args...) }
-
-	home, cwd, done, err := tempHome("recordcodex-", o.keep, logf, "tmp")
+	var err error
+	if o.codex, err = binary(o.codex, func() (string, error) { return findCodex(o.root) }); err != nil {
+		return err
+	}
+	r, err := newRecorder("codex", stderr, o.keep, "tmp")
 	if err != nil {
 		return err
 	}
-	defer done()
-	codexHome := filepath.Join(home, ".codex")
-	rw := codexRewriter(recordkit.Spellings(cwd), recordkit.Spellings(codexHome), recordkit.Spellings(home))
-	toReal := strings.NewReplacer(recordedCwd, cwd, recordedCodexHome, codexHome, recordedHome, home)
-
+	defer r.done()
+	codexHome := filepath.Join(r.home, ".codex")
+	rw := codexRewriter(recordkit.Spellings(r.cwd), recordkit.Spellings(codexHome), recordkit.Spellings(r.home))
+	toReal := strings.NewReplacer(recordedCwd, r.cwd, recordedCodexHome, codexHome, recordedHome, r.home)
 	fake := fakeresponses.New(fakeresponses.Directives())
 	defer fake.Close()
 	if err := fakeresponses.WriteHome(codexHome, fake.URL, fakeresponses.HomeOptions{
@@ -160,168 +155,171 @@ func recordCodex(o codexOptions, stderr io.Writer) error {
 	}); err != nil {
 		return err
 	}
-
-	bw, closeOut, err := output(o.out)
-	if err != nil {
-		return err
-	}
-	defer closeOut()
-
 	args := append([]string{"app-server", "-c", "tools.update_plan={enabled=true}"}, o.extra...)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	p, err := startAgent(ctx, o.codex, args, cwd, fakeresponses.Env(home, codexHome), stderr, logf)
+	cl := cli{name: "codex", path: o.codex, args: args, env: fakeresponses.Env(r.home, codexHome)}
+	return r.record(o.common, cl, rw, func() any { return fake.Requests() }, func(s *session) conversation {
+		return newCodexConversation(s, o, r.cwd, toReal)
+	})
+}
+
+// codexCompletion is a turn/completed notification.
+type codexCompletion struct{ turnID, status string }
+
+// codexConversation initializes codex, starts a thread and runs each
+// prompt as a turn, waiting for its turn/completed; it answers codex's
+// requests (codexAnswer).
+type codexConversation struct {
+	*session
+	o           codexOptions
+	cwd         string
+	toReal      *strings.Replacer    // maps the recorded paths in prompts to the real ones
+	responses   chan codexMessage    // responses to the recorder's requests
+	completions chan codexCompletion // turn/completed notifications
+	nextID      int                  // of the next request; used by converse alone
+}
+
+// newCodexConversation is the conversation with the CLI of s, for o's
+// prompts.
+func newCodexConversation(s *session, o codexOptions, cwd string, toReal *strings.Replacer) *codexConversation {
+	return &codexConversation{session: s, o: o, cwd: cwd, toReal: toReal, responses: make(chan codexMessage, 16),
+		completions: make(chan codexCompletion, len(o.prompts)+16), nextID: 1}
+}
+
+// handle answers a request from the CLI, and passes on what the
+// conversation waits for.
+func (c *codexConversation) handle(line []byte, n int) {
+	var msg codexMessage
+	if !c.decode(line, n, &msg) {
+		return
+	}
+	switch {
+	case msg.Method != "" && len(msg.ID) > 0: // a request from codex
+		if err := c.send(codexAnswer(msg.ID, msg.Method, c.o.decision)); err != nil {
+			c.logf("answering %s %s: %v", msg.Method, msg.ID, err)
+		}
+	case msg.Method == "turn/completed":
+		c.completed(msg.Params)
+	case msg.Method == "":
+		select {
+		case c.responses <- msg:
+		default:
+			c.logf("dropped an unexpected response %s", line)
+		}
+	}
+}
+
+// completed passes on a turn/completed notification, unless nobody can
+// wait for it.
+func (c *codexConversation) completed(params json.RawMessage) {
+	var p struct {
+		Turn struct{ ID, Status string }
+	}
+	_ = json.Unmarshal(params, &p)
+	select {
+	case c.completions <- codexCompletion{p.Turn.ID, p.Turn.Status}:
+	default:
+	}
+}
+
+// call sends a request and waits for its response.
+func (c *codexConversation) call(method string, params any) (json.RawMessage, error) {
+	id := c.nextID
+	c.nextID++
+	req := map[string]any{"id": id, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	if err := c.send(req); err != nil {
+		return nil, fmt.Errorf("sending %s: %w", method, err)
+	}
+	m, err := next(c.session, c.responses, c.o.timeout, func(m codexMessage) bool {
+		if string(m.ID) != strconv.Itoa(id) {
+			c.logf("response to id %s while waiting for %d", m.ID, id)
+			return false
+		}
+		return true
+	}, fmt.Sprintf("codex's stdout ended before the %s response", method), fmt.Sprintf("no %s response within %v", method, c.o.timeout))
+	if err != nil {
+		return nil, err
+	}
+	if m.Error != nil {
+		return nil, fmt.Errorf("%s: error %d %s", method, m.Error.Code, m.Error.Message)
+	}
+	return m.Result, nil
+}
+
+// converse initializes the CLI, then runs each prompt as a turn.
+func (c *codexConversation) converse() error {
+	if err := c.initialize(); err != nil {
+		return err
+	}
+	thread, err := c.startThread()
 	if err != nil {
 		return err
 	}
-	stdout, start, send := p.stdout, p.start, p.send
-
-	responses := make(chan codexMessage, 16)
-	type completion struct{ turnID, status string }
-	completions := make(chan completion, len(o.prompts)+16)
-	readerDone := make(chan struct{})
-	var scanErr error
-	var firstLine time.Duration
-	go func() {
-		defer close(readerDone)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		n := 0
-		for sc.Scan() {
-			line := sc.Bytes()
-			if n == 0 {
-				firstLine = time.Since(start)
-			}
-			n++
-			bw.WriteString(rw.Rewrite(string(line)))
-			bw.WriteByte('\n')
-			bw.Flush() // so that -o - shows the stream as it comes
-			var msg codexMessage
-			if err := json.Unmarshal(line, &msg); err != nil {
-				logf("stdout line %d is not JSON: %v", n, err)
-				continue
-			}
-			switch {
-			case msg.Method != "" && len(msg.ID) > 0: // a request from codex
-				if err := send(codexAnswer(msg.ID, msg.Method, o.decision)); err != nil {
-					logf("answering %s %s: %v", msg.Method, msg.ID, err)
-				}
-			case msg.Method == "turn/completed":
-				var p struct {
-					Turn struct{ ID, Status string }
-				}
-				_ = json.Unmarshal(msg.Params, &p)
-				select {
-				case completions <- completion{p.Turn.ID, p.Turn.Status}:
-				default:
-				}
-			case msg.Method == "":
-				select {
-				case responses <- msg:
-				default:
-					logf("dropped an unexpected response %s", line)
-				}
-			}
-		}
-		scanErr = sc.Err()
-	}()
-
-	nextID := 1
-	call := func(method string, params any) (json.RawMessage, error) {
-		id := nextID
-		nextID++
-		req := map[string]any{"id": id, "method": method}
-		if params != nil {
-			req["params"] = params
-		}
-		if err := send(req); err != nil {
-			return nil, fmt.Errorf("sending %s: %w", method, err)
-		}
-		deadline := time.After(o.timeout)
-		for {
-			select {
-			case m := <-responses:
-				if string(m.ID) != strconv.Itoa(id) {
-					logf("response to id %s while waiting for %d", m.ID, id)
-					continue
-				}
-				if m.Error != nil {
-					return nil, fmt.Errorf("%s: error %d %s", method, m.Error.Code, m.Error.Message)
-				}
-				return m.Result, nil
-			case <-readerDone:
-				return nil, fmt.Errorf("codex's stdout ended before the %s response", method)
-			case <-deadline:
-				return nil, fmt.Errorf("no %s response within %v", method, o.timeout)
-			}
-		}
-	}
-
-	failed := func() error {
-		if _, err := call("initialize", map[string]any{
-			"clientInfo":   map[string]any{"name": o.clientName, "title": o.clientName, "version": "0.0.1"},
-			"capabilities": map[string]any{"experimentalApi": false},
-		}); err != nil {
+	for i, p := range c.o.prompts {
+		if err := c.turn(thread, i+1, p); err != nil {
 			return err
 		}
-		logf("initialize answered %v after spawn", time.Since(start).Round(time.Millisecond))
-		if err := send(map[string]any{"method": "initialized"}); err != nil {
-			return err
-		}
-		params := map[string]any{"cwd": cwd}
-		if o.approval != "" {
-			params["approvalPolicy"] = o.approval
-		}
-		if o.sandbox != "" {
-			params["sandbox"] = o.sandbox
-		}
-		t0 := time.Now()
-		res, err := call("thread/start", params)
-		if err != nil {
-			return err
-		}
-		var ts struct{ Thread struct{ ID string } }
-		if err := json.Unmarshal(res, &ts); err != nil || ts.Thread.ID == "" {
-			return fmt.Errorf("thread/start result %s: %v", res, err)
-		}
-		logf("thread/start answered in %v", time.Since(t0).Round(time.Millisecond))
-		for i, p := range o.prompts {
-			t0 := time.Now()
-			res, err := call("turn/start", map[string]any{
-				"threadId": ts.Thread.ID,
-				"input":    []any{map[string]any{"type": "text", "text": toReal.Replace(p), "text_elements": []any{}}},
-			})
-			if err != nil {
-				return fmt.Errorf("turn %d: %w", i+1, err)
-			}
-			var tr struct{ Turn struct{ ID string } }
-			_ = json.Unmarshal(res, &tr)
-			deadline := time.After(o.timeout)
-		wait:
-			for {
-				select {
-				case c := <-completions:
-					if c.turnID != tr.Turn.ID {
-						continue
-					}
-					logf("turn %d (%q): %s after %v", i+1, p, c.status, time.Since(t0).Round(time.Millisecond))
-					break wait
-				case <-readerDone:
-					return fmt.Errorf("codex's stdout ended during turn %d", i+1)
-				case <-deadline:
-					return fmt.Errorf("turn %d (%q): no turn/completed within %v", i+1, p, o.timeout)
-				}
-			}
-		}
-		return nil
-	}()
-
-	werr := p.end("codex", readerDone, cancel, firstLine, logf)
-	if scanErr != nil && failed == nil {
-		failed = fmt.Errorf("reading codex's stdout: %w", scanErr)
 	}
-	if werr != nil && failed == nil {
-		failed = fmt.Errorf("codex: %w", werr)
-	}
-	return finish(failed, bw, o.common, fake.Requests(), rw)
+	return nil
 }
+
+// initialize sends initialize, as client -client, then initialized.
+func (c *codexConversation) initialize() error {
+	if _, err := c.call("initialize", map[string]any{
+		"clientInfo":   map[string]any{"name": c.o.clientName, "title": c.o.clientName, "version": "0.0.1"},
+		"capabilities": map[string]any{"experimentalApi": false},
+	}); err != nil {
+		return err
+	}
+	c.logf("initialize answered %v after spawn", time.Since(c.start).Round(time.Millisecond))
+	return c.send(map[string]any{"method": "initialized"})
+}
+
+// startThread sends thread/start (with -approval and -sandbox unless
+// empty) and returns the thread's id.
+func (c *codexConversation) startThread() (string, error) {
+	params := map[string]any{"cwd": c.cwd}
+	if c.o.approval != "" {
+		params["approvalPolicy"] = c.o.approval
+	}
+	if c.o.sandbox != "" {
+		params["sandbox"] = c.o.sandbox
+	}
+	t0 := time.Now()
+	res, err := c.call("thread/start", params)
+	if err != nil {
+		return "", err
+	}
+	var ts struct{ Thread struct{ ID string } }
+	if err := json.Unmarshal(res, &ts); err != nil || ts.Thread.ID == "" {
+		return "", fmt.Errorf("thread/start result %s: %v", res, err)
+	}
+	c.logf("thread/start answered in %v", time.Since(t0).Round(time.Millisecond))
+	return ts.Thread.ID, nil
+}
+
+// turn sends prompt i (from 1) as a turn/start on thread and waits for the
+// turn's turn/completed.
+func (c *codexConversation) turn(thread string, i int, prompt string) error {
+	t0 := time.Now()
+	res, err := c.call("turn/start", map[string]any{
+		"threadId": thread,
+		"input":    []any{map[string]any{"type": "text", "text": c.toReal.Replace(prompt), "text_elements": []any{}}},
+	})
+	if err != nil {
+		return fmt.Errorf("turn %d: %w", i, err)
+	}
+	var tr struct{ Turn struct{ ID string } }
+	_ = json.Unmarshal(res, &tr)
+	done, err := next(c.session, c.completions, c.o.timeout, func(d codexCompletion) bool { return d.turnID == tr.Turn.ID },
+		fmt.Sprintf("codex's stdout ended during turn %d", i), fmt.Sprintf("turn %d (%q): no turn/completed within %v", i, prompt, c.o.timeout))
+	if err == nil {
+		c.logf("turn %d (%q): %s after %v", i, prompt, done.status, time.Since(t0).Round(time.Millisecond))
+	}
+	return err
+}
+
+// excuse leaves every exit error of codex an error.
+func (c *codexConversation) excuse(err error) error { return err }

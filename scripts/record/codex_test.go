@@ -31,17 +31,6 @@ func TestCodexRewriter(t *testing.T) {
 }
 
 func TestCodexAnswer(t *testing.T) {
-	roundTrip := func(v any) map[string]any {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		method, decision string
 		want             map[string]any
@@ -51,11 +40,11 @@ func TestCodexAnswer(t *testing.T) {
 		{"execCommandApproval", "accept", map[string]any{"id": float64(0), "result": map[string]any{"decision": "approved"}}},
 		{"applyPatchApproval", "cancel", map[string]any{"id": float64(0), "result": map[string]any{"decision": "abort"}}},
 	} {
-		if got := roundTrip(codexAnswer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
+		if got := roundTrip(t, codexAnswer(json.RawMessage("0"), tc.method, tc.decision)); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s %s: %v", tc.method, tc.decision, got)
 		}
 	}
-	got := roundTrip(codexAnswer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
+	got := roundTrip(t, codexAnswer(json.RawMessage(`"x"`), "item/tool/requestUserInput", "accept"))
 	if e, _ := got["error"].(map[string]any); got["id"] != "x" || e["code"] != float64(-32601) {
 		t.Errorf("other request: %v", got)
 	}
@@ -87,41 +76,46 @@ func TestCodexRecord(t *testing.T) {
 	if err := recordCodex(o, &stderr); err != nil {
 		t.Fatalf("record: %v\n%s", err, stderr.String())
 	}
-	f, err := os.Open(out)
+	checkCodexRecording(t, out)
+	b, err := os.ReadFile(reqs)
+	if err != nil || !strings.Contains(string(b), "/home/dev/project") {
+		t.Errorf("requests file: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "initialize answered") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// recordedCodexLine is what TestCodexRecord checks of a recorded line.
+type recordedCodexLine struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Turn struct{ Status string }
+		Item struct {
+			Type, Command, Cwd string
+		}
+	} `json:"params"`
+}
+
+// checkCodexRecording checks the recording at path: the initialize
+// response first, an approval, a plan update, two completed turns, and
+// the recorded paths instead of the temporary ones.
+func checkCodexRecording(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var methods []string
-	var completed []string
+	var methods, completed []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Turn struct{ Status string }
-				Item struct {
-					Type, Command, Cwd string
-				}
-			} `json:"params"`
-		}
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("not JSON: %s", line)
-		}
-		if strings.Contains(line, os.TempDir()+"/recordcodex-") {
-			t.Errorf("temporary path left in %s", line)
-		}
+		m := checkCodexLine(t, sc.Text())
 		methods = append(methods, m.Method)
 		if m.Method == "turn/completed" {
 			completed = append(completed, m.Params.Turn.Status)
-		}
-		if m.Method == "item/completed" && m.Params.Item.Type == "commandExecution" {
-			if m.Params.Item.Cwd != "/home/dev/project" || !strings.Contains(m.Params.Item.Command, "/home/dev/project/made") {
-				t.Errorf("command item %s", line)
-			}
 		}
 	}
 	all := strings.Join(methods, " ")
@@ -136,11 +130,23 @@ func TestCodexRecord(t *testing.T) {
 	if methods[0] != "" {
 		t.Errorf("the first line is %s, want the initialize response", methods[0])
 	}
-	b, err := os.ReadFile(reqs)
-	if err != nil || !strings.Contains(string(b), "/home/dev/project") {
-		t.Errorf("requests file: %v", err)
+}
+
+// checkCodexLine decodes a recorded line and checks that it has no
+// temporary path, and a command item the recorded working directory.
+func checkCodexLine(t *testing.T, line string) recordedCodexLine {
+	t.Helper()
+	var m recordedCodexLine
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("not JSON: %s", line)
 	}
-	if !strings.Contains(stderr.String(), "initialize answered") {
-		t.Errorf("stderr:\n%s", stderr.String())
+	if strings.Contains(line, os.TempDir()+"/recordcodex-") {
+		t.Errorf("temporary path left in %s", line)
 	}
+	if m.Method == "item/completed" && m.Params.Item.Type == "commandExecution" {
+		if m.Params.Item.Cwd != "/home/dev/project" || !strings.Contains(m.Params.Item.Command, "/home/dev/project/made") {
+			t.Errorf("command item %s", line)
+		}
+	}
+	return m
 }

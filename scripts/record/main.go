@@ -87,18 +87,13 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
@@ -146,6 +141,14 @@ func runAgent[O any](name string, args []string, stderr io.Writer, parse func([]
 	return 0
 }
 
+// binary is path, or if it is empty the one find finds.
+func binary(path string, find func() (string, error)) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	return find()
+}
+
 // tempHome makes a recording's HOME with its working directory
 // HOME/project and the other directories named (relative to HOME); done
 // removes it unless keep (then its path is logged).
@@ -181,52 +184,6 @@ func output(file string) (w *bufio.Writer, close func() error, err error) {
 	}
 	w = bufio.NewWriter(f)
 	return w, func() error { return errors.Join(w.Flush(), f.Close()) }, nil
-}
-
-// agentProc is the CLI being recorded: JSON lines go to its stdin (send),
-// the recorder reads its stdout.
-type agentProc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	start  time.Time
-	mu     sync.Mutex // serialises sends
-}
-
-// startAgent starts path with args in dir with env, its stderr to stderr,
-// in a process group of its own that is killed whole when ctx ends.
-func startAgent(ctx context.Context, path string, args []string, dir string, env []string, stderr io.Writer, logf func(string, ...any)) (*agentProc, error) {
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Dir, cmd.Env, cmd.Stderr = dir, env, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	p := &agentProc{cmd: cmd}
-	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
-		return nil, err
-	}
-	p.start = time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	logf("started %s %s", path, strings.Join(recordkit.QuoteAll(args), " "))
-	return p, nil
-}
-
-// send writes v as one JSON line.
-func (p *agentProc) send(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, err = p.stdin.Write(append(b, '\n'))
-	return err
 }
 
 // flags is an agent's flag set, which prints its usage to stderr.
@@ -269,26 +226,6 @@ func (c *common) parse(fs *flag.FlagSet, args []string, home, extra string) erro
 		return errors.New("need -o and at least one prompt")
 	}
 	return nil
-}
-
-// end closes the CLI's stdin and gives it 10 s to exit before it is
-// killed (cancel), reading all of its stdout first (readerDone: the
-// reader is done) since Wait closes the pipe; it logs the timings and
-// returns Wait's error. what names the CLI in messages.
-func (p *agentProc) end(what string, readerDone <-chan struct{}, cancel func(), firstLine time.Duration, logf func(string, ...any)) error {
-	t0 := time.Now()
-	p.stdin.Close()
-	select {
-	case <-readerDone:
-	case <-time.After(10 * time.Second):
-		logf("%s did not exit within 10s of stdin closing; killing it", what)
-		cancel()
-		<-readerDone
-	}
-	err := p.cmd.Wait()
-	logf("first stdout line %v after spawn; exit %v after stdin closed (%v in all)",
-		firstLine.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond), time.Since(p.start).Round(time.Millisecond))
-	return err
 }
 
 // finish flushes the recording and writes the fake's requests if asked;

@@ -241,11 +241,12 @@ func (p *pkg) counts() string {
 }
 
 // heartbeat says what is still running whenever nothing was written for
-// quiet; the returned func stops it.
+// quiet; the returned func stops it and waits for it to end.
 func (r *report) heartbeat(quiet time.Duration) (stop func()) {
-	done := make(chan struct{})
+	done, ended := make(chan struct{}), make(chan struct{})
 	tick := time.NewTicker(quiet / 3)
 	go func() {
+		defer close(ended)
 		defer tick.Stop()
 		for {
 			select {
@@ -260,7 +261,10 @@ func (r *report) heartbeat(quiet time.Duration) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 func (r *report) running() string {

@@ -1,6 +1,7 @@
 package acpagent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -54,9 +55,7 @@ type Backend struct {
 }
 
 var (
-	_ bridge.Backend     = (*Backend)(nil)
-	_ bridge.Warmer      = (*Backend)(nil)
-	_ bridge.ClientAware = (*Backend)(nil)
+	_ agent.Backend = (*Backend)(nil)
 )
 
 // New returns the backend of a downstream agent.
@@ -73,7 +72,7 @@ func New(spec Spec) *Backend {
 // Check reports whether the command can be found.
 func (b *Backend) Check() error {
 	if _, err := exec.LookPath(b.spec.Command); err != nil {
-		return fmt.Errorf("%w: %s: %v", bridge.ErrAgentUnavailable, b.spec.Name, err)
+		return fmt.Errorf("%w: %s: %v", agent.ErrAgentUnavailable, b.spec.Name, err)
 	}
 	return nil
 }
@@ -82,9 +81,10 @@ func (b *Backend) Check() error {
 // initialize (a start under way is waited for, briefly); until then text,
 // images and embedded context, and the downstream refuses what it can't
 // take itself.
-func (b *Backend) Info() bridge.Info {
-	info := bridge.Info{Name: b.spec.Name, Title: agentkit.Or(b.spec.Title, b.spec.Name),
-		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true}}
+func (b *Backend) Info() agent.Info {
+	info := agent.Info{Name: b.spec.Name, Title: cmp.Or(b.spec.Title, b.spec.Name),
+		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+		Caps:   agent.Caps{Check: b.Check, Warm: b.Warm, ClientCapabilities: b.SetClientCapabilities}}
 	b.mu.Lock()
 	warming := b.warming
 	b.mu.Unlock()
@@ -149,11 +149,11 @@ type conn struct {
 func (b *Backend) start(ctx context.Context) (*conn, error) {
 	path, err := exec.LookPath(b.spec.Command)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", bridge.ErrAgentUnavailable, b.spec.Name, err)
+		return nil, fmt.Errorf("%w: %s: %v", agent.ErrAgentUnavailable, b.spec.Name, err)
 	}
 	p, err := proc.Start(proc.Spec{Path: path, Args: b.spec.Args, Env: b.env()})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	c := &conn{Process: p, cs: acp.NewClientSideConnection(&client{b: b}, p.Stdin, p.Stdout)}
 	c.cs.SetLogger(b.log)
@@ -189,13 +189,13 @@ func initialize(ctx context.Context, c *conn, caps acp.ClientCapabilities) (acp.
 	select {
 	case a := <-ch:
 		if a.err != nil {
-			return a.r, fmt.Errorf("%w: initialize: %v", bridge.ErrAgentUnavailable, a.err)
+			return a.r, fmt.Errorf("%w: initialize: %v", agent.ErrAgentUnavailable, a.err)
 		}
 		return a.r, nil
 	case <-c.Done():
-		return acp.InitializeResponse{}, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, c.Exited())
+		return acp.InitializeResponse{}, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, c.Exited())
 	case <-ctx.Done():
-		return acp.InitializeResponse{}, fmt.Errorf("%w: no answer to initialize within %v", bridge.ErrAgentUnavailable, StartTimeout)
+		return acp.InitializeResponse{}, fmt.Errorf("%w: no answer to initialize within %v", agent.ErrAgentUnavailable, StartTimeout)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -52,7 +52,7 @@ func (c *client) RequestPermission(ctx context.Context, r acp.RequestPermissionR
 }
 
 // editor is the session's editor, or an error the downstream understands.
-func (c *client) editor(id acp.SessionId) (bridge.Editor, error) {
+func (c *client) editor(id acp.SessionId) (agent.Editor, error) {
 	s, err := c.session(id)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func (c *client) editor(id acp.SessionId) (bridge.Editor, error) {
 
 // toEditor passes a downstream request to its session's editor.
 func toEditor[Req, Resp any](ctx context.Context, c *client, id acp.SessionId, r Req,
-	do func(bridge.Editor, context.Context, Req) (Resp, error)) (Resp, error) {
+	do func(agent.Editor, context.Context, Req) (Resp, error)) (Resp, error) {
 	e, err := c.editor(id)
 	if err != nil {
 		var zero Resp
@@ -75,31 +75,31 @@ func toEditor[Req, Resp any](ctx context.Context, c *client, id acp.SessionId, r
 }
 
 func (c *client) ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.ReadTextFile)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.ReadTextFile)
 }
 
 func (c *client) WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.WriteTextFile)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.WriteTextFile)
 }
 
 func (c *client) CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.CreateTerminal)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.CreateTerminal)
 }
 
 func (c *client) TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.TerminalOutput)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.TerminalOutput)
 }
 
 func (c *client) WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.WaitForTerminalExit)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.WaitForTerminalExit)
 }
 
 func (c *client) KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.KillTerminal)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.KillTerminal)
 }
 
 func (c *client) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
-	return toEditor(ctx, c, r.SessionId, r, bridge.Editor.ReleaseTerminal)
+	return toEditor(ctx, c, r.SessionId, r, agent.Editor.ReleaseTerminal)
 }
 
 // HandleExtensionMethod forwards an extension method to the editor: the
@@ -109,7 +109,7 @@ func (c *client) HandleExtensionMethod(ctx context.Context, method string, param
 		SessionID acp.SessionId `json:"sessionId"`
 	}
 	json.Unmarshal(params, &p)
-	var e bridge.Editor
+	var e agent.Editor
 	if s, ok := c.b.sessions.Get(string(p.SessionID)); ok {
 		e = s.opts.Editor
 	} else {

@@ -3,30 +3,30 @@ package acpagent
 import (
 	"context"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
 // Config is the downstream's select options as it last told them, and its
 // modes as the mode option when it has no option of that id. Boolean
 // options are not shown (the bridge's options are selects).
-func (s *session) Config() []bridge.ConfigOption {
+func (s *session) Config() []agent.ConfigOption {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []bridge.ConfigOption
+	var out []agent.ConfigOption
 	for _, o := range s.options {
 		if o.Select != nil {
 			out = append(out, fromSelect(o.Select))
 		}
 	}
-	if s.modes != nil && len(s.modes.AvailableModes) > 0 && !has(out, bridge.ConfigMode) {
+	if s.modes != nil && len(s.modes.AvailableModes) > 0 && !has(out, agent.ConfigMode) {
 		out = append(out, fromModes(s.modes))
 	}
 	return out
 }
 
-func fromSelect(o *acp.SessionConfigOptionSelect) bridge.ConfigOption {
-	c := bridge.ConfigOption{ID: string(o.Id), Name: o.Name, Current: string(o.CurrentValue)}
+func fromSelect(o *acp.SessionConfigOptionSelect) agent.ConfigOption {
+	c := agent.ConfigOption{ID: string(o.Id), Name: o.Name, Current: string(o.CurrentValue)}
 	if o.Description != nil {
 		c.Description = *o.Description
 	}
@@ -43,7 +43,7 @@ func fromSelect(o *acp.SessionConfigOptionSelect) bridge.ConfigOption {
 		}
 	}
 	for _, ch := range choices {
-		choice := bridge.Choice{Value: string(ch.Value), Name: ch.Name}
+		choice := agent.ConfigValue{Value: string(ch.Value), Name: ch.Name}
 		if ch.Description != nil {
 			choice.Description = *ch.Description
 		}
@@ -52,10 +52,10 @@ func fromSelect(o *acp.SessionConfigOptionSelect) bridge.ConfigOption {
 	return c
 }
 
-func fromModes(m *acp.SessionModeState) bridge.ConfigOption {
-	c := bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: string(m.CurrentModeId)}
+func fromModes(m *acp.SessionModeState) agent.ConfigOption {
+	c := agent.ConfigOption{ID: agent.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: string(m.CurrentModeId)}
 	for _, mode := range m.AvailableModes {
-		choice := bridge.Choice{Value: string(mode.Id), Name: mode.Name}
+		choice := agent.ConfigValue{Value: string(mode.Id), Name: mode.Name}
 		if mode.Description != nil {
 			choice.Description = *mode.Description
 		}
@@ -64,7 +64,7 @@ func fromModes(m *acp.SessionModeState) bridge.ConfigOption {
 	return c
 }
 
-func has(opts []bridge.ConfigOption, id string) bool {
+func has(opts []agent.ConfigOption, id string) bool {
 	for _, o := range opts {
 		if o.ID == id {
 			return true
@@ -81,7 +81,7 @@ func (s *session) SetConfig(ctx context.Context, id, value string) error {
 		return err
 	}
 	s.mu.Lock()
-	sid, viaModes := s.id, id == bridge.ConfigMode && !s.hasOption(id) && s.modes != nil
+	sid, viaModes := s.id, id == agent.ConfigMode && !s.hasOption(id) && s.modes != nil
 	s.mu.Unlock()
 	if viaModes {
 		if _, err := c.cs.SetSessionMode(ctx, acp.SetSessionModeRequest{SessionId: sid, ModeId: acp.SessionModeId(value)}); err != nil {

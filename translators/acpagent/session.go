@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -25,8 +25,8 @@ const (
 type session struct {
 	b    *Backend
 	life context.Context
-	ev   bridge.Events
-	opts bridge.OpenOptions
+	ev   agent.Events
+	opts agent.OpenOptions
 	att  *agentkit.Attachment[*conn]
 
 	mu        sync.Mutex
@@ -39,14 +39,11 @@ type session struct {
 	why       string // why the downstream could not restore it
 }
 
-var (
-	_ bridge.Native    = (*session)(nil)
-	_ bridge.Annotator = (*session)(nil)
-)
+var _ agent.Native = (*session)(nil)
 
 // Open opens a session on the downstream, starting it if need be, and
 // waits for the answer: it carries the session's options.
-func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	s := &session{b: b, life: ctx, ev: ev, opts: opts, id: acp.SessionId(opts.NativeID)}
 	s.att = agentkit.NewAttachment(s.attach)
 	if err := s.att.Start(ctx, StartTimeout); err != nil {
@@ -152,9 +149,12 @@ func mcp(servers []acp.McpServer) []acp.McpServer {
 	return servers
 }
 
-// Meta says how the session was opened on the downstream, and whether its
-// conversation reaches the agent.
-func (s *session) Meta() map[string]any {
+// Caps: the session's Meta says how it was opened on the downstream, and
+// whether its conversation reaches the agent. The bridge's transcript is
+// its history.
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{Meta: s.meta()} }
+
+func (s *session) meta() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := map[string]any{"opened": s.opened}
@@ -201,10 +201,10 @@ func (s *session) update(u acp.SessionUpdate) {
 // downstream died since), preceded by the conversation so far if the
 // downstream could not restore it. A cancelled turn is cancelled on the
 // downstream with session/cancel, and its own answer awaited.
-func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult, error) {
 	c, err := s.att.Server(ctx)
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	s.mu.Lock()
 	id, carry := s.id, s.carry
@@ -212,7 +212,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	s.mu.Unlock()
 	prompt := turn.Prompt
 	if carry && s.opts.History != nil {
-		if text := bridge.HistoryText(s.opts.History(), bridge.HistoryBudget,
+		if text := agent.HistoryText(s.opts.History(), agent.HistoryBudget,
 			"This session started earlier; the agent can't restore it, so here is what was said (from acpbridge's transcript)."); text != "" {
 			prompt = append([]acp.ContentBlock{acp.TextBlock(text)}, prompt...)
 		}
@@ -228,22 +228,22 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 	select {
 	case a = <-done:
 	case <-c.Done():
-		return bridge.TurnResult{}, fmt.Errorf("%s exited during the turn: %v", s.b.spec.Name, c.Exited())
+		return agent.TurnResult{}, fmt.Errorf("%s exited during the turn: %v", s.b.spec.Name, c.Exited())
 	case <-ctx.Done():
 		a = s.cancel(c, id, done)
 	}
 	if a.err != nil {
 		if ctx.Err() != nil {
-			return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+			return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 		}
 		select { // the connection ends as the process exits: say how it did
 		case <-c.Done():
-			return bridge.TurnResult{}, fmt.Errorf("%s exited during the turn: %v", s.b.spec.Name, c.Exited())
+			return agent.TurnResult{}, fmt.Errorf("%s exited during the turn: %v", s.b.spec.Name, c.Exited())
 		case <-time.After(time.Second):
 		}
-		return bridge.TurnResult{}, agentError("session/prompt", a.err)
+		return agent.TurnResult{}, agentError("session/prompt", a.err)
 	}
-	return bridge.TurnResult{StopReason: a.r.StopReason, Usage: a.r.Usage}, nil
+	return agent.TurnResult{StopReason: a.r.StopReason, Usage: a.r.Usage}, nil
 }
 
 // answerOf is the downstream's answer to a prompt.
@@ -271,7 +271,7 @@ func (s *session) cancel(c *conn, id acp.SessionId, done chan answerOf) answerOf
 func agentError(method string, err error) error {
 	var re *acp.RequestError
 	if errors.As(err, &re) && re.Code == -32000 {
-		return fmt.Errorf("%w: %s", bridge.ErrAuthRequired, re.Message)
+		return fmt.Errorf("%w: %s", agent.ErrAuthRequired, re.Message)
 	}
 	return fmt.Errorf("the agent's %s: %w", method, err)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/internal/nativetest"
@@ -60,7 +61,7 @@ func TestProxy_turnOptionsAndAsk(t *testing.T) {
 	e.Client.Option = "yes"
 	resp := e.NewSessionResponse(t.TempDir())
 	choices, current := acptest.Choices(resp.ConfigOptions), acptest.Current(resp.ConfigOptions)
-	if !slices.Equal(choices["model"], []string{"fast", "smart"}) || !slices.Equal(choices[bridge.ConfigMode], []string{"ask", "code"}) || current[bridge.ConfigMode] != "ask" {
+	if !slices.Equal(choices["model"], []string{"fast", "smart"}) || !slices.Equal(choices[agent.ConfigMode], []string{"ask", "code"}) || current[agent.ConfigMode] != "ask" {
 		t.Errorf("options %v, current %v", choices, current)
 	}
 	var commands bool // announced before session/new answered, shown all the same
@@ -88,7 +89,7 @@ func TestProxy_turnOptionsAndAsk(t *testing.T) {
 	if err != nil || acptest.Current(opts)["model"] != "smart" {
 		t.Errorf("set model: %v, %v", acptest.Current(opts), err)
 	}
-	if opts, err := e.SetConfig(resp.SessionId, bridge.ConfigMode, "code"); err != nil || acptest.Current(opts)[bridge.ConfigMode] != "code" {
+	if opts, err := e.SetConfig(resp.SessionId, agent.ConfigMode, "code"); err != nil || acptest.Current(opts)[agent.ConfigMode] != "code" {
 		t.Errorf("set mode: %v, %v", opts, err)
 	}
 }
@@ -172,10 +173,10 @@ func TestProxy_modeChangedByTheAgent(t *testing.T) {
 		}
 		if u.CurrentModeUpdate != nil {
 			// the bridge tells the mode as it tells every option
-			cur = map[string]string{bridge.ConfigMode: string(u.CurrentModeUpdate.CurrentModeId)}
+			cur = map[string]string{agent.ConfigMode: string(u.CurrentModeUpdate.CurrentModeId)}
 		}
 	}
-	if cur[bridge.ConfigMode] != "code" {
+	if cur[agent.ConfigMode] != "code" {
 		t.Errorf("after the agent switched modes the editor was told %v", cur)
 	}
 }
@@ -240,10 +241,10 @@ func TestProxy_loadAfterRestart(t *testing.T) {
 
 func TestOpen_missingCommand(t *testing.T) {
 	b := New(Spec{Name: "nothing", Command: filepath.Join(t.TempDir(), "no-such-agent")})
-	if err := b.Check(); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if err := b.Check(); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Check = %v", err)
 	}
-	if _, err := b.Open(t.Context(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(t.Context(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open = %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -42,7 +42,7 @@ type Backend struct {
 	closed bool
 }
 
-var _ bridge.Backend = (*Backend)(nil)
+var _ agent.Backend = (*Backend)(nil)
 
 // New returns the Amp backend.
 func New(opts Options) *Backend {
@@ -51,15 +51,17 @@ func New(opts Options) *Backend {
 
 // Info: Amp takes images (checked: at most four, of the type they claim)
 // and embedded context, and MCP servers of every transport.
-func (b *Backend) Info() bridge.Info {
-	return b.Describe("Amp", acp.McpCapabilities{Http: true, Sse: true})
+func (b *Backend) Info() agent.Info {
+	info := b.Describe("Amp", acp.McpCapabilities{Http: true, Sse: true})
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
+	return info
 }
 
 // Open makes a session. It starts nothing: amp runs once per turn, and the
 // thread is made by the first turn. It fails at once, without starting
 // amp, when amp is missing or has no credentials: amp would start an
 // interactive login and wait for a code on its terminal for five minutes.
-func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	path, err := b.Find()
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	closed := b.closed
 	b.mu.Unlock()
 	if closed {
-		return nil, fmt.Errorf("%w: the amp backend is closed", bridge.ErrAgentUnavailable)
+		return nil, fmt.Errorf("%w: the amp backend is closed", agent.ErrAgentUnavailable)
 	}
 	return newSession(ctx, b, path, mcp, opts, ev), nil
 }
@@ -94,7 +96,7 @@ func (b *Backend) Close() error {
 
 // errNoCredentials says how to give amp a key.
 var errNoCredentials = fmt.Errorf("%w: Amp has no API key: set AMP_API_KEY to an access token from "+
-	"https://ampcode.com/settings, or run `amp login` in a terminal, then try again", bridge.ErrAuthRequired)
+	"https://ampcode.com/settings, or run `amp login` in a terminal, then try again", agent.ErrAuthRequired)
 
 // credentials checks that amp has a key: AMP_API_KEY in its environment,
 // or one that `amp login` stored in Amp's secrets file
@@ -167,10 +169,13 @@ var errClosed = errors.New("the session is closed")
 // LoginCmd is Amp's own login, `amp login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "login") }
 
+// LogoutCmd is amp's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.env(), "logout") }
+
 // Login tells whether amp has a key (see credentials).
-func (b *Backend) Login() bridge.Login {
+func (b *Backend) Login() agent.Login {
 	if err := b.credentials(); err != nil {
-		return bridge.Login{Required: true, Detail: err.Error()}
+		return agent.Login{Required: true, Detail: err.Error()}
 	}
-	return bridge.Login{OK: true, Detail: "AMP_API_KEY is set, or amp login stored a key"}
+	return agent.Login{OK: true, Detail: "AMP_API_KEY is set, or amp login stored a key"}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/editortest"
 	"github.com/acpbridge/acpbridge/internal/nativetest"
 	"github.com/acpbridge/acpbridge/internal/toolbin"
@@ -135,10 +136,10 @@ func TestE2E_loginFlowIsCaught(t *testing.T) {
 	secrets := filepath.Join(home, ".local", "share", "amp", "secrets.json")
 	os.MkdirAll(filepath.Dir(secrets), 0o700)
 	os.WriteFile(secrets, []byte(`{"apiKey@https://ampcode.com/":"sgamp_user_elsewhere"}`), 0o600)
-	s := nativetest.OpenSession(t, realBackend(t, env), bridge.OpenOptions{}, nativetest.NewRecorder(""))
+	s := nativetest.OpenSession(t, realBackend(t, env), agent.OpenOptions{}, nativetest.NewRecorder(""))
 	start := time.Now()
 	_, err := nativetest.RunPrompt(t, s, "hello", nil)
-	if !errors.Is(err, bridge.ErrAuthRequired) {
+	if !errors.Is(err, agent.ErrAuthRequired) {
 		t.Fatalf("err = %v, want auth required", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {
@@ -148,7 +149,7 @@ func TestE2E_loginFlowIsCaught(t *testing.T) {
 }
 
 // assertNoAmp checks that the session's last amp has exited.
-func assertNoAmp(t *testing.T, n bridge.Native) {
+func assertNoAmp(t *testing.T, n agent.Native) {
 	t.Helper()
 	s := n.(*session)
 	s.mu.Lock()
@@ -173,12 +174,12 @@ func TestE2E_commandLinesAreAccepted(t *testing.T) {
 		{Http: &acp.McpServerHttpInline{Name: "web", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{}}}}
 	for _, tc := range []struct {
 		name string
-		opts bridge.OpenOptions
+		opts agent.OpenOptions
 	}{
-		{"new thread, rules delegated", bridge.OpenOptions{}},
-		{"continued thread, mode, MCP servers", bridge.OpenOptions{NativeID: "T-7d0c2b1e-1111-4222-8333-444455556666", MCPServers: mcp,
-			Config: map[string]string{bridge.ConfigModel: "high"}}},
-		{"bypass", bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: modeBypass, bridge.ConfigModel: "low"}}},
+		{"new thread, rules delegated", agent.OpenOptions{}},
+		{"continued thread, mode, MCP servers", agent.OpenOptions{NativeID: "T-7d0c2b1e-1111-4222-8333-444455556666", MCPServers: mcp,
+			Config: map[string]string{agent.ConfigModel: "high"}}},
+		{"bypass", agent.OpenOptions{Config: map[string]string{agent.ConfigMode: modeBypass, agent.ConfigModel: "low"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := nativetest.OpenSession(t, b, tc.opts, nativetest.NewRecorder(""))
@@ -199,9 +200,9 @@ func TestE2E_ampRunsTheBridgesPermissionHook(t *testing.T) {
 	bin := ampBin(t)
 	_, env := realHome(t, "AMP_API_KEY=not-a-real-key", "AMP_URL="+silentURL(t))
 	ev := nativetest.NewRecorder("allow_once")
-	s := nativetest.OpenSession(t, realBackend(t, env), bridge.OpenOptions{}, ev).(*session)
+	s := nativetest.OpenSession(t, realBackend(t, env), agent.OpenOptions{}, ev).(*session)
 	ctx, cancel := context.WithCancel(context.Background())
-	ended := make(chan bridge.TurnResult, 1)
+	ended := make(chan agent.TurnResult, 1)
 	go func() {
 		res, _ := s.Prompt(ctx, nativetest.TextTurn("hello", nil))
 		ended <- res
@@ -257,7 +258,7 @@ func TestLive_textTurn(t *testing.T) {
 	}
 	_, env := realHome(t, "AMP_API_KEY="+key)
 	ev := nativetest.NewRecorder("reject_once")
-	s := nativetest.OpenSession(t, realBackend(t, env), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, realBackend(t, env), agent.OpenOptions{}, ev)
 	res := nativetest.MustPrompt(t, s, "Reply with the single word: pong", nil)
 	if !strings.Contains(strings.ToLower(ev.Conversation()), "pong") || res.Usage == nil || !strings.HasPrefix(s.NativeID(), "T-") {
 		t.Errorf("live turn: %+v, thread %q\n%s", res, s.NativeID(), ev.Conversation())

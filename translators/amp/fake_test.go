@@ -42,8 +42,9 @@ type fake struct {
 	out      *json.Encoder
 }
 
-// fakeAmp plays amp as amp.md describes it: the thread commands, one turn
-// per process with the prompt on stdin, and the result once stdin ends.
+// fakeAmp plays amp as the pinned CLI (@ampcode/cli 0.0.1790142911)
+// behaves: the thread commands, one turn per process with the prompt on
+// stdin (--stream-json-input), and the result line only once stdin ends.
 // The prompt's first word picks what the turn does.
 func fakeAmp(args []string) int {
 	if f := os.Getenv("FAKE_AMP_ARGS"); f != "" {

@@ -2,6 +2,7 @@ package amp
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -333,7 +334,7 @@ func RunDelegate(stdin io.Reader, stderr io.Writer) int {
 		return 2
 	}
 	if !ans.Allow {
-		fmt.Fprintln(stderr, agentkit.Or(ans.Message, "The user rejected this tool call."))
+		fmt.Fprintln(stderr, cmp.Or(ans.Message, "The user rejected this tool call."))
 		return 2
 	}
 	return 0

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -34,7 +34,7 @@ func userLine(prompt []acp.ContentBlock) ([]byte, error) {
 		}
 	}
 	if images > maxImages {
-		return nil, fmt.Errorf("%w: amp takes at most %d images in one prompt; this one has %d", bridge.ErrInvalidParams, maxImages, images)
+		return nil, fmt.Errorf("%w: amp takes at most %d images in one prompt; this one has %d", agent.ErrInvalidParams, maxImages, images)
 	}
 	return json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": blocks}})
 }

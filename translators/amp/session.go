@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -41,7 +41,7 @@ type session struct {
 	path string
 	cwd  string
 	mcp  string
-	ev   bridge.Events
+	ev   agent.Events
 
 	updates  *agentkit.Updates
 	asks     *agentkit.Asks
@@ -69,7 +69,7 @@ type end struct {
 	gone   bool  // the session closed
 }
 
-func newSession(life context.Context, b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
+func newSession(life context.Context, b *Backend, path, mcp string, opts agent.OpenOptions, ev agent.Events) *session {
 	s := &session{b: b, life: life, path: path, cwd: opts.Cwd, mcp: mcp, ev: ev, thread: opts.NativeID,
 		updates: agentkit.NewUpdates(ev), asks: agentkit.NewAsks(ev), turns: agentkit.NewTurns[end](life),
 		token: newToken(), always: map[string]bool{}}
@@ -78,20 +78,23 @@ func newSession(life context.Context, b *Backend, path, mcp string, opts bridge.
 	return s
 }
 
-func modeOption() bridge.ConfigOption {
-	return bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Permissions", Category: acp.SessionConfigOptionCategoryMode, Current: modeDefault,
-		Choices: []bridge.Choice{
+func modeOption() agent.ConfigOption {
+	return agent.ConfigOption{ID: agent.ConfigMode, Name: "Permissions", Category: acp.SessionConfigOptionCategoryMode, Current: modeDefault,
+		Choices: []agent.ConfigValue{
 			{Value: modeDefault, Name: "Ask", Description: "Amp's permission rules decide; where they ask, the editor is asked (answer within 8 s: Amp waits 10 s)"},
 			{Value: modeBypass, Name: "Bypass", Description: "Every tool runs without asking (--dangerously-allow-all)"},
 		}}
 }
 
-func ampModeOption() bridge.ConfigOption {
-	return bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Amp mode", Category: acp.SessionConfigOptionCategoryModel, Current: ampModeAuto,
+func ampModeOption() agent.ConfigOption {
+	return agent.ConfigOption{ID: agent.ConfigModel, Name: "Amp mode", Category: acp.SessionConfigOptionCategoryModel, Current: ampModeAuto,
 		Description: "Amp's agent mode (--mode): it picks the model, the system prompt and the tools",
-		Choices: []bridge.Choice{{Value: ampModeAuto, Name: "Default", Description: "Amp's default mode"},
+		Choices: []agent.ConfigValue{{Value: ampModeAuto, Name: "Default", Description: "Amp's default mode"},
 			{Value: "low", Name: "Low"}, {Value: "medium", Name: "Medium"}, {Value: "high", Name: "High"}, {Value: "ultra", Name: "Ultra"}}}
 }
+
+// Caps: none beyond Native; the bridge's transcript is its history (amp's threads are not read back).
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
 
 func (s *session) NativeID() string {
 	s.mu.Lock()
@@ -99,21 +102,21 @@ func (s *session) NativeID() string {
 	return s.thread
 }
 
-func (s *session) Config() []bridge.ConfigOption { return s.settings.Options() }
+func (s *session) Config() []agent.ConfigOption { return s.settings.Options() }
 
 // SetConfig takes effect with the next turn's process.
 func (s *session) SetConfig(ctx context.Context, id, value string) error {
 	if !s.settings.Set(id, value) {
-		return fmt.Errorf("%w: amp has no %s %q", bridge.ErrInvalidParams, id, value)
+		return fmt.Errorf("%w: amp has no %s %q", agent.ErrInvalidParams, id, value)
 	}
 	return nil
 }
 
 // Prompt runs one turn in a new amp process.
-func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult, error) {
 	msg, err := userLine(turn.Prompt)
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	return agentkit.Run(ctx, s.turns, s.b.Log(), agentkit.TurnSpec[end, *proc.Process]{
 		Ready:     s.start,
@@ -137,7 +140,7 @@ func (s *session) start(ctx context.Context) (*proc.Process, error) {
 	}
 	p, err := proc.Start(proc.Spec{Path: s.path, Args: args, Dir: s.cwd, Env: s.b.env()})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	s.p, s.tr = p, NewTranslator(s.cwd)
 	go s.read(p, s.tr)
@@ -151,10 +154,10 @@ func (s *session) args(ctx context.Context) ([]string, error) {
 		args = append(args, "threads", "continue", t)
 	}
 	args = append(args, "--execute", "--stream-json", "--stream-json-input", "--stream-json-thinking", "--no-archive-after-execute")
-	if m := s.settings.Get(bridge.ConfigModel); m != "" && m != ampModeAuto {
+	if m := s.settings.Get(agent.ConfigModel); m != "" && m != ampModeAuto {
 		args = append(args, "--mode", m)
 	}
-	if s.settings.Get(bridge.ConfigMode) == modeBypass {
+	if s.settings.Get(agent.ConfigMode) == modeBypass {
 		args = append(args, "--dangerously-allow-all")
 	} else {
 		file, err := s.settingsFile(ctx)
@@ -315,30 +318,30 @@ func (s *session) handle(tr *Translator, line []byte) bool {
 }
 
 // outcome is the turn's result, once amp ended it.
-func (s *session) outcome(ctx context.Context, e end) (bridge.TurnResult, error) {
+func (s *session) outcome(ctx context.Context, e end) (agent.TurnResult, error) {
 	s.asks.WithdrawAll()
 	s.mu.Lock()
 	dismissed := s.dismissed
 	s.dismissed = false
 	s.mu.Unlock()
-	cancelled := bridge.TurnResult{StopReason: acp.StopReasonCancelled}
+	cancelled := agent.TurnResult{StopReason: acp.StopReasonCancelled}
 	switch r := e.result; {
 	case ctx.Err() != nil, r != nil && r.Cancelled, dismissed:
 		return cancelled, nil
 	case e.gone:
-		return bridge.TurnResult{}, errClosed
+		return agent.TurnResult{}, errClosed
 	case e.auth:
-		return bridge.TurnResult{}, errNoCredentials
+		return agent.TurnResult{}, errNoCredentials
 	case e.exit != nil:
-		return bridge.TurnResult{}, exitError(e.exit)
+		return agent.TurnResult{}, exitError(e.exit)
 	case r.AuthRequired:
-		return bridge.TurnResult{}, fmt.Errorf("%w: %s — set AMP_API_KEY, or run `amp login` in a terminal", bridge.ErrAuthRequired, r.Err)
+		return agent.TurnResult{}, fmt.Errorf("%w: %s — set AMP_API_KEY, or run `amp login` in a terminal", agent.ErrAuthRequired, r.Err)
 	case r.ApprovalRequired:
-		return bridge.TurnResult{}, fmt.Errorf("amp stopped: %s (in stream-json mode amp can't ask; the bridge asks the editor only where Amp's rules say ask)", r.Err)
+		return agent.TurnResult{}, fmt.Errorf("amp stopped: %s (in stream-json mode amp can't ask; the bridge asks the editor only where Amp's rules say ask)", r.Err)
 	case r.Err != "":
-		return bridge.TurnResult{}, fmt.Errorf("amp: %s", r.Err)
+		return agent.TurnResult{}, fmt.Errorf("amp: %s", r.Err)
 	}
-	return bridge.TurnResult{StopReason: e.result.StopReason, Usage: e.result.Usage}, nil
+	return agent.TurnResult{StopReason: e.result.StopReason, Usage: e.result.Usage}, nil
 }
 
 // exitError says why amp exited without ending its turn.
@@ -348,7 +351,7 @@ func exitError(err error) error {
 	case strings.Contains(msg, "Couldn't connect") || strings.Contains(msg, "Cannot reach Amp servers"):
 		return fmt.Errorf("amp can't reach Amp's servers (Amp runs its model there, so it needs the network): %v", err)
 	case authError(strings.ToLower(msg)):
-		return fmt.Errorf("%w: %v — set AMP_API_KEY, or run `amp login` in a terminal", bridge.ErrAuthRequired, err)
+		return fmt.Errorf("%w: %v — set AMP_API_KEY, or run `amp login` in a terminal", agent.ErrAuthRequired, err)
 	}
 	return fmt.Errorf("amp ended the turn without a result: %w", err)
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
@@ -49,7 +49,7 @@ func (r *rig) backend() *Backend {
 	return b
 }
 
-func (r *rig) open(ev bridge.Events, opts bridge.OpenOptions) bridge.Native {
+func (r *rig) open(ev agent.Events, opts agent.OpenOptions) agent.Native {
 	return nativetest.OpenSession(r.t, r.b, opts, ev)
 }
 
@@ -73,7 +73,7 @@ func (r *rig) turnRuns() []string {
 func TestFake_textTurnsContinueTheThread(t *testing.T) {
 	r := newRig(t)
 	ev := nativetest.NewRecorder("")
-	s := r.open(ev, bridge.OpenOptions{})
+	s := r.open(ev, agent.OpenOptions{})
 	if id := s.NativeID(); id != "" {
 		t.Errorf("NativeID before the first turn = %q; amp makes the thread then", id)
 	}
@@ -104,7 +104,7 @@ func TestFake_textTurnsContinueTheThread(t *testing.T) {
 
 func TestFake_resumedSessionContinuesItsThread(t *testing.T) {
 	r := newRig(t)
-	s := r.open(nativetest.NewRecorder(""), bridge.OpenOptions{NativeID: "T-earlier", Config: map[string]string{bridge.ConfigModel: "high"}})
+	s := r.open(nativetest.NewRecorder(""), agent.OpenOptions{NativeID: "T-earlier", Config: map[string]string{agent.ConfigModel: "high"}})
 	nativetest.MustPrompt(t, s, "hello", nil)
 	if runs := r.turnRuns(); !strings.HasPrefix(runs[0], "threads continue T-earlier ") || !strings.Contains(runs[0], "--mode high") {
 		t.Errorf("command line: %s", runs[0])
@@ -114,8 +114,8 @@ func TestFake_resumedSessionContinuesItsThread(t *testing.T) {
 func TestOpen_withoutCredentialsIsAuthRequiredAndStartsNothing(t *testing.T) {
 	r := newRig(t, "AMP_API_KEY=")
 	start := time.Now()
-	_, err := r.b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder(""))
-	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "amp login") {
+	_, err := r.b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder(""))
+	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "amp login") {
 		t.Fatalf("Open = %v, want auth required saying how to log in", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -131,15 +131,15 @@ func TestOpen_storedLoginIsEnough(t *testing.T) {
 	secrets := filepath.Join(r.home, ".local", "share", "amp", "secrets.json")
 	os.MkdirAll(filepath.Dir(secrets), 0o700)
 	os.WriteFile(secrets, []byte(`{"apiKey@https://ampcode.com/":"sgamp_user_x"}`), 0o600)
-	nativetest.MustPrompt(t, r.open(nativetest.NewRecorder(""), bridge.OpenOptions{}), "hello", nil)
+	nativetest.MustPrompt(t, r.open(nativetest.NewRecorder(""), agent.OpenOptions{}), "hello", nil)
 }
 
 func TestFake_loginPromptIsAuthRequired(t *testing.T) {
 	r := newRig(t)
-	s := r.open(nativetest.NewRecorder(""), bridge.OpenOptions{})
+	s := r.open(nativetest.NewRecorder(""), agent.OpenOptions{})
 	start := time.Now()
 	_, err := nativetest.RunPrompt(t, s, "login", nil)
-	if !errors.Is(err, bridge.ErrAuthRequired) {
+	if !errors.Is(err, agent.ErrAuthRequired) {
 		t.Fatalf("err = %v, want auth required", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -160,7 +160,7 @@ func TestFake_failures(t *testing.T) {
 		t.Run(prompt, func(t *testing.T) {
 			r := newRig(t)
 			ev := nativetest.NewRecorder("")
-			s := r.open(ev, bridge.OpenOptions{})
+			s := r.open(ev, agent.OpenOptions{})
 			_, err := nativetest.RunPrompt(t, s, prompt, nil)
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("err = %v, want %q", err, want)
@@ -174,7 +174,7 @@ func TestFake_failures(t *testing.T) {
 func TestFake_garbageIsSkipped(t *testing.T) {
 	r := newRig(t)
 	ev := nativetest.NewRecorder("")
-	nativetest.MustPrompt(t, r.open(ev, bridge.OpenOptions{}), "garbage in", nil)
+	nativetest.MustPrompt(t, r.open(ev, agent.OpenOptions{}), "garbage in", nil)
 	if !strings.Contains(ev.Conversation(), "echo: garbage in") {
 		t.Errorf("conversation:\n%s", ev.Conversation())
 	}
@@ -183,9 +183,9 @@ func TestFake_garbageIsSkipped(t *testing.T) {
 func TestFake_cancelInterruptsAmp(t *testing.T) {
 	r := newRig(t)
 	ev := nativetest.NewRecorder("")
-	s := r.open(ev, bridge.OpenOptions{})
+	s := r.open(ev, agent.OpenOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan bridge.TurnResult, 1)
+	done := make(chan agent.TurnResult, 1)
 	go func() {
 		res, _ := s.Prompt(ctx, nativetest.TextTurn("sleep", nil))
 		done <- res
@@ -217,7 +217,7 @@ func TestFake_permissionAsksTheEditor(t *testing.T) {
 		t.Run(tc.choice+" "+tc.cmd, func(t *testing.T) {
 			r := newRig(t)
 			ev := nativetest.NewRecorder(tc.choice)
-			s := r.open(ev, bridge.OpenOptions{})
+			s := r.open(ev, agent.OpenOptions{})
 			res, err := nativetest.RunPrompt(t, s, "bash "+tc.cmd, nil)
 			if want := map[bool]acp.StopReason{true: acp.StopReasonCancelled, false: acp.StopReasonEndTurn}[tc.choice == ""]; err != nil || res.StopReason != want {
 				t.Errorf("turn ended %+v, %v; want %s", res, err, want)
@@ -246,7 +246,7 @@ func TestFake_permissionAsksTheEditor(t *testing.T) {
 func TestFake_allowAlwaysAsksOnce(t *testing.T) {
 	r := newRig(t)
 	ev := nativetest.NewRecorder("allow_always")
-	s := r.open(ev, bridge.OpenOptions{})
+	s := r.open(ev, agent.OpenOptions{})
 	nativetest.MustPrompt(t, s, "bash make install", nil)
 	nativetest.MustPrompt(t, s, "bash make install", nil)
 	nativetest.MustPrompt(t, s, "bash make clean", nil)
@@ -260,7 +260,7 @@ func TestFake_unansweredAskIsRejectedInTime(t *testing.T) {
 	AskLimit = 300 * time.Millisecond
 	r := newRig(t)
 	ev := nativetest.NewRecorder("wait")
-	s := r.open(ev, bridge.OpenOptions{})
+	s := r.open(ev, agent.OpenOptions{})
 	nativetest.MustPrompt(t, s, "bash rm -rf /tmp/x", nil)
 	us, _, _ := ev.Snapshot()
 	last := lastToolUpdate(us, "toolu_bash")
@@ -272,8 +272,8 @@ func TestFake_unansweredAskIsRejectedInTime(t *testing.T) {
 func TestFake_bypassAllowsEverything(t *testing.T) {
 	r := newRig(t)
 	ev := nativetest.NewRecorder("reject_once")
-	s := r.open(ev, bridge.OpenOptions{})
-	if err := s.SetConfig(context.Background(), bridge.ConfigMode, modeBypass); err != nil {
+	s := r.open(ev, agent.OpenOptions{})
+	if err := s.SetConfig(context.Background(), agent.ConfigMode, modeBypass); err != nil {
 		t.Fatal(err)
 	}
 	nativetest.MustPrompt(t, s, "bash rm -rf /tmp/x", nil)
@@ -291,7 +291,7 @@ func TestFake_settingsCarryTheUsersOver(t *testing.T) {
 	os.MkdirAll(filepath.Dir(user), 0o700)
 	os.WriteFile(user, []byte(`{"amp.notifications.enabled":false,"amp.permissions":[{"tool":"Bash","action":"ask","matches":{"cmd":"make *"}}]}`), 0o600)
 	ev := nativetest.NewRecorder("allow_once")
-	s := r.open(ev, bridge.OpenOptions{})
+	s := r.open(ev, agent.OpenOptions{})
 	nativetest.MustPrompt(t, s, "bash make all", nil)
 	run := r.turnRuns()[0]
 	_, file, _ := strings.Cut(run, "--settings-file ")
@@ -326,9 +326,9 @@ func TestFake_imagesAndMCP(t *testing.T) {
 	img := acp.ImageBlock(png, "image/png")
 	r := newRig(t)
 	ev := nativetest.NewRecorder("")
-	s := r.open(ev, bridge.OpenOptions{MCPServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{Name: "docs", Command: "/bin/docs", Args: []string{"-v"}, Env: []acp.EnvVariable{}}}}})
+	s := r.open(ev, agent.OpenOptions{MCPServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{Name: "docs", Command: "/bin/docs", Args: []string{"-v"}, Env: []acp.EnvVariable{}}}}})
 	ctx := context.Background()
-	if _, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), img, img}}); err != nil {
+	if _, err := s.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), img, img}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(ev.Conversation(), "2 images") {
@@ -341,7 +341,7 @@ func TestFake_imagesAndMCP(t *testing.T) {
 		"five images":          {img, img, img, img, img},
 		"a jpeg that is a png": {acp.ImageBlock(png, "image/jpeg")},
 	} {
-		if _, err := s.Prompt(ctx, bridge.Turn{Prompt: prompt}); !errors.Is(err, bridge.ErrInvalidParams) {
+		if _, err := s.Prompt(ctx, agent.Turn{Prompt: prompt}); !errors.Is(err, agent.ErrInvalidParams) {
 			t.Errorf("%s: err = %v, want invalid params", name, err)
 		}
 	}
@@ -349,7 +349,7 @@ func TestFake_imagesAndMCP(t *testing.T) {
 
 func TestDelegate_refusesAStranger(t *testing.T) {
 	r := newRig(t)
-	s := r.open(nativetest.NewRecorder("allow_once"), bridge.OpenOptions{})
+	s := r.open(nativetest.NewRecorder("allow_once"), agent.OpenOptions{})
 	nativetest.MustPrompt(t, s, "hello", nil) // starts the hooks
 	h, _ := r.b.hooks.Peek()
 	sess := s.(*session)

@@ -1,6 +1,7 @@
 package amp
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -44,26 +45,26 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 	"delete_file": fileOp("Delete "),
 	"list_directory": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		path := filePath(in, cwd)
-		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "List " + agentkit.Or(agentkit.RelPath(path, cwd), "directory"), Locations: agentkit.At(path, 0)}
+		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "List " + cmp.Or(agentkit.RelPath(path, cwd), "directory"), Locations: agentkit.At(path, 0)}
 	},
 	"Grep": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Search for " + agentkit.Quote(in.Str("pattern")) + agentkit.InDir(in, cwd)}
 	},
 	"glob": func(in agentkit.Input, _ string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + agentkit.Or(in.Str("filePattern", "pattern"), "files")}
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + cmp.Or(in.Str("filePattern", "pattern"), "files")}
 	},
 	"finder":      search("Find ", "query"),
 	"find_thread": search("Find thread ", "query"),
 	"librarian":   read("Ask the librarian: ", "query"),
 	"read_thread": read("Read thread ", "threadID", "thread_id"),
 	"web_search": func(in agentkit.Input, _ string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Search the web: " + agentkit.Or(in.Str("objective", "query"), "…")}
+		return agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Search the web: " + cmp.Or(in.Str("objective", "query"), "…")}
 	},
 	"read_web_page": func(in agentkit.Input, _ string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Fetch " + in.Str("url"), Content: agentkit.Texts(in.Str("objective"))}
 	},
 	"Task": func(in agentkit.Input, _ string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: agentkit.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
+		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: cmp.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
 	},
 	"oracle": func(in agentkit.Input, _ string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: "Consult the oracle", Content: agentkit.Texts(in.Str("task"))}
@@ -77,7 +78,7 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 
 // shell shows a command run by Bash, shell_command or async_shell_command.
 func shell(in agentkit.Input, cwd string) agentkit.ToolInfo {
-	info := agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: agentkit.Or(in.Str("cmd", "command"), "Terminal")}
+	info := agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: cmp.Or(in.Str("cmd", "command"), "Terminal")}
 	if dir := in.Str("cwd", "workdir"); dir != "" && agentkit.AbsPath(dir, cwd) != cwd {
 		info.Content = agentkit.Texts("in " + agentkit.RelPath(agentkit.AbsPath(dir, cwd), cwd))
 	}
@@ -87,7 +88,7 @@ func shell(in agentkit.Input, cwd string) agentkit.ToolInfo {
 func fileOp(verb string) agentkit.Describer {
 	return func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		path := filePath(in, cwd)
-		return agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: verb + agentkit.Or(agentkit.RelPath(path, cwd), "file"), Locations: agentkit.At(path, 0)}
+		return agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: verb + cmp.Or(agentkit.RelPath(path, cwd), "file"), Locations: agentkit.At(path, 0)}
 	}
 }
 

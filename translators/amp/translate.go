@@ -1,6 +1,7 @@
 package amp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -294,7 +295,7 @@ func (t *Translator) result(l line) *Result {
 	if !l.IsError && l.Subtype == "success" {
 		return r
 	}
-	r.Err = strings.TrimSpace(agentkit.Or(l.Error, l.Result))
+	r.Err = strings.TrimSpace(cmp.Or(l.Error, l.Result))
 	lower := strings.ToLower(r.Err)
 	switch {
 	case l.Subtype == "error_max_turns":
@@ -307,7 +308,7 @@ func (t *Translator) result(l line) *Result {
 		r.AuthRequired = true
 	}
 	if r.Err == "" && r.StopReason != acp.StopReasonMaxTurnRequests {
-		r.Err = "amp ended the turn with " + agentkit.Or(l.Subtype, "an error")
+		r.Err = "amp ended the turn with " + cmp.Or(l.Subtype, "an error")
 	}
 	return r
 }

@@ -22,7 +22,8 @@
 //     has prints "No conversation found" on stderr.
 //   - bypassPermissions can be switched to only if the CLI was started
 //     with --allow-dangerously-skip-permissions, and as root only with
-//     IS_SANDBOX set.
+//     IS_SANDBOX=1 or CLAUDE_CODE_BUBBLEWRAP set (see bypassAllowed); else
+//     it refuses to start at all.
 //   - --effort takes low, medium, high, xhigh or max; the effortLevel
 //     flag setting (apply_flag_settings) low to xhigh, or null for the
 //     default.
@@ -31,12 +32,14 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -53,10 +56,12 @@ type Backend struct {
 	agentkit.CLI
 
 	mu     sync.Mutex
-	models []bridge.Choice // as the last CLI to start told them, for the next session's first paint
+	models []agent.ConfigValue // as the last CLI to start told them, for the next session's first paint
 
 	spare  agentkit.Spare[*proc.Process] // started by Warm, by its proc.Spec.Kind
 	shared agentkit.SharedSpares         // instead, with Options.Shared
+
+	bypassRefused atomic.Bool // the CLI refused to start able to bypass permissions
 }
 
 // spareTTL is how long a spare claude waits for a session to take it:
@@ -64,7 +69,7 @@ type Backend struct {
 // holds a few hundred MB.
 const spareTTL = time.Minute
 
-var _ bridge.Backend = (*Backend)(nil)
+var _ agent.Backend = (*Backend)(nil)
 
 // New returns the Claude backend.
 func New(opts Options) *Backend {
@@ -75,13 +80,19 @@ func New(opts Options) *Backend {
 
 // Info: Claude takes images and embedded context; its resume replays
 // nothing, so the bridge keeps the transcript.
-func (b *Backend) Info() bridge.Info {
-	return b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
+// It forks: Claude forks a session with --resume ID --fork-session; the new
+// session's id comes with its first turn's init.
+func (b *Backend) Info() agent.Info {
+	info := b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
+	info.Caps.Forks = true
+	info.Caps.Warm = b.Warm
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
+	return info
 }
 
 // Open starts (or resumes) a session and warms its process up in the
 // background, so that the first prompt doesn't pay the whole cold start.
-func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	path, err := b.Find()
 	if err != nil {
 		return nil, err
@@ -96,21 +107,17 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 }
 
 // knownModels returns the models the last CLI told, if any did.
-func (b *Backend) knownModels() []bridge.Choice {
+func (b *Backend) knownModels() []agent.ConfigValue {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.models
 }
 
-func (b *Backend) learnModels(models []bridge.Choice) {
+func (b *Backend) learnModels(models []agent.ConfigValue) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.models = models
 }
-
-// Forks: Claude forks a session with --resume ID --fork-session; the new
-// session's id comes with its first turn's init.
-func (b *Backend) Forks() bool { return true }
 
 // Warm starts a spare claude in the bridge's directory, as a new session
 // there with no options of its own starts one; the first such session/new
@@ -124,7 +131,7 @@ func (b *Backend) Warm(dir string) {
 	if err != nil || dir == "" {
 		return
 	}
-	spec := b.spec(path, dir, newLaunch(newSettings(b), "", ""))
+	spec := b.spec(path, dir, b.newLaunch(newSettings(b), "", ""))
 	if b.Shared() != 0 {
 		b.shared.Warm(spec)
 		return
@@ -173,9 +180,28 @@ type launch struct {
 
 // newLaunch is how a session with settings cfg starts its CLI, resuming
 // native session resume ("" for none) with MCP config mcp.
-func newLaunch(cfg *agentkit.Settings, resume, mcp string) launch {
-	return launch{mode: cfg.Get(bridge.ConfigMode), model: cfg.Get(bridge.ConfigModel), effort: cfg.Get(bridge.ConfigEffort),
-		resume: resume, mcp: mcp, bypass: bypassAllowed()}
+func (b *Backend) newLaunch(cfg *agentkit.Settings, resume, mcp string) launch {
+	return launch{mode: cfg.Get(agent.ConfigMode), model: cfg.Get(agent.ConfigModel), effort: cfg.Get(agent.ConfigEffort),
+		resume: resume, mcp: mcp, bypass: b.bypass()}
+}
+
+// bypass says whether the CLI is started able to bypass permissions: as
+// its own rule allows, unless it refused to start so once already.
+func (b *Backend) bypass() bool {
+	return !b.bypassRefused.Load() && bypassAllowed(os.Geteuid() == 0, b.env())
+}
+
+// bypassRefusal is what the CLI prints when it refuses to start with
+// --allow-dangerously-skip-permissions.
+const bypassRefusal = "cannot be used with root/sudo privileges"
+
+// refuseBypass stops offering bypassPermissions once the CLI refused to
+// start with it, saying why the first time.
+func (b *Backend) refuseBypass() {
+	if !b.bypassRefused.Swap(true) {
+		b.Log().Warn("claude refused to start able to bypass permissions (" + bypassRefusal +
+			"); starting it without, and bypassPermissions is no longer offered (as root, set IS_SANDBOX=1 to have it)")
+	}
 }
 
 // args is the CLI's command line: what the official SDKs pass.
@@ -230,9 +256,12 @@ func mcpConfig(servers []acp.McpServer) (string, error) {
 // LoginCmd is Claude Code's own login, `claude auth login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "login") }
 
+// LogoutCmd is claude's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.env(), "auth", "logout") }
+
 // Login tells whether Claude Code has credentials: an API key or token in
 // its environment, or the login `claude` keeps in its config directory.
-func (b *Backend) Login() bridge.Login {
+func (b *Backend) Login() agent.Login {
 	env := b.env()
 	dir := agentkit.EnvValue(env, "CLAUDE_CONFIG_DIR")
 	if dir == "" {

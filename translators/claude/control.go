@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -104,10 +104,12 @@ func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
 	s.out.Send(s.tr.Announce(req.ToolUseID, req.ToolName, req.Input))
 	s.out.Unlock()
 	if req.ToolName == "AskUserQuestion" {
-		go s.question(s.turns.Context(), p, id, req)
+		ctx := s.turns.Context()
+		s.tasks.Go(func() { s.question(ctx, p, id, req) })
 		return
 	}
-	go s.ask(s.turns.Context(), p, id, req)
+	ctx := s.turns.Context()
+	s.tasks.Go(func() { s.ask(ctx, p, id, req) })
 }
 
 // question puts AskUserQuestion's questions to the user one by one, as
@@ -174,13 +176,13 @@ func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolA
 	}
 	s.respond(p, id, resp)
 	if mode != "" {
-		go s.switchMode(mode)
+		s.tasks.Go(func() { s.switchMode(mode) })
 	}
 }
 
 // switchMode applies the mode picked when a plan was approved.
 func (s *session) switchMode(mode string) {
-	if err := s.SetConfig(s.life, bridge.ConfigMode, mode); err != nil {
+	if err := s.SetConfig(s.life, agent.ConfigMode, mode); err != nil {
 		s.log.Warn("switching mode after the plan", "mode", mode, "err", err)
 		return
 	}

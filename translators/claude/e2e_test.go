@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/editortest"
@@ -428,29 +429,29 @@ func TestE2E_configOptions(t *testing.T) {
 	cwd := t.TempDir()
 	resp := e.NewSessionResponse(cwd)
 	choices := acptest.Choices(resp.ConfigOptions)
-	for _, id := range []string{bridge.ConfigMode, bridge.ConfigModel, bridge.ConfigEffort, bridge.ConfigAgent} {
+	for _, id := range []string{agent.ConfigMode, agent.ConfigModel, agent.ConfigEffort, bridge.ConfigAgent} {
 		if len(choices[id]) == 0 {
 			t.Errorf("session/new offers no %s option: %v", id, choices)
 		}
 	}
-	if resp.Modes == nil || len(resp.Modes.AvailableModes) != len(choices[bridge.ConfigMode]) {
-		t.Errorf("modes %+v do not match the mode option %v", resp.Modes, choices[bridge.ConfigMode])
+	if resp.Modes == nil || len(resp.Modes.AvailableModes) != len(choices[agent.ConfigMode]) {
+		t.Errorf("modes %+v do not match the mode option %v", resp.Modes, choices[agent.ConfigMode])
 	}
 	id := resp.SessionId
-	for _, mode := range choices[bridge.ConfigMode] {
-		opts, err := e.SetConfig(id, bridge.ConfigMode, mode)
-		if err != nil || acptest.Current(opts)[bridge.ConfigMode] != mode {
-			t.Errorf("mode %s: %v (current %q)", mode, err, acptest.Current(opts)[bridge.ConfigMode])
+	for _, mode := range choices[agent.ConfigMode] {
+		opts, err := e.SetConfig(id, agent.ConfigMode, mode)
+		if err != nil || acptest.Current(opts)[agent.ConfigMode] != mode {
+			t.Errorf("mode %s: %v (current %q)", mode, err, acptest.Current(opts)[agent.ConfigMode])
 		}
 	}
-	if _, err := e.SetConfig(id, bridge.ConfigEffort, "low"); err != nil {
+	if _, err := e.SetConfig(id, agent.ConfigEffort, "low"); err != nil {
 		t.Fatal(err)
 	}
 	mode := "acceptEdits"
-	if slices.Contains(choices[bridge.ConfigMode], "bypassPermissions") {
+	if slices.Contains(choices[agent.ConfigMode], "bypassPermissions") {
 		mode = "bypassPermissions"
 	}
-	if _, err := e.SetConfig(id, bridge.ConfigMode, mode); err != nil {
+	if _, err := e.SetConfig(id, agent.ConfigMode, mode); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Prompt(id, "WRITE_FILE: bypass.txt written"); err != nil {
@@ -595,7 +596,7 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	e.Client.Option = "acceptEdits"
 	id := e.NewSession(t.TempDir())
-	if _, err := e.SetConfig(id, bridge.ConfigMode, "plan"); err != nil {
+	if _, err := e.SetConfig(id, agent.ConfigMode, "plan"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Prompt(id, "EXIT_PLAN now"); err != nil {

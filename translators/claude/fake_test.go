@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,10 @@ type fake struct {
 func fakeClaude() {
 	if f := os.Getenv("FAKE_CLAUDE_ARGS"); f != "" {
 		os.WriteFile(f, []byte(strings.Join(os.Args[1:], " ")), 0o600)
+	}
+	if os.Getenv("FAKE_CLAUDE_REFUSE_BYPASS") != "" && slices.Contains(os.Args, "--allow-dangerously-skip-permissions") {
+		fmt.Fprintln(os.Stderr, "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons")
+		os.Exit(1)
 	}
 	f := &fake{out: json.NewEncoder(os.Stdout), in: bufio.NewScanner(os.Stdin), session: "fake-session-1"}
 	for i, a := range os.Args {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -39,7 +39,7 @@ func TestToClaude_refusesWhatItCannotTake(t *testing.T) {
 		"blob":  {Resource: &acp.ContentBlockResource{Resource: acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "file:///x.bin", Blob: "aGk="}}}},
 		"empty": {},
 	} {
-		if _, err := toClaude([]acp.ContentBlock{b}); !errors.Is(err, bridge.ErrInvalidParams) {
+		if _, err := toClaude([]acp.ContentBlock{b}); !errors.Is(err, agent.ErrInvalidParams) {
 			t.Errorf("%s: %v, want ErrInvalidParams", name, err)
 		}
 	}

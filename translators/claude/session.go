@@ -3,6 +3,7 @@ package claude
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -31,11 +32,13 @@ type session struct {
 	path string
 	mcp  string
 	cwd  string
-	ev   bridge.Events
+	ev   agent.Events
 	log  *slog.Logger
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
+	// tasks answer the CLI's asks in the background; Close waits for them.
+	tasks agentkit.Tasks
 
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*Result] // the read loop reports each turn's end
@@ -69,7 +72,7 @@ type reply struct {
 	err  error
 }
 
-func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.OpenOptions, ev bridge.Events) *session {
+func newSession(ctx context.Context, b *Backend, path, mcp string, opts agent.OpenOptions, ev agent.Events) *session {
 	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.Log(),
 		cfg:  newSettings(b),
 		asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID, forkOf: opts.ForkOf,
@@ -77,15 +80,15 @@ func newSession(ctx context.Context, b *Backend, path, mcp string, opts bridge.O
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns = agentkit.NewTurns[*Result](s.life)
 	s.cfg.Restore(opts.Config)
-	if m := opts.Config[bridge.ConfigModel]; m != "" {
-		s.cfg.Adopt(bridge.ConfigModel, m) // claude takes any model name
+	if m := opts.Config[agent.ConfigModel]; m != "" {
+		s.cfg.Adopt(agent.ConfigModel, m) // claude takes any model name
 	}
 	return s
 }
 
 // newSettings are a new session's options, with their defaults.
 func newSettings(b *Backend) *agentkit.Settings {
-	return agentkit.NewSettings(modeOption(), modelOption(b.knownModels()), effortOption())
+	return agentkit.NewSettings(modeOption(b.bypass()), modelOption(b.knownModels()), effortOption())
 }
 
 // warm starts the process in the background: session/new does not wait
@@ -102,7 +105,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		return s.p, s.ready
 	}
 	s.ready, s.readyErr = make(chan struct{}), nil
-	l := newLaunch(s.cfg, s.nativeID, s.mcp)
+	l := s.b.newLaunch(s.cfg, s.nativeID, s.mcp)
 	if s.nativeID == "" && s.forkOf != "" {
 		l.resume, l.fork = s.forkOf, true
 	}
@@ -116,7 +119,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 		p, err = proc.Start(spec)
 	}
 	if err != nil {
-		s.readyErr = fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		s.readyErr = fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 		close(s.ready)
 		return nil, s.ready
 	}
@@ -130,6 +133,10 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 // errLost: Claude no longer has the conversation to resume.
 var errLost = errors.New("claude has no conversation to resume")
 
+// errBypassRefused: the CLI refused to start able to bypass permissions;
+// the next start is without.
+var errBypassRefused = errors.New("claude refused --allow-dangerously-skip-permissions")
+
 // lostNotice tells the user why Claude forgot what came before.
 const lostNotice = "*Claude Code no longer has this conversation (its session file is gone), " +
 	"so it continues in a new Claude session without the earlier context.*\n\n"
@@ -138,6 +145,10 @@ const lostNotice = "*Claude Code no longer has this conversation (its session fi
 // the conversation, it starts a fresh one and says so.
 func (s *session) ensure(ctx context.Context) (*proc.Process, error) {
 	p, err := s.ready1(ctx)
+	if errors.Is(err, errBypassRefused) {
+		s.dropBypass()
+		p, err = s.ready1(ctx)
+	}
 	if errors.Is(err, errLost) {
 		s.ev.Update(acp.UpdateAgentMessageText(lostNotice))
 		p, err = s.ready1(ctx)
@@ -186,21 +197,25 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 		if lost = s.nativeID != "" && strings.Contains(p.Stderr(), "No conversation found"); lost {
 			s.nativeID, s.readyErr = "", errLost
 		}
+		if strings.Contains(p.Stderr(), bypassRefusal) {
+			s.b.refuseBypass()
+			s.readyErr = errBypassRefused
+		}
 	}
-	var models []bridge.Choice
+	var models []agent.ConfigValue
 	if len(init.Models) > 0 { // a restarted CLI tells them again
 		s.resolved = make(map[string]string)
 	}
 	for _, m := range init.Models {
-		models = append(models, bridge.Choice{Value: m.Value, Name: agentkit.Or(m.DisplayName, m.Value), Description: m.Description})
+		models = append(models, agent.ConfigValue{Value: m.Value, Name: cmp.Or(m.DisplayName, m.Value), Description: m.Description})
 		s.resolved[m.Value] = m.ResolvedModel
 	}
 	s.mu.Unlock()
 	if len(models) > 0 { // before ready: a turn's system/init may name one
 		s.b.learnModels(models)
-		current := s.cfg.Get(bridge.ConfigModel)
+		current := s.cfg.Get(agent.ConfigModel)
 		s.cfg.Put(modelOption(models))
-		s.cfg.Adopt(bridge.ConfigModel, current)
+		s.cfg.Adopt(agent.ConfigModel, current)
 	}
 	close(ready)
 	if err != nil {
@@ -217,7 +232,7 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 func (s *session) commands(cmds []struct{ Name, Description, ArgumentHint string }) {
 	list := make([]acp.AvailableCommand, 0, len(cmds))
 	for _, c := range cmds {
-		ac := acp.AvailableCommand{Name: c.Name, Description: agentkit.Or(c.Description, "/"+c.Name)}
+		ac := acp.AvailableCommand{Name: c.Name, Description: cmp.Or(c.Description, "/"+c.Name)}
 		if c.ArgumentHint != "" {
 			ac.Input = &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: c.ArgumentHint}}
 		}
@@ -303,26 +318,26 @@ func (s *session) translate(line []byte) {
 // it is not the one picked: one set in Claude's own settings, say. The
 // option that runs it becomes current, or the model itself if none does.
 func (s *session) modelReported(model string) {
-	current := s.cfg.Get(bridge.ConfigModel)
+	current := s.cfg.Get(agent.ConfigModel)
 	s.mu.Lock()
 	if current == model || s.resolved[current] == model {
 		s.mu.Unlock()
 		return
 	}
 	id := model
-	o, _ := s.cfg.Option(bridge.ConfigModel)
-	if i := slices.IndexFunc(o.Choices, func(c bridge.Choice) bool { return s.resolved[c.Value] == model }); i >= 0 {
+	o, _ := s.cfg.Option(agent.ConfigModel)
+	if i := slices.IndexFunc(o.Choices, func(c agent.ConfigValue) bool { return s.resolved[c.Value] == model }); i >= 0 {
 		id = o.Choices[i].Value
 	}
 	s.mu.Unlock()
-	s.cfg.Adopt(bridge.ConfigModel, id)
+	s.cfg.Adopt(agent.ConfigModel, id)
 	s.log.Debug("claude runs another model than the one picked", "model", model, "option", id)
 	s.ev.ConfigChanged()
 }
 
 // modeReported follows a mode change Claude made itself (ExitPlanMode).
 func (s *session) modeReported(mode string) {
-	if s.cfg.Set(bridge.ConfigMode, mode) {
+	if s.cfg.Set(agent.ConfigMode, mode) {
 		s.ev.Update(acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: acp.SessionModeId(mode)}})
 		s.ev.ConfigChanged()
 	}
@@ -354,10 +369,10 @@ func (s *session) exited(p *proc.Process) {
 // ends with Claude's result. A cancelled ctx interrupts the turn (Claude
 // then ends it itself, or the bridge gives up on it and closes the
 // session).
-func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult, error) {
 	msg, err := toClaude(turn.Prompt)
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	s.dismissed.Store(false)
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*Result, *proc.Process]{
@@ -378,20 +393,20 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 }
 
 // outcome turns Claude's result into the turn's.
-func (s *session) outcome(ctx context.Context, r *Result) (bridge.TurnResult, error) {
+func (s *session) outcome(ctx context.Context, r *Result) (agent.TurnResult, error) {
 	if r.Window > 0 {
 		s.ev.Update(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: r.Context, Size: r.Window,
 			Cost: &acp.Cost{Amount: r.CostUSD, Currency: "USD"}}})
 	}
 	switch {
 	case ctx.Err() != nil, s.dismissed.Load() && (r.Aborted || r.Err != ""):
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case r.AuthRequired:
-		return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `acpbridge --agent claude --login` (Claude's own `claude auth login`), or set ANTHROPIC_API_KEY", bridge.ErrAuthRequired, r.Err)
+		return agent.TurnResult{}, fmt.Errorf("%w: %s — log in with `acpbridge --agent claude --login` (Claude's own `claude auth login`), or set ANTHROPIC_API_KEY", agent.ErrAuthRequired, r.Err)
 	case r.Err != "":
-		return bridge.TurnResult{}, errors.New(r.Err)
+		return agent.TurnResult{}, errors.New(r.Err)
 	}
-	return bridge.TurnResult{StopReason: r.StopReason, Usage: r.Usage}, nil
+	return agent.TurnResult{StopReason: r.StopReason, Usage: r.Usage}, nil
 }
 
 // write sends one JSON line to the process.
@@ -412,6 +427,9 @@ func (s *session) write(p *proc.Process, v any) error {
 	}
 	return nil
 }
+
+// Caps: none beyond Native; the bridge's transcript is its history (claude's --resume replays nothing).
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
 
 func (s *session) NativeID() string {
 	s.mu.Lock()
@@ -434,6 +452,9 @@ func (s *session) Close() error {
 		case <-time.After(closeWait):
 			s.log.Warn("claude's output did not end after it was stopped")
 		}
+	}
+	if !s.tasks.Wait(closeWait) {
+		s.log.Warn("an ask of claude's was still being answered after the session closed")
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -71,7 +71,7 @@ func (e *events) text() string {
 }
 
 // openFake opens a session on the fake CLI; args receives its command line.
-func openFake(t *testing.T, opts bridge.OpenOptions, ev *events, env ...string) (bridge.Native, string) {
+func openFake(t *testing.T, opts agent.OpenOptions, ev *events, env ...string) (agent.Native, string) {
 	t.Helper()
 	args := filepath.Join(t.TempDir(), "args")
 	b := New(Options{Path: os.Args[0], Env: append([]string{"FAKE_CLAUDE=1", "FAKE_CLAUDE_ARGS=" + args, "GORACE=atexit_sleep_ms=0"}, env...)})
@@ -86,16 +86,16 @@ func openFake(t *testing.T, opts bridge.OpenOptions, ev *events, env ...string) 
 	return n, args
 }
 
-func prompt(t *testing.T, n bridge.Native, text string) (bridge.TurnResult, error) {
+func prompt(t *testing.T, n agent.Native, text string) (agent.TurnResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	return n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 }
 
 func TestSession_textTurn(t *testing.T) {
 	ev := newEvents("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	res, err := prompt(t, n, "hello")
 	if err != nil || res.StopReason != acp.StopReasonEndTurn || res.Usage == nil || res.Usage.InputTokens != 10 {
 		t.Fatalf("turn: %+v, %v", res, err)
@@ -113,7 +113,7 @@ func TestSession_textTurn(t *testing.T) {
 	if n.NativeID() != "fake-session-1" {
 		t.Errorf("native id %q", n.NativeID())
 	}
-	if o := option(n, bridge.ConfigModel); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || ev.changed == 0 {
+	if o := option(n, agent.ConfigModel); len(o.Choices) != 2 || o.Choices[1].Value != "fake-fast" || ev.changed == 0 {
 		t.Errorf("models %+v after initialize (config changed %d times)", o, ev.changed)
 	}
 }
@@ -126,7 +126,7 @@ func TestSession_permission(t *testing.T) {
 	} {
 		t.Run(option, func(t *testing.T) {
 			ev := newEvents(option)
-			n, _ := openFake(t, bridge.OpenOptions{}, ev)
+			n, _ := openFake(t, agent.OpenOptions{}, ev)
 			if _, err := prompt(t, n, "bash please"); err != nil {
 				t.Fatal(err)
 			}
@@ -146,10 +146,10 @@ func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 		<-ctx.Done()
 		return acp.NewRequestPermissionOutcomeCancelled(), nil
 	}
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-asked; cancel() }()
-	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("bash")}})
+	res, err := n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("bash")}})
 	if err != nil || res.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
 	}
@@ -160,10 +160,10 @@ func TestSession_cancelWhileAskingDeniesAndInterrupts(t *testing.T) {
 
 func TestSession_cancelMidStreamInterrupts(t *testing.T) {
 	ev := newEvents("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-ev.chunk; cancel() }()
-	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
+	res, err := n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
 	if err != nil || res.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("turn: %+v, %v; want cancelled", res, err)
 	}
@@ -174,7 +174,7 @@ func TestSession_cancelMidStreamInterrupts(t *testing.T) {
 
 func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
 	ev := newEvents("allow")
-	n, args := openFake(t, bridge.OpenOptions{}, ev)
+	n, args := openFake(t, agent.OpenOptions{}, ev)
 	_, err := prompt(t, n, "crash")
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "fake claude: boom") {
 		t.Fatalf("crash: %v; want the exit status and the stderr tail", err)
@@ -193,22 +193,22 @@ func TestSession_crashEndsTheTurnThenResumes(t *testing.T) {
 
 func TestSession_garbageFromTheCLIIsSkipped(t *testing.T) {
 	ev := newEvents("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	if res, err := prompt(t, n, "garbage"); err != nil || !strings.Contains(ev.text(), "still fine") {
 		t.Errorf("turn: %+v, %v\n%s", res, err, ev.text())
 	}
 }
 
 func TestSession_authErrorIsAuthRequired(t *testing.T) {
-	n, _ := openFake(t, bridge.OpenOptions{}, newEvents("allow"))
+	n, _ := openFake(t, agent.OpenOptions{}, newEvents("allow"))
 	_, err := prompt(t, n, "autherr")
-	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "/login") {
+	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "/login") {
 		t.Errorf("err %v; want ErrAuthRequired saying how to log in", err)
 	}
 }
 
 func TestSession_argsModesAndModels(t *testing.T) {
-	n, args := openFake(t, bridge.OpenOptions{NativeID: "earlier", Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigModel: "sonnet", bridge.ConfigEffort: "high"},
+	n, args := openFake(t, agent.OpenOptions{NativeID: "earlier", Config: map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "sonnet", agent.ConfigEffort: "high"},
 		MCPServers: []acp.McpServer{{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:1/mcp", Headers: []acp.HttpHeader{}}}}}, newEvents("allow"))
 	if _, err := prompt(t, n, "hi"); err != nil {
 		t.Fatal(err)
@@ -221,20 +221,20 @@ func TestSession_argsModesAndModels(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	for id, v := range map[string]string{bridge.ConfigMode: "acceptEdits", bridge.ConfigModel: "default", bridge.ConfigEffort: "low"} {
+	for id, v := range map[string]string{agent.ConfigMode: "acceptEdits", agent.ConfigModel: "default", agent.ConfigEffort: "low"} {
 		if err := n.SetConfig(ctx, id, v); err != nil || option(n, id).Current != v {
 			t.Errorf("set %s: %v, current %q", id, err, option(n, id).Current)
 		}
 	}
 }
 
-func option(n bridge.Native, id string) bridge.ConfigOption {
+func option(n agent.Native, id string) agent.ConfigOption {
 	for _, o := range n.Config() {
 		if o.ID == id {
 			return o
 		}
 	}
-	return bridge.ConfigOption{}
+	return agent.ConfigOption{}
 }
 
 func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
@@ -244,20 +244,20 @@ func TestSession_modelFromClaudesOwnSettingsIsCurrent(t *testing.T) {
 		{"fake-odd-9", "fake-odd-9"}, // no option runs it
 	} {
 		ev := newEvents("allow")
-		n, _ := openFake(t, bridge.OpenOptions{}, ev, "FAKE_CLAUDE_MODEL="+tc.runs)
+		n, _ := openFake(t, agent.OpenOptions{}, ev, "FAKE_CLAUDE_MODEL="+tc.runs)
 		if _, err := prompt(t, n, "hi"); err != nil {
 			t.Fatal(err)
 		}
-		o := option(n, bridge.ConfigModel)
-		if o.Current != tc.want || !slices.ContainsFunc(o.Choices, func(c bridge.Choice) bool { return c.Value == tc.want }) {
+		o := option(n, agent.ConfigModel)
+		if o.Current != tc.want || !slices.ContainsFunc(o.Choices, func(c agent.ConfigValue) bool { return c.Value == tc.want }) {
 			t.Errorf("claude runs %s: current model %q of %v, want %q", tc.runs, o.Current, o.Choices, tc.want)
 		}
 	}
 }
 
 func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
-	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), bridge.OpenOptions{Cwd: "/"}, newEvents(""))
-	if !errors.Is(err, bridge.ErrAgentUnavailable) {
+	_, err := New(Options{Path: "/nonexistent/claude"}).Open(context.Background(), agent.OpenOptions{Cwd: "/"}, newEvents(""))
+	if !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("err %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(EnvVar, "")
@@ -271,13 +271,13 @@ func TestBackend_missingExecutableIsUnavailable(t *testing.T) {
 // nothing more, even while Claude was streaming.
 func TestSession_closeStopsUpdates(t *testing.T) {
 	ev := newEvents("allow")
-	n, _ := openFake(t, bridge.OpenOptions{}, ev)
+	n, _ := openFake(t, agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
+		n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow")}})
 	}()
 	<-ev.chunk
 	n.Close()

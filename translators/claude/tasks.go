@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
@@ -41,7 +42,7 @@ func (ts *tasks) replace(in map[string]any) bool {
 	for i, td := range todos {
 		m, _ := td.(map[string]any)
 		ts.list = append(ts.list, &task{id: fmt.Sprint(i + 1), subject: agentkit.Input(m).Str("content", "subject"),
-			activeForm: agentkit.Input(m).Str("activeForm"), status: agentkit.Or(agentkit.Input(m).Str("status"), "pending")})
+			activeForm: agentkit.Input(m).Str("activeForm"), status: cmp.Or(agentkit.Input(m).Str("status"), "pending")})
 	}
 	return true
 }
@@ -58,8 +59,8 @@ func (ts *tasks) update(in map[string]any) bool {
 		} else if s != "" {
 			t.status = s
 		}
-		t.subject = agentkit.Or(agentkit.Input(in).Str("subject"), t.subject)
-		t.activeForm = agentkit.Or(agentkit.Input(in).Str("activeForm"), t.activeForm)
+		t.subject = cmp.Or(agentkit.Input(in).Str("subject"), t.subject)
+		t.activeForm = cmp.Or(agentkit.Input(in).Str("activeForm"), t.activeForm)
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -11,7 +12,7 @@ import (
 // The input may still be nil while the tool_use streams.
 var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 	"Bash": func(in agentkit.Input, _ string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: agentkit.Or(in.Str("command"), "Terminal"), Content: agentkit.Texts(in.Str("description"))}
+		return agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: cmp.Or(in.Str("command"), "Terminal"), Content: agentkit.Texts(in.Str("description"))}
 	},
 	"Read": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		return agentkit.FileRead(filePath(in, cwd), cwd, in.Num("offset"), in.Num("limit"))
@@ -31,18 +32,18 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 	},
 	"NotebookEdit": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		path := filePath(in, cwd)
-		return agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: "Edit notebook " + agentkit.Or(agentkit.RelPath(path, cwd), "file"),
+		return agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: "Edit notebook " + cmp.Or(agentkit.RelPath(path, cwd), "file"),
 			Locations: agentkit.At(path, 0), Content: agentkit.Texts(in.Str("new_source"))}
 	},
 	"Glob": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + agentkit.Or(in.Str("pattern"), "files") + agentkit.InDir(in, cwd),
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + cmp.Or(in.Str("pattern"), "files") + agentkit.InDir(in, cwd),
 			Locations: agentkit.At(agentkit.AbsPath(in.Str("path"), cwd), 0)}
 	},
 	"Grep": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Search for " + agentkit.Quote(in.Str("pattern")) + agentkit.InDir(in, cwd)}
 	},
 	"LS": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "List " + agentkit.Or(agentkit.RelPath(filePath(in, cwd), cwd), "directory")}
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "List " + cmp.Or(agentkit.RelPath(filePath(in, cwd), cwd), "directory")}
 	},
 	"WebFetch": func(in agentkit.Input, _ string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Fetch " + in.Str("url"), Content: agentkit.Texts(in.Str("prompt"))}
@@ -67,7 +68,7 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 }, Other: otherTool}
 
 func subagent(in agentkit.Input, _ string) agentkit.ToolInfo {
-	return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: agentkit.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
+	return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: cmp.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
 }
 
 // filePath is the absolute path a file tool works on.
@@ -86,7 +87,7 @@ func otherTool(name string, in agentkit.Input, _ string) agentkit.ToolInfo {
 	case "TaskStop":
 		title = "Stop task " + in.Str("task_id", "taskId", "id")
 	case "CronCreate":
-		title = "Schedule " + agentkit.Quote(agentkit.Or(in.Str("cron", "schedule"), "a job"))
+		title = "Schedule " + agentkit.Quote(cmp.Or(in.Str("cron", "schedule"), "a job"))
 	case "CronDelete":
 		title = "Delete scheduled job " + in.Str("id", "job_id")
 	case "EnterWorktree":
@@ -94,7 +95,7 @@ func otherTool(name string, in agentkit.Input, _ string) agentkit.ToolInfo {
 	case "ExitWorktree":
 		title = "Leave the worktree"
 	case "AskUserQuestion":
-		title = agentkit.Or(firstQuestion(in), "Ask the user")
+		title = cmp.Or(firstQuestion(in), "Ask the user")
 	default:
 		return agentkit.Generic(name)
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -47,8 +47,7 @@ type spareThread struct {
 const spareTTL = 10 * time.Minute
 
 var (
-	_ bridge.Backend = (*Backend)(nil)
-	_ bridge.Forker  = (*Backend)(nil)
+	_ agent.Backend = (*Backend)(nil)
 )
 
 // New returns the Codex backend.
@@ -60,15 +59,21 @@ func New(opts Options) *Backend {
 
 // Info: codex takes images and embedded context, and thread/resume
 // returns the thread's history.
-func (b *Backend) Info() bridge.Info {
-	return b.Describe("Codex", acp.McpCapabilities{Http: true})
+// It forks: a session/fork starts its thread with thread/fork, a copy of the
+// parent's thread that leaves the parent as it was.
+func (b *Backend) Info() agent.Info {
+	info := b.Describe("Codex", acp.McpCapabilities{Http: true})
+	info.Caps.Forks = true
+	info.Caps.Warm = b.Warm
+	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
+	return info
 }
 
 // Open waits for the server and its models (started by Warm, or here by
 // the first session), so that the session's options are complete, then
 // starts the thread (or resumes opts.NativeID, or forks opts.ForkOf) in
 // the background.
-func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
 	}
@@ -82,10 +87,6 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	go s.connect()
 	return s, nil
 }
-
-// Forks: a session/fork starts its thread with thread/fork, a copy of the
-// parent's thread that leaves the parent as it was.
-func (b *Backend) Forks() bool { return true }
 
 // Warm starts the server in the background, then asks for its models and,
 // at once, starts a spare thread in the bridge's directory: the first
@@ -222,7 +223,7 @@ func (b *Backend) open(ctx context.Context, path string, args []string) (agentki
 	}
 	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.Env()})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	return p, channel.Line(p.Stdout, p.Stdin), nil
 }
@@ -374,9 +375,12 @@ func (c versionlessChannel) notification(top map[string]json.RawMessage) bool {
 // LoginCmd is Codex's own login, `codex login`.
 func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "login") }
 
+// LogoutCmd is codex's own logout, which needs no terminal.
+func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "logout") }
+
 // Login tells whether codex has credentials: an API key in its
 // environment, or the login `codex login` keeps in CODEX_HOME.
-func (b *Backend) Login() bridge.Login {
+func (b *Backend) Login() agent.Login {
 	env := b.Env()
 	home := agentkit.EnvValue(env, "CODEX_HOME")
 	if home == "" {

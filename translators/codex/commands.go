@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -123,10 +123,10 @@ func (s *session) startCommand(srv *server, name, args string) error {
 }
 
 // localCommand answers /status and /rename without a codex turn.
-func (s *session) localCommand(ctx context.Context, name, args string) (bridge.TurnResult, error) {
+func (s *session) localCommand(ctx context.Context, name, args string) (agent.TurnResult, error) {
 	srv, err := s.at.Server(ctx)
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	s.mu.Lock()
 	thread := s.thread
@@ -135,19 +135,19 @@ func (s *session) localCommand(ctx context.Context, name, args string) (bridge.T
 	switch name {
 	case "status":
 		answer = fmt.Sprintf("Thread %s in %s — mode %s, model %s, effort %s.", thread, s.cwd,
-			s.cfg.Get(bridge.ConfigMode), s.cfg.Get(bridge.ConfigModel), s.cfg.Get(bridge.ConfigEffort))
+			s.cfg.Get(agent.ConfigMode), s.cfg.Get(agent.ConfigModel), s.cfg.Get(agent.ConfigEffort))
 	case "rename":
 		if args == "" {
 			answer = "Usage: /rename NEW NAME"
 			break
 		}
 		if err := srv.call(ctx, "thread/name/set", map[string]any{"threadId": thread, "name": args}, nil); err != nil {
-			return bridge.TurnResult{}, err
+			return agent.TurnResult{}, err
 		}
 		answer = "Renamed the thread to " + args + "."
 	}
 	s.out.Lock()
 	s.out.Send([]acp.SessionUpdate{acp.UpdateAgentMessageText(answer)})
 	s.out.Unlock()
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
 }

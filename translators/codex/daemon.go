@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/websocket"
@@ -36,7 +36,7 @@ func (b *Backend) attend(ctx context.Context, path string, args []string) (agent
 	}
 	lease, err := daemon.Attend(ctx, spec, connect)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	l := agentkit.NewLeased("codex app-server", lease, func() { conn.CloseNow() })
 	return l, wsChannel{l, conn}, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/editortest"
@@ -336,21 +337,21 @@ func TestE2E_configOptions(t *testing.T) {
 	resp := e.NewSessionResponse(t.TempDir())
 	choices, current := acptest.Choices(resp.ConfigOptions), acptest.Current(resp.ConfigOptions)
 	want := map[string][]string{
-		bridge.ConfigMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
-		bridge.ConfigModel:  {fakeresponses.Model},
-		bridge.ConfigEffort: {agentkit.EffortDefault, "low", "medium", "high", "xhigh"},
+		agent.ConfigMode:    {modeConfig, "ask", "read-only", "auto", "full-access"},
+		agent.ConfigModel:   {fakeresponses.Model},
+		agent.ConfigEffort:  {agentkit.EffortDefault, "low", "medium", "high", "xhigh"},
 		bridge.ConfigAgent:  {"codex"},
 		ConfigCollaboration: {"default", "plan"},
 	}
 	if diff := cmp.Diff(want, choices); diff != "" {
 		t.Errorf("session/new options (-want +got):\n%s", diff)
 	}
-	if current[bridge.ConfigModel] != fakeresponses.Model || current[bridge.ConfigEffort] != agentkit.EffortDefault || current[bridge.ConfigMode] != modeConfig {
+	if current[agent.ConfigModel] != fakeresponses.Model || current[agent.ConfigEffort] != agentkit.EffortDefault || current[agent.ConfigMode] != modeConfig {
 		t.Errorf("current values %v", current)
 	}
 	id := resp.SessionId
-	opts, err := e.SetConfig(id, bridge.ConfigEffort, "high")
-	if err != nil || acptest.Current(opts)[bridge.ConfigEffort] != "high" {
+	opts, err := e.SetConfig(id, agent.ConfigEffort, "high")
+	if err != nil || acptest.Current(opts)[agent.ConfigEffort] != "high" {
 		t.Fatalf("set effort: %v, %v", err, acptest.Current(opts))
 	}
 	if _, err := e.Prompt(id, "hello there"); err != nil {
@@ -626,8 +627,8 @@ func TestE2E_sharedServer(t *testing.T) {
 	t.Cleanup(func() { daemon.StopAll(root) })
 	env := append(fakeresponses.Env(w.home, w.codexHome), daemon.RootEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
-		Backend: func() bridge.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
-		Server: func(b bridge.Backend) (int, <-chan struct{}) {
+		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
+		Server: func(b agent.Backend) (int, <-chan struct{}) {
 			srv, ok := b.(*Backend).shared.Running()
 			if !ok {
 				t.Fatal("no server")

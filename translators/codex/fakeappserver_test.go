@@ -554,6 +554,7 @@ func (c *turnCtx) usage() {
 //	question item/tool/requestUserInput, which the bridge does not take
 //	browse   web searches
 //	askthread:<id>  an approval about another thread
+//	offline  retries the model request without end, until interrupted
 //	anything else: "Hello from fake model. You said: …"
 func (f *fakeServer) play(t *fakeTurn, input []any, text string) {
 	c := &turnCtx{f: f, t: t}
@@ -599,6 +600,16 @@ func (f *fakeServer) play(t *fakeTurn, input []any, text string) {
 			}
 		}
 		// An interrupted message never completes.
+	case strings.Contains(text, "offline"): // codex retries an unreachable provider without end
+		for i := 1; i <= 500 && !t.interrupted(); i++ {
+			c.notify("error", "error", map[string]any{"message": fmt.Sprintf("stream disconnected before completion: error sending request (retry %d)", i),
+				"codexErrorInfo": map[string]any{"httpConnectionFailed": map[string]any{"httpStatusCode": nil}}}, "willRetry", true)
+			select {
+			case <-t.stop:
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		status = "interrupted"
 	case strings.Contains(text, "askthread:"):
 		other := strings.Fields(strings.SplitN(text, "askthread:", 2)[1])[0]
 		ans := f.ask(t, "item/commandExecution/requestApproval", map[string]any{"threadId": other, "turnId": "", "itemId": "call_x",

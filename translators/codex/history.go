@@ -1,13 +1,17 @@
 package codex
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 
-	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
+
+// Caps: a thread's history is codex's own (thread/resume returns it).
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{History: s.History} }
 
 // History is the thread's conversation as thread/resume returned it, as
 // ACP updates: user messages, agent messages, reasoning and tool calls in
@@ -67,7 +71,7 @@ func historyItem(tr *Translator, raw json.RawMessage) ([]acp.SessionUpdate, erro
 		case "text":
 			us = append(us, acp.UpdateUserMessageText(c.Text))
 		case "image", "localImage":
-			us = append(us, acp.UpdateUserMessageText("[image "+agentkit.Or(c.Path, "attached")+"]"))
+			us = append(us, acp.UpdateUserMessageText("[image "+cmp.Or(c.Path, "attached")+"]"))
 		}
 	}
 	return us, nil

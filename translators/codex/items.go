@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -26,7 +27,7 @@ func describe(it item, cwd string) (agentkit.ToolInfo, bool) {
 	case "contextCompaction":
 		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: "Compact the conversation"}, true
 	case "dynamicToolCall", "collabAgentToolCall", "subAgentActivity", "imageGeneration":
-		return agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: agentkit.Or(it.Tool, it.Type)}, true
+		return agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: cmp.Or(it.Tool, it.Type)}, true
 	}
 	return agentkit.ToolInfo{}, false
 }
@@ -40,12 +41,12 @@ func command(cmd, dir string, actions []commandAction, cwd string) agentkit.Tool
 		return info
 	}
 	a := actions[0]
-	path := agentkit.AbsPath(a.Path, agentkit.Or(dir, cwd))
+	path := agentkit.AbsPath(a.Path, cmp.Or(dir, cwd))
 	switch a.Type {
 	case "read":
-		info.Kind, info.Title, info.Locations = acp.ToolKindRead, "Read "+agentkit.RelPath(agentkit.Or(path, a.Name), cwd), agentkit.At(path, 0)
+		info.Kind, info.Title, info.Locations = acp.ToolKindRead, "Read "+agentkit.RelPath(cmp.Or(path, a.Name), cwd), agentkit.At(path, 0)
 	case "listFiles":
-		info.Kind, info.Title, info.Locations = acp.ToolKindRead, "List "+agentkit.Or(agentkit.RelPath(path, cwd), "files"), agentkit.At(path, 0)
+		info.Kind, info.Title, info.Locations = acp.ToolKindRead, "List "+cmp.Or(agentkit.RelPath(path, cwd), "files"), agentkit.At(path, 0)
 	case "search":
 		info.Kind, info.Title = acp.ToolKindSearch, "Search for "+agentkit.Quote(a.Query)+agentkit.Prefixed(" in ", agentkit.RelPath(path, cwd))
 	}

@@ -1,10 +1,11 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -32,7 +33,7 @@ var presets = map[string]preset{
 	"full-access": {"never", "danger-full-access", "dangerFullAccess"},
 }
 
-var modes = []bridge.Choice{
+var modes = []agent.ConfigValue{
 	{Value: modeConfig, Name: "As configured", Description: "Codex's own config.toml decides approvals and the sandbox"},
 	{Value: "ask", Name: "Ask", Description: "Ask before every command and edit that is not known to be safe"},
 	{Value: "read-only", Name: "Read only", Description: "Read and run in a read-only sandbox"},
@@ -48,20 +49,20 @@ var modes = []bridge.Choice{
 // app-server 0.169.0).
 const ConfigCollaboration = "collaboration"
 
-func collaborationOption(current string) bridge.ConfigOption {
-	return bridge.ConfigOption{ID: ConfigCollaboration, Name: "Collaboration",
-		Current: agentkit.Or(current, "default"), NextTurn: true, Choices: []bridge.Choice{
+func collaborationOption(current string) agent.ConfigOption {
+	return agent.ConfigOption{ID: ConfigCollaboration, Name: "Collaboration",
+		Current: cmp.Or(current, "default"), NextTurn: true, Choices: []agent.ConfigValue{
 			{Value: "default", Name: "Default", Description: "Codex works on the task"},
 			{Value: "plan", Name: "Plan", Description: "Codex plans with you first and changes nothing"},
 		}}
 }
 
-func modeOption(current string) bridge.ConfigOption {
+func modeOption(current string) agent.ConfigOption {
 	choices := modes
 	if current != modeConfig {
 		choices = modes[1:]
 	}
-	return bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+	return agent.ConfigOption{ID: agent.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
 		Current: current, Choices: choices, NextTurn: true}
 }
 
@@ -77,7 +78,7 @@ type modelDoc struct {
 	SupportedReasoningEfforts []json.RawMessage `json:"supportedReasoningEfforts"`
 }
 
-func (m modelDoc) slug() string { return agentkit.Or(m.Model, m.ID) }
+func (m modelDoc) slug() string { return cmp.Or(m.Model, m.ID) }
 
 // efforts lists a model's reasoning efforts (strings or objects).
 func (m modelDoc) efforts() []string {
@@ -102,14 +103,14 @@ func (m modelDoc) efforts() []string {
 // model/list: every model that is not hidden, and every effort any of
 // them supports. current is the thread's model, or "" for codex's
 // default one.
-func modelOptions(docs []modelDoc, current string) (model, effort bridge.ConfigOption) {
-	model = bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, NextTurn: true, Current: current}
+func modelOptions(docs []modelDoc, current string) (model, effort agent.ConfigOption) {
+	model = agent.ConfigOption{ID: agent.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, NextTurn: true, Current: current}
 	var efforts []string
 	for _, m := range docs {
 		if m.Hidden && m.slug() != current {
 			continue
 		}
-		model.Choices = append(model.Choices, bridge.Choice{Value: m.slug(), Name: agentkit.Or(m.DisplayName, m.slug()), Description: m.Description})
+		model.Choices = append(model.Choices, agent.ConfigValue{Value: m.slug(), Name: cmp.Or(m.DisplayName, m.slug()), Description: m.Description})
 		if model.Current == "" && m.IsDefault {
 			model.Current = m.slug()
 		}
@@ -120,8 +121,8 @@ func modelOptions(docs []modelDoc, current string) (model, effort bridge.ConfigO
 		}
 	}
 	effort = agentkit.EffortOption("The model's own default, or config.toml's", true, efforts...)
-	if model.Current != "" && !slices.ContainsFunc(model.Choices, func(c bridge.Choice) bool { return c.Value == model.Current }) {
-		model.Choices = append(model.Choices, bridge.Choice{Value: model.Current, Name: model.Current})
+	if model.Current != "" && !slices.ContainsFunc(model.Choices, func(c agent.ConfigValue) bool { return c.Value == model.Current }) {
+		model.Choices = append(model.Choices, agent.ConfigValue{Value: model.Current, Name: model.Current})
 	}
 	return model, effort
 }

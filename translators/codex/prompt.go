@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -54,7 +55,7 @@ func (a *attachments) blob(b *acp.BlobResourceContents) (map[string]any, error) 
 	if err != nil {
 		return nil, err
 	}
-	return text(fmt.Sprintf("[The user attached %s (%s, %d bytes); it is saved at %s]", b.Uri, agentkit.Or(mime, "no type given"), len(data), path)), nil
+	return text(fmt.Sprintf("[The user attached %s (%s, %d bytes); it is saved at %s]", b.Uri, cmp.Or(mime, "no type given"), len(data), path)), nil
 }
 
 func (a *attachments) write(uri string, data []byte) (string, error) {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -26,7 +26,7 @@ const startTimeout = 60 * time.Second
 // session is one Codex thread.
 type session struct {
 	b   *Backend
-	ev  bridge.Events
+	ev  agent.Events
 	cwd string
 	mcp []acp.McpServer
 	log *slog.Logger
@@ -54,6 +54,7 @@ type session struct {
 	files   attachments     // the prompts' embedded binary files
 	turnID  string          // the running turn's, once turn/start answered
 	turnErr string          // the last error notification's message in the running turn
+	retries int             // the running turn's model-request retries so far
 	history json.RawMessage // thread/resume's turns, for History
 	running turnProcs       // what ran under the server when the turn began
 }
@@ -66,7 +67,7 @@ type turnProcs struct {
 	before map[int]bool
 }
 
-func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bridge.Events) *session {
+func newSession(ctx context.Context, b *Backend, opts agent.OpenOptions, ev agent.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
 		recorded: opts.History, thread: opts.NativeID, picked: maps.Clone(opts.Config)}
 	if opts.NativeID == "" {
@@ -85,15 +86,15 @@ func newSession(ctx context.Context, b *Backend, opts bridge.OpenOptions, ev bri
 	}
 	s.cfg.Put(collaborationOption(""))
 	s.cfg.Restore(opts.Config)
-	s.cfg.Put(modeOption(s.cfg.Get(bridge.ConfigMode)))
+	s.cfg.Put(modeOption(s.cfg.Get(agent.ConfigMode)))
 	return s
 }
 
-func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
+func (s *session) Config() []agent.ConfigOption { return s.cfg.Options() }
 
 // SetConfig is never called: every codex option is NextTurn.
 func (s *session) SetConfig(_ context.Context, id, value string) error {
-	return fmt.Errorf("%w: codex takes %s with the next turn", bridge.ErrInvalidParams, id)
+	return fmt.Errorf("%w: codex takes %s with the next turn", agent.ErrInvalidParams, id)
 }
 
 // connect starts the server if needed, then starts, forks or resumes the
@@ -166,10 +167,10 @@ func (s *session) openThread(ctx context.Context, srv *server, resume bool) (thr
 // otherwise codex's config.toml applies.
 func (s *session) threadParams() map[string]any {
 	params := map[string]any{"cwd": s.cwd}
-	if p, ok := presets[s.cfg.Get(bridge.ConfigMode)]; ok {
+	if p, ok := presets[s.cfg.Get(agent.ConfigMode)]; ok {
 		params["approvalPolicy"], params["sandbox"] = p.approval, p.sandbox
 	}
-	if m := s.pickedValue(bridge.ConfigModel); m != "" {
+	if m := s.pickedValue(agent.ConfigModel); m != "" {
 		params["model"] = m
 	}
 	if cfg, _ := mcpConfig(s.mcp); cfg != nil { // checked by Open
@@ -216,11 +217,11 @@ func (s *session) pickedValue(id string) string {
 // reports them, into the options.
 func (s *session) follow(model, effort string) {
 	changed := false
-	if model != "" && s.cfg.Offers(bridge.ConfigModel, model) {
-		changed = s.cfg.Set(bridge.ConfigModel, model)
+	if model != "" && s.cfg.Offers(agent.ConfigModel, model) {
+		changed = s.cfg.Set(agent.ConfigModel, model)
 	}
-	if effort != "" && s.cfg.Offers(bridge.ConfigEffort, effort) && s.pickedValue(bridge.ConfigEffort) == "" {
-		changed = s.cfg.Set(bridge.ConfigEffort, effort) || changed
+	if effort != "" && s.cfg.Offers(agent.ConfigEffort, effort) && s.pickedValue(agent.ConfigEffort) == "" {
+		changed = s.cfg.Set(agent.ConfigEffort, effort) || changed
 	}
 	if changed {
 		s.ev.ConfigChanged()
@@ -236,14 +237,14 @@ func (s *session) NativeID() string {
 // Prompt runs a turn: turn/start, then the notifications until
 // turn/completed. A cancelled ctx interrupts the turn, and codex completes
 // it as interrupted; a session closed meanwhile was given up on.
-func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult, error) {
 	command, args, isCommand := slashCommand(turn.Prompt)
 	if isCommand && (command == "status" || command == "rename") {
 		return s.localCommand(ctx, command, args)
 	}
 	input, err := toCodex(skillMention(turn.Prompt), &s.files)
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*TurnEnd, *server]{
 		Ready: s.at.Server,
@@ -253,7 +254,7 @@ func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResu
 				before[pid] = true
 			}
 			s.mu.Lock()
-			s.running = turnProcs{srv: srv, before: before}
+			s.running, s.retries = turnProcs{srv: srv, before: before}, 0
 			s.mu.Unlock()
 			if isCommand {
 				return s.startCommand(srv, command, args)
@@ -331,15 +332,15 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 	s.mu.Unlock()
 	for id, v := range changed {
 		switch id {
-		case bridge.ConfigMode:
+		case agent.ConfigMode:
 			if p, ok := presets[v]; ok {
 				params["approvalPolicy"], params["sandboxPolicy"] = p.approval, map[string]any{"type": p.policy}
 				s.cfg.Put(modeOption(v))
 			}
-		case bridge.ConfigModel:
+		case agent.ConfigModel:
 			params["model"] = v
 			s.cfg.Set(id, v)
-		case bridge.ConfigEffort:
+		case agent.ConfigEffort:
 			if v != agentkit.EffortDefault {
 				params["effort"] = v
 			}
@@ -358,21 +359,21 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 // session's model (which it requires) and codex's own instructions for
 // the mode.
 func (s *session) collaboration(mode string) map[string]any {
-	settings := map[string]any{"model": s.cfg.Get(bridge.ConfigModel), "developer_instructions": nil}
-	if e := s.cfg.Get(bridge.ConfigEffort); e != "" && e != agentkit.EffortDefault {
+	settings := map[string]any{"model": s.cfg.Get(agent.ConfigModel), "developer_instructions": nil}
+	if e := s.cfg.Get(agent.ConfigEffort); e != "" && e != agentkit.EffortDefault {
 		settings["reasoning_effort"] = e
 	}
 	return map[string]any{"mode": mode, "settings": settings}
 }
 
 // finish makes the turn's result of how it ended.
-func (s *session) finish(ctx context.Context, end *TurnEnd) (bridge.TurnResult, error) {
+func (s *session) finish(ctx context.Context, end *TurnEnd) (agent.TurnResult, error) {
 	s.mu.Lock()
 	lastErr := s.turnErr
 	s.mu.Unlock()
 	if ctx.Err() != nil {
 		s.stopCommands()
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	return end.result(lastErr)
 }
@@ -418,8 +419,26 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		s.turnErr = out.Err
 		s.mu.Unlock()
 	}
+	if out.Retry != "" {
+		s.retried(out.Retry)
+	}
 	if out.End != nil {
 		s.turns.End(out.End)
+	}
+}
+
+// retried tells the client that codex retries the turn's model request,
+// and gives up on the turn after the backend's retries (codex, with an
+// unreachable provider, retries without end). s.out must be held.
+func (s *session) retried(msg string) {
+	s.mu.Lock()
+	s.retries++
+	n := s.retries
+	s.mu.Unlock()
+	limit := s.b.Retries()
+	s.out.Send([]acp.SessionUpdate{retryThought(n, limit, msg)})
+	if n > limit {
+		s.turns.Stop(fmt.Errorf("the model provider kept failing (%d retries): %s", limit, msg))
 	}
 }
 

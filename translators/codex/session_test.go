@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -51,11 +51,11 @@ func (fc *fakeCodex) backend(t *testing.T) *Backend {
 
 // waitReady waits for the session's thread (History waits for it) and returns
 // its id.
-func waitReady(t *testing.T, s bridge.Native) string {
+func waitReady(t *testing.T, s agent.Native) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
-	if _, err := s.(bridge.HistoryReader).History(ctx); err != nil {
+	if _, err := s.Caps().History(ctx); err != nil {
 		t.Fatalf("the thread did not start: %v", err)
 	}
 	return s.NativeID()
@@ -141,7 +141,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 		t.Errorf("Info %+v, Check %v", b.Info(), b.Check())
 	}
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, ev)
 	cfg := s.Config()
 	var ids []string
 	for _, o := range cfg {
@@ -153,9 +153,9 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if strings.Join(ids, ",") != "mode,model,effort,collaboration" {
 		t.Fatalf("options %v, want mode,model,effort,collaboration", ids)
 	}
-	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
-	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
-	effort, _ := nativetest.FindOption(cfg, bridge.ConfigEffort)
+	mode, _ := nativetest.FindOption(cfg, agent.ConfigMode)
+	model, _ := nativetest.FindOption(cfg, agent.ConfigModel)
+	effort, _ := nativetest.FindOption(cfg, agent.ConfigEffort)
 	if mode.Current != modeConfig || model.Current != "fake-model" || effort.Current != agentkit.EffortDefault {
 		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
 	}
@@ -165,14 +165,14 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high,minimal" {
 		t.Errorf("efforts %s", got)
 	}
-	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
+	if err := s.SetConfig(context.Background(), agent.ConfigModel, "fake-fast"); !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("SetConfig: %v; every codex option is NextTurn", err)
 	}
 	id := waitReady(t, s)
 	if id == "" {
 		t.Fatal("no thread id once the thread started")
 	}
-	if h, err := s.(bridge.HistoryReader).History(context.Background()); err != nil || len(h) != 0 {
+	if h, err := s.Caps().History(context.Background()); err != nil || len(h) != 0 {
 		t.Errorf("a new thread's history: %v, %v", h, err)
 	}
 	starts := fc.sent(t, "thread/start")
@@ -206,7 +206,7 @@ func TestFake_textTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "hello there", nil)
 	us := ev.Take()
 	if got := acptest.Conversation(us); got != "\nagent: Hello from fake model. You said: hello there\n" {
@@ -261,7 +261,7 @@ func TestFake_commandApproval(t *testing.T) {
 			fc := newFakeCodex(t)
 			ev := nativetest.NewRecorder(tc.choice)
 			cwd := t.TempDir()
-			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+			s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
 			res, err := nativetest.RunPrompt(t, s, "approve: mkdir -p made", nil)
 			if err != nil || res.StopReason != tc.stop {
 				t.Fatalf("prompt: %+v, %v; want %s", res, err, tc.stop)
@@ -302,7 +302,7 @@ func TestFake_approvalBeforeItsItem(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "approve early", nil)
 	us := ev.Take()
 	i := slices.IndexFunc(us, func(u acp.SessionUpdate) bool { return u.ToolCall != nil })
@@ -323,7 +323,7 @@ func TestFake_patchApproval(t *testing.T) {
 			fc := newFakeCodex(t)
 			ev := nativetest.NewRecorder(choice)
 			cwd := t.TempDir()
-			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+			s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
 			nativetest.MustPrompt(t, s, "patch: hello.txt", nil)
 			us, asks, _ := ev.Snapshot()
 			if len(asks) != 1 || asks[0].Call.Title == nil || *asks[0].Call.Title != "Create hello.txt" || len(asks[0].Call.Content) != 1 {
@@ -356,11 +356,11 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type result struct {
-		res bridge.TurnResult
+		res agent.TurnResult
 		err error
 	}
 	done := make(chan result, 1)
@@ -400,11 +400,11 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("wait")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	var res bridge.TurnResult
+	var res agent.TurnResult
 	go func() {
 		var err error
 		res, err = s.Prompt(ctx, nativetest.TextTurn("approve this", nil))
@@ -433,12 +433,12 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 func TestFake_failedTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
 	_, err := nativetest.RunPrompt(t, s, "fail500", nil)
 	if err == nil || err.Error() != "We’re currently experiencing high demand, which may cause temporary errors. (internalServerError)" {
 		t.Fatalf("err %v", err)
 	}
-	if errors.Is(err, bridge.ErrAuthRequired) {
+	if errors.Is(err, agent.ErrAuthRequired) {
 		t.Errorf("%v is not an auth error", err)
 	}
 	nativetest.MustPrompt(t, s, "hello again", nil)
@@ -449,9 +449,9 @@ func TestFake_failedTurn(t *testing.T) {
 func TestFake_unauthorized(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
 	_, err := nativetest.RunPrompt(t, s, "unauthorized", nil)
-	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "codex login") {
+	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "codex login") {
 		t.Fatalf("err %v; want ErrAuthRequired with codex's message", err)
 	}
 }
@@ -462,7 +462,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "hello there", nil)
 	thread := s.NativeID()
 	_, err := nativetest.RunPrompt(t, s, "crash now", nil)
@@ -485,7 +485,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	if s.NativeID() != thread {
 		t.Errorf("thread %s, want %s still", s.NativeID(), thread)
 	}
-	h, err := s.(bridge.HistoryReader).History(context.Background())
+	h, err := s.Caps().History(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +502,7 @@ func TestFake_historyOfAResumedThread(t *testing.T) {
 	b := fc.backend(t)
 	cwd := t.TempDir()
 	ev := nativetest.NewRecorder("accept")
-	s1 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
+	s1 := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, ev)
 	var live []acp.SessionUpdate
 	for _, p := range []string{"hello there", "approve: mkdir -p made", "think first", "patch: hello.txt", "mcp ping"} {
 		nativetest.MustPrompt(t, s1, p, nil)
@@ -512,10 +512,10 @@ func TestFake_historyOfAResumedThread(t *testing.T) {
 	s1.Close()
 
 	ev2 := nativetest.NewRecorder("accept")
-	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: thread}, ev2)
+	s2 := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, NativeID: thread}, ev2)
 	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
-	h, err := s2.(bridge.HistoryReader).History(ctx)
+	h, err := s2.Caps().History(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,14 +541,14 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	s1 := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	s1 := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
 	nativetest.MustPrompt(t, s1, "hello there", nil)
 	thread := s1.NativeID()
 	s1.Close()
 
 	ev := nativetest.NewRecorder("accept")
-	cfg := map[string]string{bridge.ConfigMode: "auto", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "low"}
-	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{NativeID: thread, Config: cfg}, ev)
+	cfg := map[string]string{agent.ConfigMode: "auto", agent.ConfigModel: "fake-fast", agent.ConfigEffort: "low"}
+	s2 := nativetest.OpenSession(t, b, agent.OpenOptions{NativeID: thread, Config: cfg}, ev)
 	waitReady(t, s2)
 	opts := s2.Config()
 	for id, want := range cfg {
@@ -556,7 +556,7 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if mode, _ := nativetest.FindOption(opts, bridge.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
+	if mode, _ := nativetest.FindOption(opts, agent.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
 		t.Errorf("config.toml's policy offered for a thread that had a preset: %v", nativetest.ChoiceValues(mode))
 	}
 	resumes := fc.sent(t, "thread/resume")
@@ -577,10 +577,10 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 func TestFake_nextTurnOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
-	nativetest.MustPrompt(t, s, "one", map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: "high"})
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, s, "one", map[string]string{agent.ConfigMode: "ask", agent.ConfigModel: "fake-fast", agent.ConfigEffort: "high"})
 	nativetest.MustPrompt(t, s, "two", nil)
-	nativetest.MustPrompt(t, s, "three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault})
+	nativetest.MustPrompt(t, s, "three", map[string]string{agent.ConfigEffort: agentkit.EffortDefault})
 	turns := fc.sent(t, "turn/start")
 	if len(turns) != 3 {
 		t.Fatalf("turn/start %v", turns)
@@ -598,12 +598,12 @@ func TestFake_nextTurnOptions(t *testing.T) {
 		}
 	}
 	opts := s.Config()
-	for id, want := range map[string]string{bridge.ConfigMode: "ask", bridge.ConfigModel: "fake-fast", bridge.ConfigEffort: agentkit.EffortDefault} {
+	for id, want := range map[string]string{agent.ConfigMode: "ask", agent.ConfigModel: "fake-fast", agent.ConfigEffort: agentkit.EffortDefault} {
 		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
 	}
-	if mode, _ := nativetest.FindOption(opts, bridge.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
+	if mode, _ := nativetest.FindOption(opts, agent.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
 		t.Errorf("config.toml's policy still offered once a preset was sent")
 	}
 }
@@ -613,7 +613,7 @@ func TestFake_nextTurnOptions(t *testing.T) {
 func TestFake_presetAtStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "read-only", bridge.ConfigModel: "fake-fast"}}, nativetest.NewRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Config: map[string]string{agent.ConfigMode: "read-only", agent.ConfigModel: "fake-fast"}}, nativetest.NewRecorder("accept"))
 	waitReady(t, s)
 	starts := fc.sent(t, "thread/start")
 	if len(starts) != 1 || starts[0]["approvalPolicy"] != "on-request" || starts[0]["sandbox"] != "read-only" || starts[0]["model"] != "fake-fast" {
@@ -627,11 +627,11 @@ func TestFake_followsTheThreadsModel(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeModelEnv+"=fake-fast", fakeEffortEnv+"=low")
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	waitReady(t, s)
 	opts := s.Config()
-	model, _ := nativetest.FindOption(opts, bridge.ConfigModel)
-	effort, _ := nativetest.FindOption(opts, bridge.ConfigEffort)
+	model, _ := nativetest.FindOption(opts, agent.ConfigModel)
+	effort, _ := nativetest.FindOption(opts, agent.ConfigEffort)
 	if model.Current != "fake-fast" || effort.Current != "low" {
 		t.Errorf("model %q effort %q; want codex's", model.Current, effort.Current)
 	}
@@ -647,8 +647,8 @@ func TestFake_closeUnregisters(t *testing.T) {
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
 	evA, evB := nativetest.NewRecorder("accept"), nativetest.NewRecorder("accept")
-	sA := nativetest.OpenSession(t, b, bridge.OpenOptions{}, evA)
-	sB := nativetest.OpenSession(t, b, bridge.OpenOptions{}, evB)
+	sA := nativetest.OpenSession(t, b, agent.OpenOptions{}, evA)
+	sB := nativetest.OpenSession(t, b, agent.OpenOptions{}, evB)
 	threadA := waitReady(t, sA)
 	nativetest.MustPrompt(t, sB, "askthread:"+threadA, nil)
 	if _, asks, _ := evA.Snapshot(); len(asks) != 1 {
@@ -675,7 +675,7 @@ func TestFake_twoSessionsAtOnce(t *testing.T) {
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
 	evs := []*nativetest.Recorder{nativetest.NewRecorder("accept"), nativetest.NewRecorder("accept")}
-	ss := []bridge.Native{nativetest.OpenSession(t, b, bridge.OpenOptions{}, evs[0]), nativetest.OpenSession(t, b, bridge.OpenOptions{}, evs[1])}
+	ss := []agent.Native{nativetest.OpenSession(t, b, agent.OpenOptions{}, evs[0]), nativetest.OpenSession(t, b, agent.OpenOptions{}, evs[1])}
 	var wg sync.WaitGroup
 	for i, s := range ss {
 		wg.Go(func() {
@@ -704,7 +704,7 @@ func TestFake_notifications(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "plan it", nil)
 	if got := ev.Conversation(); !strings.Contains(got, "agent: Planning.Plan updated.\n") || !strings.HasSuffix(got, "plan first step in_progress\nplan second step pending\n") {
 		t.Errorf("plan:%s", got)
@@ -745,9 +745,9 @@ func TestFake_notifications(t *testing.T) {
 func TestFake_promptErrors(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
-	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, bridge.ErrInvalidParams) {
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
+	_, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
+	if !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("audio: %v, want ErrInvalidParams", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -768,17 +768,17 @@ func TestFake_imagesAndResources(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
 	ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
-	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
+	res, err := s.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", res, err)
 	}
 	thread := s.NativeID()
 	s.Close()
-	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{NativeID: thread}, nativetest.NewRecorder("accept"))
-	h, err := s2.(bridge.HistoryReader).History(ctx)
+	s2 := nativetest.OpenSession(t, b, agent.OpenOptions{NativeID: thread}, nativetest.NewRecorder("accept"))
+	h, err := s2.Caps().History(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -792,11 +792,11 @@ func TestFake_imagesAndResources(t *testing.T) {
 func TestFake_resumeUnknownThread(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{NativeID: "01a1ffff-0000-7000-8000-000000000000"}, nativetest.NewRecorder("accept"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{NativeID: "01a1ffff-0000-7000-8000-000000000000"}, nativetest.NewRecorder("accept"))
 	if _, err := nativetest.RunPrompt(t, s, "hello", nil); err == nil || !strings.Contains(err.Error(), "no rollout found") {
 		t.Errorf("prompt: %v", err)
 	}
-	if _, err := s.(bridge.HistoryReader).History(context.Background()); err == nil || !strings.Contains(err.Error(), "no rollout found") {
+	if _, err := s.Caps().History(context.Background()); err == nil || !strings.Contains(err.Error(), "no rollout found") {
 		t.Errorf("history: %v", err)
 	}
 }
@@ -807,7 +807,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
 	nativetest.MustPrompt(t, s, "hello", nil)
 	s.Close()
 	b.Close()
@@ -824,7 +824,7 @@ func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
 	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); err == nil {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); err == nil {
 		t.Errorf("Open after Close succeeded")
 	}
 	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
@@ -842,8 +842,8 @@ func TestFake_warm(t *testing.T) {
 	fc.waitLog(t, "the model list", func(ws []wireMsg) bool {
 		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
 	})
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
-	if model, ok := nativetest.FindOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake-model" {
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
+	if model, ok := nativetest.FindOption(s.Config(), agent.ConfigModel); !ok || model.Current != "fake-model" {
 		t.Errorf("model option %+v", model)
 	}
 	waitReady(t, s)
@@ -857,8 +857,8 @@ func TestFake_warm(t *testing.T) {
 func TestFake_noModelList(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeNoModels+"=1")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
-	if opts := s.Config(); len(opts) != 2 || opts[0].ID != bridge.ConfigMode || opts[1].ID != ConfigCollaboration {
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
+	if opts := s.Config(); len(opts) != 2 || opts[0].ID != agent.ConfigMode || opts[1].ID != ConfigCollaboration {
 		t.Errorf("options %+v; want the mode and the collaboration mode alone", opts)
 	}
 	nativetest.MustPrompt(t, s, "hello", nil)
@@ -869,7 +869,7 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t, fakeExitEnv+"=fake codex: config.toml is broken")
 	b := fc.backend(t)
-	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept"))
+	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept"))
 	if err == nil || !strings.Contains(err.Error(), "fake codex: config.toml is broken") {
 		t.Fatalf("Open: %v; want the server's exit and stderr", err)
 	}
@@ -881,8 +881,8 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigModel: "fake-fast"}}, nativetest.NewRecorder("accept"))
-	nativetest.MustPrompt(t, s, "hello there", map[string]string{bridge.ConfigModel: "fake-model"})
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Config: map[string]string{agent.ConfigModel: "fake-fast"}}, nativetest.NewRecorder("accept"))
+	nativetest.MustPrompt(t, s, "hello there", map[string]string{agent.ConfigModel: "fake-model"})
 	if _, err := nativetest.RunPrompt(t, s, "crash now", nil); err == nil {
 		t.Fatal("the crash was not reported")
 	}
@@ -891,7 +891,7 @@ func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
 	if len(resumes) != 1 || resumes[0]["model"] != "fake-model" {
 		t.Errorf("thread/resume %v; want the model picked last", resumes)
 	}
-	if o, _ := nativetest.FindOption(s.Config(), bridge.ConfigModel); o.Current != "fake-model" {
+	if o, _ := nativetest.FindOption(s.Config(), agent.ConfigModel); o.Current != "fake-model" {
 		t.Errorf("model after the restart %q", o.Current)
 	}
 }
@@ -902,15 +902,15 @@ func TestFake_mcpServers(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir(),
+	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir(),
 		MCPServers: []acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("accept"))
-	if !errors.Is(err, bridge.ErrInvalidParams) {
+	if !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
 	if n := fc.count(t, "start"); n != 0 {
 		t.Errorf("a refused Open started the server")
 	}
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{MCPServers: []acp.McpServer{
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{MCPServers: []acp.McpServer{
 		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("accept"))
 	waitReady(t, s)
 	starts := fc.sent(t, "thread/start")
@@ -930,12 +930,12 @@ func TestFake_missingExecutable(t *testing.T) {
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(EnvVar, missing)
 	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
 	}
 }
@@ -948,15 +948,15 @@ func TestFake_forkIsCodexsOwnFork(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
 	b := fc.backend(t)
-	if !b.Forks() {
+	if !b.Info().Caps.Forks {
 		t.Fatal("codex does not fork")
 	}
-	parent := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("accept"))
+	parent := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
 	nativetest.MustPrompt(t, parent, "Remember the word apricot", nil)
 	cwd := t.TempDir()
 	ev := nativetest.NewRecorder("accept")
 	told := false
-	fork := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
+	fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
 		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
 	thread := waitReady(t, fork)
 	if thread == "" || thread == parent.NativeID() {
@@ -966,7 +966,7 @@ func TestFake_forkIsCodexsOwnFork(t *testing.T) {
 	if len(forks) != 1 || forks[0]["threadId"] != parent.NativeID() || forks[0]["cwd"] != cwd || len(fc.sent(t, "thread/start")) != 1 {
 		t.Fatalf("thread/fork %v, %d thread/start; want one fork of the parent in %s", forks, len(fc.sent(t, "thread/start")), cwd)
 	}
-	h, err := fork.(bridge.HistoryReader).History(context.Background())
+	h, err := fork.Caps().History(context.Background())
 	if got := acptest.Conversation(h); err != nil || !strings.Contains(got, "user: Remember the word apricot") {
 		t.Errorf("the fork's history %q, %v; want the parent's turn", got, err)
 	}
@@ -996,7 +996,7 @@ func TestFake_forkOfAThreadCodexLacks(t *testing.T) {
 	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
 		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
 	ev := nativetest.NewRecorder("accept")
-	fork := nativetest.OpenSession(t, b, bridge.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000000",
+	fork := nativetest.OpenSession(t, b, agent.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000000",
 		History: func() []acp.SessionUpdate { return recorded }}, ev)
 	if waitReady(t, fork) == "" {
 		t.Fatal("no thread")
@@ -1019,7 +1019,7 @@ func TestFake_forkOfAThreadCodexLacks(t *testing.T) {
 		t.Errorf("conversation:%s", got)
 	}
 
-	fork2 := nativetest.OpenSession(t, b, bridge.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000001",
+	fork2 := nativetest.OpenSession(t, b, agent.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000001",
 		History: func() []acp.SessionUpdate { return recorded[2:] }}, nativetest.NewRecorder("accept"))
 	nativetest.MustPrompt(t, fork2, "Which word was it", nil)
 	turns = fc.sent(t, "turn/start")

@@ -1,12 +1,13 @@
 package codex
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -35,6 +36,8 @@ type Output struct {
 	End *TurnEnd
 	// Err is the message of an error notification that ends the turn.
 	Err string
+	// Retry is the message of an error codex retries the request after.
+	Retry string
 	// Skipped names a notification the translator ignores.
 	Skipped string
 }
@@ -50,18 +53,18 @@ type TurnEnd struct {
 // result is the bridge's view of the turn's end; lastErr is the message
 // of the turn's last error notification, which a failed turn may not
 // repeat.
-func (end *TurnEnd) result(lastErr string) (bridge.TurnResult, error) {
+func (end *TurnEnd) result(lastErr string) (agent.TurnResult, error) {
 	switch end.Status {
 	case "interrupted":
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	case "failed":
-		msg := agentkit.Or(end.Err, lastErr)
+		msg := cmp.Or(end.Err, lastErr)
 		if strings.Contains(msg, "(unauthorized)") {
-			return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", bridge.ErrAuthRequired, msg)
+			return agent.TurnResult{}, fmt.Errorf("%w: %s — log in with `codex login`, or set your provider's API key", agent.ErrAuthRequired, msg)
 		}
-		return bridge.TurnResult{}, errors.New(agentkit.Or(msg, "the turn failed"))
+		return agent.TurnResult{}, errors.New(cmp.Or(msg, "the turn failed"))
 	}
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: end.Usage}, nil
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: end.Usage}, nil
 }
 
 // params holds the fields the notifications share; item is decoded later.
@@ -145,7 +148,10 @@ func (t *Translator) Translate(method string, raw json.RawMessage) (Output, erro
 	case "turn/completed":
 		return t.turnCompleted(p.Turn), nil
 	case "error":
-		if p.Error != nil && !p.WillRetry {
+		switch {
+		case p.Error != nil && p.WillRetry:
+			return Output{Retry: errorText(p.Error)}, nil
+		case p.Error != nil:
 			return Output{Err: errorText(p.Error)}, nil
 		}
 		return Output{}, nil
@@ -154,6 +160,12 @@ func (t *Translator) Translate(method string, raw json.RawMessage) (Output, erro
 }
 
 func updates(us ...acp.SessionUpdate) Output { return Output{Updates: us} }
+
+// retryThought tells the client that codex retries a failed model request:
+// attempt n, of at most limit before the bridge gives up.
+func retryThought(n, limit int, msg string) acp.SessionUpdate {
+	return acp.UpdateAgentThoughtText(fmt.Sprintf("Codex is retrying the model request (retry %d; acpbridge gives up after %d): %s\n\n", n, limit, msg))
+}
 
 // item is the union of the item types the bridge shows.
 type item struct {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/creachadair/jrpc2/channel"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -59,7 +59,7 @@ func TestToCodex(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for _, b := range []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "x", MimeType: "audio/wav"}}, {}} {
-		if _, err := toCodex([]acp.ContentBlock{b}, nil); !errors.Is(err, bridge.ErrInvalidParams) {
+		if _, err := toCodex([]acp.ContentBlock{b}, nil); !errors.Is(err, agent.ErrInvalidParams) {
 			t.Errorf("%+v: %v, want ErrInvalidParams", b, err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestToCodex_blobs(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("the attachment outlived the session: %v", err)
 	}
-	if _, err := toCodex([]acp.ContentBlock{acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "x", Blob: "!!"}})}, &files); !errors.Is(err, bridge.ErrInvalidParams) {
+	if _, err := toCodex([]acp.ContentBlock{acp.ResourceBlock(acp.EmbeddedResourceResource{BlobResourceContents: &acp.BlobResourceContents{Uri: "x", Blob: "!!"}})}, &files); !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("a blob that is not base64: %v", err)
 	}
 }
@@ -119,16 +119,16 @@ func ptrTo[T any](v T) *T { return &v }
 // codex until the user picks a mode, then once, with the next turn; and
 // config.toml's policy is no longer offered once a preset was sent.
 func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
-	s := newSession(context.Background(), New(Options{}), bridge.OpenOptions{Cwd: "/w"}, nil)
+	s := newSession(context.Background(), New(Options{}), agent.OpenOptions{Cwd: "/w"}, nil)
 	s.thread = "T"
-	if got := s.cfg.Get(bridge.ConfigMode); got != modeConfig {
+	if got := s.cfg.Get(agent.ConfigMode); got != modeConfig {
 		t.Errorf("default mode %q", got)
 	}
 	p := s.turnParams(nil, nil)
 	if _, ok := p["approvalPolicy"]; ok {
 		t.Errorf("turn params %v override config.toml without a mode picked", p)
 	}
-	p = s.turnParams(nil, map[string]string{bridge.ConfigMode: "read-only", bridge.ConfigModel: "gpt-x", bridge.ConfigEffort: "high"})
+	p = s.turnParams(nil, map[string]string{agent.ConfigMode: "read-only", agent.ConfigModel: "gpt-x", agent.ConfigEffort: "high"})
 	if p["approvalPolicy"] != "on-request" || p["model"] != "gpt-x" || p["effort"] != "high" ||
 		p["sandboxPolicy"].(map[string]any)["type"] != "readOnly" {
 		t.Errorf("turn params after picking: %v", p)
@@ -136,7 +136,7 @@ func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
 	if p = s.turnParams(nil, nil); len(p) != 2 {
 		t.Errorf("the overrides were sent again: %v", p)
 	}
-	if s.cfg.Offers(bridge.ConfigMode, modeConfig) {
+	if s.cfg.Offers(agent.ConfigMode, modeConfig) {
 		t.Errorf("config.toml's policy is still offered after a preset was sent")
 	}
 }
@@ -146,7 +146,7 @@ func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
 func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 	b := New(Options{})
 	setModels(b, `[{"id":"fake-model","displayName":"Fake","isDefault":true,"supportedReasoningEfforts":[{"reasoningEffort":"low"},"high"]},{"id":"other","supportedReasoningEfforts":["medium","high"]},{"id":"secret","hidden":true}]`)
-	s := newSession(context.Background(), b, bridge.OpenOptions{Cwd: "/w"}, nil)
+	s := newSession(context.Background(), b, agent.OpenOptions{Cwd: "/w"}, nil)
 	got := map[string][]string{}
 	current := map[string]string{}
 	for _, o := range s.Config() {
@@ -159,15 +159,15 @@ func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		bridge.ConfigMode:   {modeConfig, "ask", "read-only", "auto", "full-access"},
-		bridge.ConfigModel:  {"fake-model", "other"},
-		bridge.ConfigEffort: {agentkit.EffortDefault, "low", "high", "medium"},
+		agent.ConfigMode:    {modeConfig, "ask", "read-only", "auto", "full-access"},
+		agent.ConfigModel:   {"fake-model", "other"},
+		agent.ConfigEffort:  {agentkit.EffortDefault, "low", "high", "medium"},
 		ConfigCollaboration: {"default", "plan"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("choices (-want +got):\n%s", diff)
 	}
-	if current[bridge.ConfigModel] != "fake-model" || current[bridge.ConfigEffort] != agentkit.EffortDefault {
+	if current[agent.ConfigModel] != "fake-model" || current[agent.ConfigEffort] != agentkit.EffortDefault {
 		t.Errorf("current %v, want the default model and effort", current)
 	}
 }
@@ -177,12 +177,12 @@ func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 func TestModels_restoredValuesAreKept(t *testing.T) {
 	b := New(Options{})
 	setModels(b, `[{"id":"a","isDefault":true,"supportedReasoningEfforts":["low"]},{"id":"b"}]`)
-	s := newSession(context.Background(), b, bridge.OpenOptions{Cwd: "/w", NativeID: "T",
-		Config: map[string]string{bridge.ConfigMode: "auto", bridge.ConfigModel: "b", bridge.ConfigEffort: "low"}}, nil)
-	if s.cfg.Get(bridge.ConfigMode) != "auto" || s.cfg.Get(bridge.ConfigModel) != "b" || s.cfg.Get(bridge.ConfigEffort) != "low" {
+	s := newSession(context.Background(), b, agent.OpenOptions{Cwd: "/w", NativeID: "T",
+		Config: map[string]string{agent.ConfigMode: "auto", agent.ConfigModel: "b", agent.ConfigEffort: "low"}}, nil)
+	if s.cfg.Get(agent.ConfigMode) != "auto" || s.cfg.Get(agent.ConfigModel) != "b" || s.cfg.Get(agent.ConfigEffort) != "low" {
 		t.Errorf("restored options %v", s.Config())
 	}
-	if s.cfg.Offers(bridge.ConfigMode, modeConfig) {
+	if s.cfg.Offers(agent.ConfigMode, modeConfig) {
 		t.Errorf("config.toml's policy offered for a thread that had a preset")
 	}
 }
@@ -198,7 +198,7 @@ func TestHistory_replaysAResumedThread(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(context.Background(), New(Options{}), bridge.OpenOptions{Cwd: "/home/dev/project"}, nil)
+	s := newSession(context.Background(), New(Options{}), agent.OpenOptions{Cwd: "/home/dev/project"}, nil)
 	s.history = res.Thread.Turns
 	s.at = agentkit.NewAttachment(func(context.Context) (*server, error) { return nil, nil }) // attached, to no server
 	s.at.Start(context.Background(), time.Second)
@@ -227,7 +227,7 @@ func TestMCPConfig(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	if _, err := mcpConfig([]acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://x", Headers: []acp.HttpHeader{}}}}); !errors.Is(err, bridge.ErrInvalidParams) {
+	if _, err := mcpConfig([]acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://x", Headers: []acp.HttpHeader{}}}}); !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
 }

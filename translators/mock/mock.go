@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -35,15 +35,15 @@ import (
 // Backend is the mock agent.
 type Backend struct{}
 
-var _ bridge.Backend = (*Backend)(nil)
+var _ agent.Backend = (*Backend)(nil)
 
 // New returns the mock backend.
 func New() *Backend { return &Backend{} }
 
 // Info describes the mock: it takes every kind of prompt content and its
 // resume, like Claude's, replays nothing.
-func (*Backend) Info() bridge.Info {
-	return bridge.Info{
+func (*Backend) Info() agent.Info {
+	return agent.Info{
 		Name:   "mock",
 		Title:  "Mock agent (offline)",
 		Prompt: acp.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
@@ -52,7 +52,7 @@ func (*Backend) Info() bridge.Info {
 }
 
 // Open starts a mock session, or "resumes" one by keeping its id.
-func (*Backend) Open(_ context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (*Backend) Open(_ context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	s := &session{ev: ev, cwd: opts.Cwd, id: opts.NativeID, cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce()}
 	if s.id == "" {
 		s.id = fmt.Sprintf("mock-%d", time.Now().UnixNano())
@@ -66,17 +66,17 @@ func (*Backend) Close() error { return nil }
 
 // The mock's mode applies at once; its model, like Codex's, with the next
 // turn.
-func modeOption() bridge.ConfigOption {
-	return bridge.ConfigOption{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: "default",
-		Choices: []bridge.Choice{
+func modeOption() agent.ConfigOption {
+	return agent.ConfigOption{ID: agent.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode, Current: "default",
+		Choices: []agent.ConfigValue{
 			{Value: "default", Name: "Default", Description: "Ask before every edit"},
 			{Value: "acceptEdits", Name: "Accept edits", Description: "Edit without asking"},
 		}}
 }
 
-func modelOption() bridge.ConfigOption {
-	return bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, Current: "mock-small",
-		NextTurn: true, Choices: []bridge.Choice{
+func modelOption() agent.ConfigOption {
+	return agent.ConfigOption{ID: agent.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel, Current: "mock-small",
+		NextTurn: true, Choices: []agent.ConfigValue{
 			{Value: "mock-small", Name: "Mock Small", Description: "Streams in words"},
 			{Value: "mock-large", Name: "Mock Large", Description: "Streams in words, and says so"},
 		}}
@@ -84,7 +84,7 @@ func modelOption() bridge.ConfigOption {
 
 // session is one mock conversation.
 type session struct {
-	ev  bridge.Events
+	ev  agent.Events
 	cwd string
 	id  string
 	cfg *agentkit.Settings
@@ -95,9 +95,12 @@ type session struct {
 	nonce       string     // makes this native session's tool call ids its own
 }
 
+// Caps: none beyond Native; the bridge's transcript is its history.
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
+
 func (s *session) NativeID() string { return s.id }
 
-func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
+func (s *session) Config() []agent.ConfigOption { return s.cfg.Options() }
 
 func (s *session) SetConfig(_ context.Context, id, value string) error {
 	s.cfg.Set(id, value)
@@ -122,7 +125,7 @@ func nonce() string {
 }
 
 // Prompt plays the turn the prompt's words ask for.
-func (s *session) Prompt(ctx context.Context, in bridge.Turn) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, in agent.Turn) (agent.TurnResult, error) {
 	s.cfg.Restore(in.Config)
 	prompt := in.Prompt
 	t := &turn{s: s, ctx: ctx, words: wordsOf(prompt)}
@@ -131,13 +134,13 @@ func (s *session) Prompt(ctx context.Context, in bridge.Turn) (bridge.TurnResult
 	}
 	err := t.play(prompt)
 	if ctx.Err() != nil || errors.Is(err, errAskCancelled) {
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	s.ev.Update(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: t.tokens, Size: 200000}})
-	return bridge.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: &acp.Usage{
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn, Usage: &acp.Usage{
 		InputTokens: t.tokens, OutputTokens: t.tokens, TotalTokens: 2 * t.tokens}}, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -48,14 +48,14 @@ func (e *events) RequestPermission(context.Context, acp.ToolCallUpdate, []acp.Pe
 	return e.answer, nil
 }
 
-func play(t *testing.T, text string, answer acp.RequestPermissionOutcome) ([]string, bridge.TurnResult, error) {
+func play(t *testing.T, text string, answer acp.RequestPermissionOutcome) ([]string, agent.TurnResult, error) {
 	t.Helper()
 	ev := &events{answer: answer}
-	n, err := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w"}, ev)
+	n, err := New().Open(context.Background(), agent.OpenOptions{Cwd: "/w"}, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	res, err := n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 	return ev.kinds, res, err
 }
 
@@ -102,10 +102,10 @@ func TestMock_failKeepsTheAnswerAndErrs(t *testing.T) {
 
 func TestMock_cancelledContextStopsTheTurn(t *testing.T) {
 	ev := &events{}
-	n, _ := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w"}, ev)
+	n, _ := New().Open(context.Background(), agent.OpenOptions{Cwd: "/w"}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := n.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow demo")}})
+	res, err := n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("slow demo")}})
 	if err != nil || res.StopReason != acp.StopReasonCancelled || len(ev.kinds) != 0 {
 		t.Errorf("cancelled: %+v, %v, updates %v", res, err, ev.kinds)
 	}
@@ -114,11 +114,11 @@ func TestMock_cancelledContextStopsTheTurn(t *testing.T) {
 // A rejected edit is not done: the plan never says so.
 func TestMock_planAfterARejectedEdit(t *testing.T) {
 	ev := &planEvents{events: events{answer: acp.NewRequestPermissionOutcomeSelected("reject")}}
-	n, err := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w"}, ev)
+	n, err := New().Open(context.Background(), agent.OpenOptions{Cwd: "/w"}, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("plan edit")}}); err != nil {
+	if _, err := n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("plan edit")}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range ev.last.Entries {
@@ -149,11 +149,11 @@ func TestMock_toolCallIDsAreNotReused(t *testing.T) {
 	seen := map[acp.ToolCallId]bool{}
 	for range 2 { // the same native session, opened twice
 		ev := &idEvents{}
-		n, err := New().Open(context.Background(), bridge.OpenOptions{Cwd: "/w", NativeID: "mock-1"}, ev)
+		n, err := New().Open(context.Background(), agent.OpenOptions{Cwd: "/w", NativeID: "mock-1"}, ev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("read")}})
+		n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("read")}})
 		for _, id := range ev.ids {
 			if seen[id] {
 				t.Errorf("tool call id %s used again after a reopen", id)

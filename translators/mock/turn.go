@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -95,7 +95,7 @@ func (t *turn) think() error {
 }
 
 func (t *turn) answer(prompt []acp.ContentBlock) error {
-	model := t.s.cfg.Get(bridge.ConfigModel)
+	model := t.s.cfg.Get(agent.ConfigModel)
 	text := "You said: " + promptText(prompt)
 	if model == "mock-large" {
 		text = "(mock-large) " + text
@@ -217,7 +217,7 @@ func (t *turn) allowed(id acp.ToolCallId, path string, diff acp.ToolCallContent)
 	t.s.mu.Lock()
 	always := t.s.alwaysAllow
 	t.s.mu.Unlock()
-	skip := always || t.s.cfg.Get(bridge.ConfigMode) == "acceptEdits"
+	skip := always || t.s.cfg.Get(agent.ConfigMode) == "acceptEdits"
 	if skip {
 		return true, nil
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -18,7 +18,7 @@ import (
 // catalog is what the server offers: its primary agents (the modes) and
 // its providers' models.
 type catalog struct {
-	agents       []bridge.Choice
+	agents       []agent.ConfigValue
 	defaultAgent string
 	models       []modelInfo
 	defaultModel string // "provider/model"
@@ -72,7 +72,7 @@ func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error)
 	cat := &catalog{defaultModel: cfg.Model, defaultAgent: cfg.DefaultAgent}
 	for _, a := range agents {
 		if (a.Mode == "primary" || a.Mode == "all") && !a.Hidden {
-			cat.agents = append(cat.agents, bridge.Choice{Value: a.Name, Name: a.Name, Description: a.Description})
+			cat.agents = append(cat.agents, agent.ConfigValue{Value: a.Name, Name: a.Name, Description: a.Description})
 		}
 	}
 	for _, p := range providers.Providers {
@@ -91,7 +91,7 @@ func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error)
 	sort.Slice(cat.models, func(i, j int) bool { return cat.models[i].ref < cat.models[j].ref })
 	if cat.defaultAgent == "" && len(cat.agents) > 0 {
 		cat.defaultAgent = cat.agents[0].Value
-		if slices.ContainsFunc(cat.agents, func(c bridge.Choice) bool { return c.Value == "build" }) {
+		if slices.ContainsFunc(cat.agents, func(c agent.ConfigValue) bool { return c.Value == "build" }) {
 			cat.defaultAgent = "build"
 		}
 	}
@@ -120,17 +120,17 @@ func sortEfforts(vs []string) {
 }
 
 // options are a session's config options from the catalog.
-func (c *catalog) options() []bridge.ConfigOption {
-	opts := []bridge.ConfigOption{{ID: bridge.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+func (c *catalog) options() []agent.ConfigOption {
+	opts := []agent.ConfigOption{{ID: agent.ConfigMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
 		Current: c.defaultAgent, Choices: c.agents, NextTurn: true}}
 	if len(c.models) == 0 {
 		return opts
 	}
-	model := bridge.ConfigOption{ID: bridge.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
+	model := agent.ConfigOption{ID: agent.ConfigModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
 		Current: c.defaultModel, NextTurn: true}
 	var efforts []string
 	for _, m := range c.models {
-		model.Choices = append(model.Choices, bridge.Choice{Value: m.ref, Name: m.name})
+		model.Choices = append(model.Choices, agent.ConfigValue{Value: m.ref, Name: m.name})
 		for _, v := range m.variants {
 			if !slices.Contains(efforts, v) {
 				efforts = append(efforts, v)

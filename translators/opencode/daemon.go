@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 )
@@ -37,7 +37,7 @@ func (b *Backend) attend(ctx context.Context, path string, args, env []string) (
 	}
 	lease, err := daemon.Attend(ctx, spec, ready)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, nil, "", fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	l := agentkit.NewLeased("opencode serve", lease, nil)
 	l.EndWith(lease.Watch())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/editortest"
@@ -128,10 +129,10 @@ func e2eTextTurnAndOptions(t *testing.T) {
 	e, _ := sharedEditor(t)
 	resp := e.NewSessionResponse(workspace(t))
 	choices := acptest.Choices(resp.ConfigOptions)
-	if !contains(choices[bridge.ConfigMode], "build") || !contains(choices[bridge.ConfigMode], "plan") || !contains(choices[bridge.ConfigModel], fakechat.ModelRef) {
+	if !contains(choices[agent.ConfigMode], "build") || !contains(choices[agent.ConfigMode], "plan") || !contains(choices[agent.ConfigModel], fakechat.ModelRef) {
 		t.Errorf("session/new options %v; want modes build and plan and the fake model", choices)
 	}
-	if cur := acptest.Current(resp.ConfigOptions); cur[bridge.ConfigMode] != "build" || cur[bridge.ConfigModel] != fakechat.ModelRef {
+	if cur := acptest.Current(resp.ConfigOptions); cur[agent.ConfigMode] != "build" || cur[agent.ConfigModel] != fakechat.ModelRef {
 		t.Errorf("current options %v", cur)
 	}
 	pr, err := e.Prompt(resp.SessionId, "hello there")
@@ -541,8 +542,8 @@ func TestE2E_daemonSharedByBridges(t *testing.T) {
 	t.Cleanup(func() { daemon.StopAll(root) })
 	env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), daemon.RootEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
-		Backend: func() bridge.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
-		Server: func(b bridge.Backend) (int, <-chan struct{}) {
+		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
+		Server: func(b agent.Backend) (int, <-chan struct{}) {
 			srv, ok := b.(*Backend).shared.Running()
 			if !ok {
 				t.Fatal("no server")

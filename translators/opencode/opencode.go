@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -29,8 +29,7 @@ type Backend struct {
 }
 
 var (
-	_ bridge.Backend = (*Backend)(nil)
-	_ bridge.Forker  = (*Backend)(nil)
+	_ agent.Backend = (*Backend)(nil)
 )
 
 // New returns the OpenCode backend.
@@ -42,20 +41,26 @@ func New(opts Options) *Backend {
 
 // Info: OpenCode takes images and embedded context, and local and remote
 // MCP servers.
-func (b *Backend) Info() bridge.Info {
-	return b.Describe("OpenCode", acp.McpCapabilities{Http: true, Sse: true})
+// It forks: a session/fork forks the parent's OpenCode session (POST
+// /session/{id}/fork), which stays as it was.
+func (b *Backend) Info() agent.Info {
+	info := b.Describe("OpenCode", acp.McpCapabilities{Http: true, Sse: true})
+	info.Caps.Forks = true
+	info.Caps.Warm = b.Warm
+	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
+	return info
 }
 
 // Open waits for the server and its catalog (started by Warm, or here by
 // the first session), so that the session's options are complete, then
 // creates, forks (opts.ForkOf) or checks the OpenCode session in the
 // background.
-func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.Events) (bridge.Native, error) {
+func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
 	}
 	if b.shared.Closed() {
-		return nil, fmt.Errorf("%w: the opencode backend is closed", bridge.ErrAgentUnavailable)
+		return nil, fmt.Errorf("%w: the opencode backend is closed", agent.ErrAgentUnavailable)
 	}
 	mcp, err := mcpConfig(opts.MCPServers)
 	if err != nil {
@@ -69,10 +74,6 @@ func (b *Backend) Open(ctx context.Context, opts bridge.OpenOptions, ev bridge.E
 	go s.connect()
 	return s, nil
 }
-
-// Forks: a session/fork forks the parent's OpenCode session (POST
-// /session/{id}/fork), which stays as it was.
-func (b *Backend) Forks() bool { return true }
 
 // Warm starts the server and reads its catalog for the bridge's
 // directory in the background.
@@ -188,7 +189,7 @@ func (b *Backend) LoginCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "aut
 
 // Login tells whether OpenCode has credentials: a provider key in its
 // environment, or the logins `opencode auth login` keeps.
-func (b *Backend) Login() bridge.Login {
+func (b *Backend) Login() agent.Login {
 	env := b.Env()
 	data := agentkit.EnvValue(env, "XDG_DATA_HOME")
 	if data == "" {

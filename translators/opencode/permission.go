@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -62,12 +63,12 @@ func (s *session) askInfo(a *PermissionAsk) agentkit.ToolInfo {
 	var info agentkit.ToolInfo
 	switch a.Permission {
 	case "bash":
-		info = agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: agentkit.Or(md.Str("command"), strings.Join(a.Patterns, " "))}
+		info = agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: cmp.Or(md.Str("command"), strings.Join(a.Patterns, " "))}
 	case "edit":
 		path := agentkit.AbsPath(md.Str("filepath", "filePath"), s.dir)
 		info = agentkit.FileEdit("Edit ", path, s.dir, agentkit.UnifiedEdit(md.Str("diff")))
 	case "webfetch":
-		info = agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Fetch " + agentkit.Or(md.Str("url"), strings.Join(a.Patterns, " "))}
+		info = agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Fetch " + cmp.Or(md.Str("url"), strings.Join(a.Patterns, " "))}
 	case "read":
 		info = agentkit.FileRead(agentkit.AbsPath(md.Str("filepath", "filePath"), s.dir), s.dir, 0, 0)
 	default:

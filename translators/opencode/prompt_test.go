@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -24,7 +24,7 @@ func TestToOpenCode(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("parts %s\nwant  %s", got, want)
 	}
-	if _, err := toOpenCode([]acp.ContentBlock{acp.AudioBlock("AA==", "audio/wav")}); !errors.Is(err, bridge.ErrInvalidParams) {
+	if _, err := toOpenCode([]acp.ContentBlock{acp.AudioBlock("AA==", "audio/wav")}); !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("audio: %v, want ErrInvalidParams", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	sse "github.com/tmaxmax/go-sse"
@@ -73,7 +73,7 @@ func startServer(ctx context.Context, path string, args, env []string) (agentkit
 	}
 	p, err := proc.Start(proc.Spec{Path: path, Args: serveArgs(args), Env: append(env, passwordEnv+"="+password)})
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return nil, nil, "", fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	base, err := listenURL(ctx, p)
 	if err != nil {

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -29,7 +30,7 @@ var rules = []map[string]string{
 type session struct {
 	b   *Backend
 	cat *catalog
-	ev  bridge.Events
+	ev  agent.Events
 	dir string
 	mcp map[string]any
 	log *slog.Logger
@@ -39,6 +40,9 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
+	// tasks answer the server's asks, and resync, in the background;
+	// Close waits for them.
+	tasks agentkit.Tasks
 
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*turnEnd]
@@ -72,7 +76,7 @@ type turnEnd struct {
 	refused error // OpenCode would not run the command asked for
 }
 
-func newSession(ctx context.Context, b *Backend, cat *catalog, opts bridge.OpenOptions, mcp map[string]any, ev bridge.Events) *session {
+func newSession(ctx context.Context, b *Backend, cat *catalog, opts agent.OpenOptions, mcp map[string]any, ev agent.Events) *session {
 	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, mcp: mcp, log: b.Log(), recorded: opts.History, id: opts.NativeID,
 		cfg: agentkit.NewSettings(cat.options()...), asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev),
 		tr: NewTranslator(opts.Cwd)}
@@ -86,12 +90,15 @@ func newSession(ctx context.Context, b *Backend, cat *catalog, opts bridge.OpenO
 	return s
 }
 
-func (s *session) Config() []bridge.ConfigOption { return s.cfg.Options() }
+func (s *session) Config() []agent.ConfigOption { return s.cfg.Options() }
 
 // SetConfig is never called: every OpenCode option is NextTurn.
 func (s *session) SetConfig(_ context.Context, id, _ string) error {
-	return fmt.Errorf("%w: opencode takes %s with the next prompt", bridge.ErrInvalidParams, id)
+	return fmt.Errorf("%w: opencode takes %s with the next prompt", agent.ErrInvalidParams, id)
 }
+
+// Caps: none beyond Native; the bridge's transcript is its history.
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
 
 func (s *session) NativeID() string {
 	s.mu.Lock()
@@ -212,10 +219,10 @@ func (s *session) standIn(ctx context.Context, srv *server, forkOf, why string) 
 
 // Prompt runs a turn: prompt_async, then the session's events until it
 // is idle again. A cancelled ctx aborts the turn.
-func (s *session) Prompt(ctx context.Context, turn bridge.Turn) (bridge.TurnResult, error) {
+func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult, error) {
 	parts, err := toOpenCode(turn.Prompt)
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*turnEnd, *server]{
 		Ready: s.at.Server,
@@ -282,25 +289,25 @@ func (s *session) turnBody(changed map[string]string) (string, map[string]any) {
 	id := s.id
 	s.mu.Unlock()
 	s.dismissed.Store(false)
-	body := map[string]any{"agent": s.cfg.Get(bridge.ConfigMode)}
-	if provider, model, ok := strings.Cut(s.cfg.Get(bridge.ConfigModel), "/"); ok {
+	body := map[string]any{"agent": s.cfg.Get(agent.ConfigMode)}
+	if provider, model, ok := strings.Cut(s.cfg.Get(agent.ConfigModel), "/"); ok {
 		body["model"] = map[string]any{"providerID": provider, "modelID": model}
 	}
-	if v := s.cfg.Get(bridge.ConfigEffort); v != "" && v != agentkit.EffortDefault {
+	if v := s.cfg.Get(agent.ConfigEffort); v != "" && v != agentkit.EffortDefault {
 		body["variant"] = v
 	}
 	return id, body
 }
 
 // outcome turns how the turn ended into its result, with its usage.
-func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult, error) {
+func (s *session) outcome(ctx context.Context, end *turnEnd) (agent.TurnResult, error) {
 	s.mu.Lock()
 	usage, used := s.usage, s.used
 	s.mu.Unlock()
-	res := bridge.TurnResult{StopReason: acp.StopReasonEndTurn}
+	res := agent.TurnResult{StopReason: acp.StopReasonEndTurn}
 	if usage.TotalTokens > 0 {
 		res.Usage = &usage
-		if size := s.cat.contextOf(s.cfg.Get(bridge.ConfigModel)); size > 0 {
+		if size := s.cat.contextOf(s.cfg.Get(agent.ConfigModel)); size > 0 {
 			s.ev.Update(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}})
 		}
 	}
@@ -309,15 +316,15 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (bridge.TurnResult,
 		res.StopReason = acp.StopReasonCancelled
 		return res, nil
 	case end.gone != nil:
-		return bridge.TurnResult{}, fmt.Errorf("%v (the next prompt restarts it)", end.gone)
+		return agent.TurnResult{}, fmt.Errorf("%v (the next prompt restarts it)", end.gone)
 	case end.refused != nil:
-		return bridge.TurnResult{}, end.refused
+		return agent.TurnResult{}, end.refused
 	case end.err == nil:
 		return res, nil
 	case end.err.Name == "ProviderAuthError":
-		return bridge.TurnResult{}, fmt.Errorf("%w: %s — log in with `opencode auth login`, or set your provider's API key", bridge.ErrAuthRequired, end.err.Message())
+		return agent.TurnResult{}, fmt.Errorf("%w: %s — log in with `opencode auth login`, or set your provider's API key", agent.ErrAuthRequired, end.err.Message())
 	}
-	return bridge.TurnResult{}, fmt.Errorf("%s: %s", end.err.Name, end.err.Message())
+	return agent.TurnResult{}, fmt.Errorf("%s: %s", end.err.Name, end.err.Message())
 }
 
 // notify translates an event of this session, in order.
@@ -334,13 +341,13 @@ func (s *session) notify(ev Decoded) {
 	s.track(out)
 	switch {
 	case out.Ask != nil:
-		go s.permission(out.Ask)
+		s.tasks.Go(func() { s.permission(out.Ask) })
 	case out.Question != nil:
-		go s.question(out.Question)
+		s.tasks.Go(func() { s.question(out.Question) })
 	case out.Replied != "":
 		s.asks.Withdraw(out.Replied)
 	case out.Reconnected:
-		go s.resync()
+		s.tasks.Go(s.resync)
 	}
 }
 
@@ -406,8 +413,15 @@ func (s *session) serverGone(srv *server, err error) {
 }
 
 // Close forgets the session (OpenCode keeps it for resume).
+// closeWait bounds Close's wait for the asks being answered: they end with
+// the session's context, so it is a guard, not a wait.
+const closeWait = 5 * time.Second
+
 func (s *session) Close() error {
 	s.end()
 	s.b.sessions.Remove(s.NativeID(), s)
+	if !s.tasks.Wait(closeWait) {
+		s.log.Warn("an ask of opencode's was still being answered after the session closed")
+	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/acptest"
 	"github.com/acpbridge/acpbridge/internal/nativetest"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -53,7 +53,7 @@ func (fc *fakeOC) backend(t *testing.T) *Backend {
 
 // waitReady waits until the session exists on the server and returns its
 // id.
-func waitReady(t *testing.T, s bridge.Native) string {
+func waitReady(t *testing.T, s agent.Native) string {
 	t.Helper()
 	deadline := time.Now().Add(nativetest.WaitGuard)
 	for s.NativeID() == "" {
@@ -173,11 +173,11 @@ func jsonOf(v any) string {
 // promptCall runs a prompt in the background; its result comes on the
 // channel.
 type promptResult struct {
-	res bridge.TurnResult
+	res agent.TurnResult
 	err error
 }
 
-func startPrompt(ctx context.Context, s bridge.Native, text string) chan promptResult {
+func startPrompt(ctx context.Context, s agent.Native, text string) chan promptResult {
 	done := make(chan promptResult, 1)
 	go func() {
 		res, err := s.Prompt(ctx, nativetest.TextTurn(text, nil))
@@ -210,7 +210,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	}
 	cwd := t.TempDir()
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, ev)
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, ev)
 	cfg := s.Config()
 	var ids []string
 	for _, o := range cfg {
@@ -222,9 +222,9 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if strings.Join(ids, ",") != "mode,model,effort" {
 		t.Fatalf("options %v, want mode,model,effort", ids)
 	}
-	mode, _ := nativetest.FindOption(cfg, bridge.ConfigMode)
-	model, _ := nativetest.FindOption(cfg, bridge.ConfigModel)
-	effort, _ := nativetest.FindOption(cfg, bridge.ConfigEffort)
+	mode, _ := nativetest.FindOption(cfg, agent.ConfigMode)
+	model, _ := nativetest.FindOption(cfg, agent.ConfigModel)
+	effort, _ := nativetest.FindOption(cfg, agent.ConfigEffort)
 	if mode.Current != "build" || model.Current != "fake/fake-model" || effort.Current != agentkit.EffortDefault {
 		t.Errorf("current mode %q model %q effort %q", mode.Current, model.Current, effort.Current)
 	}
@@ -237,7 +237,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	if got := strings.Join(nativetest.ChoiceValues(effort), ","); got != "default,low,medium,high" {
 		t.Errorf("efforts %s", got)
 	}
-	if err := s.SetConfig(context.Background(), bridge.ConfigModel, "fake/fake-fast"); !errors.Is(err, bridge.ErrInvalidParams) {
+	if err := s.SetConfig(context.Background(), agent.ConfigModel, "fake/fake-fast"); !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("SetConfig: %v; every opencode option is NextTurn", err)
 	}
 	id := waitReady(t, s)
@@ -279,7 +279,7 @@ func TestFake_textTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	res := nativetest.MustPrompt(t, s, "hello there", nil)
 	us := ev.Take()
 	if got := acptest.Conversation(us); got != "\nagent: Hello from fake. You said: hello there\n" {
@@ -336,7 +336,7 @@ func TestFake_runCommand(t *testing.T) {
 			t.Parallel()
 			fc := newFakeOC(t)
 			ev := nativetest.NewRecorder(tc.choice)
-			s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+			s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 			res, err := nativetest.RunPrompt(t, s, "run: echo hello-from-bash", nil)
 			if want := map[bool]acp.StopReason{true: acp.StopReasonCancelled, false: acp.StopReasonEndTurn}[tc.choice == ""]; err != nil || res.StopReason != want {
 				t.Errorf("turn ended %+v, %v; want %s", res, err, want)
@@ -418,7 +418,7 @@ func TestFake_writeAsksWithTheDiff(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
 	cwd := t.TempDir()
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
 	nativetest.MustPrompt(t, s, "write: notes.txt", nil)
 	us, asks, _ := ev.Snapshot()
 	if len(asks) != 1 {
@@ -451,7 +451,7 @@ func TestFake_fetchAsks(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "fetch: https://example.com/doc", nil)
 	_, asks, _ := ev.Snapshot()
 	if len(asks) != 1 || *asks[0].Call.Title != "Fetch https://example.com/doc" || *asks[0].Call.Kind != acp.ToolKindFetch {
@@ -470,7 +470,7 @@ func TestFake_question(t *testing.T) {
 		t.Parallel()
 		fc := newFakeOC(t)
 		ev := nativetest.NewRecorder("answer-1")
-		s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+		s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 		nativetest.MustPrompt(t, s, "ask me", nil)
 		_, asks, _ := ev.Snapshot()
 		if len(asks) != 1 || asks[0].Call.Title == nil || *asks[0].Call.Title != "Pick a colour?" ||
@@ -489,7 +489,7 @@ func TestFake_question(t *testing.T) {
 		t.Parallel()
 		fc := newFakeOC(t)
 		ev := nativetest.NewRecorder("")
-		s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+		s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 		nativetest.MustPrompt(t, s, "ask me", nil)
 		if rejects := fc.requests(t, "POST", "/question/*/reject"); len(rejects) != 1 {
 			t.Errorf("rejects %v", rejects)
@@ -512,7 +512,7 @@ func TestFake_questionAsksAboutItsToolCall(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("answer-0")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "ask me", nil)
 	us, asks, _ := ev.Snapshot()
 	var shown []acp.ToolCallId
@@ -536,7 +536,7 @@ func TestFake_todoIsThePlan(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "todo", nil)
 	if got := ev.Conversation(); got != "\nagent: Planned.\nplan first step in_progress\nplan second step pending\n" {
 		t.Errorf("conversation %q", got)
@@ -549,7 +549,7 @@ func TestFake_thoughtsRetriesAndTitles(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "think then retry and title", nil)
 	us := ev.Take()
 	got := acptest.Conversation(us)
@@ -577,11 +577,11 @@ func TestFake_theBridgesOptionsStand(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "switch", nil)
 	opts := s.Config()
-	mode, _ := nativetest.FindOption(opts, bridge.ConfigMode)
-	model, _ := nativetest.FindOption(opts, bridge.ConfigModel)
+	mode, _ := nativetest.FindOption(opts, agent.ConfigMode)
+	model, _ := nativetest.FindOption(opts, agent.ConfigModel)
 	if mode.Current != "build" || model.Current != "fake/fake-model" {
 		t.Errorf("mode %q model %q; want the bridge's", mode.Current, model.Current)
 	}
@@ -602,9 +602,9 @@ func TestFake_lateSessionInfoKeepsTheNextTurnsOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	nativetest.MustPrompt(t, s, "hello lateinfo", nil)
-	nativetest.MustPrompt(t, s, "hello again", map[string]string{bridge.ConfigModel: "fake/fake-fast", bridge.ConfigMode: "plan"})
+	nativetest.MustPrompt(t, s, "hello again", map[string]string{agent.ConfigModel: "fake/fake-fast", agent.ConfigMode: "plan"})
 	if _, _, changed := ev.Snapshot(); changed != 0 {
 		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
 	}
@@ -621,7 +621,7 @@ func TestFake_cancelSlowTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := startPrompt(ctx, s, "slow please")
@@ -671,7 +671,7 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := startPrompt(ctx, s, "slow eager")
@@ -696,7 +696,7 @@ func TestFake_cancelWhileAsking(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("wait")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := startPrompt(ctx, s, "run: rm -rf build")
@@ -721,12 +721,12 @@ func TestFake_failedTurn(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	_, err := nativetest.RunPrompt(t, s, "fail400 now", nil)
 	if err == nil || err.Error() != "APIError: fake bad request (HTTP 400)" {
 		t.Fatalf("err %v", err)
 	}
-	if errors.Is(err, bridge.ErrAuthRequired) {
+	if errors.Is(err, agent.ErrAuthRequired) {
 		t.Errorf("%v is not an auth error", err)
 	}
 	ev.Take()
@@ -741,9 +741,9 @@ func TestFake_failedTurn(t *testing.T) {
 func TestFake_authFailure(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("once"))
 	_, err := nativetest.RunPrompt(t, s, "authfail", nil)
-	if !errors.Is(err, bridge.ErrAuthRequired) || !strings.Contains(err.Error(), "Invalid API key") || !strings.Contains(err.Error(), "opencode auth login") {
+	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "Invalid API key") || !strings.Contains(err.Error(), "opencode auth login") {
 		t.Fatalf("err %v; want ErrAuthRequired with opencode's message", err)
 	}
 }
@@ -755,7 +755,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
 	cwd := t.TempDir()
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Cwd: cwd}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
 	nativetest.MustPrompt(t, s, "hello there", nil)
 	id := s.NativeID()
 	_, err := nativetest.RunPrompt(t, s, "crash now", nil)
@@ -801,7 +801,7 @@ func TestFake_nextTurnOptions(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, ev)
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
 	// opencode reports the session's agent and model once more after a
 	// turn's idle. Taken after the next turn's options were applied, that
 	// report would flip them back (the bridge does not tell it from a
@@ -811,10 +811,10 @@ func TestFake_nextTurnOptions(t *testing.T) {
 		text string
 		cfg  map[string]string
 	}{
-		{"one", map[string]string{bridge.ConfigMode: "plan", bridge.ConfigModel: "fake/fake-fast", bridge.ConfigEffort: "high"}},
+		{"one", map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "fake/fake-fast", agent.ConfigEffort: "high"}},
 		{"two", nil},
-		{"three", map[string]string{bridge.ConfigEffort: agentkit.EffortDefault, bridge.ConfigModel: "fake/fake-model", bridge.ConfigMode: "build"}},
-		{"four", map[string]string{bridge.ConfigModel: "nobody/nothing"}}, // not offered: ignored
+		{"three", map[string]string{agent.ConfigEffort: agentkit.EffortDefault, agent.ConfigModel: "fake/fake-model", agent.ConfigMode: "build"}},
+		{"four", map[string]string{agent.ConfigModel: "nobody/nothing"}}, // not offered: ignored
 	} {
 		nativetest.MustPrompt(t, s, turn.text+" epilogue", turn.cfg)
 		ev.WaitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
@@ -842,7 +842,7 @@ func TestFake_nextTurnOptions(t *testing.T) {
 		t.Errorf("prompts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	opts := s.Config()
-	for id, want := range map[string]string{bridge.ConfigMode: "build", bridge.ConfigModel: "fake/fake-model", bridge.ConfigEffort: agentkit.EffortDefault} {
+	for id, want := range map[string]string{agent.ConfigMode: "build", agent.ConfigModel: "fake/fake-model", agent.ConfigEffort: agentkit.EffortDefault} {
 		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
 			t.Errorf("%s = %q, want %q", id, o.Current, want)
 		}
@@ -857,7 +857,7 @@ func TestFake_nextTurnOptions(t *testing.T) {
 func TestFake_presetAtOpen(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{Config: map[string]string{bridge.ConfigMode: "plan", bridge.ConfigEffort: "low"}}, nativetest.NewRecorder("once"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Config: map[string]string{agent.ConfigMode: "plan", agent.ConfigEffort: "low"}}, nativetest.NewRecorder("once"))
 	nativetest.MustPrompt(t, s, "hello", nil)
 	b := bodies(fc.requests(t, "POST", "/session/*/prompt_async"))
 	if len(b) != 1 || b[0]["agent"] != "plan" || b[0]["variant"] != "low" {
@@ -872,13 +872,13 @@ func TestFake_resume(t *testing.T) {
 	fc := newFakeOC(t)
 	b := fc.backend(t)
 	cwd := t.TempDir()
-	s1 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
+	s1 := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
 	nativetest.MustPrompt(t, s1, "hello there", nil)
 	id := s1.NativeID()
 	s1.Close()
 
 	ev := nativetest.NewRecorder("once")
-	s2 := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, NativeID: id}, ev)
+	s2 := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, NativeID: id}, ev)
 	if s2.NativeID() != id {
 		t.Errorf("resumed %q, want %q", s2.NativeID(), id)
 	}
@@ -896,7 +896,7 @@ func TestFake_resume(t *testing.T) {
 		t.Errorf("%d event streams; sessions of one directory share one", n)
 	}
 
-	s3 := nativetest.OpenSession(t, b, bridge.OpenOptions{NativeID: "ses_unknown"}, nativetest.NewRecorder("once"))
+	s3 := nativetest.OpenSession(t, b, agent.OpenOptions{NativeID: "ses_unknown"}, nativetest.NewRecorder("once"))
 	_, err := nativetest.RunPrompt(t, s3, "hello", nil)
 	if err == nil || !strings.Contains(err.Error(), "no session ses_unknown") || !strings.Contains(err.Error(), "404") {
 		t.Errorf("prompt on an unknown session: %v", err)
@@ -908,7 +908,7 @@ func TestFake_resume(t *testing.T) {
 func TestFake_mcpServers(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{MCPServers: []acp.McpServer{
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{MCPServers: []acp.McpServer{
 		{Stdio: &acp.McpServerStdio{Name: "tools", Command: "/usr/bin/tool", Args: []string{"--stdio"}, Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}},
 		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "Authorization", Value: "Bearer y"}}}},
 		{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}},
@@ -937,7 +937,7 @@ func TestFake_mcpServers(t *testing.T) {
 func TestFake_eventStreamReconnects(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t, fakeDropEnv+"=1") // the first stream drops right after server.connected
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("once"))
 	waitReady(t, s)
 	fc.waitLog(t, "the second stream", func(ws []wireRec) bool {
 		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "connect" && w.Msg.Stream == 2 })
@@ -960,7 +960,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t, fakeEOFEnv+"=")
 	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
 	nativetest.MustPrompt(t, s, "hello", nil)
 	s.Close()
 	b.Close()
@@ -979,12 +979,12 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	b.Close()
 	// The catalog was read: Open after Close returns a session, whose
 	// prompts fail.
-	if s, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
+	if s, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
 		defer s.Close()
-		if _, err := nativetest.RunPrompt(t, s, "hello", nil); !errors.Is(err, bridge.ErrAgentUnavailable) {
+		if _, err := nativetest.RunPrompt(t, s, "hello", nil); !errors.Is(err, agent.ErrAgentUnavailable) {
 			t.Errorf("prompt after Close: %v", err)
 		}
-	} else if !errors.Is(err, bridge.ErrAgentUnavailable) {
+	} else if !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open after Close: %v", err)
 	}
 	if n := fc.count(t, "start"); n != 1 {
@@ -999,7 +999,7 @@ func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	fc := newFakeOC(t)
 	b := fc.backend(t)
 	b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
 		t.Errorf("Open after Close succeeded")
 	}
 	if started, exited := fc.count(t, "start"), fc.count(t, "exit"); started != exited {
@@ -1015,7 +1015,7 @@ func TestFake_twoDirectoriesAtOnce(t *testing.T) {
 	b := fc.backend(t)
 	evs := []*nativetest.Recorder{nativetest.NewRecorder("once"), nativetest.NewRecorder("once")}
 	dirs := []string{t.TempDir(), t.TempDir()}
-	ss := []bridge.Native{nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: dirs[0]}, evs[0]), nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: dirs[1]}, evs[1])}
+	ss := []agent.Native{nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dirs[0]}, evs[0]), nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dirs[1]}, evs[1])}
 	var wg sync.WaitGroup
 	for i, s := range ss {
 		wg.Go(func() {
@@ -1059,7 +1059,7 @@ func TestFake_refusesWithoutAuth(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("once"))
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
 	waitReady(t, s)
 	url := fc.records(t)[0].Msg.URL
 	for _, auth := range []func(*http.Request){
@@ -1088,7 +1088,7 @@ func TestFake_serverDoesNotStart(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t, fakeExitEnv+"=fake opencode: the config is broken")
 	b := fc.backend(t)
-	_, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
+	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
 	if err == nil || !strings.Contains(err.Error(), "fake opencode: the config is broken") || !strings.Contains(err.Error(), "did not start") {
 		t.Fatalf("Open: %v; want the server's exit and stderr", err)
 	}
@@ -1104,8 +1104,8 @@ func TestFake_warm(t *testing.T) {
 	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
 		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
 	})
-	s := nativetest.OpenSession(t, b, bridge.OpenOptions{}, nativetest.NewRecorder("once"))
-	if model, ok := nativetest.FindOption(s.Config(), bridge.ConfigModel); !ok || model.Current != "fake/fake-model" {
+	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
+	if model, ok := nativetest.FindOption(s.Config(), agent.ConfigModel); !ok || model.Current != "fake/fake-model" {
 		t.Errorf("model option %+v", model)
 	}
 	nativetest.MustPrompt(t, s, "hello", nil)
@@ -1120,9 +1120,9 @@ func TestFake_warm(t *testing.T) {
 func TestFake_promptContent(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), bridge.OpenOptions{}, nativetest.NewRecorder("once"))
-	_, err := s.Prompt(context.Background(), bridge.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
-	if !errors.Is(err, bridge.ErrInvalidParams) {
+	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("once"))
+	_, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{{Audio: &acp.ContentBlockAudio{Data: "AA==", MimeType: "audio/wav"}}}})
+	if !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("audio: %v, want ErrInvalidParams", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1132,7 +1132,7 @@ func TestFake_promptContent(t *testing.T) {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), nativetest.WaitGuard)
 	defer cancel()
-	res, err := s.Prompt(ctx, bridge.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
+	res, err := s.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock("aGk=", "image/png")}})
 	if err != nil || res.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", res, err)
 	}
@@ -1152,13 +1152,13 @@ func TestFake_missingExecutable(t *testing.T) {
 	if b.Check() == nil {
 		t.Errorf("Check found %s", missing)
 	}
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open: %v, want ErrAgentUnavailable", err)
 	}
 	t.Setenv(EnvVar, missing)
 	b = New(Options{Logger: slog.New(slog.DiscardHandler)})
 	defer b.Close()
-	if _, err := b.Open(context.Background(), bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open with $%s missing: %v, want ErrAgentUnavailable", EnvVar, err)
 	}
 }
@@ -1171,15 +1171,15 @@ func TestFake_forkIsOpenCodesOwnFork(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	if !b.Forks() {
+	if !b.Info().Caps.Forks {
 		t.Fatal("opencode does not fork")
 	}
 	cwd := t.TempDir()
-	parent := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
+	parent := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
 	nativetest.MustPrompt(t, parent, "hello there", nil)
 	told := false
 	ev := nativetest.NewRecorder("once")
-	fork := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
+	fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
 		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
 	id := waitReady(t, fork)
 	if id == parent.NativeID() {
@@ -1215,14 +1215,14 @@ func TestFake_forkOpenCodeCannotMake(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
-	other := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
+	other := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
 	nativetest.MustPrompt(t, other, "hello there", nil)
 	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
 		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
 	for name, parent := range map[string]string{"gone": "ses_gone", "elsewhere": other.NativeID()} {
 		t.Run(name, func(t *testing.T) {
 			ev := nativetest.NewRecorder("once")
-			fork := nativetest.OpenSession(t, b, bridge.OpenOptions{Cwd: t.TempDir(), ForkOf: parent,
+			fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: t.TempDir(), ForkOf: parent,
 				History: func() []acp.SessionUpdate { return recorded }}, ev)
 			id := waitReady(t, fork)
 			nativetest.MustPrompt(t, fork, "Which word was it", nil)

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -12,7 +13,7 @@ import (
 // directory.
 var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 	"bash": func(in agentkit.Input, _ string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: agentkit.Or(in.Str("command"), "Terminal"), Content: agentkit.Texts(in.Str("description"))}
+		return agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: cmp.Or(in.Str("command"), "Terminal"), Content: agentkit.Texts(in.Str("description"))}
 	},
 	"read": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		return agentkit.FileRead(filePath(in, cwd), cwd, in.Num("offset"), in.Num("limit"))
@@ -24,7 +25,7 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 		return agentkit.FileEdit("Edit ", filePath(in, cwd), cwd, agentkit.Edit{Old: in.Str("oldString"), New: in.Str("newString")})
 	},
 	"glob": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + agentkit.Or(in.Str("pattern"), "files") + agentkit.InDir(in, cwd),
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Find " + cmp.Or(in.Str("pattern"), "files") + agentkit.InDir(in, cwd),
 			Locations: agentkit.At(agentkit.AbsPath(in.Str("path"), cwd), 0)}
 	},
 	"grep": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
@@ -32,7 +33,7 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 	},
 	"list": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
 		path := agentkit.AbsPath(in.Str("path"), cwd)
-		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "List " + agentkit.Or(agentkit.RelPath(path, cwd), "directory"), Locations: agentkit.At(path, 0)}
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "List " + cmp.Or(agentkit.RelPath(path, cwd), "directory"), Locations: agentkit.At(path, 0)}
 	},
 	"webfetch": func(in agentkit.Input, _ string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Fetch " + in.Str("url")}
@@ -41,7 +42,7 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 		return agentkit.ToolInfo{Kind: acp.ToolKindFetch, Title: "Search the web for " + agentkit.Quote(in.Str("query"))}
 	},
 	"task": func(in agentkit.Input, _ string) agentkit.ToolInfo {
-		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: agentkit.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
+		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: cmp.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
 	},
 	"question": func(in agentkit.Input, _ string) agentkit.ToolInfo {
 		title := "Ask the user"

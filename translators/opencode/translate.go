@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -80,7 +81,7 @@ func (e *SessionError) Aborted() bool { return e.Name == "MessageAbortedError" }
 
 // Message is the error's text for the user.
 func (e *SessionError) Message() string {
-	msg := agentkit.Or(e.Data.Message, e.Name)
+	msg := cmp.Or(e.Data.Message, e.Name)
 	if e.Data.StatusCode != 0 {
 		msg += fmt.Sprintf(" (HTTP %d)", e.Data.StatusCode)
 	}
@@ -232,7 +233,7 @@ func (t *Translator) TranslateDecoded(d Decoded) (Output, error) {
 		err := json.Unmarshal(ev.Properties, &q)
 		return Output{Question: &q}, err
 	case "permission.replied", "question.replied", "question.rejected":
-		return Output{Replied: agentkit.Or(p.RequestID, p.ID)}, nil
+		return Output{Replied: cmp.Or(p.RequestID, p.ID)}, nil
 	case reconnectedEvent:
 		return Output{Reconnected: true}, nil
 	}

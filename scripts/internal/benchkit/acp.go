@@ -79,6 +79,10 @@ func (s *ACPSession) Turn(ctx context.Context, prompt string) error {
 	return nil
 }
 
+// Done is closed once the connection has stopped reading the agent's
+// stdout.
+func (s *ACPSession) Done() <-chan struct{} { return s.conn.Done() }
+
 // Client is the ACP client side: it keeps the agent's message text and
 // allows every permission request; it has no file system or terminals.
 type Client struct {

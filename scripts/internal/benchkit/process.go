@@ -194,8 +194,12 @@ const SharedFlag = "--shared=1m"
 // Env is what tells acpbridge where the daemons are.
 func (s *Shared) Env() string { return daemon.RootEnv + "=" + s.Daemons }
 
-// Close stops the daemons and removes everything.
+// Close stops the daemons and removes everything; a nil s has nothing to
+// close.
 func (s *Shared) Close() {
+	if s == nil {
+		return
+	}
 	daemon.StopAll(s.Daemons)
 	os.RemoveAll(s.Root)
 }

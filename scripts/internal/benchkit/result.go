@@ -16,6 +16,7 @@ type Result struct {
 	APISummary  []string // model and last text of each API request, for -v
 	Seen        []ProcID // every process seen in the agent's tree
 	Err         error    // why the run failed
+	Lingered    bool     // an anchor that did not exit within ExitGrace of its stdin closing
 	Stderr      string   // the agent's stderr, when the run failed
 }
 
@@ -41,20 +42,21 @@ func Succeeded[R Outcome](rs []R) []R {
 }
 
 // Repeat runs each of agents o.N times, one agent after the other:
-// run(a, prefix) runs a once, prefix being "/<name>-<run number>" (a
+// run(a, prefix) runs a once, prefix being "/<Name>-<run number>" (a
 // label, and the URL path prefix that tells its fake API requests apart).
 // It says on stderr how each run went (PrintRun; with EndOfTurn1 if e2e)
 // and warns there of any process the runs left alive. It returns the
 // results by agent name.
-func Repeat[A any, R Outcome](o Options, agents []A, name func(A) string, e2e bool, run func(a A, prefix string) R) map[string][]R {
+func Repeat[A Candidate, R Outcome](o Options, agents []A, e2e bool, run func(a A, prefix string) R) map[string][]R {
 	results := map[string][]R{}
 	var seen []ProcID
 	for _, a := range agents {
+		name := a.Base().Name
 		for i := range o.N {
-			r := run(a, fmt.Sprintf("/%s-%d", name(a), i+1))
-			results[name(a)] = append(results[name(a)], r)
+			r := run(a, fmt.Sprintf("/%s-%d", name, i+1))
+			results[name] = append(results[name], r)
 			seen = append(seen, r.Base().Seen...)
-			PrintRun(os.Stderr, name(a), i+1, r.Base(), o.Verbose, e2e)
+			PrintRun(os.Stderr, name, i+1, r.Base(), o.Verbose, e2e)
 		}
 	}
 	if left := alive(seen); len(left) > 0 {

@@ -18,6 +18,9 @@ type Session interface {
 	// an error if it did not end normally or the agent's text was not
 	// the fake model's answer.
 	Turn(ctx context.Context, prompt string) error
+	// Done is closed once the session has stopped reading the agent's
+	// stdout (it ended).
+	Done() <-chan struct{}
 }
 
 // Initializer is a Session whose protocol has a step right after the

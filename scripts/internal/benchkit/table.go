@@ -166,16 +166,23 @@ func Distinct[R any](rs []R, get func(R) []string) []string {
 	return slices.Compact(out)
 }
 
-// PrintRuns prints what agent name's process trees ran (exes), how it
-// named itself at initialize (info) and the user-agents of its requests
+// PrintRuns prints, for each agent of names, what its process trees ran,
+// how it named itself at initialize and the user-agents of its requests
 // to the fake model (uas), over its runs.
-func PrintRuns[R any](name string, rs []R, exes func(R) []string, info func(R) string, uas func(R) []string) {
-	ran := Distinct(rs, exes)
+func PrintRuns[R Outcome](names []string, results map[string][]R, uas func(R) []string) {
+	for _, name := range names {
+		printRuns(name, results[name], uas)
+	}
+}
+
+// printRuns is PrintRuns of agent name's runs rs.
+func printRuns[R Outcome](name string, rs []R, uas func(R) []string) {
+	ran := Distinct(rs, func(r R) []string { return r.Base().Exes })
 	if len(ran) == 0 {
 		return
 	}
 	fmt.Printf("\n%s process tree ran: %s", name, strings.Join(ran, ", "))
-	if infos := Distinct(rs, func(r R) []string { return nonEmpty(info(r)) }); len(infos) > 0 {
+	if infos := Distinct(rs, func(r R) []string { return nonEmpty(r.Base().AgentInfo) }); len(infos) > 0 {
 		fmt.Printf("\n%s initialize: %s", name, strings.Join(infos, "; "))
 	}
 	if all := Distinct(rs, uas); len(all) > 0 {

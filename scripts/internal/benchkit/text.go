@@ -71,6 +71,14 @@ func PackageVersion(bin, up string) string {
 	return p.Version
 }
 
+// EnvOr is the environment variable name, or def if it is empty.
+func EnvOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // FirstLine is the first line of s, trimmed, cut to n bytes with "…".
 func FirstLine(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -65,6 +65,7 @@ type LockedWriter struct {
 	W  io.Writer
 }
 
+// Write writes p to W, alone.
 func (l *LockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,5 +1,5 @@
 // Package fakeapi is a scripted fake of the Anthropic Messages API, enough
-// to run the real, unmodified Claude Code CLI offline (claude.md §8): point
+// to run the real, unmodified Claude Code CLI offline: point
 // ANTHROPIC_BASE_URL at Server.URL (see Env) and a Script decides what the
 // "model" answers to each request.
 //
@@ -142,11 +142,17 @@ func (s *Server) Carries(prompt, earlier string) bool {
 	return false
 }
 
-// Env is the environment of claude.md §8.1 for running the real CLI
-// against the fake at baseURL (Server.URL, plus a per-test prefix if
-// wanted) with home as both HOME and the parent of CLAUDE_CONFIG_DIR. Only
-// PATH is taken from os.Environ. Set cmd.Dir to a fresh directory too, and
-// pass --setting-sources "" so that no other settings leak in.
+// Env is the environment for running the real CLI offline against the
+// fake at baseURL (Server.URL, plus a per-test prefix if wanted) with home
+// as both HOME and the parent of CLAUDE_CONFIG_DIR. Only PATH is taken
+// from os.Environ. Besides a dummy API key it turns off the CLI's
+// non-essential traffic, telemetry, error reports and auto-updater (else
+// it tries to reach api.anthropic.com), its retries (else a 401 or 5xx is
+// retried 10 times, with backoff of up to about 35 s each) and its
+// non-streaming fallback (else a broken SSE stream is silently retried as
+// a plain request), and sets IS_SANDBOX=1, which bypassPermissions needs
+// when running as root. Set cmd.Dir to a fresh directory too, and pass
+// --setting-sources "" so that no other settings leak in.
 func Env(baseURL, home string) []string {
 	return []string{
 		"HOME=" + home,

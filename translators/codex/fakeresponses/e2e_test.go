@@ -13,7 +13,8 @@ import (
 
 // These tests drive the real `codex app-server` (see CodexBin) against
 // the fake, to check that codex 0.169.0 accepts its streams and that the
-// directives produce the items codex.md describes.
+// directives produce the thread items, plan updates, approval requests and
+// history that the Codex backend translates.
 
 func TestCodexRunAndPlan(t *testing.T) {
 	t.Parallel()

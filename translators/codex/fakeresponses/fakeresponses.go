@@ -1,16 +1,17 @@
 // Package fakeresponses is a scripted fake of the OpenAI Responses API,
 // enough to run the real, unmodified Codex CLI (`codex app-server`,
-// 0.169.0) offline (codex.md §1): write a CODEX_HOME whose model provider
-// points at Server.URL (see WriteHome, Home and Env), and a Script decides
-// what the "model" answers to each request.
+// 0.169.0) offline and with no login, which a custom model provider does
+// not need: write a CODEX_HOME whose model provider points at Server.URL
+// (see WriteHome, Home and Env), and a Script decides what the "model"
+// answers to each request.
 //
 // The server answers:
 //
 //	POST <anything>/responses  a scripted Reply, as server-sent events
 //	anything else              404 with an OpenAI error body
 //
-// Codex only ever calls POST {base_url}/responses (codex.md §1.1); URL is
-// the base_url, ending in /v1.
+// Codex only ever calls POST {base_url}/responses (with a custom provider
+// it does not ask GET /models); URL is the base_url, ending in /v1.
 //
 // The reply follows the real API's framing: an "event:" line and a "data:"
 // line per event, flushed after each event; response.created, then for

@@ -45,8 +45,14 @@ type HomeOptions struct {
 	Extra string
 }
 
-// Config is the config.toml of codex.md §1 for the fake at baseURL
-// (Server.URL), with its model catalog at catalog (an absolute path).
+// Config is a config.toml that runs codex offline against the fake at
+// baseURL (Server.URL), with its model catalog at catalog (an absolute
+// path): the model fake-model of a custom provider "fake" (wire_api
+// responses, its key from FAKE_API_KEY; no request or stream retries,
+// else codex retries an HTTP error or a broken stream with backoff),
+// analytics off, and the plugins, remote_plugin and apps features off
+// (else codex git-clones openai/plugins and asks api.github.com at
+// start-up).
 func Config(baseURL, catalog string, opts HomeOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# CODEX_HOME/config.toml for offline tests against a scripted fake Responses API (fakeresponses)\n")

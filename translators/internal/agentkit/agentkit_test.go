@@ -9,23 +9,23 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
 
-func choices(vs ...string) []bridge.Choice {
-	var cs []bridge.Choice
+func choices(vs ...string) []agent.ConfigValue {
+	var cs []agent.ConfigValue
 	for _, v := range vs {
-		cs = append(cs, bridge.Choice{Value: v, Name: v})
+		cs = append(cs, agent.ConfigValue{Value: v, Name: v})
 	}
 	return cs
 }
 
 func TestSettings(t *testing.T) {
 	s := NewSettings(
-		bridge.ConfigOption{ID: "mode", Current: "a", Choices: choices("a", "b")},
-		bridge.ConfigOption{ID: "model", Current: "x", Choices: choices("x", "y")},
+		agent.ConfigOption{ID: "mode", Current: "a", Choices: choices("a", "b")},
+		agent.ConfigOption{ID: "model", Current: "x", Choices: choices("x", "y")},
 	)
 	s.Restore(map[string]string{"mode": "b", "model": "gone", "other": "v"})
 	if s.Get("mode") != "b" || s.Get("model") != "x" || s.Get("other") != "" {
@@ -43,8 +43,8 @@ func TestSettings(t *testing.T) {
 	if s.Offers("mode", "changed") || !s.Offers("mode", "a") {
 		t.Errorf("Options returned the settings' own choices")
 	}
-	s.Put(bridge.ConfigOption{ID: "effort", Current: "low"})
-	s.Put(bridge.ConfigOption{ID: "mode", Current: "b", Choices: choices("b")})
+	s.Put(agent.ConfigOption{ID: "effort", Current: "low"})
+	s.Put(agent.ConfigOption{ID: "mode", Current: "b", Choices: choices("b")})
 	s.Remove("model")
 	var ids []string
 	for _, o := range s.Options() {
@@ -58,6 +58,32 @@ func TestSettings(t *testing.T) {
 // turnKey marks a turn context in the tests.
 type turnKey struct{}
 
+// Stop gives up on the running turn: the agent is interrupted as on a
+// cancel, and Run fails with Stop's error, not the agent's end.
+func TestTurns_stopInterruptsAndFails(t *testing.T) {
+	ts := NewTurns[string](context.Background())
+	interrupted := false
+	res, err := Run(context.Background(), ts, nil, TurnSpec[string, int]{
+		Ready: func(context.Context) (int, error) { return 1, nil },
+		Send: func(context.Context, int) error {
+			ts.Stop(errors.New("the provider kept failing"))
+			return nil
+		},
+		Interrupt: func(context.Context, int) error {
+			interrupted = true
+			ts.End("interrupted")
+			return nil
+		},
+		Outcome: func(context.Context, string) (agent.TurnResult, error) {
+			return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		},
+	})
+	if err == nil || err.Error() != "the provider kept failing" || !interrupted {
+		t.Errorf("Run after Stop = %+v, %v (interrupted %v); want Stop's error and an interrupt", res, err, interrupted)
+	}
+	ts.Stop(errors.New("no turn")) // between turns: nothing to stop
+}
+
 func TestTurns_endReachesTheRunningTurnOnly(t *testing.T) {
 	ts := NewTurns[string](context.Background())
 	if ts.End("stray") {
@@ -68,7 +94,7 @@ func TestTurns_endReachesTheRunningTurnOnly(t *testing.T) {
 	}
 	ctx := context.WithValue(context.Background(), turnKey{}, 1)
 	tn := ts.Begin(ctx)
-	if ts.Context() != ctx || tn.Context() != ctx {
+	if ts.Context().Value(turnKey{}) != 1 || tn.Context() != ts.Context() {
 		t.Errorf("during a turn, asks should use its context")
 	}
 	if !ts.End("done") || !ts.End("again") {
@@ -120,8 +146,8 @@ func TestRun(t *testing.T) {
 		Ready:     func(context.Context) (int, error) { return 7, nil },
 		Send:      func(_ context.Context, c int) error { sent = append(sent, "sent"); go ts.End("ok"); return nil },
 		Interrupt: func(context.Context, int) error { return nil },
-		Outcome: func(_ context.Context, end string) (bridge.TurnResult, error) {
-			return bridge.TurnResult{StopReason: acp.StopReason(end)}, nil
+		Outcome: func(_ context.Context, end string) (agent.TurnResult, error) {
+			return agent.TurnResult{StopReason: acp.StopReason(end)}, nil
 		},
 	}
 	res, err := Run(context.Background(), ts, nil, spec)
@@ -142,7 +168,7 @@ func TestRun(t *testing.T) {
 
 // askEvents answers permission asks when told to, or when ctx ends.
 type askEvents struct {
-	bridge.Events
+	agent.Events
 	asked  chan struct{}
 	answer chan string
 }
@@ -222,7 +248,7 @@ func TestLower(t *testing.T) {
 		"block 1:": acp.AudioBlock("x", "audio/wav"),
 	} {
 		_, err := Lower([]acp.ContentBlock{acp.TextBlock("first"), b}, l)
-		if !errors.Is(err, bridge.ErrInvalidParams) || !strings.Contains(err.Error(), "prompt block 1") {
+		if !errors.Is(err, agent.ErrInvalidParams) || !strings.Contains(err.Error(), "prompt block 1") {
 			t.Errorf("%s: %v, want ErrInvalidParams naming block 1", what, err)
 		}
 	}
@@ -276,8 +302,17 @@ func TestContentHelpers(t *testing.T) {
 	if e.Old != "keep\nbefore\n" || e.New != "keep\nafter\n" {
 		t.Errorf("UnifiedEdit = %+v", e)
 	}
-	if Capitalize("xhigh") != "Xhigh" || Capitalize("") != "" || Quote("q") != `"q"` || Prefixed(" in ", "") != "" || Or("", "b") != "b" {
+	if Capitalize("xhigh") != "Xhigh" || Capitalize("") != "" || Quote("q") != `"q"` || Prefixed(" in ", "") != "" {
 		t.Errorf("text helpers")
+	}
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"short", 10, "short"}, {"abcdef", 3, "abc…"}, {"añb", 2, "a…"}, {"日本", 4, "日…"}, {"日本", 2, "…"}} {
+		if got := Truncate([]byte(c.in), c.n); got != c.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q (never half a rune)", c.in, c.n, got, c.want)
+		}
 	}
 }
 
@@ -297,7 +332,7 @@ func TestMCPServers(t *testing.T) {
 		t.Errorf("MCPServers: %v (-want +got):\n%s", err, diff)
 	}
 	_, err = MCPServers("agent", servers, MCPStdio, MCPHTTP)
-	if !errors.Is(err, bridge.ErrInvalidParams) || !strings.Contains(err.Error(), "not sse (old)") {
+	if !errors.Is(err, agent.ErrInvalidParams) || !strings.Contains(err.Error(), "not sse (old)") {
 		t.Errorf("an sse server for an agent without sse: %v", err)
 	}
 }
@@ -314,14 +349,14 @@ func TestExecutable(t *testing.T) {
 		t.Errorf("on PATH: %q, %v", p, err)
 	}
 	_, err := Executable{Name: "missing-cli", Env: "ACPBRIDGE_TEST_AGENT"}.Find()
-	if !errors.Is(err, bridge.ErrAgentUnavailable) || !strings.Contains(err.Error(), "ACPBRIDGE_TEST_AGENT") {
+	if !errors.Is(err, agent.ErrAgentUnavailable) || !strings.Contains(err.Error(), "ACPBRIDGE_TEST_AGENT") {
 		t.Errorf("missing: %v; want ErrAgentUnavailable naming the variable", err)
 	}
 	t.Setenv("ACPBRIDGE_TEST_AGENT", bin)
 	if p, err := (Executable{Name: "missing-cli", Env: "ACPBRIDGE_TEST_AGENT"}).Find(); err != nil || p != bin {
 		t.Errorf("from the variable: %q, %v", p, err)
 	}
-	if _, err := (Executable{Name: "agent-cli", Env: "ACPBRIDGE_TEST_AGENT", Path: filepath.Join(dir, "nope")}).Find(); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := (Executable{Name: "agent-cli", Env: "ACPBRIDGE_TEST_AGENT", Path: filepath.Join(dir, "nope")}).Find(); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("a missing Path must not fall back: %v", err)
 	}
 }

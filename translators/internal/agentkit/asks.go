@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -14,14 +14,14 @@ import (
 // that is when the turn is cancelled, when the agent takes it back
 // (Withdraw) or when the agent exits (WithdrawAll).
 type Asks struct {
-	ev bridge.Events
+	ev agent.Events
 
 	mu      sync.Mutex
 	pending map[string]context.CancelFunc
 }
 
 // NewAsks returns the asks of a session that reports through ev.
-func NewAsks(ev bridge.Events) *Asks {
+func NewAsks(ev agent.Events) *Asks {
 	return &Asks{ev: ev, pending: map[string]context.CancelFunc{}}
 }
 
@@ -86,11 +86,11 @@ func (as *Asks) WithdrawAll() {
 // while translating, and Send what the translator made.
 type Updates struct {
 	sync.Mutex
-	ev bridge.Events
+	ev agent.Events
 }
 
 // NewUpdates returns the Updates of a session that reports through ev.
-func NewUpdates(ev bridge.Events) *Updates { return &Updates{ev: ev} }
+func NewUpdates(ev agent.Events) *Updates { return &Updates{ev: ev} }
 
 // Send delivers updates in order; call it with the lock held.
 func (u *Updates) Send(us []acp.SessionUpdate) {

@@ -1,19 +1,46 @@
 // Package agentkit is what every translator shares, so that a backend is
-// its agent's wire format, its tool table and little else:
+// its agent's wire format, its tool table and little else. It knows ACP's
+// types and the contract of package agent, and no agent.
 //
-//   - Settings: a session's config options and their values.
-//   - Turn: one prompt at a time, waiting for its end, interrupting it on
-//     cancel and giving up after a grace period.
-//   - Asks: the permission round trip, from the agent's ask to the client
-//     and back, withdrawn when the turn is cancelled or the agent takes
-//     the ask back.
-//   - Lower: ACP prompt content (text, images, embedded and linked
-//     resources) into what an agent takes, refusing what it can't with
-//     an invalid-params error rather than dropping it.
-//   - Tools: a per-agent table of tool names that says how each call is
-//     shown (kind, title, locations, diffs), and the helpers for output.
-//   - Executable: finding an agent's CLI, with the ACPBRIDGE_<AGENT>
-//     override.
+// Its parts, by file:
 //
-// It knows ACP's types and the bridge's Backend contract, and no agent.
+//   - exec.go — the agent's CLI: CLI (embedded in a Backend: Find, Check,
+//     Version, Command, Env, Args, Describe for the Backend's Info and the
+//     Check and Version it declares), Options, Executable (Options.Path,
+//     else ACPBRIDGE_<AGENT>, else PATH; errors wrap
+//     agent.ErrAgentUnavailable), LoginFrom (credentials from environment
+//     keys and login files).
+//   - settings.go — a session's config options: Settings (Restore, Set,
+//     Adopt, Put, Remove, Offers), EffortOption for agent.ConfigEffort.
+//   - turn.go — one prompt at a time: Turns and its Ongoing turn, Run with
+//     a TurnSpec (Ready, Send, Interrupt, Outcome), InterruptTimeout.
+//   - asks.go — the permission round trip (Asks, Answer, Chosen), and
+//     Updates, which keeps a translator's updates in the agent's order;
+//     tasks.go — Tasks, the goroutines that answer asks in the
+//     background, which a session's Close waits for.
+//   - question.go — an agent's multiple-choice Question put to the client
+//     as a permission ask whose options are the answers (Choose, Choice).
+//   - prompt.go — ACP prompt content into the agent's blocks (Lower with a
+//     Lowering, Mention); slash.go — a prompt that is a SlashCommand;
+//     retell.go — Retell, the conversation for a fork the agent could not
+//     make itself.
+//   - mcp.go — the client's MCP servers (MCPServers, MCPServer, Fields),
+//     refusing a transport the agent doesn't take.
+//   - tools.go — the tool table (Tools, Describer, ToolInfo, Input,
+//     Generic, MCPName) and how calls are shown: FileRead, FileEdit,
+//     Diffs, Edit, UnifiedEdit, Console, Texts, Fence, At, AbsPath,
+//     RelPath, InDir, LineRange, PlanEntry, and text helpers (Quote,
+//     Prefixed, Capitalize, Truncate); patch.go — ParsePatch, an
+//     apply_patch body as per-file edits; streamjson.go — the content
+//     Blocks of Claude-style stream-json messages (Claude and Amp).
+//   - shared.go — a server per bridge shared by its sessions: Shared
+//     (start on first use, again after it dies, stop at Close), Registry
+//     (route what it sends by the agent's session id), Lazy (read a
+//     catalog once), Attachment (a session's hold on the current server).
+//   - spare.go — Spare: one thing started ahead of need for the first
+//     session whose key fits, dropped after its time.
+//   - leased.go, sharedspares.go — the backend's side of the daemons that
+//     all the user's bridges share (--shared): Link and Leased (a hold on a
+//     shared server), CLI.DaemonSpec (the daemon's key), SharedSpares
+//     (spare processes kept by a daemon).
 package agentkit

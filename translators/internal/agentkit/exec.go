@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/coder/acp-go-sdk"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
@@ -30,7 +31,17 @@ type Options struct {
 	// that runs a process per session (claude) has its spare processes
 	// kept by such a daemon (SharedSpares).
 	Shared time.Duration
+	// Retries is how many retries of a failed model request an agent may
+	// report in one turn before the bridge gives up on the turn with the
+	// provider's error; 0 means DefaultRetries.
+	Retries int
 }
+
+// DefaultRetries is Options.Retries' default: enough to ride out a
+// provider's brief trouble, few enough that an unreachable one fails the
+// turn in minutes rather than never (codex, offline, retries about once a
+// minute and never ends the turn by itself).
+const DefaultRetries = 4
 
 // CLI is what a backend that runs an agent's CLI keeps: its options,
 // where the executable is and its logger.
@@ -52,6 +63,9 @@ func NewCLI(name, env string, opts Options) CLI {
 
 // Shared is Options.Shared.
 func (c CLI) Shared() time.Duration { return c.opts.Shared }
+
+// Retries is Options.Retries, or DefaultRetries.
+func (c CLI) Retries() int { return cmp.Or(c.opts.Retries, DefaultRetries) }
 
 // stableEnv is env sorted, without what differs between two launches of
 // the same program in the same place (PWD, OLDPWD, SHLVL, _): what keys
@@ -82,7 +96,7 @@ func (c CLI) Check() error {
 
 // Command is the CLI run with args in env, for a person at a terminal: the
 // caller connects its stdio. Backends give their agent's own login this way
-// (bridge.LoginRunner).
+// (agent.Caps.LoginCmd).
 func (c CLI) Command(env []string, args ...string) (*exec.Cmd, error) {
 	path, err := c.Find()
 	if err != nil {
@@ -114,7 +128,7 @@ func (c CLI) Version(ctx context.Context, extra ...string) (string, error) {
 
 // LoginFrom is a Login from an environment variable or a file that holds
 // credentials; how says how to log in when there are none.
-func LoginFrom(env []string, vars []string, files []string, how string) bridge.Login {
+func LoginFrom(env []string, vars []string, files []string, how string) agent.Login {
 	set := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -122,15 +136,15 @@ func LoginFrom(env []string, vars []string, files []string, how string) bridge.L
 	}
 	for _, v := range vars {
 		if set[v] != "" {
-			return bridge.Login{OK: true, Detail: v + " is set"}
+			return agent.Login{OK: true, Detail: v + " is set"}
 		}
 	}
 	for _, f := range files {
 		if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
-			return bridge.Login{OK: true, Detail: "credentials in " + f}
+			return agent.Login{OK: true, Detail: "credentials in " + f}
 		}
 	}
-	return bridge.Login{Detail: "no key found (" + strings.Join(append(vars, files...), ", ") + "): " + how}
+	return agent.Login{Detail: "no key found (" + strings.Join(append(vars, files...), ", ") + "): " + how}
 }
 
 // EnvValue is the value of name in an environment list (the last wins).
@@ -156,10 +170,22 @@ func HomeOf(env []string) string {
 
 // Describe is the Info of a backend whose agent, like every CLI agent the
 // bridge drives, takes text, images and embedded context; mcp is which MCP
-// transports besides stdio it takes.
-func (c CLI) Describe(title string, mcp acp.McpCapabilities) bridge.Info {
-	return bridge.Info{Name: c.exe.Name, Title: title, MCP: mcp,
-		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true}}
+// transports besides stdio it takes. Its Caps declare Check and Version
+// (the CLI's --version, told not to look for updates); the backend adds
+// the rest of its capabilities.
+func (c CLI) Describe(title string, mcp acp.McpCapabilities) agent.Info {
+	return agent.Info{Name: c.exe.Name, Title: title, MCP: mcp,
+		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+		Caps:   agent.Caps{Check: c.Check, Version: c.quietVersion}}
+}
+
+// noUpdateCheck is the CLIs' own switches that keep --version from
+// looking for updates (claude, amp and opencode), so that it answers at
+// once and offline.
+var noUpdateCheck = []string{"DISABLE_AUTOUPDATER=1", "AMP_SKIP_UPDATE_CHECK=1", "OPENCODE_DISABLE_AUTOUPDATE=1"}
+
+func (c CLI) quietVersion(ctx context.Context) (string, error) {
+	return c.Version(ctx, noUpdateCheck...)
 }
 
 // Log is the backend's logger.
@@ -192,7 +218,7 @@ type Executable struct {
 }
 
 // Find returns the executable's path, or an error that wraps
-// bridge.ErrAgentUnavailable and says how to make it available.
+// agent.ErrAgentUnavailable and says how to make it available.
 func (e Executable) Find() (string, error) {
 	var p string
 	var err error
@@ -202,7 +228,7 @@ func (e Executable) Find() (string, error) {
 		p, err = proc.LookPath(e.Name, e.Env)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", bridge.ErrAgentUnavailable, err)
+		return "", fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
 	return p, nil
 }

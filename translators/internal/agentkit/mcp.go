@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -39,8 +39,8 @@ func (m MCPServer) Fields(headers string) map[string]any {
 }
 
 // MCPServers converts the client's MCP servers, refusing with an
-// invalid-params error a transport that agent does not take.
-func MCPServers(agent string, servers []acp.McpServer, takes ...string) ([]MCPServer, error) {
+// invalid-params error a transport that the agent does not take.
+func MCPServers(name string, servers []acp.McpServer, takes ...string) ([]MCPServer, error) {
 	out := make([]MCPServer, 0, len(servers))
 	for _, s := range servers {
 		var m MCPServer
@@ -55,11 +55,11 @@ func MCPServers(agent string, servers []acp.McpServer, takes ...string) ([]MCPSe
 		case s.Sse != nil:
 			m = MCPServer{Name: s.Sse.Name, Transport: MCPSSE, URL: s.Sse.Url, Headers: headerMap(s.Sse.Headers)}
 		default:
-			return nil, fmt.Errorf("%w: an MCP server with no known transport", bridge.ErrInvalidParams)
+			return nil, fmt.Errorf("%w: an MCP server with no known transport", agent.ErrInvalidParams)
 		}
 		if !slices.Contains(takes, m.Transport) {
-			return nil, fmt.Errorf("%w: %s takes %s MCP servers, not %s (%s)", bridge.ErrInvalidParams,
-				agent, strings.Join(takes, " and "), m.Transport, m.Name)
+			return nil, fmt.Errorf("%w: %s takes %s MCP servers, not %s (%s)", agent.ErrInvalidParams,
+				name, strings.Join(takes, " and "), m.Transport, m.Name)
 		}
 		out = append(out, m)
 	}

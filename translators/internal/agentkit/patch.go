@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -79,7 +80,7 @@ func PatchEdit(patch, cwd string) ToolInfo {
 	files := ParsePatch(patch)
 	info := ToolInfo{Kind: acp.ToolKindEdit, Title: "Apply patch"}
 	for _, f := range files {
-		path := AbsPath(Or(f.MoveTo, f.Path), cwd)
+		path := AbsPath(cmp.Or(f.MoveTo, f.Path), cwd)
 		info.Locations = append(info.Locations, At(path, 0)...)
 		if f.Op != "delete" {
 			info.Content = append(info.Content, Diffs(path, f.Edit)...)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -29,7 +29,7 @@ func Lower[T any](prompt []acp.ContentBlock, l Lowering[T]) ([]T, error) {
 	for i, b := range prompt {
 		t, err := l.block(b)
 		if err != nil {
-			return nil, fmt.Errorf("%w: prompt block %d: %v", bridge.ErrInvalidParams, i, err)
+			return nil, fmt.Errorf("%w: prompt block %d: %v", agent.ErrInvalidParams, i, err)
 		}
 		out = append(out, t)
 	}

@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func (as *Asks) Choose(ctx context.Context, key, call string, q Question) Choice
 			Name: o.Label + Prefixed(" — ", o.Description), Kind: acp.PermissionOptionKindAllowOnce})
 	}
 	opts = append(opts, acp.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: acp.PermissionOptionKindRejectOnce})
-	title, kind := Or(q.Text, q.Header), acp.ToolKindOther
+	title, kind := cmp.Or(q.Text, q.Header), acp.ToolKindOther
 	ans := as.Ask(ctx, key, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call), Title: &title, Kind: &kind}, opts)
 	switch {
 	case ans.Withdrawn:

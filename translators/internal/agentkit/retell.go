@@ -3,13 +3,13 @@ package agentkit
 import (
 	"fmt"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
 // Retell is, for the first turn of a fork the agent could not make of its
 // own session, the conversation so far from the bridge's transcript
-// (recorded, bridge.OpenOptions.History) without the prompt about to run,
+// (recorded, agent.OpenOptions.History) without the prompt about to run,
 // which the bridge has recorded already; and the thought that tells the
 // client so: why, then "it was given the conversation so far (N KB)"
 // where. ok is false when there is nothing to tell.
@@ -17,7 +17,7 @@ func Retell(recorded func() []acp.SessionUpdate, why, where string) (said string
 	if recorded == nil {
 		return "", acp.SessionUpdate{}, false
 	}
-	said = bridge.HistoryText(withoutPrompt(recorded()), bridge.HistoryBudget, bridge.ForkIntro)
+	said = agent.HistoryText(withoutPrompt(recorded()), agent.HistoryBudget, agent.ForkIntro)
 	if said == "" {
 		return "", acp.SessionUpdate{}, false
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -13,17 +13,17 @@ import (
 // change. It is safe for concurrent use.
 type Settings struct {
 	mu   sync.Mutex
-	opts []bridge.ConfigOption
+	opts []agent.ConfigOption
 }
 
 // NewSettings returns Settings with opts, in the order the client shows
 // them.
-func NewSettings(opts ...bridge.ConfigOption) *Settings {
+func NewSettings(opts ...agent.ConfigOption) *Settings {
 	return &Settings{opts: opts}
 }
 
 // Options returns a copy of the options.
-func (s *Settings) Options() []bridge.ConfigOption {
+func (s *Settings) Options() []agent.ConfigOption {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.opts)
@@ -34,12 +34,12 @@ func (s *Settings) Options() []bridge.ConfigOption {
 }
 
 // Option returns a copy of one option.
-func (s *Settings) Option(id string) (bridge.ConfigOption, bool) {
+func (s *Settings) Option(id string) (agent.ConfigOption, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := s.index(id)
 	if i < 0 {
-		return bridge.ConfigOption{}, false
+		return agent.ConfigOption{}, false
 	}
 	o := s.opts[i]
 	o.Choices = slices.Clone(o.Choices)
@@ -93,13 +93,13 @@ func (s *Settings) Adopt(id, value string) {
 		return
 	}
 	if !offers(s.opts[i], value) {
-		s.opts[i].Choices = append(slices.Clone(s.opts[i].Choices), bridge.Choice{Value: value, Name: value})
+		s.opts[i].Choices = append(slices.Clone(s.opts[i].Choices), agent.ConfigValue{Value: value, Name: value})
 	}
 	s.opts[i].Current = value
 }
 
 // Put adds an option, or replaces the one with its id, keeping its place.
-func (s *Settings) Put(o bridge.ConfigOption) {
+func (s *Settings) Put(o agent.ConfigOption) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i := s.index(o.ID); i >= 0 {
@@ -127,11 +127,11 @@ func (s *Settings) Offers(id, value string) bool {
 }
 
 func (s *Settings) index(id string) int {
-	return slices.IndexFunc(s.opts, func(o bridge.ConfigOption) bool { return o.ID == id })
+	return slices.IndexFunc(s.opts, func(o agent.ConfigOption) bool { return o.ID == id })
 }
 
-func offers(o bridge.ConfigOption, value string) bool {
-	return slices.ContainsFunc(o.Choices, func(c bridge.Choice) bool { return c.Value == value })
+func offers(o agent.ConfigOption, value string) bool {
+	return slices.ContainsFunc(o.Choices, func(c agent.ConfigValue) bool { return c.Value == value })
 }
 
 // EffortDefault is the effort option's value that leaves the effort to
@@ -140,15 +140,15 @@ const EffortDefault = "default"
 
 // EffortOption is the effort option (category thought_level): the
 // default (described by about), then efforts, in order.
-func EffortOption(about string, nextTurn bool, efforts ...string) bridge.ConfigOption {
-	o := bridge.ConfigOption{ID: bridge.ConfigEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
-		Current: EffortDefault, NextTurn: nextTurn, Choices: []bridge.Choice{{Value: EffortDefault, Name: "Default", Description: about}}}
+func EffortOption(about string, nextTurn bool, efforts ...string) agent.ConfigOption {
+	o := agent.ConfigOption{ID: agent.ConfigEffort, Name: "Effort", Category: acp.SessionConfigOptionCategoryThoughtLevel,
+		Current: EffortDefault, NextTurn: nextTurn, Choices: []agent.ConfigValue{{Value: EffortDefault, Name: "Default", Description: about}}}
 	for _, e := range efforts {
 		name := Capitalize(e)
 		if e == "xhigh" {
 			name = "Extra high"
 		}
-		o.Choices = append(o.Choices, bridge.Choice{Value: e, Name: name})
+		o.Choices = append(o.Choices, agent.ConfigValue{Value: e, Name: name})
 	}
 	return o
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 )
 
 // Server is a process that a backend's sessions share, as Shared runs it.
@@ -35,7 +35,7 @@ type Shared[S Server] struct {
 }
 
 // errClosed: the backend was closed.
-var errClosed = fmt.Errorf("%w: the backend is closed", bridge.ErrAgentUnavailable)
+var errClosed = fmt.Errorf("%w: the backend is closed", agent.ErrAgentUnavailable)
 
 // Get returns the running server, starting one if there is none.
 func (sh *Shared[S]) Get(ctx context.Context) (S, error) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 )
 
 // fakeServer is a Server that exits when told.
@@ -53,7 +53,7 @@ func TestShared(t *testing.T) {
 	if !c.stopped.Load() || !sh.Closed() {
 		t.Errorf("Close left the server running")
 	}
-	if _, err := sh.Get(ctx); !errors.Is(err, bridge.ErrAgentUnavailable) {
+	if _, err := sh.Get(ctx); !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Get after Close: %v", err)
 	}
 	select {
@@ -71,7 +71,7 @@ func TestShared_closeDuringStartLeavesNothing(t *testing.T) {
 		f = newFakeServer()
 		return f, nil
 	}
-	if _, err := sh.Get(context.Background()); !errors.Is(err, bridge.ErrAgentUnavailable) || !f.stopped.Load() {
+	if _, err := sh.Get(context.Background()); !errors.Is(err, agent.ErrAgentUnavailable) || !f.stopped.Load() {
 		t.Errorf("Get: %v, server stopped %v; want it refused and the server stopped", err, f.stopped.Load())
 	}
 }
@@ -117,7 +117,7 @@ func TestLazy(t *testing.T) {
 
 func TestEffortOption(t *testing.T) {
 	o := EffortOption("as configured", true, "low", "xhigh")
-	if o.ID != bridge.ConfigEffort || !o.NextTurn || o.Current != EffortDefault || len(o.Choices) != 3 || o.Choices[2].Name != "Extra high" {
+	if o.ID != agent.ConfigEffort || !o.NextTurn || o.Current != EffortDefault || len(o.Choices) != 3 || o.Choices[2].Name != "Extra high" {
 		t.Errorf("EffortOption = %+v", o)
 	}
 }

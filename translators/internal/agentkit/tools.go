@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -227,14 +228,6 @@ func LineRange(offset, limit int) string {
 	return ""
 }
 
-// Or returns s, or fallback if s is empty.
-func Or(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
-}
-
 // Quote puts s in double quotes for a title.
 func Quote(s string) string { return `"` + s + `"` }
 
@@ -257,22 +250,25 @@ func Capitalize(s string) string {
 
 // Truncate shows at most n bytes of a line an agent printed, for a log.
 func Truncate(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
+	if len(b) <= n {
+		return string(b)
 	}
-	return string(b)
+	for n > 0 && !utf8.RuneStart(b[n]) { // never half a rune
+		n--
+	}
+	return string(b[:n]) + "…"
 }
 
 // FileRead shows a read of the file at path (absolute), from line offset
 // for limit lines when they are given.
 func FileRead(path, cwd string, offset, limit int) ToolInfo {
-	return ToolInfo{Kind: acp.ToolKindRead, Title: "Read " + Or(RelPath(path, cwd), "file") + LineRange(offset, limit), Locations: At(path, offset)}
+	return ToolInfo{Kind: acp.ToolKindRead, Title: "Read " + cmp.Or(RelPath(path, cwd), "file") + LineRange(offset, limit), Locations: At(path, offset)}
 }
 
 // FileEdit shows edits of the file at path (absolute): titled with verb
 // and the path, with its location and a diff per edit.
 func FileEdit(verb, path, cwd string, edits ...Edit) ToolInfo {
-	return ToolInfo{Kind: acp.ToolKindEdit, Title: verb + Or(RelPath(path, cwd), "file"), Locations: At(path, 0), Content: Diffs(path, edits...)}
+	return ToolInfo{Kind: acp.ToolKindEdit, Title: verb + cmp.Or(RelPath(path, cwd), "file"), Locations: At(path, 0), Content: Diffs(path, edits...)}
 }
 
 // InDir is a search title's " in <dir>", for the input's "path", or "".

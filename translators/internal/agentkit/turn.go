@@ -2,11 +2,12 @@ package agentkit
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -22,16 +23,23 @@ type Turns[E any] struct {
 	life context.Context // the session's; asks outside a turn use it
 
 	mu  sync.Mutex
-	cur *Turn[E]
+	cur *Ongoing[E]
 }
 
-// Turn is one running prompt.
-type Turn[E any] struct {
-	ctx   context.Context
+// Ongoing is one running prompt of a Turns.
+type Ongoing[E any] struct {
+	ctx   context.Context // the client's, or Stop's
+	stop  context.CancelCauseFunc
 	life  context.Context
 	end   chan E // buffered: the first end reported wins
 	turns *Turns[E]
 }
+
+// errStopped marks a turn's context ended by Stop rather than the client.
+type errStopped struct{ err error }
+
+func (e errStopped) Error() string { return e.err.Error() }
+func (e errStopped) Unwrap() error { return e.err }
 
 // NewTurns returns the Turns of a session that lives as long as life.
 func NewTurns[E any](life context.Context) *Turns[E] {
@@ -40,8 +48,9 @@ func NewTurns[E any](life context.Context) *Turns[E] {
 
 // Begin makes a turn with ctx (cancelled when the client cancels) the
 // running one. Call Done when it has ended.
-func (ts *Turns[E]) Begin(ctx context.Context) *Turn[E] {
-	t := &Turn[E]{ctx: ctx, life: ts.life, end: make(chan E, 1), turns: ts}
+func (ts *Turns[E]) Begin(ctx context.Context) *Ongoing[E] {
+	t := &Ongoing[E]{life: ts.life, end: make(chan E, 1), turns: ts}
+	t.ctx, t.stop = context.WithCancelCause(ctx)
 	ts.mu.Lock()
 	ts.cur = t
 	ts.mu.Unlock()
@@ -49,19 +58,39 @@ func (ts *Turns[E]) Begin(ctx context.Context) *Turn[E] {
 }
 
 // Done clears the running turn.
-func (t *Turn[E]) Done() {
+func (t *Ongoing[E]) Done() {
 	t.turns.mu.Lock()
 	defer t.turns.mu.Unlock()
 	if t.turns.cur == t {
 		t.turns.cur = nil
 	}
+	t.stop(nil)
+}
+
+// Stop gives up on the running turn, if any, for err: the agent is
+// interrupted as if the client had cancelled, and the turn fails with err
+// (Run returns it). The reader calls it when the agent will not end the
+// turn by itself (a provider it retries without end, say).
+func (ts *Turns[E]) Stop(err error) {
+	if t := ts.Running(); t != nil {
+		t.stop(errStopped{err})
+	}
+}
+
+// stopped is the error Stop gave up on the turn for, or nil.
+func (t *Ongoing[E]) stopped() error {
+	var s errStopped
+	if errors.As(context.Cause(t.ctx), &s) {
+		return s.err
+	}
+	return nil
 }
 
 // Context is the turn's context.
-func (t *Turn[E]) Context() context.Context { return t.ctx }
+func (t *Ongoing[E]) Context() context.Context { return t.ctx }
 
 // Running returns the running turn, or nil.
-func (ts *Turns[E]) Running() *Turn[E] {
+func (ts *Turns[E]) Running() *Ongoing[E] {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return ts.cur
@@ -88,7 +117,7 @@ func (ts *Turns[E]) End(e E) bool {
 }
 
 // Finish reports how this turn ended, if nothing has yet.
-func (t *Turn[E]) Finish(e E) {
+func (t *Ongoing[E]) Finish(e E) {
 	select {
 	case t.end <- e:
 	default:
@@ -99,7 +128,7 @@ func (t *Turn[E]) Finish(e E) {
 // interrupt (with InterruptTimeout) and waits on for the end the
 // interrupted agent reports; if the session ends meanwhile, it returns
 // gone.
-func (t *Turn[E]) Wait(interrupt func(context.Context) error, gone E) (E, error) {
+func (t *Ongoing[E]) Wait(interrupt func(context.Context) error, gone E) (E, error) {
 	select {
 	case e := <-t.end:
 		return e, nil
@@ -129,7 +158,7 @@ type TurnSpec[E, C any] struct {
 	Gone E
 	// Outcome makes the turn's result of how it ended; ctx tells whether
 	// the client cancelled it.
-	Outcome func(ctx context.Context, end E) (bridge.TurnResult, error)
+	Outcome func(ctx context.Context, end E) (agent.TurnResult, error)
 }
 
 // Run runs one turn: it waits for the agent, begins the turn, sends the
@@ -137,22 +166,25 @@ type TurnSpec[E, C any] struct {
 // interrupting the agent if ctx is cancelled (a failed interrupt is
 // logged to log, if not nil). A turn cancelled before it was sent ends
 // cancelled.
-func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec TurnSpec[E, C]) (bridge.TurnResult, error) {
+func Run[E, C any](ctx context.Context, ts *Turns[E], log *slog.Logger, spec TurnSpec[E, C]) (agent.TurnResult, error) {
 	c, err := spec.Ready(ctx)
 	if ctx.Err() != nil {
-		return bridge.TurnResult{StopReason: acp.StopReasonCancelled}, nil
+		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	if err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	t := ts.Begin(ctx)
 	defer t.Done()
 	if err := spec.Send(ctx, c); err != nil {
-		return bridge.TurnResult{}, err
+		return agent.TurnResult{}, err
 	}
 	end, err := t.Wait(func(ctx context.Context) error { return spec.Interrupt(ctx, c) }, spec.Gone)
 	if err != nil && log != nil {
 		log.Warn("interrupting the agent", "err", err)
+	}
+	if err := t.stopped(); err != nil && ctx.Err() == nil {
+		return agent.TurnResult{}, err
 	}
 	return spec.Outcome(ctx, end)
 }

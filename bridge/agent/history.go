@@ -1,4 +1,4 @@
-package bridge
+package agent
 
 import (
 	"fmt"
@@ -7,6 +7,11 @@ import (
 
 	"github.com/coder/acp-go-sdk"
 )
+
+// ForkIntro introduces the conversation so far, told to the first turn of
+// a fork the agent did not make of its own session.
+const ForkIntro = "This conversation continues an earlier one with the user, which it was forked from; " +
+	"here is what was said in it (from acpbridge's transcript). Go on from there."
 
 // HistoryBudget is how many bytes of earlier conversation HistoryText
 // keeps by default: the most recent, whole lines.

@@ -1,0 +1,272 @@
+// Package agent is the contract between acpbridge's session engine
+// (package bridge) and the agents behind it (one package each under
+// translators/): what a backend implements, what it declares it can do,
+// and what the engine hands it. It holds no engine: a translator imports
+// this package, not the bridge.
+//
+// A backend is one kind of coding agent (Backend); it opens native
+// sessions (Native), each of which runs one turn at a time and reports
+// through Events. What a backend can do beyond that is declared, not
+// discovered: Info.Caps for the backend, Native.Caps for a session. A nil
+// capability is one the backend lacks, and the engine does without it as
+// the field's doc says.
+//
+// The types are ACP's (github.com/coder/acp-go-sdk), but no JSON-RPC: a
+// backend never sees the connection to the client.
+package agent
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+
+	"github.com/coder/acp-go-sdk"
+)
+
+// A Backend is one kind of coding agent (mock, claude, codex, ...). It starts
+// whatever it shares between sessions lazily, in its first Open, and stops it
+// in Close. Its methods are safe for concurrent use.
+type Backend interface {
+	// Info describes the backend and declares its capabilities. It is
+	// constant.
+	Info() Info
+
+	// Open starts a native session, or resumes the one named by
+	// opts.NativeID. ctx is the session's lifetime: it ends when the
+	// session closes or the bridge shuts down, and a Native may tie its
+	// own to it. Open should return quickly (warming a process up in the
+	// background where it can) and report failures it can see at once,
+	// such as a missing executable, as errors wrapping ErrAgentUnavailable
+	// or ErrAuthRequired. events receives the session's updates and
+	// permission asks until Close; see Events. The session/new response
+	// carries the Native's Config as Open returns it, so a backend should
+	// know its options by then (waiting briefly for them if it must).
+	Open(ctx context.Context, opts OpenOptions, events Events) (Native, error)
+
+	// Close stops the backend and everything it shares. Sessions are closed
+	// by the bridge first.
+	Close() error
+}
+
+// Info is what the engine needs to know about a backend.
+type Info struct {
+	Name  string // the --agent name: "mock", "claude", ...
+	Title string // shown in the agent config option
+
+	// Prompt is what content a prompt may carry besides text and
+	// resource links; the engine refuses other content with
+	// ErrInvalidParams before the backend sees it.
+	Prompt acp.PromptCapabilities
+	// MCP is which MCP transports besides stdio the agent accepts.
+	MCP acp.McpCapabilities
+
+	// Caps is what else the backend can do.
+	Caps Caps
+}
+
+// Caps is the one set of optional capabilities a backend declares. Every
+// field may be left zero: the backend lacks that capability.
+type Caps struct {
+	// Forks says the agent forks a session of its own: Open takes
+	// OpenOptions.ForkOf. Without it, session/fork opens a new native
+	// session and tells it the conversation so far with its first prompt,
+	// as a handoff does (and so does a forker whose fork fails: see
+	// agentkit.Retell).
+	Forks bool
+
+	// Check says, quickly and without starting the agent, why it can't
+	// run here (its executable is missing, say), as an error wrapping
+	// ErrAgentUnavailable; nil if it can. A backend whose Check fails is
+	// left out of the agent option. Nil: it always can.
+	Check func() error
+
+	// Version returns the agent's own version (its CLI's --version), for
+	// acpbridge doctor. Nil: it has none to tell.
+	Version func(ctx context.Context) (string, error)
+
+	// Login tells, without starting the agent, whether the agent has
+	// credentials (acpbridge doctor shows it, and initialize's auth
+	// methods). Nil: the agent needs none the bridge can see.
+	Login func() Login
+
+	// LoginCmd returns the agent's own login (`claude auth login`, `codex
+	// login` …) ready to run, with the agent's environment and no stdio:
+	// the caller connects a terminal. acpbridge --login runs it and
+	// initialize offers it as an auth method. Nil: the agent has none.
+	LoginCmd func() (*exec.Cmd, error)
+
+	// LogoutCmd returns the agent's own logout (`claude auth logout`,
+	// `codex logout` …), which must run without a terminal: ACP's logout
+	// runs the default agent's. Nil: the agent has none that runs
+	// unattended.
+	LogoutCmd func() (*exec.Cmd, error)
+
+	// Warm starts, at initialize, what the backend's sessions share (a
+	// server), and what the first session in the bridge's directory cwd
+	// will need ("" if the bridge has none): a spare process or thread,
+	// taken by the first Open there whose options it fits. It returns at
+	// once and must not delay Open; what it starts is stopped by Close, or
+	// when no session took it in a while. Nil: nothing to warm.
+	Warm func(cwd string)
+
+	// ClientCapabilities is told what the client offers (fs, terminals),
+	// when the client initializes and before Warm: an agent that speaks
+	// ACP itself is told it at its own initialize. Nil: the backend need
+	// not know.
+	ClientCapabilities func(acp.ClientCapabilities)
+}
+
+// SessionCaps is what a native session can do beyond Native's methods.
+// Every field may be left zero.
+type SessionCaps struct {
+	// History returns the conversation of a resumed session as the agent
+	// keeps it. With it, --persist auto keeps only the session's header
+	// (and its plans) and replays the agent's history; without it, the
+	// bridge's transcript is the history.
+	History func(ctx context.Context) ([]acp.SessionUpdate, error)
+
+	// Meta is what the agent has to say about how the session was opened
+	// (whether a reopened session's agent restored its own conversation,
+	// say), for the _meta of the session/new, load and resume answers.
+	Meta map[string]any
+}
+
+// Login is what a backend can tell of its agent's login: OK when it found
+// credentials, and what it found, or what to do. Required is set when the
+// agent can't run at all without them (rather than, say, with a provider
+// configured another way).
+type Login struct {
+	OK       bool
+	Required bool
+	Detail   string
+}
+
+// OpenOptions says which native session to open and how.
+type OpenOptions struct {
+	Cwd        string
+	MCPServers []acp.McpServer
+	NativeID   string // resume this native session; "" starts a new one
+	// ForkOf, with NativeID "", starts a new native session that begins as
+	// a copy of this one, which stays as it was. Only a backend whose Caps
+	// say Forks gets it.
+	ForkOf string
+	// Config holds the values of config options chosen earlier in the
+	// session (by option id); an option not in it takes the backend's
+	// default; a value the backend no longer offers may be ignored.
+	Config map[string]string
+	// Editor is the client's side, for an agent that calls it (fs,
+	// terminals, extension methods). Nil in tests that don't need it.
+	Editor Editor
+	// History returns the session's conversation as the bridge recorded
+	// it (nil for a new session), for an agent that can't restore its own
+	// and is to be told what was said (render it with HistoryText).
+	History func() []acp.SessionUpdate
+}
+
+// Native is one open session of a backend.
+//
+// Prompt runs one turn. The bridge never runs two at once on one Native.
+// Cancellation is ctx: when the client cancels the turn (or closes the
+// session, or disconnects) ctx is cancelled, and the Native must stop the
+// agent's turn promptly (interrupt, abort), may still deliver its last
+// updates through Events, and returns. The bridge reports the turn as
+// cancelled whatever Prompt returns then.
+//
+// Other methods may be called while a turn runs.
+type Native interface {
+	// NativeID is the agent's own id for the session, or "" while the agent
+	// has not made one yet. The bridge reads it after Open and after each
+	// turn and records it for resume.
+	NativeID() string
+	Prompt(ctx context.Context, turn Turn) (TurnResult, error)
+	// Config lists the session's config options with their current
+	// values, in the order the client shows them. A session with modes
+	// offers them as the option with id ConfigMode.
+	Config() []ConfigOption
+	// SetConfig applies a new value of an option that is not NextTurn.
+	// The bridge has checked that the option and the value are offered.
+	SetConfig(ctx context.Context, id, value string) error
+	// Caps declares what the session can do beyond these methods; the
+	// bridge reads it after Open (and again for each answer's Meta).
+	Caps() SessionCaps
+	// Close ends the session and releases its process; it does not wait for
+	// the agent to finish a turn.
+	Close() error
+}
+
+// Turn is one prompt and what changed before it.
+type Turn struct {
+	Prompt []acp.ContentBlock
+	// Config holds the NextTurn options the client changed since the last
+	// turn, by id: the Native applies them with this turn.
+	Config map[string]string
+}
+
+// TurnResult is how a turn ended.
+type TurnResult struct {
+	StopReason acp.StopReason
+	Usage      *acp.Usage // nil if the agent reports none
+}
+
+// Config option ids the engine knows: the mode (also offered as ACP
+// session modes, for clients that predate config options) and the model.
+// Backends that offer a thinking effort call it ConfigEffort.
+const (
+	ConfigMode   = "mode"
+	ConfigModel  = "model"
+	ConfigEffort = "effort"
+)
+
+// ConfigOption is one of a session's settings, offered to the client as
+// an ACP select config option.
+type ConfigOption struct {
+	ID          string // "mode", "model", "effort", ...
+	Name        string
+	Description string
+	Category    acp.SessionConfigOptionCategory // mode, model, thought_level, or ""
+	Current     string
+	Choices     []ConfigValue
+	// NextTurn is set when the agent takes a new value only with its next
+	// turn. The bridge then accepts a change at once, shows it as current,
+	// and hands it to the next Prompt in Turn.Config instead of calling
+	// SetConfig.
+	NextTurn bool
+}
+
+// ConfigValue is one value a ConfigOption offers.
+type ConfigValue struct {
+	Value, Name, Description string
+}
+
+// Events is how a Native reports back. Its methods are safe for concurrent
+// use, but a Native should call Update from one goroutine at a time if the
+// order of its updates matters (it always does within a turn).
+type Events interface {
+	// Update delivers one update to the client and the transcript. It may
+	// be called at any time between Open and Close, inside a turn or not.
+	Update(u acp.SessionUpdate)
+
+	// RequestPermission asks the client about a tool call that the Native
+	// has already announced with a tool_call update. ctx should be the
+	// turn's; when the turn is cancelled the ask resolves as cancelled.
+	RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error)
+
+	// ConfigChanged tells the bridge that Config changed by itself (say,
+	// the agent reported its models once it had started, or switched its
+	// own mode), so that it sends the client the session's config options
+	// again. The Native must not hold its own locks when calling it.
+	ConfigChanged()
+}
+
+// Errors a backend reports, which the ACP edge turns into JSON-RPC codes.
+// Wrap them with detail ("%w: ..."); they are matched with errors.Is.
+var (
+	// ErrInvalidParams: the request is malformed, or asks for what the
+	// agent can't take (-32602).
+	ErrInvalidParams = errors.New("invalid params")
+	// ErrAuthRequired: the agent needs a login first (-32000).
+	ErrAuthRequired = errors.New("authentication required")
+	// ErrAgentUnavailable: the agent cannot run here (missing executable,
+	// not built into this binary).
+	ErrAgentUnavailable = errors.New("agent unavailable")
+)

@@ -1,0 +1,241 @@
+package bridge
+
+import (
+	"sync"
+	"time"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// draftBudget is how much a turn's checkpoints write before each doubles
+// the wait for the next: a turn that streams a long command's output for
+// minutes rewrites it a few times, not once a second.
+const draftBudget = 1 << 20
+
+// recorder is where a session's transcript goes: a persist.Writer, or
+// memory with --persist never.
+type recorder interface {
+	Append(...persist.Entry) error
+	SetHeader(persist.Header) error
+	Sync() error
+	Close() error
+}
+
+// startRecord begins recording to a new transcript in store, or to w (a
+// reopened transcript), or to memory when both are nil.
+func (s *Session) startRecord(store *persist.Store, w *persist.Writer) error {
+	s.mu.Lock()
+	h := s.header
+	s.mu.Unlock()
+	rec, err := newRecorder(store, w, h)
+	if err != nil {
+		return err
+	}
+	s.sendMu.Lock()
+	s.rec, s.keep = rec, !h.NativeHistory
+	s.sendMu.Unlock()
+	return nil
+}
+
+func newRecorder(store *persist.Store, w *persist.Writer, h persist.Header) (recorder, error) {
+	switch {
+	case store != nil:
+		return store.Create(h)
+	case w == nil:
+		return &memRecorder{}, nil
+	case w.Header().Equal(h):
+		return w, nil // nothing changed since the last header line
+	}
+	if err := w.SetHeader(h); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// deliver folds an update into the transcript and sends it to the client.
+func (s *Session) deliver(u acp.SessionUpdate) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.deliverLocked(u)
+}
+
+func (s *Session) deliverLocked(u acp.SessionUpdate) {
+	out, done := s.acc.Add(u)
+	s.record(done)
+	s.observe(out)
+	s.send(out)
+	if s.ckpt == nil && s.keep {
+		if _, onDisk := s.rec.(*persist.Writer); onDisk {
+			s.ckpt = time.AfterFunc(checkpointDelay(s.m.cfg.Checkpoint, s.turnDraftBytes), s.checkpoint)
+		}
+	}
+}
+
+// checkpoint records what the running turn streamed and has not recorded
+// as drafts. The write reaches the OS, not the disk: it survives the
+// bridge being killed, which is what it is for.
+func (s *Session) checkpoint() {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.ckpt == nil {
+		return // stopped while it waited for the lock
+	}
+	s.ckpt = nil
+	if es := s.acc.Checkpoint(s.drafts + 1); len(es) > 0 {
+		s.drafts++
+		s.turnDraftBytes += s.record(es)
+	}
+}
+
+// checkpointDelay is how long after an update the next checkpoint waits,
+// given what the turn's checkpoints have written.
+func checkpointDelay(base time.Duration, written int) time.Duration {
+	return base << min(written/draftBudget, 10)
+}
+
+// stopCheckpoint drops the pending checkpoint; s.sendMu must be held.
+func (s *Session) stopCheckpoint() {
+	if s.ckpt != nil {
+		s.ckpt.Stop()
+		s.ckpt = nil
+	}
+}
+
+// record appends entries; s.sendMu must be held.
+// It returns how many bytes of updates it wrote.
+func (s *Session) record(es []Entry) int {
+	if s.rec == nil || len(es) == 0 {
+		return 0
+	}
+	if !s.keep {
+		es = plans(es) // the agent's history has the rest, but not its plans
+		if len(es) == 0 {
+			return 0
+		}
+	}
+	enc, err := Encode(es)
+	if err == nil {
+		err = s.rec.Append(enc...)
+	}
+	if err != nil {
+		s.m.log.Error("recording transcript", "session", s.id, "err", err)
+		if s.recErr == nil {
+			s.recErr = err
+		}
+		return 0
+	}
+	n := 0
+	for _, e := range enc {
+		n += len(e.Update)
+		for _, p := range e.Parts {
+			n += len(p)
+		}
+	}
+	return n
+}
+
+// observe keeps the header in step with updates that change it.
+func (s *Session) observe(u acp.SessionUpdate) {
+	if u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil {
+		s.mu.Lock()
+		s.header.Title = *u.SessionInfoUpdate.Title
+		s.mu.Unlock()
+	}
+}
+
+func (s *Session) send(u acp.SessionUpdate) {
+	c := s.m.getClient()
+	if c == nil {
+		return
+	}
+	err := c.SessionUpdate(s.m.ctx, acp.SessionNotification{SessionId: acp.SessionId(s.id), Update: u})
+	if err != nil {
+		s.m.log.Debug("sending update", "session", s.id, "err", err)
+	}
+}
+
+// recordUser records the prompt as the user's message and titles an
+// untitled session after it.
+func (s *Session) recordUser(prompt []acp.ContentBlock) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	entries := s.acc.User(prompt)
+	s.record(entries)
+	s.mu.Lock()
+	title := ""
+	if s.header.Title == "" {
+		title = titleOf(prompt)
+		s.header.Title = title
+	}
+	s.mu.Unlock()
+	if title != "" {
+		s.send(acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: &title}})
+	}
+}
+
+// saveHeader records the current header with a fresh updatedAt and syncs
+// the transcript.
+func (s *Session) saveHeader() {
+	cfg := values(s.options())
+	s.mu.Lock()
+	if s.native != nil {
+		s.header.Config = s.withEdits(cfg)
+		if id := s.native.NativeID(); id != "" {
+			s.header.NativeID = id
+		}
+	}
+	s.header.UpdatedAt = time.Now().UTC()
+	h := s.header
+	s.mu.Unlock()
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if s.rec == nil {
+		return
+	}
+	err := s.rec.SetHeader(h)
+	if err == nil {
+		err = s.rec.Sync()
+	}
+	if err != nil {
+		s.m.log.Error("recording the session's header", "session", s.id, "err", err)
+		if s.recErr == nil {
+			s.recErr = err
+		}
+	}
+}
+
+// takeRecordError returns and forgets the turn's failed write, if any.
+func (s *Session) takeRecordError() error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	err := s.recErr
+	s.recErr = nil
+	return err
+}
+
+// memRecorder keeps a transcript in memory (--persist never).
+type memRecorder struct {
+	mu      sync.Mutex
+	entries []persist.Entry
+}
+
+func (r *memRecorder) Append(es ...persist.Entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range es {
+		r.entries = append(r.entries, Joined(e))
+	}
+	return nil
+}
+
+func (r *memRecorder) snapshot() []persist.Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]persist.Entry(nil), r.entries...)
+}
+
+func (r *memRecorder) SetHeader(persist.Header) error { return nil }
+func (r *memRecorder) Sync() error                    { return nil }
+func (r *memRecorder) Close() error                   { return nil }

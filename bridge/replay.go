@@ -1,0 +1,106 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
+)
+
+// entries returns what the session has recorded.
+func (s *Session) entries() ([]persist.Entry, error) {
+	s.sendMu.Lock()
+	rec := s.rec
+	s.sendMu.Unlock()
+	if m, ok := rec.(*memRecorder); ok {
+		return m.snapshot(), nil
+	}
+	tr, err := s.m.cfg.Store.Read(s.id)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Entries, nil
+}
+
+// history is the conversation as recorded, in replay order; nil if it
+// can't be read.
+func (s *Session) history() []acp.SessionUpdate {
+	entries, err := s.entries()
+	if err != nil {
+		s.m.log.Warn("reading the transcript for the agent", "session", s.id, "err", err)
+		return nil
+	}
+	return decoded(Replay(entries))
+}
+
+// replay sends the recorded conversation, or the agent's own history when
+// the transcript keeps none, to the client.
+func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
+	s.mu.Lock()
+	n, native := s.native, s.header.NativeHistory
+	s.mu.Unlock()
+	if history := capsOf(n).History; history != nil && native {
+		updates, err := history(ctx)
+		if err != nil {
+			return fmt.Errorf("reading %s history: %w", s.agentName(), err)
+		}
+		s.sendMu.Lock()
+		defer s.sendMu.Unlock()
+		acc := NewAccumulator(1, newID) // messages get ids, as live ones do
+		for _, u := range updates {
+			out, _ := acc.Add(u)
+			s.send(out)
+		}
+		if raw := Replay(entries); len(raw) > 0 { // its plans (see record)
+			return s.sendRaw(raw[len(raw)-1:]) // the latest, which the agent's history lacks
+		}
+		return nil
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	return s.sendRaw(Replay(entries))
+}
+
+// plans are the plan entries among es: all that a session whose agent
+// keeps its history records (--persist auto), as no agent's history holds
+// its plans.
+func plans(es []Entry) []Entry {
+	var out []Entry
+	for _, e := range es {
+		if e.Update.Plan != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// sendRaw sends encoded updates, decoding them only for a Client that
+// can't take them as they are. s.sendMu must be held.
+func (s *Session) sendRaw(raw []json.RawMessage) error {
+	if p := s.m.peer(); p != nil {
+		return p.SessionUpdatesRaw(s.id, raw)
+	}
+	for _, r := range raw {
+		var u acp.SessionUpdate
+		if err := json.Unmarshal(r, &u); err != nil || u.Validate() != nil {
+			s.m.log.Warn("skipping an undecodable transcript entry", "session", s.id, "err", err)
+			continue
+		}
+		s.send(u)
+	}
+	return nil
+}
+
+// decoded decodes recorded updates, skipping any that don't decode.
+func decoded(raw []json.RawMessage) []acp.SessionUpdate {
+	us := make([]acp.SessionUpdate, 0, len(raw))
+	for _, r := range raw {
+		var u acp.SessionUpdate
+		if json.Unmarshal(r, &u) == nil {
+			us = append(us, u)
+		}
+	}
+	return us
+}
