@@ -24,13 +24,14 @@ import (
 	"github.com/acpbridge/acpbridge/acp"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/amp"
 	"github.com/acpbridge/acpbridge/translators/claude"
 	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/acpbridge/acpbridge/translators/opencode"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/spf13/pflag"
 )
 
@@ -102,12 +103,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == proc.SuperviseCommand {
 		return proc.Supervise(args[1:]) // the bridge runs its agents under this
 	}
-	if len(args) > 0 && args[0] == proc.DaemonCommand {
-		return proc.Daemon(args[1:]) // keeps a server shared between bridges (--shared)
+	if len(args) > 0 && args[0] == daemon.Command {
+		return daemon.Keep(args[1:]) // keeps a server shared between bridges (--shared)
 	}
-	if len(args) > 0 && args[0] == proc.SparesCommand {
+	if len(args) > 0 && args[0] == daemon.SparesCommand {
 		supervise(slog.New(slog.NewTextHandler(stderr, nil)))
-		return proc.ServeSpares(args[1:]) // keeps spare agent processes for bridges (--shared)
+		return daemon.ServeSpares(args[1:]) // keeps spare agent processes for bridges (--shared)
 	}
 	if len(args) > 0 && args[0] == DoctorCommand {
 		fs, opts := flags(stderr)
@@ -221,7 +222,7 @@ func supervise(log *slog.Logger) {
 		log.Warn("agents run unsupervised: can't find acpbridge's executable", "err", err)
 		return
 	}
-	proc.DaemonWith([]string{self, proc.DaemonCommand})
+	daemon.KeepWith([]string{self, daemon.Command})
 	if runtime.GOOS == "linux" {
 		proc.SuperviseWith([]string{self, proc.SuperviseCommand})
 	}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
@@ -65,24 +66,26 @@ func TestIdle_stoppedAndStartedAgain(t *testing.T) {
 
 // Past the cap, the least recently used idle agents are stopped.
 func TestIdle_capStopsTheLeastRecentlyUsed(t *testing.T) {
-	m, _ := idleManager(t, Config{MaxAgents: 2})
-	ctx := context.Background()
-	var ss []*Session
-	for _, p := range []string{"one", "two", "three"} {
-		s, err := m.New(ctx, "/w", nil)
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		m, _ := idleManager(t, Config{MaxAgents: 2})
+		ctx := context.Background()
+		var ss []*Session
+		for _, p := range []string{"one", "two", "three"} {
+			s, err := m.New(ctx, "/w", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Prompt(ctx, Arrival{}, text(p)); err != nil {
+				t.Fatal(err)
+			}
+			ss = append(ss, s)
+			time.Sleep(time.Second) // distinct last uses
 		}
-		if _, err := s.Prompt(ctx, Arrival{}, text(p)); err != nil {
-			t.Fatal(err)
+		m.StopIdle(time.Now())
+		if ss[0].running() || !ss[1].running() || !ss[2].running() {
+			t.Errorf("running after the cap: %v %v %v; want the oldest stopped", ss[0].running(), ss[1].running(), ss[2].running())
 		}
-		ss = append(ss, s)
-		time.Sleep(time.Millisecond) // distinct last uses
-	}
-	m.StopIdle(time.Now())
-	if ss[0].running() || !ss[1].running() || !ss[2].running() {
-		t.Errorf("running after the cap: %v %v %v; want the oldest stopped", ss[0].running(), ss[1].running(), ss[2].running())
-	}
+	})
 }
 
 // blockingBackend's turns wait until released.
@@ -106,39 +109,45 @@ func (n blockingNative) Prompt(ctx context.Context, t agent.Turn) (agent.TurnRes
 	return n.configNative.Prompt(ctx, t)
 }
 
-// A running turn is never stopped, however short the limit; the timer
-// stops the agent once it is idle.
+// A running turn is never stopped, however long; the reaper stops the
+// agent once it is idle past the limit.
 func TestIdle_neverDuringATurn(t *testing.T) {
-	st, _ := persist.Open(t.TempDir())
-	b := &blockingBackend{release: make(chan struct{})}
-	m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.SetClient(&updatesClient{})
-	t.Cleanup(func() { m.Shutdown() })
-	s, err := m.New(context.Background(), "/w", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Prompt(context.Background(), Arrival{}, text("slow"))
-		done <- err
-	}()
-	time.Sleep(150 * time.Millisecond) // several ticks past the limit
-	if !s.running() {
-		t.Fatal("the agent was stopped during a turn")
-	}
-	close(b.release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.running() {
-		if time.Now().After(deadline) {
+	synctest.Test(t, func(t *testing.T) {
+		st, _ := persist.Open(t.TempDir())
+		b := &blockingBackend{release: make(chan struct{})}
+		m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetClient(&updatesClient{})
+		t.Cleanup(func() { m.Shutdown() })
+		s, err := m.New(context.Background(), "/w", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Prompt(context.Background(), Arrival{}, text("slow"))
+			done <- err
+		}()
+		time.Sleep(time.Hour) // many reaps past the limit
+		synctest.Wait()
+		if !s.running() {
+			t.Fatal("the agent was stopped during a turn")
+		}
+		close(b.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute - time.Second)
+		synctest.Wait()
+		if !s.running() {
+			t.Fatal("the agent was stopped before the limit")
+		}
+		time.Sleep(time.Minute) // the limit, and the next reap
+		synctest.Wait()
+		if s.running() {
 			t.Fatal("the idle agent was never stopped")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
 }

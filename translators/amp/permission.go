@@ -19,8 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
-	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 // How Amp's permissions reach the editor.

@@ -16,10 +16,11 @@ import (
 	"github.com/acpbridge/acpbridge/bridge/agent"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -191,8 +192,8 @@ func TestE2E_sharedSpares(t *testing.T) {
 	srv := fakemessages.New(fakemessages.Directives())
 	t.Cleanup(srv.Close)
 	root, cwd := t.TempDir(), t.TempDir()
-	env := append(fakemessages.Env(srv.URL, t.TempDir()), proc.DaemonsEnv+"="+root)
-	t.Cleanup(func() { proc.StopDaemons(root) })
+	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+	t.Cleanup(func() { daemon.StopAll(root) })
 	in := func(pid int) (pids []int) { // pid's descendants that run in cwd
 		for _, d := range proc.Descendants(pid) {
 			if proc.Cwd(d) == cwd {
@@ -227,7 +228,7 @@ func TestE2E_sharedSpares(t *testing.T) {
 	if left := in(server); len(left) != 1 {
 		t.Errorf("after the bridge stopped, the daemon runs %v in the project; want only the next spare", left)
 	}
-	proc.StopDaemons(root)
+	daemon.StopAll(root)
 	for _, pid := range lent {
 		if proc.Cwd(pid) == cwd {
 			t.Errorf("claude (pid %d) outlived the stopped daemon", pid)

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 )
 
 // TestMain lets the test binary play the claude CLI when FAKE_CLAUDE is
 // set: a scripted stream-json peer for process faults that the real CLI
 // can't be made to show on demand.
 func TestMain(m *testing.M) {
-	proc.KeepFromHere() // of the shared spares
+	daemontest.KeepFromHere() // of the shared spares
 	if os.Getenv("FAKE_CLAUDE") != "" {
 		fakeClaude()
 		os.Exit(0)

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/websocket"
 	"github.com/creachadair/jrpc2/channel"
 )
@@ -34,7 +34,7 @@ func (b *Backend) attend(ctx context.Context, path string, args []string) (agent
 		conn, err = dialSocket(ctx, sock)
 		return err
 	}
-	lease, err := proc.Attend(ctx, spec, connect)
+	lease, err := daemon.Attend(ctx, spec, connect)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/acpbridge/acpbridge/bridge/agent"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -540,8 +540,8 @@ func TestE2E_loadReplaysThePlan(t *testing.T) {
 // approvals.
 func TestE2E_sharedServer(t *testing.T) {
 	w, root := newWorld(t), t.TempDir()
-	t.Cleanup(func() { proc.StopDaemons(root) })
-	env := append(fakeresponses.Env(w.home, w.codexHome), proc.DaemonsEnv+"="+root)
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakeresponses.Env(w.home, w.codexHome), daemon.RootEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
 		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
 		Server: func(b agent.Backend) (int, <-chan struct{}) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 )
 
 // TestMain lets the test binary keep a shared app-server's daemon, and play `codex app-server` when FAKE_CODEX is
@@ -21,7 +21,7 @@ import (
 // stdin/stdout that keeps its threads and turns in memory, for the session
 // tests that must run without the real codex.
 func TestMain(m *testing.M) {
-	proc.KeepFromHere() // of the shared app-servers
+	daemontest.KeepFromHere() // of the shared app-servers
 	if os.Getenv(fakeEnv) != "" && len(os.Args) > 1 && os.Args[1] == "app-server" {
 		os.Exit(fakeAppServer(os.Stdin, os.Stdout))
 	}

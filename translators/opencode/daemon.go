@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
-	"github.com/acpbridge/acpbridge/translators/proc"
 )
 
 // A shared server (Options.Shared): one `opencode serve` per user and
@@ -35,7 +35,7 @@ func (b *Backend) attend(ctx context.Context, path string, args, env []string) (
 		base, password, err = served(ctx, dir)
 		return err
 	}
-	lease, err := proc.Attend(ctx, spec, ready)
+	lease, err := daemon.Attend(ctx, spec, ready)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
@@ -47,7 +47,7 @@ func (b *Backend) attend(ctx context.Context, path string, args, env []string) (
 // served returns where the daemon in dir listens and its password, once
 // it answers its health check.
 func served(ctx context.Context, dir string) (*url.URL, string, error) {
-	m := listening.FindSubmatch(proc.DaemonOutput(dir))
+	m := listening.FindSubmatch(daemon.Output(dir))
 	if m == nil {
 		return nil, "", errors.New("opencode serve has not said where it listens")
 	}
@@ -55,7 +55,7 @@ func served(ctx context.Context, dir string) (*url.URL, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	password := agentkit.EnvValue(proc.DaemonEnv(dir), passwordEnv)
+	password := agentkit.EnvValue(daemon.Env(dir), passwordEnv)
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base.JoinPath("/global/health").String(), nil)

@@ -14,10 +14,10 @@ import (
 	"github.com/acpbridge/acpbridge/bridge/agent"
 
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -443,8 +443,8 @@ func e2eSlashCommand(t *testing.T) {
 func TestE2E_daemonSharedByBridges(t *testing.T) {
 	t.Parallel() // servers of its own
 	w, root := newWorld(t), t.TempDir()
-	t.Cleanup(func() { proc.StopDaemons(root) })
-	env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), proc.DaemonsEnv+"="+root)
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), daemon.RootEnv+"="+root)
 	editortest.CheckSharedServer(t, editortest.SharedServer{
 		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
 		Server: func(b agent.Backend) (int, <-chan struct{}) {

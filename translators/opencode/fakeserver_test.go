@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 )
 
 // TestMain lets the test binary play `opencode serve` when FAKE_OPENCODE is
@@ -27,7 +27,7 @@ import (
 // scripted model, for the session tests that must run without the real
 // opencode.
 func TestMain(m *testing.M) {
-	proc.KeepFromHere() // of the shared servers
+	daemontest.KeepFromHere() // of the shared servers
 	if os.Getenv(fakeEnv) != "" && len(os.Args) > 1 && os.Args[1] == "serve" {
 		os.Exit(fakeOpenCode())
 	}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
-	"github.com/acpbridge/acpbridge/translators/proc"
 	sse "github.com/tmaxmax/go-sse"
 )
 

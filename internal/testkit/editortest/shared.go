@@ -13,7 +13,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/coder/acp-go-sdk"
 	"golang.org/x/sync/errgroup"
 )

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // This test drives the real `opencode serve` (see OpencodeBin) against the

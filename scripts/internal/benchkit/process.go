@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 )
 
 // Dirs are the directories of one run, in a fresh temporary directory
@@ -192,7 +192,7 @@ func NewShared(pattern string, inHome ...string) (*Shared, error) {
 const SharedFlag = "--shared=1m"
 
 // Env is what tells acpbridge where the daemons are.
-func (s *Shared) Env() string { return proc.DaemonsEnv + "=" + s.Daemons }
+func (s *Shared) Env() string { return daemon.RootEnv + "=" + s.Daemons }
 
 // Close stops the daemons and removes everything; a nil s has nothing to
 // close.
@@ -200,6 +200,6 @@ func (s *Shared) Close() {
 	if s == nil {
 		return
 	}
-	proc.StopDaemons(s.Daemons)
+	daemon.StopAll(s.Daemons)
 	os.RemoveAll(s.Root)
 }

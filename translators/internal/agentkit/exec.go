@@ -14,7 +14,7 @@ import (
 	"github.com/coder/acp-go-sdk"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // Options configures a backend that runs an agent's CLI. The zero value

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 )
 
 // Link is what a backend holds of its server: the process it started
@@ -20,7 +20,7 @@ type Link interface {
 // it ends (End) or its process does (EndWith), or it is let go (Stop).
 type Leased struct {
 	name  string // what the server is, for messages: "codex app-server"
-	lease *proc.Lease
+	lease *daemon.Lease
 	close func() // closes the bridge's connection to it, if any
 
 	once sync.Once
@@ -30,7 +30,7 @@ type Leased struct {
 
 // NewLeased returns the hold on the server of lease; close (if not nil)
 // closes the bridge's connection to it when it is let go.
-func NewLeased(name string, lease *proc.Lease, close func()) *Leased {
+func NewLeased(name string, lease *daemon.Lease, close func()) *Leased {
 	return &Leased{name: name, lease: lease, close: close, done: make(chan struct{})}
 }
 
@@ -81,7 +81,7 @@ func (l *Leased) Pid() int { return l.lease.Pid() }
 // DaemonSpec is the daemon that runs the CLI at path with args in env as
 // a shared server, keyed by all three (the environment without what
 // differs between two launches of one program, stableEnv).
-func (c CLI) DaemonSpec(path string, args, env []string) proc.DaemonSpec {
-	return proc.DaemonSpec{Name: c.exe.Name, Path: path, Args: args, Env: env, Idle: c.Shared(),
+func (c CLI) DaemonSpec(path string, args, env []string) daemon.Spec {
+	return daemon.Spec{Name: c.exe.Name, Path: path, Args: args, Env: env, Idle: c.Shared(),
 		Key: append(append([]string{path}, args...), stableEnv(env)...)}
 }

@@ -5,11 +5,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/translators/proc"
+	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // SharedSpares keeps a backend's spare processes in a daemon that the
-// user's bridges share (Options.Shared; see proc.Spares), for an agent
+// user's bridges share (Options.Shared; see package daemon), for an agent
 // that runs a process per session: the bridge has one warmed at
 // initialize of the kind its first session will want, and a session
 // takes one there, warmed by this bridge or left by an earlier one, so
@@ -22,7 +23,7 @@ type SharedSpares struct {
 	mu     sync.Mutex
 	ready  chan struct{} // closed once attended (or not)
 	sock   string
-	lease  *proc.Lease // nil if the daemon can't be had
+	lease  *daemon.Lease // nil if the daemon can't be had
 	closed bool
 }
 
@@ -57,15 +58,15 @@ func (s *SharedSpares) attend(sp proc.Spec) chan struct{} {
 }
 
 // lease1 takes the lease, and says where the daemon's server listens.
-func (s *SharedSpares) lease1(sp proc.Spec) (*proc.Lease, string, error) {
-	spec, err := proc.SparesOf(s.cli.DaemonSpec(sp.Path, nil, sp.Env))
+func (s *SharedSpares) lease1(sp proc.Spec) (*daemon.Lease, string, error) {
+	spec, err := daemon.SparesOf(s.cli.DaemonSpec(sp.Path, nil, sp.Env))
 	if err != nil {
 		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), attendTimeout)
 	defer cancel()
-	lease, err := proc.Attend(ctx, spec, proc.SparesServe)
-	return lease, proc.SparesSocket(spec.Dir()), err
+	lease, err := daemon.Attend(ctx, spec, daemon.SparesServe)
+	return lease, daemon.SparesSocket(spec.Dir()), err
 }
 
 // Warm has a process started as sp kept ready, in the background.
@@ -76,7 +77,7 @@ func (s *SharedSpares) Warm(sp proc.Spec) {
 		if sock, ok := s.attended(); ok {
 			ctx, cancel := context.WithTimeout(context.Background(), attendTimeout)
 			defer cancel()
-			if err := proc.WarmSpare(ctx, sock, sp); err != nil {
+			if err := daemon.WarmSpare(ctx, sock, sp); err != nil {
 				s.cli.log.Warn("warming a shared spare", "err", err)
 			}
 		}
@@ -95,7 +96,7 @@ func (s *SharedSpares) Take(ctx context.Context, sp proc.Spec) *proc.Process {
 	if !ok {
 		return nil
 	}
-	p, err := proc.TakeSpare(ctx, sock, sp)
+	p, err := daemon.TakeSpare(ctx, sock, sp)
 	if err != nil {
 		s.cli.log.Warn("taking a shared spare", "err", err)
 	}

@@ -1,30 +1,22 @@
 package proc
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestMain lets the test binary play a daemon's keeper, and a child process
-// when FAKE_CHILD is set: "listen" serves its pid on a socket "sock" in its
-// directory (as a daemon's server), "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
+// TestMain lets the test binary play a child process when FAKE_CHILD is
+// set: "stubborn" ignores SIGTERM, "loud" writes a lot to stderr then
 // fails, "burst" writes a lot to stdout and exits at once, "eof" exits when
-// its stdin closes, "echo" (a spare) echoes its stdin's lines and exits
-// with the status a line "exit N" says.
+// its stdin closes.
 func TestMain(m *testing.M) {
-	KeepFromHere()
 	switch os.Getenv("FAKE_CHILD") {
-	case "listen":
-		listen()
 	case "stubborn":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Fprintln(os.Stderr, "refusing to die")
@@ -40,8 +32,6 @@ func TestMain(m *testing.M) {
 			fmt.Printf("line %d\n", i)
 		}
 		os.Exit(0)
-	case "echo":
-		echo()
 	case "eof":
 		buf := make([]byte, 1)
 		for {
@@ -51,23 +41,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
-}
-
-// echo is the "echo" child: a spare that says it started (stderr), notes
-// its pid in $SPARE_PIDS, echoes lines and exits as "exit N" says.
-func echo() {
-	fmt.Fprintln(os.Stderr, "echo started")
-	os.WriteFile(filepath.Join(os.Getenv("SPARE_PIDS"), strconv.Itoa(os.Getpid())), nil, 0o600)
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		if n, ok := strings.CutPrefix(in.Text(), "exit "); ok {
-			code, _ := strconv.Atoi(n)
-			fmt.Fprintln(os.Stderr, "echo exiting")
-			os.Exit(code)
-		}
-		fmt.Println(in.Text())
-	}
-	os.Exit(0)
 }
 
 func start(t *testing.T, role string) *Process {

@@ -26,15 +26,3 @@ func Supervise([]string) int {
 	fmt.Fprintln(os.Stderr, "acpbridge: supervision needs Linux")
 	return 2
 }
-
-// Descendants is not known here.
-func (p *Process) Descendants() []int { return nil }
-
-// Descendants is not known here.
-func Descendants(int) []int { return nil }
-
-// Cwd is not known here.
-func Cwd(int) string { return "" }
-
-// KillTree does nothing here.
-func KillTree(int) {}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package proc
+package daemon
 
 import (
 	"context"
@@ -14,18 +14,18 @@ import (
 var errNoDaemons = errors.New("shared servers need a Unix system")
 
 // Attend is not available here.
-func Attend(context.Context, DaemonSpec, func(string) error) (*Lease, error) {
+func Attend(context.Context, Spec, func(string) error) (*Lease, error) {
 	return nil, errNoDaemons
 }
 
-// Daemon is not available here.
-func Daemon([]string) int {
+// Keep is not available here.
+func Keep([]string) int {
 	fmt.Fprintln(os.Stderr, "acpbridge:", errNoDaemons)
 	return 2
 }
 
-// StopDaemons does nothing here.
-func StopDaemons(string) {}
+// StopAll does nothing here.
+func StopAll(string) {}
 
 // Watch: there are no daemons here (Attend returns no lease).
 func (l *Lease) Watch() <-chan struct{} {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package proc
+package daemon_test
 
 import (
 	"bufio"
@@ -11,35 +11,38 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // spares starts a spares daemon of the test binary and returns the
 // socket and the Spec of an echo spare; spares note their pids in pids.
-func spares(t *testing.T, idle time.Duration) (sock string, s Spec, pids string) {
+func spares(t *testing.T, idle time.Duration) (sock string, s proc.Spec, pids string) {
 	t.Helper()
 	root, pids := t.TempDir(), t.TempDir()
-	env := append(os.Environ(), DaemonsEnv+"="+root, "GORACE=atexit_sleep_ms=0")
-	spec, err := SparesOf(DaemonSpec{Name: "fake", Key: []string{"echo"}, Env: env, Idle: idle})
+	env := append(os.Environ(), daemon.RootEnv+"="+root, "GORACE=atexit_sleep_ms=0")
+	spec, err := daemon.SparesOf(daemon.Spec{Name: "fake", Key: []string{"echo"}, Env: env, Idle: idle})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sock = SparesSocket(spec.Dir())
+	sock = daemon.SparesSocket(spec.Dir())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	t.Cleanup(func() { StopDaemons(root) })
-	lease, err := Attend(ctx, spec, SparesServe)
+	t.Cleanup(func() { daemon.StopAll(root) })
+	lease, err := daemon.Attend(ctx, spec, daemon.SparesServe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lease.Close() })
-	return sock, Spec{Path: os.Args[0], Dir: pids, Env: append(env, "FAKE_CHILD=echo", "SPARE_PIDS="+pids)}, pids
+	return sock, proc.Spec{Path: os.Args[0], Dir: pids, Env: append(env, "FAKE_CHILD=echo", "SPARE_PIDS="+pids)}, pids
 }
 
-func take(t *testing.T, sock string, s Spec) *Process {
+func take(t *testing.T, sock string, s proc.Spec) *proc.Process {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	p, err := TakeSpare(ctx, sock, s)
+	p, err := daemon.TakeSpare(ctx, sock, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +52,25 @@ func take(t *testing.T, sock string, s Spec) *Process {
 	return p
 }
 
+// takeSoon takes a spare, waiting up to 10s for one: the server answers
+// a take it has no spare for before it starts one.
+func takeSoon(t *testing.T, sock string, s proc.Spec) *proc.Process {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if p := take(t, sock, s); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
 func TestSpares_lendsAWarmProcessWhole(t *testing.T) {
 	t.Parallel()
 	sock, s, _ := spares(t, time.Minute)
 	if p := take(t, sock, s); p != nil {
 		t.Fatalf("took pid %d before any was warmed; want none", p.Pid())
 	}
-	p := take(t, sock, s) // the one the first take had made
+	p := takeSoon(t, sock, s) // the one the first take had made
 	if p == nil {
 		t.Fatal("no spare after a take that had none; want the one it made")
 	}
@@ -74,7 +89,7 @@ func TestSpares_lendsAWarmProcessWhole(t *testing.T) {
 		t.Errorf("exit: %v; want its status and its stderr", err)
 	}
 
-	q := take(t, sock, s)
+	q := takeSoon(t, sock, s)
 	if q == nil || q.Pid() == p.Pid() {
 		t.Fatalf("the next take: %v; want another spare", q)
 	}
@@ -88,7 +103,7 @@ func TestSpares_otherDirectoryIsAnotherKind(t *testing.T) {
 	t.Parallel()
 	sock, s, _ := spares(t, time.Minute)
 	ctx := context.Background()
-	if err := WarmSpare(ctx, sock, s); err != nil {
+	if err := daemon.WarmSpare(ctx, sock, s); err != nil {
 		t.Fatal(err)
 	}
 	other := s
@@ -107,19 +122,18 @@ func TestSpares_leaveNothingBehind(t *testing.T) {
 	t.Parallel()
 	sock, s, pids := spares(t, 700*time.Millisecond)
 	ctx := context.Background()
-	if err := WarmSpare(ctx, sock, s); err != nil {
+	if err := daemon.WarmSpare(ctx, sock, s); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // past the spare's time to live
-	for _, pid := range notedPids(t, pids) {
+	for _, pid := range notedPids(t, pids) { // gone at its time to live
 		waitGone(t, pid, 5*time.Second)
 	}
 	other := s
 	other.Dir = t.TempDir()
-	if err := WarmSpare(ctx, sock, other); err != nil {
+	if err := daemon.WarmSpare(ctx, sock, other); err != nil {
 		t.Fatal(err)
 	}
-	StopDaemons(DaemonRoot(s.Env))
+	daemon.StopAll(daemon.Root(s.Env))
 	for _, pid := range notedPids(t, pids) {
 		waitGone(t, pid, 5*time.Second)
 	}

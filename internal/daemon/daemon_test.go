@@ -2,7 +2,7 @@
 
 // The daemon tests read /proc (processes' parents and command lines).
 
-package proc
+package daemon_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/daemon"
 )
 
 // dial is the ready probe of the "listen" server.
@@ -35,19 +37,19 @@ func serverPid(dir string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(buf[:n])))
 }
 
-func daemonSpec(t *testing.T, root string, idle time.Duration, env ...string) DaemonSpec {
-	return DaemonSpec{
+func daemonSpec(t *testing.T, root string, idle time.Duration, env ...string) daemon.Spec {
+	return daemon.Spec{
 		Name: "fake", Key: []string{os.Args[0], "listen"}, Path: os.Args[0],
 		Env:  append(append(os.Environ(), "FAKE_CHILD=listen", "GORACE=atexit_sleep_ms=0"), env...),
 		Idle: idle, Root: root,
 	}
 }
 
-func attend(t *testing.T, spec DaemonSpec) *Lease {
+func attend(t *testing.T, spec daemon.Spec) *daemon.Lease {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	l, err := Attend(ctx, spec, dial)
+	l, err := daemon.Attend(ctx, spec, dial)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestDaemon_serverDyingAtStartIsAnError(t *testing.T) {
 	spec := daemonSpec(t, t.TempDir(), time.Minute, "FAKE_DIE=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := Attend(ctx, spec, dial)
+	_, err := daemon.Attend(ctx, spec, dial)
 	if err == nil || !strings.Contains(err.Error(), "dying at start on purpose") {
 		t.Errorf("err %v; want the server's own words", err)
 	}
@@ -154,7 +156,7 @@ func TestDaemon_refusesAnOpenDirectory(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := Attend(ctx, daemonSpec(t, root, time.Minute), dial)
+	_, err := daemon.Attend(ctx, daemonSpec(t, root, time.Minute), dial)
 	if err == nil || !strings.Contains(err.Error(), "others can't change") {
 		t.Errorf("err %v; want the directory refused", err)
 	}
@@ -178,7 +180,7 @@ func TestDaemon_slowProbeStartsNoSecondKeeper(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := Attend(ctx, spec, slow)
+	b, err := daemon.Attend(ctx, spec, slow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,15 +193,15 @@ func TestDaemon_slowProbeStartsNoSecondKeeper(t *testing.T) {
 	}
 }
 
-// keepers counts the processes keeping the daemon in dir.
+// keepers counts the processes keeping the daemon in dir (their command
+// line is the test binary's, then "__daemon keep DIR").
 func keepers(dir string) int {
+	procs, _ := os.ReadDir("/proc")
 	n := 0
-	for _, kids := range parents() {
-		for _, k := range kids {
-			b, _ := os.ReadFile("/proc/" + strconv.Itoa(k) + "/cmdline")
-			if strings.Contains(string(b), DaemonCommand+"\x00"+keepArg+"\x00"+dir) {
-				n++
-			}
+	for _, e := range procs {
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(b), daemon.Command+"\x00keep\x00"+dir+"\x00") {
+			n++
 		}
 	}
 	return n

@@ -1,11 +1,13 @@
 //go:build !unix
 
-package proc
+package daemon
 
 import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // ServeSpares is not available here.
@@ -15,10 +17,10 @@ func ServeSpares([]string) int {
 }
 
 // WarmSpare is not available here.
-func WarmSpare(context.Context, string, Spec) error { return errNoDaemons }
+func WarmSpare(context.Context, string, proc.Spec) error { return errNoDaemons }
 
 // TakeSpare is not available here.
-func TakeSpare(context.Context, string, Spec) (*Process, error) { return nil, errNoDaemons }
+func TakeSpare(context.Context, string, proc.Spec) (*proc.Process, error) { return nil, errNoDaemons }
 
 // SparesServe: there are no spares daemons here.
 func SparesServe(string) error { return errNoDaemons }

@@ -1,0 +1,157 @@
+package daemon
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Command is the acpbridge subcommand that keeps a daemon.
+const Command = "__daemon"
+
+// Spec says what a daemon runs.
+type Spec struct {
+	Name string   // what it is, for its directory's name: "codex"
+	Key  []string // everything that makes two daemons differ (the executable, its arguments, the environment that matters)
+	Path string
+	Args []string // may name files in Dir (a socket)
+	Env  []string
+	Idle time.Duration // how long it outlives the last bridge using it
+	Root string        // where daemons' directories are; "" means Root(Env)
+}
+
+// Dir is the daemon's directory.
+func (s Spec) Dir() string {
+	root := s.Root
+	if root == "" {
+		root = Root(s.Env)
+	}
+	h := sha256.New()
+	for _, k := range s.Key {
+		fmt.Fprintf(h, "%d:%s\n", len(k), k)
+	}
+	return filepath.Join(root, s.Name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
+}
+
+// RootEnv names the directory of the daemons' directories.
+const RootEnv = "ACPBRIDGE_DAEMONS"
+
+// Root is where daemons' directories are by default, by the environment
+// env (nil: the bridge's): $ACPBRIDGE_DAEMONS, else
+// $XDG_RUNTIME_DIR/acpbridge, else acpbridge-UID in the temporary
+// directory. Unix socket paths are short (108 bytes), so it is kept short.
+func Root(env []string) string {
+	if env == nil {
+		env = os.Environ()
+	}
+	if d := lookup(env, RootEnv); d != "" {
+		return d
+	}
+	if d := lookup(env, "XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "acpbridge")
+	}
+	return filepath.Join(os.TempDir(), "acpbridge-"+strconv.Itoa(os.Getuid()))
+}
+
+// lookup is the value of k in env, the last one if set twice.
+func lookup(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+var (
+	keeperMu sync.Mutex
+	keeper   []string // the command line prefix that keeps a daemon
+)
+
+// KeepWith sets the command line prefix that keeps a daemon (acpbridge
+// and Command); without it, Attend can only join running daemons.
+func KeepWith(command []string) {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	keeper = command
+}
+
+// keeperCommand is the prefix KeepWith set, or nil.
+func keeperCommand() []string {
+	keeperMu.Lock()
+	defer keeperMu.Unlock()
+	return keeper
+}
+
+// daemonFile is spec.json.
+type daemonFile struct {
+	Path string
+	Args []string
+	Env  []string
+	Idle time.Duration
+}
+
+// readSpec reads the spec.json of the daemon in dir.
+func readSpec(dir string) (daemonFile, error) {
+	var spec daemonFile
+	b, err := os.ReadFile(filepath.Join(dir, "spec.json"))
+	if err != nil {
+		return spec, err
+	}
+	return spec, json.Unmarshal(b, &spec)
+}
+
+// Env is the environment the daemon in dir was started with (its
+// server's credentials, say), or nil.
+func Env(dir string) []string {
+	spec, err := readSpec(dir)
+	if err != nil {
+		return nil
+	}
+	return spec.Env
+}
+
+// Output is the start of the daemon's log, up to 1 MiB: where its server
+// says where it listens.
+func Output(dir string) []byte {
+	f, err := os.Open(filepath.Join(dir, "log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return b
+}
+
+// logTail is the end of a daemon's log.
+func logTail(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil {
+		return ""
+	}
+	const max = 2000
+	if len(b) > max {
+		b = b[len(b)-max:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// logLines is the end of a daemon's log as the tail of an error message.
+func logLines(dir string) string {
+	if t := logTail(dir); t != "" {
+		return ":\n" + t
+	}
+	return ""
+}

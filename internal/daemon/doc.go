@@ -1,0 +1,100 @@
+// Package daemon keeps servers that outlive the bridge that started them
+// and are shared by all the user's bridges (--shared): an agent's server
+// (codex app-server, opencode serve), and the spares server, acpbridge
+// itself, which keeps agent processes started ahead of need.
+//
+// # Daemons
+//
+// A daemon is shared by every bridge of the user that runs it the same
+// way, as gopls' -remote=auto daemon is. A bridge that finds one running
+// only connects to it, which saves the server's start-up (about 120 ms for
+// codex app-server, seconds for opencode serve) on every bridge but the
+// first.
+//
+// A daemon lives in a directory of its own under Root, named by its Spec's
+// Name and a hash of its Key:
+//
+//	spec.json  what the keeper runs
+//	lease      every bridge using the daemon holds a shared lock on it
+//	start      the lock a bridge holds while it starts the daemon
+//	keeping    the lock the keeper holds while it lives
+//	keeper     the keeper's pid
+//	pid        the server's pid, written by the keeper
+//	log        the keeper's and the server's output
+//
+// and whatever the server makes there itself (a socket). Unix socket paths
+// are short (108 bytes), so Root is kept short. The directory and the one
+// above it must be the user's own, closed to others: they hold the
+// server's socket and its password.
+//
+// Attend takes a lease and, if the ready probe finds no server, starts the
+// daemon, holding the start lock so that two bridges don't both start it,
+// and waiting for a keeper that runs already rather than doubling it. The
+// keeper is acpbridge run as
+//
+//	acpbridge __daemon keep DIR
+//
+// by `acpbridge __daemon DIR`, which starts it in a session of its own
+// and exits at once: so the keeper is nobody's child but init's, and goes
+// with no bridge's process tree. The program that launches keepers is set
+// by KeepWith (acpbridge's main: itself).
+//
+// The keeper runs the server in a process group of its own, killed with
+// the keeper (proc.ChildAttr), and stops it (SIGTERM to its group, then
+// SIGKILL proc.Grace later) and exits when it is told to (SIGTERM, SIGINT,
+// SIGHUP; StopAll), or once no bridge has held a lease for the Spec's
+// Idle; it exits too when the server does. It removes what the server
+// left in the directory before it starts one and after it has stopped.
+//
+// What the code relies on, of flock(2):
+//
+//   - A lease is a shared lock, held by an open file: a bridge that dies in
+//     any way lets its lease go with it.
+//   - Locks on two opens of one file conflict even within one process, so
+//     the keeper sees whether any lease is held by trying the lease lock
+//     exclusively on a file of its own (every keeperPoll). It tries it on
+//     a file it keeps open from its start: a daemon whose directory was
+//     removed (a temporary directory cleaned) still idles out, since those
+//     using it hold their leases on the same file.
+//   - Once idle, the keeper keeps the exclusive lock while it stops the
+//     server: a bridge that comes then waits for its lease, finds no
+//     server, and starts a new one.
+//
+// On systems other than Unix there are no daemons: Attend fails and the
+// bridge runs its servers itself.
+//
+// # Spares
+//
+// The spares server keeps agent processes started ahead of need, for any
+// of the user's bridges to take, so that a first turn does not wait for an
+// agent's start-up (most of a second for Claude Code) even when the bridge
+// itself has only just started. It is a daemon (SparesOf) whose server is
+// acpbridge run as
+//
+//	acpbridge __spares SOCK TTL
+//
+// It listens on the Unix socket SOCK in the daemon's directory. A bridge
+// connects and sends one request, a JSON line:
+//
+//	{"op":"warm","path":…,"args":[…],"dir":…,"env":[…]}  have one started so
+//	{"op":"take",…}                                      hand it over
+//
+// A take is answered with {"pid":N} and the process's stdin, stdout and
+// stderr themselves (SCM_RIGHTS), so the bridge talks to the process
+// directly from then on (proc.Adopt); the connection stays open until the
+// process exits, when the server writes {"exit":"STATUS"} ("" for status
+// 0) and closes it. A take with no spare to give is answered
+// {"none":true}. Either way the server starts another for the next take,
+// one per kind (proc.Spec.Kind: path, arguments, directory): what it was
+// asked for once is likely asked for again. It keeps at most maxSpares
+// kinds, the oldest going first.
+//
+// The descriptors are passed as they are: the server's ends of the pipes
+// are non-blocking (os.Pipe), and so are the bridge's, which share their
+// open file descriptions; the server never calls File.Fd on them, which
+// would make them blocking for both. A spare nobody took within TTL is
+// stopped, and so are all at the server's end. The processes stay the
+// server's children: if the server exits or is killed, those it lent go
+// too (their parent-death signal, on Linux), as untaken ones do; the
+// keeper stops it only once no bridge holds a lease.
+package daemon

@@ -1,0 +1,212 @@
+//go:build unix
+
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/acpbridge/acpbridge/internal/proc"
+	"github.com/gofrs/flock"
+)
+
+// keepArg marks the keeper's command line, after Command.
+const keepArg = "keep"
+
+// keeperPoll is how often the keeper looks for an idle daemon.
+const keeperPoll = 250 * time.Millisecond
+
+// Keep is the life of `acpbridge __daemon [keep] DIR` (see the package
+// doc): with DIR alone, it starts the keeper and exits; with keep, it is
+// the keeper. It returns the exit status.
+func Keep(args []string) int {
+	switch {
+	case len(args) == 1:
+		return detach(args[0])
+	case len(args) != 2 || args[0] != keepArg:
+		fmt.Fprintln(os.Stderr, "usage: acpbridge "+Command+" [keep] DIR")
+		return 2
+	}
+	return keepDaemon(args[1])
+}
+
+// detach is the first acpbridge of launch: it starts the keeper in a
+// session of its own, says its pid and exits.
+func detach(dir string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
+		return 1
+	}
+	cmd := exec.Command(self, Command, keepArg, dir)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
+		return 1
+	}
+	fmt.Println(cmd.Process.Pid)
+	return 0
+}
+
+// keepDaemon is the keeper of the daemon in dir.
+func keepDaemon(dir string) int {
+	spec, err := readSpec(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: reading its spec: %v\n", err)
+		return 2
+	}
+	if err := awaitLastKeeper(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: waiting for the last keeper: %v\n", err)
+		return 1
+	}
+	clean(dir)
+	os.WriteFile(filepath.Join(dir, "keeper"), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	pid, exited, err := startServer(dir, spec)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
+		return 127
+	}
+	status := keepServer(dir, spec.Idle, exited, sigs, pid)
+	clean(dir)
+	return status
+}
+
+// startServer starts the daemon's server in dir and notes its pid there.
+// It returns the pid, and a channel that gets the server's Wait error once
+// it has exited.
+func startServer(dir string, spec daemonFile) (int, chan error, error) {
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, spec.Env, os.Stderr, os.Stderr
+	cmd.SysProcAttr = proc.ChildAttr() // its own group, killed with the keeper
+	if err := cmd.Start(); err != nil {
+		return 0, nil, err
+	}
+	pid := cmd.Process.Pid
+	os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(pid)), 0o600)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return pid, exited, nil
+}
+
+// awaitLastKeeper takes the keeping lock, for up to 4 proc.Grace: one
+// keeper at a time, as one whose server just died may still be cleaning
+// up after it. (Nothing keeps the lock's Flock, whose open file holds the
+// lock: a garbage collection may close it, and let the lock go while the
+// keeper lives.)
+func awaitLastKeeper(dir string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*proc.Grace)
+	defer cancel()
+	_, err := flock.New(filepath.Join(dir, "keeping")).TryLockContext(ctx, lockRetry)
+	return err
+}
+
+// keepServer keeps the server pid until it exits (exited), a signal comes,
+// or the daemon is idle, and stops it in the last two cases: every way out
+// has received from exited. It tries the
+// lease lock on a file it keeps open, so that a daemon whose directory was
+// removed (a temporary directory cleaned) still idles out: no bridge can
+// find it any more, and those using it hold their leases on the same file.
+// It returns the keeper's exit status, once the server has exited.
+func keepServer(dir string, idle time.Duration, exited chan error, sigs chan os.Signal, pid int) int {
+	stop := func() { stopGroup(pid, exited) }
+	lease, err := os.OpenFile(filepath.Join(dir, "lease"), os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v: stopping the server\n", err)
+		stop()
+		return 1
+	}
+	defer lease.Close()
+	return keep(lease, idle, exited, sigs, stop)
+}
+
+// keep waits for the server to exit, a signal, or no lease held on lease
+// for idle, and calls stop in the last two cases. Once idle, it keeps the
+// lease locked: a bridge that comes waits until the keeper has exited.
+func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan os.Signal, stop func()) int {
+	tick := time.NewTicker(keeperPoll)
+	defer tick.Stop()
+	var since time.Time // when the daemon was first seen idle
+	for {
+		select {
+		case err := <-exited:
+			fmt.Fprintf(os.Stderr, "acpbridge daemon: the server exited: %v\n", err)
+			return 1
+		case sig := <-sigs:
+			fmt.Fprintf(os.Stderr, "acpbridge daemon: %v: stopping the server\n", sig)
+			stop()
+			return 0
+		case <-tick.C:
+		}
+		if !lockLease(lease) {
+			since = time.Time{}
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) >= idle {
+			fmt.Fprintf(os.Stderr, "acpbridge daemon: idle for %v: stopping the server\n", idle)
+			stop() // the lease stays locked until the keeper exits
+			return 0
+		}
+		syscall.Flock(int(lease.Fd()), syscall.LOCK_UN)
+	}
+}
+
+// lockLease takes the lease lock exclusively if no bridge holds a lease.
+func lockLease(lease *os.File) bool {
+	return syscall.Flock(int(lease.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+}
+
+// stopGroup stops the server's process group: SIGTERM, then SIGKILL
+// proc.Grace later.
+func stopGroup(pid int, exited chan error) {
+	proc.SignalGroup(pid, syscall.SIGTERM)
+	t := time.NewTimer(proc.Grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+		proc.SignalGroup(pid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// kept are the files of a daemon's directory that outlive a daemon.
+var kept = map[string]bool{"spec.json": true, "lease": true, "start": true, "keeping": true, "log": true}
+
+// clean removes what the last server left in dir (a stale socket).
+func clean(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !kept[e.Name()] {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// StopAll stops every daemon under root and waits for their keepers to
+// exit (up to twice proc.Grace each).
+func StopAll(root string) {
+	ents, _ := os.ReadDir(root)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(root, e.Name(), "keeper"))
+		pid, _ := strconv.Atoi(string(b))
+		if err != nil || pid <= 0 || syscall.Kill(pid, syscall.SIGTERM) != nil {
+			continue
+		}
+		for deadline := time.Now().Add(2 * proc.Grace); time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil; {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}

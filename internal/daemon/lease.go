@@ -1,0 +1,36 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gofrs/flock"
+)
+
+// Lease is a bridge's hold on a running daemon: while it is held, the
+// daemon stays.
+type Lease struct {
+	Dir    string
+	lock   *flock.Flock  // the shared lock on the lease file
+	closed chan struct{} // closed by Close
+	once   sync.Once
+}
+
+// Pid is the daemon's server's pid, or 0 if it can't be read.
+func (l *Lease) Pid() int {
+	b, _ := os.ReadFile(filepath.Join(l.Dir, "pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// Log returns the end of the daemon's log, for error messages.
+func (l *Lease) Log() string { return logTail(l.Dir) }
+
+// Close lets the daemon go.
+func (l *Lease) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.lock.Unlock()
+}

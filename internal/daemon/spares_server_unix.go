@@ -1,0 +1,212 @@
+//go:build unix
+
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/acpbridge/acpbridge/internal/proc"
+)
+
+// ioTimeout bounds reading a request, writing an answer, and (for a
+// bridge without a deadline of its own) a whole request.
+const ioTimeout = 10 * time.Second
+
+// ServeSpares is the spares server's whole life (see the package doc):
+// `acpbridge __spares SOCK TTL`. It returns the exit status.
+func ServeSpares(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: acpbridge "+SparesCommand+" SOCKET TTL")
+		return 2
+	}
+	ttl, err := time.ParseDuration(args[1])
+	if err != nil || ttl <= 0 {
+		fmt.Fprintf(os.Stderr, "acpbridge spares: bad time to live %q\n", args[1])
+		return 2
+	}
+	os.Remove(args[0]) // a stale socket; the keeper holds the directory
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: args[0], Net: "unix"})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge spares: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	newSpareServer(ttl).run(ctx, ln)
+	return 0
+}
+
+// spareServer lends the spares of its pool to the bridges that connect.
+type spareServer struct {
+	pool *pool[*proc.Process]
+}
+
+func newSpareServer(ttl time.Duration) *spareServer {
+	return &spareServer{pool: newPool(ttl, startSpare)}
+}
+
+// startSpare starts a spare, and says so if it can't.
+func startSpare(s proc.Spec) (*proc.Process, error) {
+	p, err := proc.Start(s)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge spares: %v\n", err)
+	}
+	return p, err
+}
+
+// run serves the connections to ln until ctx is done (or ln fails), then
+// closes them, stops the spares nobody took, and waits for both.
+func (s *spareServer) run(ctx context.Context, ln *net.UnixListener) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer closeOnDone(ctx, ln)()
+	var conns sync.WaitGroup
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			break
+		}
+		conns.Go(func() { s.serve(ctx, conn) })
+	}
+	cancel()
+	s.pool.close()
+	conns.Wait()
+}
+
+// serve answers one bridge's request; it closes conn when ctx is done.
+func (s *spareServer) serve(ctx context.Context, conn *net.UnixConn) {
+	defer conn.Close()
+	defer closeOnDone(ctx, conn)()
+	ask, err := readAsk(conn)
+	if err != nil {
+		writeAnswer(conn, spareAnswer{Error: fmt.Sprintf("reading the request: %v", err)}, nil)
+		return
+	}
+	if ask.Op == "warm" {
+		err := s.pool.warm(ask.spec())
+		writeAnswer(conn, spareAnswer{Error: errText(err)}, nil)
+		return
+	}
+	p, ok := s.pool.take(ask.spec().Kind())
+	if !ok {
+		writeAnswer(conn, spareAnswer{None: true}, nil)
+		s.pool.warm(ask.spec()) // for the next take
+		return
+	}
+	s.lend(ctx, conn, p, ask)
+}
+
+// readAsk reads a bridge's request, within ioTimeout.
+func readAsk(conn *net.UnixConn) (spareAsk, error) {
+	var ask spareAsk
+	conn.SetReadDeadline(time.Now().Add(ioTimeout))
+	defer conn.SetReadDeadline(time.Time{})
+	line, err := bufio.NewReaderSize(io.LimitReader(conn, 1<<20), 4096).ReadBytes('\n')
+	if err != nil {
+		return ask, err
+	}
+	if err := json.Unmarshal(line, &ask); err != nil {
+		return ask, err
+	}
+	if ask.Op != "warm" && ask.Op != "take" {
+		return ask, fmt.Errorf("unknown op %q", ask.Op)
+	}
+	return ask, nil
+}
+
+// lend hands p to the bridge on conn, starts the next spare of its kind,
+// and tells the bridge when p exits (unless the server stops first: ctx).
+func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Process, ask spareAsk) {
+	files := p.Lend()
+	err := writeAnswer(conn, spareAnswer{Pid: p.Pid()}, files)
+	closeAll(files) // the bridge's now, or nobody's: p ends at its stdin's end
+	s.pool.warm(ask.spec())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge spares: lending %s (pid %d): %v\n", ask.Path, p.Pid(), err)
+		return
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		return
+	}
+	status := errText(p.ExitStatus())
+	writeAnswer(conn, spareAnswer{Exit: &status}, nil)
+}
+
+// writeAnswer writes a as a JSON line, with files (SCM_RIGHTS) if any.
+func writeAnswer(conn *net.UnixConn, a spareAnswer, files []*os.File) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("encoding the answer: %w", err)
+	}
+	oob, err := rights(files)
+	if err != nil {
+		return err
+	}
+	conn.SetWriteDeadline(time.Now().Add(ioTimeout))
+	_, _, err = conn.WriteMsgUnix(append(b, '\n'), oob, nil)
+	return err
+}
+
+// rights is the control message that passes files, or nil for none.
+func rights(files []*os.File) ([]byte, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	fds := make([]int, 0, len(files))
+	for _, f := range files {
+		fd, err := rawFd(f)
+		if err != nil {
+			return nil, err
+		}
+		fds = append(fds, fd)
+	}
+	return syscall.UnixRights(fds...), nil
+}
+
+// rawFd is f's descriptor, left as it is (File.Fd would make it blocking,
+// and it is shared with whoever receives it).
+func rawFd(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var fd int
+	if err := rc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return 0, err
+	}
+	return fd, nil
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// closeOnDone closes c once ctx is done, until the function it returns is
+// called; that function returns once a close begun has ended.
+func closeOnDone(ctx context.Context, c io.Closer) (stop func()) {
+	closed := make(chan struct{})
+	stopClose := context.AfterFunc(ctx, func() {
+		defer close(closed)
+		c.Close()
+	})
+	return func() {
+		if !stopClose() {
+			<-closed
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package proc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// children lists the processes whose parent is pid.
+func children(pid int) []int { return parents()[pid] }
+
+// parents maps each live process to its children, from /proc.
+func parents() map[int][]int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	kids := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parent(pid); ok {
+			kids[ppid] = append(kids[ppid], pid)
+		}
+	}
+	return kids
+}
+
+// parent is the parent of pid, from /proc/PID/stat; false if pid is gone
+// or a zombie.
+func parent(pid int) (int, bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 2 || fields[0] == "Z" {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	return ppid, err == nil
+}
+
+// Descendants lists the live processes under the process (its children,
+// theirs, …), for finding what an agent started.
+func (p *Process) Descendants() []int { return Descendants(p.Pid()) }
+
+// Descendants lists the live processes under pid.
+func Descendants(pid int) []int {
+	kids := parents()
+	var out []int
+	next := []int{pid}
+	for len(next) > 0 {
+		pid := next[0]
+		next = next[1:]
+		for _, k := range kids[pid] {
+			out = append(out, k)
+			next = append(next, k)
+		}
+	}
+	return out
+}
+
+// Cwd is a process's working directory, or "" if it can't be read.
+func Cwd(pid int) string {
+	dir, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+	return dir
+}
+
+// KillTree sends SIGKILL to pid and, if it leads a process group, to its
+// group.
+func KillTree(pid int) {
+	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+}
