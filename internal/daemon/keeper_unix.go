@@ -4,6 +4,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,10 +64,12 @@ func keepDaemon(dir string) int {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: reading its spec: %v\n", err)
 		return 2
 	}
-	if err := awaitLastKeeper(dir); err != nil {
+	keeping, err := awaitLastKeeper(dir)
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: waiting for the last keeper: %v\n", err)
 		return 1
 	}
+	defer keeping.Unlock() // held, and so kept from the garbage collector, until the keeper ends
 	clean(dir)
 	os.WriteFile(filepath.Join(dir, "keeper"), []byte(strconv.Itoa(os.Getpid())), 0o600)
 	sigs := make(chan os.Signal, 2)
@@ -100,14 +103,18 @@ func startServer(dir string, spec daemonFile) (int, chan error, error) {
 
 // awaitLastKeeper takes the keeping lock, for up to 4 proc.Grace: one
 // keeper at a time, as one whose server just died may still be cleaning
-// up after it. (Nothing keeps the lock's Flock, whose open file holds the
-// lock: a garbage collection may close it, and let the lock go while the
-// keeper lives.)
-func awaitLastKeeper(dir string) error {
+// up after it. The caller holds the returned lock while it keeps: its open
+// file holds the lock, and a garbage collection would close a file nobody
+// refers to, letting the lock go while the keeper lives.
+func awaitLastKeeper(dir string) (*flock.Flock, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*proc.Grace)
 	defer cancel()
-	_, err := flock.New(filepath.Join(dir, "keeping")).TryLockContext(ctx, lockRetry)
-	return err
+	l := flock.New(filepath.Join(dir, "keeping"))
+	ok, err := l.TryLockContext(ctx, lockRetry)
+	if err == nil && !ok {
+		err = errors.New("the last keeper still holds the keeping lock")
+	}
+	return l, err
 }
 
 // keepServer keeps the server pid until it exits (exited), a signal comes,
