@@ -65,8 +65,13 @@ fuzz() {
 # run: on two cores the tests leave some of the CPU idle, waiting for the
 # agents, and the fuzzers take that.
 fuzzout=$(mktemp -d)
+# The tests and fuzzers get a temporary directory of their own, which must
+# be empty once they are done (see the last step). Short: Unix socket
+# paths under it are limited to 108 bytes.
+tests_tmp=$(mktemp -d /tmp/abt.XXXXXX)
+export TMPDIR=$tests_tmp
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$fuzzout"' EXIT
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$fuzzout" "$tests_tmp"' EXIT
 n=0
 for target in "./persist FuzzParseTranscript" "./acp FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
@@ -97,6 +102,15 @@ pids=()
 	echo "test.sh: a fuzzer failed (above)" >&2
 	exit 1
 }
+done_step
+
+step "nothing left behind in the tests' temporary directory"
+left=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name 'go-build*' -printf '%f\n')
+if [[ -n $left ]]; then
+	echo "test.sh: the tests left these behind in $tests_tmp (each test must remove what it makes, and stop what it starts):" >&2
+	echo "$left" >&2
+	exit 1
+fi
 done_step
 
 echo "all tests passed in $((SECONDS - start))s"

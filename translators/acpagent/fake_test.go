@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FAKE_ACP") != "" {
 		os.Exit(runFake())
 	}
-	os.Exit(m.Run())
+	os.Exit(fakeresponses.Run(m))
 }
 
 // fakeAgent is an ACP agent on acp-go-sdk's agent side. What it can do is

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
 )
 
 // TestMain lets the test binary keep a shared app-server's daemon, and play `codex app-server` when FAKE_CODEX is
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) != "" && len(os.Args) > 1 && os.Args[1] == "app-server" {
 		os.Exit(fakeAppServer(os.Stdin, os.Stdout))
 	}
-	os.Exit(m.Run())
+	os.Exit(fakeresponses.Run(m))
 }
 
 // The fake's switches, all environment variables.

@@ -54,6 +54,17 @@ var shared struct {
 	b    *Backend
 }
 
+// removeSharedHome stops the shared server and removes its home, once
+// every test has run (TestMain).
+func removeSharedHome() {
+	if shared.b == nil {
+		return
+	}
+	shared.b.Close()
+	shared.w.srv.Close()
+	os.RemoveAll(shared.w.home)
+}
+
 // kept is a Backend whose Close leaves the shared server running: it
 // dies with the test binary (its process group is killed when the bridge
 // process goes).

@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) != "" && len(os.Args) > 1 && os.Args[1] == "serve" {
 		os.Exit(fakeOpenCode())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeSharedHome()
+	os.Exit(code)
 }
 
 // The fake's switches, all environment variables.

@@ -157,6 +157,10 @@ func Env(baseURL, home string) []string {
 	return []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=" + home + "/.claude",
+		// Claude keeps its scratch files (shell snapshots, task output) in
+		// claude-UID under this, else the system's temporary directory,
+		// where a test would leave them behind.
+		"CLAUDE_CODE_TMPDIR=" + home + "/tmp",
 		"ANTHROPIC_BASE_URL=" + baseURL,
 		"ANTHROPIC_API_KEY=dummy",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

@@ -609,7 +609,7 @@ func TestEnv(t *testing.T) {
 		got[k] = v
 	}
 	want := map[string]string{
-		"HOME": "/h", "CLAUDE_CONFIG_DIR": "/h/.claude", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1/T",
+		"HOME": "/h", "CLAUDE_CONFIG_DIR": "/h/.claude", "CLAUDE_CODE_TMPDIR": "/h/tmp", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1/T",
 		"ANTHROPIC_API_KEY": "dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
 		"DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
 		"CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK": "1", "IS_SANDBOX": "1", "PATH": "/usr/bin:/bin",

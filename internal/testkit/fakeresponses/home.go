@@ -188,3 +188,19 @@ func CodexBin(t testing.TB) string {
 	t.Helper()
 	return toolbin.Find(t, "codex", "CODEX_BIN", InstalledBin)
 }
+
+// Run runs a package's tests (m.Run) and returns their exit code, then
+// removes what codex's Linux sandbox left in /tmp, whatever TMPDIR says:
+// the directory it mounts over codex's own daemon directory,
+// /tmp/codex-daemon-UID, made empty by the first sandboxed command. It is
+// removed only if the tests made it, and only if it is empty.
+func Run(m interface{ Run() int }) int {
+	dir := fmt.Sprintf("/tmp/codex-daemon-%d", os.Getuid())
+	_, err := os.Stat(dir)
+	there := err == nil
+	code := m.Run()
+	if !there {
+		os.Remove(dir) // fails, as it should, if something is in it
+	}
+	return code
+}
