@@ -46,9 +46,9 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	s.prompted = len(entries) > 0 || parent.NativeID != ""
 	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
 	if native {
-		opts.ForkOf = parent.NativeID
+		opts.ForkOf, s.header.ForkFrom = parent.NativeID, parent.NativeID
 	} else if len(entries) > 0 {
-		s.carry = &carried{since: -1, fork: id}
+		s.carry, s.header.Retell = &carried{since: -1, fork: id}, true
 	}
 	if err := s.open(opts); err != nil {
 		s.end()

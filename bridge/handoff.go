@@ -24,7 +24,7 @@ type carried struct {
 func (s *Session) handedOver(prompt []acp.ContentBlock) (toAgent []acp.ContentBlock, note string) {
 	s.mu.Lock()
 	c, info := s.carry, s.backend.Info()
-	s.carry = nil
+	s.carry, s.header.Retell = nil, false // told now; the header is saved at the turn's end
 	s.mu.Unlock()
 	if c == nil {
 		return prompt, ""

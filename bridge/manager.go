@@ -350,6 +350,7 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
 	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
+	reopenFork(s, &opts)
 	if err := s.open(opts); err != nil {
 		w.Close()
 		s.end()
@@ -366,6 +367,20 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 		}
 	}
 	return s, nil
+}
+
+// reopenFork has a fork reopened before its first turn begin as the
+// parent's conversation again: its agent forks the parent's native session
+// once more (it had not named the fork's), or its first prompt tells it the
+// conversation, as the fork's would have.
+func reopenFork(s *Session, opts *agent.OpenOptions) {
+	h := s.header
+	if h.NativeID == "" && h.ForkFrom != "" {
+		opts.ForkOf = h.ForkFrom
+	}
+	if h.Retell && h.ForkOf != "" {
+		s.carry = &carried{since: -1, fork: h.ForkOf}
+	}
 }
 
 // unwritable tells a state directory the bridge may read but not write.

@@ -183,7 +183,7 @@ func (s *Session) saveHeader() {
 	if s.native != nil {
 		s.header.Config = s.withEdits(cfg)
 		if id := s.native.NativeID(); id != "" {
-			s.header.NativeID = id
+			s.header.NativeID, s.header.ForkFrom = id, "" // a fork's agent named its own: resume that
 		}
 	}
 	s.header.UpdatedAt = time.Now().UTC()

@@ -77,6 +77,14 @@ type Header struct {
 	// ForkOf is the session this one was forked from: its transcript
 	// starts with a copy of that one's.
 	ForkOf string `json:"forkOf,omitempty"`
+	// ForkFrom is the parent's native session that the fork's agent forks,
+	// kept until the fork's agent names a session of its own (Claude does
+	// at its first turn): a fork reopened before then forks it again.
+	ForkFrom string `json:"forkFrom,omitempty"`
+	// Retell is set while the fork's first prompt is still to tell its
+	// agent the conversation copied from the parent (an agent that can't
+	// fork its own), so that a fork reopened before then still tells it.
+	Retell bool `json:"retell,omitempty"`
 }
 
 // Handoff is where an agent left a session.

@@ -494,6 +494,25 @@ func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {
 	}
 }
 
+// A fork reopened by a new bridge before its first prompt still forks the
+// parent's Claude session (the fork's own id comes only with its first
+// turn), and so continues its conversation.
+func TestE2E_forkReopenedBeforeItsFirstPrompt(t *testing.T) {
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	state, home := t.TempDir(), t.TempDir()
+	start := func() *editortest.Editor {
+		b := New(Options{Path: bin, Env: fakemessages.Env(srv.URL, home), ExtraArgs: []string{"--setting-sources", ""}})
+		return editortest.StartEditorOffering(t, b, state, bridge.PersistAuto, acp.ClientCapabilities{})
+	}
+	editortest.CheckForkReopened(t, start, t.TempDir(), editortest.OwnFork{Said: func(acp.SessionId) string {
+		reqs := srv.Requests()
+		body, _ := json.Marshal(reqs[len(reqs)-1].Raw)
+		return string(body)
+	}})
+}
+
 // A fork continues on a Claude session forked from the parent's
 // (--fork-session): the model sees the parent's turns as Claude's own
 // history, not retold, and the parent goes on without the fork's turns.

@@ -85,6 +85,18 @@ func TestE2E_textTurn(t *testing.T) {
 	}
 }
 
+// A fork reopened by a new bridge before its first prompt continues the
+// parent's thread.
+func TestE2E_forkReopenedBeforeItsFirstPrompt(t *testing.T) {
+	w := newWorld(t)
+	state := t.TempDir()
+	start := func() *editortest.Editor {
+		e, _ := w.bridge(t, state, bridge.PersistAuto)
+		return e
+	}
+	editortest.CheckForkReopened(t, start, t.TempDir(), editortest.OwnFork{Said: func(acp.SessionId) string { return lastRequest(t, w) }})
+}
+
 func TestE2E_commandApproval(t *testing.T) {
 	for _, option := range []string{"accept", "decline"} {
 		t.Run(option, func(t *testing.T) {

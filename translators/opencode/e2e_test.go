@@ -128,6 +128,7 @@ func TestE2E_sharedServer(t *testing.T) {
 		{"modelError", e2eModelError},
 		{"reasoningIsAThought", e2eReasoningIsAThought},
 		{"forkIsOpenCodesOwnFork", e2eForkIsOpenCodesOwnFork},
+		{"forkReopenedBeforeItsFirstPrompt", e2eForkReopenedBeforeItsFirstPrompt},
 		{"forkIntoAnotherDirectoryIsTold", e2eForkIntoAnotherDirectoryIsTold},
 		{"slashCommand", e2eSlashCommand},
 	} {
@@ -355,6 +356,21 @@ func e2eReasoningIsAThought(t *testing.T) {
 // forked from the parent's: the model sees the parent's turn as
 // OpenCode's own history, not retold, the fork still asks before a
 // command runs, and the parent goes on without the fork's turns.
+// e2eForkReopenedBeforeItsFirstPrompt: a fork reopened by a new bridge
+// before its first prompt continues the parent's conversation.
+func e2eForkReopenedBeforeItsFirstPrompt(t *testing.T) {
+	_, w := sharedEditor(t)
+	state := t.TempDir()
+	var e *editortest.Editor
+	start := func() *editortest.Editor {
+		e = editortest.StartEditorOffering(t, kept{shared.b}, state, bridge.PersistAuto, acp.ClientCapabilities{})
+		return e
+	}
+	editortest.CheckForkReopened(t, start, workspace(t), editortest.OwnFork{Said: func(id acp.SessionId) string {
+		return strings.Join(userTexts(lastRequestOf(t, w, e.NativeIDs()[id])), "\n")
+	}})
+}
+
 func e2eForkIsOpenCodesOwnFork(t *testing.T) {
 	e, w := sharedEditor(t)
 	_, fork := editortest.CheckOwnFork(t, e, workspace(t), editortest.OwnFork{Retold: "which it was forked from",

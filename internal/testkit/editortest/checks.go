@@ -139,3 +139,23 @@ func CheckCommandAsk(t *testing.T, e *Editor, id acp.SessionId, cwd, command, ma
 		t.Errorf("the command ran: %v, want %v", ran, allowed)
 	}
 }
+
+// CheckForkReopened checks that a fork reopened before its first prompt,
+// in a new bridge (start starts one, on the same state directory each
+// time), continues the parent's conversation: its first prompt reaches
+// the model with the parent's turn, whether the agent forks its own
+// session again or is told the conversation.
+func CheckForkReopened(t *testing.T, start func() *Editor, cwd string, f OwnFork) {
+	t.Helper()
+	e := start()
+	parent := e.NewSession(cwd)
+	e.Say(parent, "Remember the word apricot")
+	fork := e.Fork(parent, cwd)
+	e.Stop()
+	e2 := start()
+	e2.Load(fork, cwd)
+	e2.Say(fork, "Which word was it")
+	if said := f.Said(fork); !strings.Contains(said, "apricot") {
+		t.Errorf("the reopened fork's model request does not carry the parent's turn: %s", said)
+	}
+}
