@@ -35,6 +35,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -154,13 +155,16 @@ func (s *Server) Carries(prompt, earlier string) bool {
 // when running as root. Set cmd.Dir to a fresh directory too, and pass
 // --setting-sources "" so that no other settings leak in.
 func Env(baseURL, home string) []string {
+	tmp := filepath.Join(home, "tmp")
+	os.MkdirAll(tmp, 0o700) // Claude makes its directory in it, not it
 	return []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=" + home + "/.claude",
 		// Claude keeps its scratch files (shell snapshots, task output) in
-		// claude-UID under this, else the system's temporary directory,
+		// claude-UID under these, else the system's temporary directory,
 		// where a test would leave them behind.
-		"CLAUDE_CODE_TMPDIR=" + home + "/tmp",
+		"CLAUDE_CODE_TMPDIR=" + tmp,
+		"TMPDIR=" + tmp,
 		"ANTHROPIC_BASE_URL=" + baseURL,
 		"ANTHROPIC_API_KEY=dummy",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

@@ -599,7 +599,8 @@ func TestCloseCutsStreams(t *testing.T) {
 func TestEnv(t *testing.T) {
 	t.Setenv("PATH", "/usr/bin:/bin")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "must-not-leak")
-	env := Env("http://127.0.0.1:1/T", "/h")
+	h := t.TempDir()
+	env := Env("http://127.0.0.1:1/T", h)
 	got := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -609,7 +610,7 @@ func TestEnv(t *testing.T) {
 		got[k] = v
 	}
 	want := map[string]string{
-		"HOME": "/h", "CLAUDE_CONFIG_DIR": "/h/.claude", "CLAUDE_CODE_TMPDIR": "/h/tmp", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1/T",
+		"HOME": h, "CLAUDE_CONFIG_DIR": h + "/.claude", "CLAUDE_CODE_TMPDIR": h + "/tmp", "TMPDIR": h + "/tmp", "ANTHROPIC_BASE_URL": "http://127.0.0.1:1/T",
 		"ANTHROPIC_API_KEY": "dummy", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
 		"DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "0",
 		"CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK": "1", "IS_SANDBOX": "1", "PATH": "/usr/bin:/bin",
