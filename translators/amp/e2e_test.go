@@ -45,15 +45,11 @@ func installedBin(root string) string {
 
 func ampBin(t *testing.T) string { return toolbin.Find(t, "amp", "AMP_BIN", installedBin) }
 
-// realHome is a home of amp's own, empty; env adds to it. Its TMPDIR is
-// in it too: amp (a Bun binary) unpacks a native module there.
+// realHome is a home of amp's own, empty; env adds to it. Amp's TMPDIR is
+// the test's too: amp (a Bun binary) unpacks a native module there.
 func realHome(t *testing.T, env ...string) (home string, full []string) {
 	home = t.TempDir()
-	tmp := filepath.Join(home, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return home, append([]string{"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+	return home, append([]string{"HOME=" + home, "TMPDIR=" + t.TempDir(), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"AMP_SETTINGS_FILE=", "AMP_API_KEY=", "AMP_URL="}, env...)
 }
