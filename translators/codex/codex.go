@@ -46,9 +46,7 @@ type spareThread struct {
 // costs nothing once the server stops.
 const spareTTL = 10 * time.Minute
 
-var (
-	_ agent.Backend = (*Backend)(nil)
-)
+var _ agent.Backend = (*Backend)(nil)
 
 // New returns the Codex backend.
 func New(opts Options) *Backend {

@@ -28,9 +28,7 @@ type Backend struct {
 	cat      agentkit.Lazy[*catalog]     // agents and models
 }
 
-var (
-	_ agent.Backend = (*Backend)(nil)
-)
+var _ agent.Backend = (*Backend)(nil)
 
 // New returns the OpenCode backend.
 func New(opts Options) *Backend {
