@@ -15,6 +15,9 @@ type Entry struct {
 	Seq    int64
 	Draft  int64 // the checkpoint it belongs to; 0 for a final entry
 	Update acp.SessionUpdate
+	// Raw, when set instead of Update, is an update of a kind ACP's types
+	// here don't know, recorded as it came (Accumulator.Raw).
+	Raw json.RawMessage
 }
 
 // Encode encodes entries for the store. A large message chunk comes as
@@ -24,6 +27,10 @@ func Encode(es []Entry) ([]persist.Entry, error) {
 	out := make([]persist.Entry, len(es))
 	for i, e := range es {
 		out[i] = persist.Entry{Seq: e.Seq, Draft: e.Draft}
+		if e.Raw != nil {
+			out[i].Update = e.Raw
+			continue
+		}
 		if parts, ok := encodeChunk(e.Update); ok {
 			out[i].Parts = parts
 		} else if b, err := json.Marshal(e.Update); err == nil {
@@ -81,6 +88,12 @@ type planEntry struct {
 // nextSeq and whose new messages get ids from newID.
 func NewAccumulator(nextSeq int64, newID func() string) *Accumulator {
 	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry), finished: make(map[string]*toolEntry)}
+}
+
+// Raw records an update of a kind ACP's types here don't know, as it came,
+// after what came before it.
+func (a *Accumulator) Raw(u json.RawMessage) []Entry {
+	return []Entry{{Seq: a.seq(), Raw: u}}
 }
 
 func (a *Accumulator) seq() int64 {

@@ -24,6 +24,7 @@ type Peer interface {
 	KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error)
 	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
 	CallExtension(ctx context.Context, method string, params any) (json.RawMessage, error)
+	NotifyExtension(ctx context.Context, method string, params any) error
 }
 
 // SetClientCapabilities records what the client offers (from its
@@ -131,6 +132,21 @@ func (e editor) CallExtension(ctx context.Context, method string, params json.Ra
 	if err != nil {
 		return nil, err
 	}
+	return c.CallExtension(ctx, method, e.ownSession(params))
+}
+
+// NotifyExtension forwards an extension notification, as CallExtension
+// does a call.
+func (e editor) NotifyExtension(ctx context.Context, method string, params json.RawMessage) error {
+	c, err := e.calls(method, func(acp.ClientCapabilities) bool { return true })
+	if err != nil {
+		return err
+	}
+	return c.NotifyExtension(ctx, method, e.ownSession(params))
+}
+
+// ownSession is params with a top-level "sessionId" made the bridge's.
+func (e editor) ownSession(params json.RawMessage) json.RawMessage {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(params, &obj) == nil {
 		if _, ok := obj["sessionId"]; ok {
@@ -138,5 +154,5 @@ func (e editor) CallExtension(ctx context.Context, method string, params json.Ra
 			params, _ = json.Marshal(obj)
 		}
 	}
-	return c.CallExtension(ctx, method, params)
+	return params
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -59,6 +60,23 @@ func (s *Session) deliver(u acp.SessionUpdate) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.deliverLocked(u)
+}
+
+// deliverRaw records an update ACP's types here don't know and sends it
+// to the client as it came; a client that can't take encoded updates (no
+// Peer) can't be sent it.
+func (s *Session) deliverRaw(u json.RawMessage) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.record(s.acc.Raw(u))
+	p := s.m.peer()
+	if p == nil {
+		s.m.log.Debug("an update of a kind this client can't be sent was recorded only", "session", s.id)
+		return
+	}
+	if err := p.SessionUpdatesRaw(s.id, []json.RawMessage{u}); err != nil {
+		s.m.log.Debug("sending update", "session", s.id, "err", err)
+	}
 }
 
 func (s *Session) deliverLocked(u acp.SessionUpdate) {

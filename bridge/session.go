@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -202,6 +203,8 @@ func (e events) Update(u acp.SessionUpdate) {
 	}
 	e.s.deliver(u)
 }
+
+func (e events) UpdateRaw(u json.RawMessage) { e.s.deliverRaw(u) }
 
 func (e events) ConfigChanged() {
 	e.s.deliver(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: e.s.State().ConfigOptions}})

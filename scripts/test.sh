@@ -75,7 +75,7 @@ trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$fuzzout" "$tests_tmp"' EXI
 n=0
 for target in "./persist FuzzParseTranscript" "./acp FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
-	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate"; do
+	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # two words: package and fuzzer
 	fuzz $target >"$fuzzout/$n" 2>&1 &

@@ -17,6 +17,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os/exec"
 
@@ -245,6 +246,13 @@ type Events interface {
 	// Update delivers one update to the client and the transcript. It may
 	// be called at any time between Open and Close, inside a turn or not.
 	Update(u acp.SessionUpdate)
+
+	// UpdateRaw delivers an update of a kind the bridge's ACP types don't
+	// know (from an agent that speaks a newer ACP than they do), as the
+	// agent encoded it: it reaches the client unchanged and the transcript
+	// as it came, and a replay sends it again as it came. Call it in order
+	// with Update.
+	UpdateRaw(u json.RawMessage)
 
 	// RequestPermission asks the client about a tool call that the Native
 	// has already announced with a tool_call update. ctx should be the

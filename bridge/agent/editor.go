@@ -24,4 +24,7 @@ type Editor interface {
 	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
 	// CallExtension calls an extension method (its name starts with "_").
 	CallExtension(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// NotifyExtension sends an extension notification: one the client
+	// does not answer.
+	NotifyExtension(ctx context.Context, method string, params json.RawMessage) error
 }

@@ -141,8 +141,19 @@ func (b *Backend) Close() error {
 // Exited, Stop) and the ACP connection to it.
 type conn struct {
 	*proc.Process
-	cs   *acp.ClientSideConnection
-	init acp.InitializeResponse
+	cs      *acp.ClientSideConnection
+	init    acp.InitializeResponse
+	rawDone <-chan struct{} // the raw layer has handed on all of stdout
+}
+
+// Stop stops the downstream and waits, for a while, for the raw layer to
+// hand on what it printed.
+func (c *conn) Stop() {
+	c.Process.Stop()
+	select {
+	case <-c.rawDone:
+	case <-time.After(proc.Grace):
+	}
 }
 
 // start starts the downstream and initializes it.
@@ -155,7 +166,8 @@ func (b *Backend) start(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", agent.ErrAgentUnavailable, err)
 	}
-	c := &conn{Process: p, cs: acp.NewClientSideConnection(&client{b: b}, p.Stdin, p.Stdout)}
+	stdout, rawDone := rawLayer(p.Stdout)
+	c := &conn{Process: p, cs: acp.NewClientSideConnection(&client{b: b}, p.Stdin, stdout), rawDone: rawDone}
 	c.cs.SetLogger(b.log)
 	b.mu.Lock()
 	caps := b.caps

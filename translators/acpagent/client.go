@@ -102,23 +102,19 @@ func (c *client) ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalReque
 	return toEditor(ctx, c, r.SessionId, r, agent.Editor.ReleaseTerminal)
 }
 
-// HandleExtensionMethod forwards an extension method to the editor: the
-// session's its params name, else any session's (the editor is the same).
+// HandleExtensionMethod forwards an extension request to the editor (the
+// raw layer's notifications are handled as what they stand for: an update
+// of a kind the SDK does not know, an extension notification).
 func (c *client) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	var p struct {
-		SessionID acp.SessionId `json:"sessionId"`
+	switch method {
+	case rawUpdateMethod:
+		c.rawUpdate(params)
+		return nil, nil
+	case notifyMethod:
+		c.notify(ctx, params)
+		return nil, nil
 	}
-	json.Unmarshal(params, &p)
-	var e agent.Editor
-	if s, ok := c.b.sessions.Get(string(p.SessionID)); ok {
-		e = s.opts.Editor
-	} else {
-		for _, s := range c.b.sessions.All() {
-			if e = s.opts.Editor; e != nil {
-				break
-			}
-		}
-	}
+	e := c.editorFor(params)
 	if e == nil {
 		return nil, acp.NewMethodNotFound(method)
 	}
@@ -127,4 +123,58 @@ func (c *client) HandleExtensionMethod(ctx context.Context, method string, param
 		return nil, err
 	}
 	return out, nil
+}
+
+// editorFor is the editor of the session params name, else any session's
+// (the editor is the same), or nil.
+func (c *client) editorFor(params json.RawMessage) agent.Editor {
+	var p struct {
+		SessionID acp.SessionId `json:"sessionId"`
+	}
+	json.Unmarshal(params, &p)
+	if s, ok := c.b.sessions.Get(string(p.SessionID)); ok {
+		return s.opts.Editor
+	}
+	for _, s := range c.b.sessions.All() {
+		if s.opts.Editor != nil {
+			return s.opts.Editor
+		}
+	}
+	return nil
+}
+
+// rawUpdate passes an update of a kind the SDK does not know to its
+// session as it came.
+func (c *client) rawUpdate(params json.RawMessage) {
+	var p struct {
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if s, ok := c.b.sessions.Get(p.SessionID); ok {
+		s.updateRaw(p.Update)
+	} else {
+		c.b.log.Debug("dropping an update for a session acpbridge does not know yet", "session", p.SessionID)
+	}
+}
+
+// notify forwards an extension notification to the editor, as a
+// notification.
+func (c *client) notify(ctx context.Context, params json.RawMessage) {
+	var n struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(params, &n) != nil {
+		return
+	}
+	e := c.editorFor(n.Params)
+	if e == nil {
+		return
+	}
+	if err := e.NotifyExtension(ctx, n.Method, n.Params); err != nil {
+		c.b.log.Debug("forwarding an extension notification", "method", n.Method, "err", err)
+	}
 }

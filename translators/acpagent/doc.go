@@ -17,6 +17,11 @@
 // started and the conversation so far, from the bridge's transcript, goes
 // before the next prompt. The load answer's _meta.acpbridge says which.
 //
-// The SDK's typed API carries what it knows: updates of a kind it does not
-// know, and _meta and annotations on content blocks, do not pass through.
+// A raw layer reads the downstream's output before the SDK does (raw.go):
+// an update of a kind acp-go-sdk does not know (a newer agent's) passes to
+// the editor and the transcript as it came, instead of being decoded as
+// another kind; an extension notification reaches the editor as a
+// notification. Updates of the kinds the SDK knows go through its types,
+// which keep _meta but drop fields they don't have. Extension methods the
+// editor sends are not passed to the downstream.
 package acpagent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,7 +30,21 @@ func TestMain(m *testing.M) {
 // was said), FAKE_ACP_RESUME=1, FAKE_ACP_CLOSE=1; its sessions live in
 // FAKE_ACP_DIR, so a restarted fake knows them. The prompt's first word
 // picks what a turn does.
+// lockedOut serialises the SDK's lines and the ones the fake writes
+// itself (updates the SDK has no type for).
+type lockedOut struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedOut) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 type fakeAgent struct {
+	out   *lockedOut
 	conn  *acp.AgentSideConnection // set once ready is closed
 	ready chan struct{}
 	dir   string
@@ -43,7 +58,8 @@ type fakeAgent struct {
 func runFake() int {
 	f := &fakeAgent{dir: os.Getenv("FAKE_ACP_DIR"), cancels: map[acp.SessionId]context.CancelFunc{},
 		modes: map[acp.SessionId]string{}, models: map[acp.SessionId]string{}, ready: make(chan struct{})}
-	f.conn = acp.NewAgentSideConnection(f, os.Stdout, os.Stdin)
+	f.out = &lockedOut{w: os.Stdout}
+	f.conn = acp.NewAgentSideConnection(f, f.out, os.Stdin)
 	close(f.ready)
 	<-f.conn.Done()
 	return 0
@@ -265,6 +281,11 @@ func (f *fakeAgent) Prompt(_ context.Context, r acp.PromptRequest) (acp.PromptRe
 	case "ext":
 		out, err := f.conn.CallExtension(ctx, "_fake/ping", map[string]any{"sessionId": id, "n": 1})
 		f.say(ctx, id, fmt.Sprintf("ext: %s %v", out, err))
+	case "notice": // an update of a kind newer than the SDK, and an extension notification
+		fmt.Fprintf(f.out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":`+
+			`{"sessionUpdate":"notice","title":"Heads up","level":"info","extra":{"x":1},"_meta":{"m":2}}}}`+"\n", id)
+		f.conn.NotifyExtension(ctx, "_auth/status_update", map[string]any{"sessionId": id, "status": "ok"})
+		f.say(ctx, id, "noticed")
 	case "mode":
 		f.SetSessionMode(ctx, acp.SetSessionModeRequest{SessionId: id, ModeId: "code"})
 		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: "code"}}})

@@ -2,6 +2,7 @@ package acpagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -170,6 +171,17 @@ func (s *session) NativeID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return string(s.id)
+}
+
+// updateRaw shows an update of a kind the SDK does not know, as it came,
+// unless the downstream is replaying a load.
+func (s *session) updateRaw(u json.RawMessage) {
+	s.mu.Lock()
+	hidden := s.replaying
+	s.mu.Unlock()
+	if !hidden {
+		s.ev.UpdateRaw(u)
+	}
 }
 
 // update shows one of the downstream's updates, unless it is replaying a

@@ -5,6 +5,7 @@
 package editor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,6 +31,28 @@ type Editor struct {
 
 	stdin  io.WriteCloser
 	served chan error
+	wire   wire // what the bridge wrote, as it wrote it
+}
+
+// wire keeps what passes through it.
+type wire struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *wire) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// Wire is every line the bridge wrote to the editor so far, as it wrote
+// it: for what the SDK's decoding would hide (unknown fields, kinds it
+// does not know, a notification told from a request).
+func (e *Editor) Wire() string {
+	e.wire.mu.Lock()
+	defer e.wire.mu.Unlock()
+	return e.wire.buf.String()
 }
 
 // Serve is a bridge's ACP server: it reads requests from in and writes
@@ -47,7 +70,7 @@ func Connect(t testing.TB, serve Serve) *Editor {
 		e.served <- serve(context.Background(), inR, outW)
 		outW.Close()
 	}()
-	e.CS = acp.NewClientSideConnection(e.Client, inW, outR)
+	e.CS = acp.NewClientSideConnection(e.Client, inW, io.TeeReader(outR, &e.wire))
 	t.Cleanup(e.Stop)
 	return e
 }

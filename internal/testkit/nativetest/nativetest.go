@@ -122,6 +122,7 @@ type Recorder struct {
 
 	mu      sync.Mutex
 	updates []acp.SessionUpdate
+	raws    []json.RawMessage
 	asks    []Ask
 	changed int
 	poke    chan struct{}
@@ -171,6 +172,21 @@ func (e *Recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdat
 		return acp.RequestPermissionOutcome{}, errors.New("no option " + e.choice)
 	}
 	return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(e.choice)), nil
+}
+
+// UpdateRaw keeps an update of a kind ACP's types here don't know.
+func (e *Recorder) UpdateRaw(u json.RawMessage) {
+	e.mu.Lock()
+	e.raws = append(e.raws, u)
+	e.mu.Unlock()
+	e.signal()
+}
+
+// Raws returns the updates UpdateRaw kept.
+func (e *Recorder) Raws() []json.RawMessage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.raws)
 }
 
 // ConfigChanged counts the call.

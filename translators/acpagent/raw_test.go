@@ -1,0 +1,97 @@
+package acpagent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/coder/acp-go-sdk"
+)
+
+func TestRewrite(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","title":"t","_meta":{"m":1}}}}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/raw_update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","title":"t","_meta":{"m":1}}}}`},
+		{`{"jsonrpc":"2.0","method":"_auth/status_update","params":{"ok":true}}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/notification","params":{"method":"_auth/status_update","params":{"ok":true}}}`},
+		{`{"jsonrpc":"2.0","id":7,"method":"_fake/ping","params":{}}`, `{"jsonrpc":"2.0","id":7,"method":"_fake/ping","params":{}}`},
+		{`{"method": garbage`, `{"method": garbage`},
+	} {
+		if got := strings.TrimSuffix(string(rewrite([]byte(c.in+"\n"))), "\n"); got != c.want {
+			t.Errorf("rewrite(%s)\n = %s\nwant %s", c.in, got, c.want)
+		}
+	}
+}
+
+// An agent newer than the SDK: an update of a kind the SDK does not know
+// reaches the editor as it came (unknown fields and _meta kept, never
+// decoded as another kind: a notice's title renames nothing), is recorded
+// and replayed as it came; an extension notification reaches the editor
+// as a notification, not a request.
+func TestProxy_newerUpdatesAndNotificationsPassAsTheyCame(t *testing.T) {
+	f := newFake(t)
+	state, cwd := t.TempDir(), t.TempDir()
+	e := editortest.StartEditor(t, f.backend(), state, bridge.PersistAlways)
+	id := e.NewSession(cwd)
+	prompt(t, e, id, "notice")
+	const notice = `{"sessionUpdate":"notice","title":"Heads up","level":"info","extra":{"x":1},"_meta":{"m":2}}`
+	wire := e.Wire()
+	if !strings.Contains(wire, notice) {
+		t.Errorf("the notice did not reach the editor as it came:\n%s", wire)
+	}
+	if strings.Contains(wire, `"sessionUpdate":"session_info_update","title":"Heads up"`) {
+		t.Errorf("the notice reached the editor as another kind:\n%s", wire)
+	}
+	if n := notificationOf(t, wire, "_auth/status_update"); n == nil {
+		t.Errorf("the extension notification did not reach the editor as a notification:\n%s", wire)
+	}
+	e.Stop()
+
+	e2 := editortest.StartEditor(t, f.backend(), state, bridge.PersistAlways)
+	if _, err := e2.CS.LoadSession(e2.Ctx(), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e2.Wire(), notice) {
+		t.Errorf("the replay lacks the notice as it came:\n%s", e2.Wire())
+	}
+	list, err := e2.CS.ListSessions(e2.Ctx(), acp.ListSessionsRequest{})
+	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Title != nil && *list.Sessions[0].Title == "Heads up" {
+		t.Errorf("the notice renamed the session: %+v %v", list.Sessions, err)
+	}
+}
+
+// notificationOf is the message on the wire with method, if it has no id.
+func notificationOf(t *testing.T, wire, method string) map[string]any {
+	for _, line := range strings.Split(wire, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil || m["method"] != method {
+			continue
+		}
+		if _, hasID := m["id"]; hasID {
+			t.Errorf("%s reached the editor as a request: %s", method, line)
+			return nil
+		}
+		return m
+	}
+	return nil
+}
+
+// FuzzRewrite: whatever a downstream prints, the raw layer hands the SDK
+// a line, valid JSON when it was (the SDK then says what is wrong with it).
+func FuzzRewrite(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"_x","params":null}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":null,"method":"_x"}`))
+	f.Add([]byte(`{"method":"session/update","params":{"update":[]}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		out := rewrite(line)
+		if json.Valid(line) && !json.Valid(out) {
+			t.Errorf("rewrite(%s) = %s, not JSON", line, out)
+		}
+	})
+}
