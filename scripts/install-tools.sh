@@ -39,6 +39,16 @@
 # With arguments, installs only the named tools, e.g.
 #   bash scripts/install-tools.sh zed-claude-adapter
 #
+# With --latest first, installs the newest version the npm registry serves
+# (its latest tag) instead of the pinned one, into .tools-latest/
+# (git-ignored), and prints NAME_BIN=path lines instead of bare paths, for
+# the end-to-end tests' CLAUDE_BIN, CODEX_BIN, OPENCODE_BIN and AMP_BIN.
+# Only the four agent CLIs can be installed so, and with no names it
+# installs those four:
+#   bash scripts/install-tools.sh --latest            # claude codex opencode amp
+#   bash scripts/install-tools.sh --latest claude
+# scripts/test.sh --latest runs the end-to-end tests with them.
+#
 # Add an agent CLI by adding one line to main, e.g.
 #   install_npm_tool some-cli 1.2.3 some-cli
 set -euo pipefail
@@ -46,6 +56,28 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TOOLS_DIR=.tools
+LATEST=0
+if [[ ${1:-} == --latest ]]; then
+	LATEST=1
+	TOOLS_DIR=.tools-latest
+	shift
+fi
+
+# version_of PACKAGE PINNED prints the version to install: PINNED, or with
+# --latest the version of PACKAGE's latest tag on the npm registry.
+version_of() {
+	if ((LATEST == 0)); then
+		echo "$2"
+		return
+	fi
+	local v
+	v=$(npm view "$1@latest" version 2>/dev/null) || true
+	if [[ -z $v ]]; then
+		echo "install-tools: npm view $1@latest version printed nothing (is the registry reachable?)" >&2
+		return 1
+	fi
+	echo "$v"
+}
 
 # installed_version PREFIX PACKAGE prints the "version" of
 # PREFIX/node_modules/PACKAGE/package.json, or nothing if there is none.
@@ -123,7 +155,8 @@ install_acpx() {
 # package is a thin wrapper around a native binary that comes from a
 # platform-specific optional dependency, so check that it actually runs.
 install_claude() {
-	local version=2.1.197 path
+	local version path
+	version=$(version_of @anthropic-ai/claude-code 2.1.197) || return 1
 	path=$(install_npm_tool @anthropic-ai/claude-code "$version" claude claude)
 	local got
 	got=$(DISABLE_AUTOUPDATER=1 "$path" --version 2>/dev/null | head -n 1) || true
@@ -148,7 +181,8 @@ install_claude() {
 # optional dependency @openai/codex-linux-x64 (an alias of
 # @openai/codex@VERSION-linux-x64) unpacks under vendor/.
 install_codex() {
-	local version=0.169.0 wrapper
+	local version wrapper
+	version=$(version_of @openai/codex 0.169.0) || return 1
 	wrapper=$(install_npm_tool @openai/codex "$version" codex codex)
 	local target
 	case "$(uname -s)-$(uname -m)" in
@@ -183,8 +217,8 @@ install_codex() {
 # bin/opencode.exe and runs it with --version; the tests run the
 # dependency's copy directly.
 install_opencode() {
-	local version=1.18.33
-	local pkg
+	local version pkg
+	version=$(version_of opencode-ai 1.18.33) || return 1
 	pkg=opencode-$(npm_platform opencode) || return 1
 	# Any run of opencode, even --version (≈1 s), creates its directories
 	# under the XDG base directories and TMPDIR; point them at a scratch
@@ -213,15 +247,34 @@ install_opencode() {
 	echo "$PWD/$path"
 }
 
+# amp_version PLATFORM_PACKAGE prints the amp version to install: the
+# pinned one, or with --latest the newest that ships a native binary for
+# this platform (PLATFORM_PACKAGE's latest tag). @ampcode/cli's own latest
+# tag can run ahead of it: 0.0.1790712063-gb89205 (2026-09-29) names a
+# cli-linux-x64 of its version that the registry does not have.
+amp_version() {
+	local pinned=0.0.1790142911-g7618fb
+	((LATEST == 1)) || {
+		echo "$pinned"
+		return
+	}
+	local v top
+	v=$(version_of "$1" "$pinned") || return 1
+	top=$(version_of @ampcode/cli "$pinned") || return 1
+	[[ $top == "$v" ]] || echo "install-tools: @ampcode/cli@latest is $top, but the newest $1 is $v; installing amp $v" >&2
+	echo "$v"
+}
+
 # install_amp installs the Amp CLI into .tools/amp and prints the path of
 # its native binary (the Bun executable of @ampcode/cli-<platform>). The
-# package's latest tag installs only a stub, so the version is pinned.
+# package's latest tag once installed only a stub (no native binary), so
+# the version is pinned; with --latest, need_native says so if it does again.
 # Amp writes its logs and device id under the XDG directories even for
 # --version; they point at a scratch directory here.
 install_amp() {
-	local version=0.0.1790142911-g7618fb
-	local pkg
+	local version pkg
 	pkg=cli-$(npm_platform amp) || return 1
+	version=$(amp_version "@ampcode/$pkg") || return 1
 	install_npm_tool @ampcode/cli "$version" amp amp >/dev/null || return 1
 	local path="$TOOLS_DIR/amp/node_modules/@ampcode/$pkg/amp"
 	need_native @ampcode/cli "$path" || return 1
@@ -260,7 +313,40 @@ install_acp_codex_adapter() {
 	install_npm_tool @agentclientprotocol/codex-acp 2.6.0 codex-acp codex-acp
 }
 
+# main_latest installs the named agent CLIs (all four without names) at
+# their newest versions into .tools-latest, and prints NAME_BIN=path for
+# each.
+main_latest() {
+	local tools=("$@") tool path
+	((${#tools[@]} > 0)) || tools=(claude codex opencode amp)
+	for tool in "${tools[@]}"; do
+		case $tool in
+		claude | codex | opencode | amp) path=$("install_$tool") || return 1 ;;
+		*)
+			echo "install-tools: --latest installs only claude, codex, opencode and amp, not $tool" >&2
+			return 2
+			;;
+		esac
+		echo "install-tools: newest $tool: $(installed_version "$TOOLS_DIR/$tool" "$(npm_package "$tool")")" >&2
+		echo "${tool^^}_BIN=$path"
+	done
+}
+
+# npm_package TOOL prints the npm package of an agent CLI.
+npm_package() {
+	case $1 in
+	claude) echo @anthropic-ai/claude-code ;;
+	codex) echo @openai/codex ;;
+	opencode) echo opencode-ai ;;
+	amp) echo @ampcode/cli ;;
+	esac
+}
+
 main() {
+	if ((LATEST == 1)); then
+		main_latest "$@"
+		return
+	fi
 	if (($# > 0)); then
 		local tool
 		for tool in "$@"; do

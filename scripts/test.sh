@@ -12,8 +12,27 @@
 #
 # FUZZTIME (default 10s) is how long each fuzzer runs; the fuzzers run side
 # by side, one worker each, at the lowest priority while the tests run.
+#
+# With --latest it is the newest lane instead: it installs the newest
+# claude, codex, opencode and amp the npm registry serves into
+# .tools-latest/ (install-tools.sh --latest), points the end-to-end tests
+# at them (CLAUDE_BIN, CODEX_BIN, OPENCODE_BIN, AMP_BIN, and
+# ACPBRIDGE_LATEST=1, which lets the tests that check a pinned version
+# accept another), and runs go test -race; no gofmt, vet or fuzzing, which
+# no CLI changes. acpx and the ACP adapters stay pinned. What fails there
+# is the newest CLIs' drift from the pinned ones; CI runs the pinned lane.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+latest=0
+if [[ ${1:-} == --latest ]]; then
+	latest=1
+	shift
+fi
+(($# == 0)) || {
+	echo "usage: scripts/test.sh [--latest]" >&2
+	exit 2
+}
 
 start=$SECONDS
 # step NAME: prints a step's header and remembers when it began.
@@ -31,15 +50,27 @@ bash scripts/install-tools.sh >/dev/null
 done_step
 export ACPBRIDGE_REQUIRE_E2E=1
 
-step "gofmt and go vet"
-unformatted=$(gofmt -l .)
-if [[ -n $unformatted ]]; then
-	echo "gofmt would change:" >&2
-	echo "$unformatted" >&2
-	exit 1
+if ((latest == 1)); then
+	step "the newest agent CLIs (scripts/install-tools.sh --latest, into .tools-latest)"
+	bins=$(bash scripts/install-tools.sh --latest 2> >(grep '^install-tools:' >&2))
+	while IFS= read -r kv; do
+		export "${kv?}"
+	done <<<"$bins"
+	export ACPBRIDGE_LATEST=1
+	done_step
 fi
-go vet ./...
-done_step
+
+if ((latest == 0)); then
+	step "gofmt and go vet"
+	unformatted=$(gofmt -l .)
+	if [[ -n $unformatted ]]; then
+		echo "gofmt would change:" >&2
+		echo "$unformatted" >&2
+		exit 1
+	fi
+	go vet ./...
+	done_step
+fi
 
 # fuzz PKG NAME runs one fuzzer, at the lowest priority. Go's fuzzing
 # engine sometimes ends a run on a loaded machine with "context deadline
@@ -73,9 +104,11 @@ export TMPDIR=$tests_tmp
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$fuzzout" "$tests_tmp"' EXIT
 n=0
-for target in "./persist FuzzParseTranscript" "./acp FuzzGuard" \
+fuzzers=()
+((latest == 1)) || fuzzers=("./persist FuzzParseTranscript" "./acp FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
-	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite"; do
+	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite")
+for target in "${fuzzers[@]}"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # two words: package and fuzzer
 	fuzz $target >"$fuzzout/$n" 2>&1 &
@@ -86,9 +119,13 @@ done
 # test binaries run at once: on two cores they spend much of their time
 # waiting for the agents, so a third keeps the cores busy.
 slow_first=(./translators/opencode ./internal/testkit/loadtest ./translators/claude ./translators/amp .)
-step "go test -race ./... (real-CLI end-to-end tests included; the fuzzers, ${FUZZTIME:-10s} each, beside it)"
-go build -o .tools/testreport ./scripts/testreport
-go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | .tools/testreport
+beside="the fuzzers, ${FUZZTIME:-10s} each, beside it"
+((latest == 0)) || beside="the newest CLIs"
+step "go test -race ./... (real-CLI end-to-end tests included; $beside)"
+# testreport is built beside the fuzzers' output, not into .tools, which
+# may be shared with another checkout.
+go build -o "$fuzzout/testreport" ./scripts/testreport
+go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | "$fuzzout/testreport"
 done_step
 
 step "fuzzing: the fuzzers' results"

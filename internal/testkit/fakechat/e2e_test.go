@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/proc"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 )
 
 // This test drives the real `opencode serve` (see OpencodeBin) against the
@@ -64,9 +65,7 @@ func TestOpencodeServeSmoke(t *testing.T) {
 			t.Fatalf("GET /global/health: %v %+v\n%s", err, health, oc.stderr.String())
 		}
 	}
-	if health.Version != "1.18.33" {
-		t.Errorf("version %q, want 1.18.33", health.Version)
-	}
+	toolbin.CheckVersion(t, "opencode", health.Version, "1.18.33")
 	t.Logf("spawn → healthy %v", time.Since(start).Round(time.Millisecond))
 
 	q := "?directory=" + url.QueryEscape(work)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,27 @@ func Find(t testing.TB, name, env string, installed func(repoRoot string) string
 	}
 	t.Skip("SKIPPED: " + name + " is not installed; run scripts/install-tools.sh or set " + env)
 	return ""
+}
+
+// Latest reports whether the tests run the newest CLIs the registry
+// serves rather than the pinned ones (scripts/test.sh --latest sets
+// ACPBRIDGE_LATEST=1): a test that checks a CLI's pinned version then
+// accepts another.
+func Latest() bool { return os.Getenv("ACPBRIDGE_LATEST") == "1" }
+
+// CheckVersion fails the test unless got is the pinned version want (got
+// may go on after it, as "2.1.197 (Claude Code)" does), or, in the newest
+// lane (Latest), any version at all. name says which CLI.
+func CheckVersion(t testing.TB, name, got, want string) {
+	t.Helper()
+	got = strings.TrimSpace(got)
+	if Latest() && got != "" {
+		t.Logf("toolbin: %s version %q (the newest lane; pinned %s)", name, got, want)
+		return
+	}
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("%s version %q, want %s", name, got, want)
+	}
 }
 
 // logReal says which real CLI a test runs, in the words
