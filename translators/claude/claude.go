@@ -27,6 +27,19 @@
 //   - --effort takes low, medium, high, xhigh or max; the effortLevel
 //     flag setting (apply_flag_settings) low to xhigh, or null for the
 //     default.
+//
+// And as observed with 2.1.332, the newest on 2026-11-25 (scripts/test.sh
+// --latest):
+//
+//   - The task tools are offered only with CLAUDE_CODE_ENABLE_TODO_TOOLS
+//     (see envDefaults), and then deferred behind ToolSearch, as are
+//     ExitPlanMode, EnterPlanMode, NotebookEdit, WebFetch, WebSearch,
+//     Monitor, the Cron and worktree tools, SendMessage and TaskStop; new
+//     are ListAgents, ReportFindings, ScheduleWakeup, ToolSearch and
+//     Workflow (see tools).
+//   - ExitPlanMode drops the plan the model passes and asks with the plan
+//     file's text instead (input {plan, planFilePath}), or with {} when
+//     the model wrote none.
 package claude
 
 import (
@@ -35,6 +48,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -234,8 +248,19 @@ func (b *Backend) args(l launch) []string {
 }
 
 // env is the bridge's environment without CLAUDECODE (set inside Claude
-// Code itself, it would make the CLI think it is nested), plus Options.Env.
-func (b *Backend) env() []string { return b.Env("CLAUDECODE") }
+// Code itself, it would make the CLI think it is nested), plus Options.Env,
+// after the defaults they may override (the last of a name wins).
+func (b *Backend) env() []string { return append(slices.Clone(envDefaults), b.Env("CLAUDECODE")...) }
+
+// envDefaults is what the bridge sets in Claude's environment unless the
+// environment says otherwise. CLAUDE_CODE_ENABLE_TODO_TOOLS=1 keeps the
+// task tools (TaskCreate, TaskUpdate, …), which the bridge shows as the
+// plan: since about 2.1.3xx Claude offers them only to older models (up
+// to claude-opus-4-7 and claude-sonnet-4-6) unless asked, so with its
+// default model (claude-opus-5-5 in 2.1.332) no plan would ever appear.
+// It offers them deferred behind ToolSearch then; the model may call them
+// at once all the same.
+var envDefaults = []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=1"}
 
 // mcpConfig turns ACP's MCP servers into --mcp-config JSON.
 func mcpConfig(servers []acp.McpServer) (string, error) {

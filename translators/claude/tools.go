@@ -2,6 +2,7 @@ package claude
 
 import (
 	"cmp"
+	"fmt"
 	"strings"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -65,7 +66,86 @@ var tools = agentkit.Tools{Table: map[string]agentkit.Describer{
 	"CronList": func(agentkit.Input, string) agentkit.ToolInfo {
 		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "List scheduled jobs"}
 	},
+	// New in 2.1.3xx (2.1.332 has them all).
+	"ToolSearch": toolSearch,
+	"ListAgents": func(agentkit.Input, string) agentkit.ToolInfo {
+		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "List agents"}
+	},
+	"Monitor": func(in agentkit.Input, _ string) agentkit.ToolInfo {
+		title := cmp.Or(in.Str("command"), agentkit.Prefixed("Watch ", in.Object("ws").Str("url")), "Monitor")
+		return agentkit.ToolInfo{Kind: acp.ToolKindExecute, Title: title, Content: agentkit.Texts(in.Str("description"))}
+	},
+	"Workflow": func(in agentkit.Input, cwd string) agentkit.ToolInfo {
+		what := cmp.Or(in.Str("name"), agentkit.RelPath(agentkit.AbsPath(in.Str("scriptPath"), cwd), cwd))
+		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: "Run workflow" + agentkit.Prefixed(" ", what)}
+	},
+	"Skill": func(in agentkit.Input, _ string) agentkit.ToolInfo {
+		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "Load skill" + agentkit.Prefixed(" ", in.Str("skill", "name", "command")),
+			Content: agentkit.Texts(in.Str("args"))}
+	},
+	"ReportFindings": reportFindings,
 }, Other: otherTool}
+
+// toolSearch shows ToolSearch, which loads deferred tools' schemas:
+// "select:A,B" names them, anything else searches.
+func toolSearch(in agentkit.Input, _ string) agentkit.ToolInfo {
+	q := in.Str("query")
+	if names, ok := strings.CutPrefix(q, "select:"); ok {
+		return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Load tools " + strings.ReplaceAll(names, ",", ", ")}
+	}
+	return agentkit.ToolInfo{Kind: acp.ToolKindSearch, Title: "Search tools for " + agentkit.Quote(q)}
+}
+
+// reportFindings shows a code review's findings, one line each, at their
+// files.
+func reportFindings(in agentkit.Input, cwd string) agentkit.ToolInfo {
+	findings := in.Objects("findings")
+	var lines []string
+	var at []acp.ToolCallLocation
+	for _, f := range findings {
+		where := f.Str("file")
+		if n := f.Num("line"); n > 0 {
+			where += fmt.Sprintf(":%d", n)
+		}
+		lines = append(lines, "- "+where+agentkit.Prefixed(" ", bracket(f.Str("severity")))+": "+cmp.Or(f.Str("summary"), f.Str("short_summary")))
+		if f.Str("file") != "" {
+			at = append(at, agentkit.At(agentkit.AbsPath(f.Str("file"), cwd), f.Num("line"))...)
+		}
+	}
+	title := fmt.Sprintf("Report %d findings", len(findings))
+	if len(findings) == 1 {
+		title = "Report 1 finding"
+	}
+	return agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: title, Content: agentkit.Texts(strings.Join(lines, "\n")), Locations: at}
+}
+
+func bracket(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "[" + s + "]"
+}
+
+// wakeUp is ScheduleWakeup's title: when /loop's next round comes, and why.
+func wakeUp(in agentkit.Input) string {
+	if stop, _ := in["stop"].(bool); stop {
+		return "Stop the loop"
+	}
+	return "Wake up" + agentkit.Prefixed(" in ", seconds(in.Num("delaySeconds"))) + agentkit.Prefixed(": ", in.Str("reason"))
+}
+
+// seconds says a delay the way a person would: "90 s", "20 min", "1 h".
+func seconds(n int) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n%3600 == 0:
+		return fmt.Sprintf("%d h", n/3600)
+	case n%60 == 0:
+		return fmt.Sprintf("%d min", n/60)
+	}
+	return fmt.Sprintf("%d s", n)
+}
 
 func subagent(in agentkit.Input, _ string) agentkit.ToolInfo {
 	return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: cmp.Or(in.Str("description"), "Task"), Content: agentkit.Texts(in.Str("prompt"))}
@@ -80,12 +160,12 @@ func filePath(in agentkit.Input, cwd string) string {
 func otherTool(name string, in agentkit.Input, _ string) agentkit.ToolInfo {
 	title := name
 	switch name {
-	case "Skill":
-		title = "Load skill " + in.Str("skill", "name", "command")
+	case "ScheduleWakeup":
+		title = wakeUp(in)
 	case "SendMessage":
 		title = "Send message" + agentkit.Prefixed(" to ", in.Str("to", "recipient", "agent"))
 	case "TaskStop":
-		title = "Stop task " + in.Str("task_id", "taskId", "id")
+		title = "Stop task " + in.Str("task_id", "taskId", "shell_id", "id")
 	case "CronCreate":
 		title = "Schedule " + agentkit.Quote(cmp.Or(in.Str("cron", "schedule"), "a job"))
 	case "CronDelete":

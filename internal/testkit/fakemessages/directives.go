@@ -1,6 +1,7 @@
 package fakemessages
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -14,7 +15,8 @@ import (
 //
 // If that message carries tool_result blocks and no new text, the tool
 // round is over: after a TaskCreate result it calls TaskUpdate
-// {taskId: <the created task's id>, status: "in_progress"}; otherwise it
+// {taskId: <the created task's id>, status: "in_progress"}, after a
+// plan file's Write it calls ExitPlanMode (see exitplan); otherwise it
 // gives the final text "Tool finished. Result was: <first result's
 // content, trimmed to 200 characters>".
 //
@@ -25,7 +27,10 @@ import (
 //	                              description}
 //	write: <path> <content...>    Write {file_path, content}
 //	edit: <path> <old> => <new>   Edit {file_path, old_string, new_string}
-//	exitplan                      ExitPlanMode {plan: PlanText}
+//	exitplan                      ExitPlanMode {plan: PlanText}; first, when the
+//	                              CLI defers ExitPlanMode (2.1.332), Write {file_path:
+//	                              the plan file plan mode names, content: PlanText},
+//	                              and ExitPlanMode after its result
 //	ask                           AskUserQuestion {questions: [AskedQuestion, with the
 //	                              options AskedOptions]}
 //	todo                          TaskCreate {subject: "Write the tests", description,
@@ -81,6 +86,9 @@ func directives(req Request) Reply {
 			return Reply{Blocks: []Block{{Type: "tool_use", Name: "TaskUpdate",
 				Input: map[string]any{"taskId": id, "status": "in_progress"}}}}
 		}
+		if isPlanFile(req.toolInput(first.ToolUseID)) && !first.IsError {
+			return exitPlan()
+		}
 		return textReply(FinalTextPrefix + directive.Echo(first.Content))
 	}
 	text := req.LastText
@@ -99,7 +107,10 @@ func directives(req Request) Reply {
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "Edit",
 			Input: map[string]any{"file_path": d.Path, "old_string": d.Old, "new_string": d.New}}}}
 	case directive.ExitPlan:
-		return Reply{Blocks: []Block{{Type: "tool_use", Name: "ExitPlanMode", Input: map[string]any{"plan": PlanText}}}}
+		if path := req.planFile(); path != "" && !req.Offers("ExitPlanMode") {
+			return Reply{Blocks: []Block{{Type: "tool_use", Name: "Write", Input: map[string]any{"file_path": path, "content": PlanText}}}}
+		}
+		return exitPlan()
 	case directive.Ask:
 		var opts []any
 		for _, o := range AskedOptions {
@@ -128,9 +139,61 @@ func directives(req Request) Reply {
 
 func textReply(s string) Reply { return Reply{Blocks: []Block{{Type: "text", Text: s}}} }
 
+func exitPlan() Reply {
+	return Reply{Blocks: []Block{{Type: "tool_use", Name: "ExitPlanMode", Input: map[string]any{"plan": PlanText}}}}
+}
+
+// planFileRE finds the plan file in plan mode's reminder: "No plan file
+// exists yet. You should create your plan at <path> using the Write
+// tool." (CLI 2.1.197 and 2.1.332).
+var planFileRE = regexp.MustCompile(`create your plan at (/\S+?\.md) using the Write tool`)
+
+// planFile is the plan file plan mode's reminder names, or "". A CLI that
+// defers ExitPlanMode behind ToolSearch (2.1.332) drops the plan the model
+// passes it and asks with the plan file's text instead, so the exitplan
+// directive writes the plan there first.
+func (r Request) planFile() string {
+	body, _ := json.Marshal(r.Raw["messages"]) // the path has no character JSON escapes
+	if m := planFileRE.FindStringSubmatch(string(body)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// isPlanFile reports whether a tool's input writes a plan file.
+func isPlanFile(in map[string]any) bool {
+	path, _ := in["file_path"].(string)
+	return strings.Contains(path, "/.claude/plans/") && strings.HasSuffix(path, ".md")
+}
+
+// Offers reports whether the request offers the model a tool of that name
+// with its schema (a deferred tool is only named in a reminder).
+func (r Request) Offers(tool string) bool {
+	tools, _ := r.Raw["tools"].([]any)
+	for _, t := range tools {
+		if t, _ := t.(map[string]any); t["name"] == tool {
+			return true
+		}
+	}
+	return false
+}
+
 // ToolName is the name of the tool_use block with that id in the
 // request's assistant messages (the latest first), or "".
 func (r Request) ToolName(toolUseID string) string {
+	name, _ := r.toolUse(toolUseID)
+	return name
+}
+
+// toolInput is the input of the tool_use block with that id, or nil.
+func (r Request) toolInput(toolUseID string) map[string]any {
+	_, in := r.toolUse(toolUseID)
+	return in
+}
+
+// toolUse is the name and input of the tool_use block with that id in the
+// request's assistant messages (the latest first).
+func (r Request) toolUse(toolUseID string) (string, map[string]any) {
 	msgs, _ := r.Raw["messages"].([]any)
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m, _ := msgs[i].(map[string]any)
@@ -141,9 +204,10 @@ func (r Request) ToolName(toolUseID string) string {
 		for _, b := range blocks {
 			if b, _ := b.(map[string]any); b["type"] == "tool_use" && b["id"] == toolUseID {
 				name, _ := b["name"].(string)
-				return name
+				in, _ := b["input"].(map[string]any)
+				return name, in
 			}
 		}
 	}
-	return ""
+	return "", nil
 }
