@@ -1,5 +1,8 @@
 // Package toolbin finds the pinned agent CLIs that end-to-end tests run,
-// as scripts/install-tools.sh installs them under the repository's .tools.
+// as scripts/install-tools.sh installs them under the repository's .tools,
+// or the ones their *_BIN variables name: scripts/test.sh --latest points
+// those at the newest CLIs, in .tools-latest, and sets ACPBRIDGE_LATEST=1
+// (see Latest).
 package toolbin
 
 import (
