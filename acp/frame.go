@@ -39,6 +39,7 @@ type input struct {
 	err   error         // why stdin ended (nil for EOF); set before ended is closed
 	track *tracker
 	order *arrivals
+	own   *ownCalls // the bridge's own requests, whose responses it takes
 	reply io.Writer
 	max   int
 	log   *slog.Logger
@@ -158,6 +159,9 @@ func (in *input) pass(line []byte, size int) error {
 		errors.As(err, &fe)
 		in.refuse(fe.id, fe.code, fe.message, fe.detail)
 		return nil
+	}
+	if env.Method == nil && in.own != nil && in.own.take(env.ID, trimmed) {
+		return nil // answers a request of the bridge's own, not the SDK's
 	}
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)

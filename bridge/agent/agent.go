@@ -259,6 +259,12 @@ type Events interface {
 	// turn's; when the turn is cancelled the ask resolves as cancelled.
 	RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error)
 
+	// AskQuestion puts an agent's question about a tool call it has
+	// announced (call names it) to the user, as RequestPermission does an
+	// ask: as a form where the client takes forms, else as a permission
+	// ask (AskAsPermission).
+	AskQuestion(ctx context.Context, call acp.ToolCallUpdate, q Question) (QuestionAnswer, error)
+
 	// ConfigChanged tells the bridge that Config changed by itself (say,
 	// the agent reported its models once it had started, or switched its
 	// own mode), so that it sends the client the session's config options
