@@ -170,6 +170,9 @@ func (in *input) pass(line []byte, size int) error {
 		trimmed = in.blobs.extract(env.ID, trimmed)
 	}
 	trimmed = in.order.seen(env, trimmed)
+	if env.ID == nil && isExtension(env.Method) {
+		trimmed = asNotification(trimmed)
+	}
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
 		if env.Method != nil {
 			in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)

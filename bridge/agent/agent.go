@@ -126,6 +126,12 @@ type SessionCaps struct {
 	// bridge's transcript is the history.
 	History func(ctx context.Context) ([]acp.SessionUpdate, error)
 
+	// Extension takes an extension method ("_…") the client sent about
+	// the session (its params name it, with the bridge's session id): a
+	// request (notify false), answered with its result, or a
+	// notification. Nil: the client is told the method is not found.
+	Extension func(ctx context.Context, method string, params json.RawMessage, notify bool) (json.RawMessage, error)
+
 	// Meta is what the agent has to say about how the session was opened
 	// (whether a reopened session's agent restored its own conversation,
 	// say), for the _meta of the session/new, load and resume answers.
