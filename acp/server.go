@@ -223,7 +223,9 @@ func (s *Server) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDele
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s.blobs.restore(req.Prompt)
 	arrived := s.order.enter(string(req.SessionId), arrival(&req))
-	sess, err := s.m.Get(ctx, string(req.SessionId))
+	// Not ctx: the SDK cancels a prompt's context when the session's next
+	// prompt comes, and a load in flight always ends.
+	sess, err := s.m.Get(context.WithoutCancel(ctx), string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
