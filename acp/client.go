@@ -12,6 +12,7 @@ import (
 type client struct {
 	*sdk.AgentSideConnection
 	out *lockedWriter
+	own *ownCalls
 }
 
 var _ bridge.Client = client{}

@@ -39,6 +39,7 @@ type input struct {
 	err   error         // why stdin ended (nil for EOF); set before ended is closed
 	track *tracker
 	order *arrivals
+	own   *ownCalls // the bridge's own requests, whose responses it takes
 	reply io.Writer
 	max   int
 	log   *slog.Logger
@@ -159,6 +160,9 @@ func (in *input) pass(line []byte, size int) error {
 		in.refuse(fe.id, fe.code, fe.message, fe.detail)
 		return nil
 	}
+	if env.Method == nil && in.own != nil && in.own.take(env.ID, trimmed) {
+		return nil // answers a request of the bridge's own, not the SDK's
+	}
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)
 	}
@@ -166,6 +170,9 @@ func (in *input) pass(line []byte, size int) error {
 		trimmed = in.blobs.extract(env.ID, trimmed)
 	}
 	trimmed = in.order.seen(env, trimmed)
+	if env.ID == nil && isExtension(env.Method) {
+		trimmed = asNotification(trimmed)
+	}
 	if in.log.Enabled(context.Background(), slog.LevelDebug) {
 		if env.Method != nil {
 			in.log.Debug("received", "method", strings.Trim(string(env.Method), `"`), "id", string(env.ID), "bytes", size)

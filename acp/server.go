@@ -28,6 +28,7 @@ type Server struct {
 	maxLine int
 	order   *arrivals
 	blobs   *blobs
+	own     *ownCalls
 
 	login Login
 
@@ -42,7 +43,7 @@ var (
 
 // NewServer returns a Server for m; version is reported in agentInfo.
 func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
-	s := &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs()}
+	s := &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs(), own: newOwnCalls()}
 	s.order.cancelPrompt = m.CancelPrompt
 	return s
 }
@@ -59,9 +60,10 @@ const DrainTimeout = 15 * time.Second
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := newLockedWriter(w)
 	in := guard(r, out, s.order, s.blobs, s.maxLine, s.log)
+	in.own = s.own
 	conn := sdk.NewAgentSideConnection(s, out, in)
 	conn.SetLogger(slog.New(quieter{s.log.Handler()}))
-	s.m.SetClient(client{conn, out})
+	s.m.SetClient(client{conn, out, s.own})
 	select {
 	case <-in.ended:
 		s.log.Debug("stdin ended; answering what was asked", "err", in.err) // set before ended closed
@@ -221,7 +223,9 @@ func (s *Server) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDele
 func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s.blobs.restore(req.Prompt)
 	arrived := s.order.enter(string(req.SessionId), arrival(&req))
-	sess, err := s.m.Get(ctx, string(req.SessionId))
+	// Not ctx: the SDK cancels a prompt's context when the session's next
+	// prompt comes, and a load in flight always ends.
+	sess, err := s.m.Get(context.WithoutCancel(ctx), string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}

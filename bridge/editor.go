@@ -25,6 +25,10 @@ type Peer interface {
 	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
 	CallExtension(ctx context.Context, method string, params any) (json.RawMessage, error)
 	NotifyExtension(ctx context.Context, method string, params any) error
+	// Elicit asks the user to fill a form (elicitation/create, mode form)
+	// about tool call callID of session sessionID, and returns what they
+	// did: "accept" with the content, "decline" or "cancel".
+	Elicit(ctx context.Context, sessionID, callID, message string, schema map[string]any) (action string, content map[string]any, err error)
 }
 
 // SetClientCapabilities records what the client offers (from its

@@ -154,18 +154,39 @@ func TestGet_waitsForALoadInFlight(t *testing.T) {
 	}
 }
 
-// reopened restarts the bridge on store st with backends bs and loads
-// session id.
-func reopened(t *testing.T, st *persist.Store, id string, bs ...agent.Backend) *Session {
+// forkReopened has backend b's bridge fork a session told "remember
+// apple", restarts the bridge before the fork's first prompt, loads the
+// fork in the new one and prompts it.
+func forkReopened(t *testing.T, b agent.Backend) *Session {
 	t.Helper()
-	m, err := NewManager(Config{Backends: bs, Default: bs[0].Info().Name, Store: st, Persist: PersistAlways})
+	ctx := context.Background()
+	st, err := persist.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.SetClient(&updatesClient{})
-	t.Cleanup(func() { m.Shutdown() })
-	s, err := m.Load(context.Background(), id, "/w", nil)
+	start := func() *Manager {
+		m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Store: st, Persist: PersistAlways})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetClient(&updatesClient{})
+		return m
+	}
+	m := start()
+	parent, _ := m.New(ctx, "/w", nil)
+	parent.Prompt(ctx, Arrival{}, text("remember apple"))
+	fork, err := m.Fork(ctx, parent.ID(), "/w", nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	m.Shutdown()
+	m = start()
+	t.Cleanup(func() { m.Shutdown() })
+	s, err := m.Load(ctx, fork.ID(), "/w", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, Arrival{}, text("what was it?")); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -176,54 +197,21 @@ func reopened(t *testing.T, st *persist.Store, id string, bs ...agent.Backend) *
 // native session again (the fork had not named its own yet), and one
 // that can't is told the conversation with the first prompt.
 func TestFork_reopenedBeforeItsFirstPrompt(t *testing.T) {
-	ctx := context.Background()
 	t.Run("native", func(t *testing.T) {
-		st, err := persist.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
 		b := &lazyBackend{}
-		m, _ := NewManager(Config{Backends: []agent.Backend{b}, Default: "lazy", Store: st, Persist: PersistAlways})
-		m.SetClient(&updatesClient{})
-		parent, _ := m.New(ctx, "/w", nil)
-		parent.Prompt(ctx, Arrival{}, text("remember apple"))
-		fork, err := m.Fork(ctx, parent.ID(), "/w", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Shutdown()
-		s := reopened(t, st, fork.ID(), b)
-		if _, err := s.Prompt(ctx, Arrival{}, text("what was it?")); err != nil {
-			t.Fatal(err)
-		}
+		forkReopened(t, b)
 		if got := b.forks[len(b.forks)-1]; got != "thread-1" {
 			t.Errorf("the reopened fork was opened forking %q, want the parent's thread-1", got)
 		}
 	})
 	t.Run("retold", func(t *testing.T) {
-		st, err := persist.Open(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
 		b := &echoBackend{name: "echo"}
-		m, _ := NewManager(Config{Backends: []agent.Backend{b}, Default: "echo", Store: st, Persist: PersistAlways})
-		m.SetClient(&updatesClient{})
-		parent, _ := m.New(ctx, "/w", nil)
-		parent.Prompt(ctx, Arrival{}, text("remember apple"))
-		fork, err := m.Fork(ctx, parent.ID(), "/w", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Shutdown()
-		s := reopened(t, st, fork.ID(), b)
-		if _, err := s.Prompt(ctx, Arrival{}, text("what was it?")); err != nil {
-			t.Fatal(err)
-		}
+		s := forkReopened(t, b)
 		sent := b.sent()
 		if last := sent[len(sent)-1]; !strings.Contains(last, agent.ForkIntro) || !strings.Contains(last, "remember apple") {
 			t.Errorf("the reopened fork's first prompt reached the agent as %q, want the conversation told first", last)
 		}
-		if _, err := s.Prompt(ctx, Arrival{}, text("again")); err != nil {
+		if _, err := s.Prompt(context.Background(), Arrival{}, text("again")); err != nil {
 			t.Fatal(err)
 		}
 		if sent := b.sent(); sent[len(sent)-1] != "again" {

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -453,6 +454,29 @@ func (m *Manager) CancelPrompt(id string, at Order) {
 	if s, _, _ := m.lookup(id); s != nil {
 		s.CancelPrompt(at)
 	}
+}
+
+// Extension passes an extension method the client sent to the session its
+// params name ("sessionId"), for its agent: a request (notify false),
+// answered with the agent's result, or a notification. A method no open
+// session's agent takes is not found.
+func (m *Manager) Extension(ctx context.Context, method string, params json.RawMessage, notify bool) (json.RawMessage, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(params, &p)
+	s, _, _ := m.lookup(p.SessionID)
+	if s == nil {
+		return nil, acp.NewMethodNotFound(method)
+	}
+	s.mu.Lock()
+	n := s.native
+	s.mu.Unlock()
+	ext := capsOf(n).Extension
+	if ext == nil {
+		return nil, acp.NewMethodNotFound(method)
+	}
+	return ext(ctx, method, params, notify)
 }
 
 // lookup returns the live session id, or, while it is being opened, what

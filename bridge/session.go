@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -205,6 +206,23 @@ func (e events) Update(u acp.SessionUpdate) {
 }
 
 func (e events) UpdateRaw(u json.RawMessage) { e.s.deliverRaw(u) }
+
+// AskQuestion asks as a form where the client takes forms
+// (clientCapabilities.elicitation.form), else as a permission ask.
+func (e events) AskQuestion(ctx context.Context, call acp.ToolCallUpdate, q agent.Question) (agent.QuestionAnswer, error) {
+	p, caps := e.s.m.peer(), e.s.m.clientCapabilities()
+	if p == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil {
+		return agent.AskAsPermission(ctx, e.RequestPermission, call, q)
+	}
+	if ctx.Err() != nil {
+		return agent.QuestionAnswer{Cancelled: true}, nil
+	}
+	action, content, err := p.Elicit(ctx, e.s.id, string(call.ToolCallId), cmp.Or(q.Text, q.Header), questionForm(q))
+	if err != nil || ctx.Err() != nil {
+		return agent.QuestionAnswer{Cancelled: err == nil}, err
+	}
+	return formAnswer(q, action, content), nil
+}
 
 func (e events) ConfigChanged() {
 	e.s.deliver(acp.SessionUpdate{ConfigOptionUpdate: &acp.SessionConfigOptionUpdate{ConfigOptions: e.s.State().ConfigOptions}})

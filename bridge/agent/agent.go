@@ -126,6 +126,12 @@ type SessionCaps struct {
 	// bridge's transcript is the history.
 	History func(ctx context.Context) ([]acp.SessionUpdate, error)
 
+	// Extension takes an extension method ("_…") the client sent about
+	// the session (its params name it, with the bridge's session id): a
+	// request (notify false), answered with its result, or a
+	// notification. Nil: the client is told the method is not found.
+	Extension func(ctx context.Context, method string, params json.RawMessage, notify bool) (json.RawMessage, error)
+
 	// Meta is what the agent has to say about how the session was opened
 	// (whether a reopened session's agent restored its own conversation,
 	// say), for the _meta of the session/new, load and resume answers.
@@ -258,6 +264,12 @@ type Events interface {
 	// has already announced with a tool_call update. ctx should be the
 	// turn's; when the turn is cancelled the ask resolves as cancelled.
 	RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error)
+
+	// AskQuestion puts an agent's question about a tool call it has
+	// announced (call names it) to the user, as RequestPermission does an
+	// ask: as a form where the client takes forms, else as a permission
+	// ask (AskAsPermission).
+	AskQuestion(ctx context.Context, call acp.ToolCallUpdate, q Question) (QuestionAnswer, error)
 
 	// ConfigChanged tells the bridge that Config changed by itself (say,
 	// the agent reported its models once it had started, or switched its

@@ -22,6 +22,7 @@
 // the editor and the transcript as it came, instead of being decoded as
 // another kind; an extension notification reaches the editor as a
 // notification. Updates of the kinds the SDK knows go through its types,
-// which keep _meta but drop fields they don't have. Extension methods the
-// editor sends are not passed to the downstream.
+// which keep _meta but drop fields they don't have. The editor's extension
+// methods about a session go to the downstream (SessionCaps.Extension),
+// requests as requests and notifications as notifications.
 package acpagent

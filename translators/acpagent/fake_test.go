@@ -59,10 +59,21 @@ func runFake() int {
 	f := &fakeAgent{dir: os.Getenv("FAKE_ACP_DIR"), cancels: map[acp.SessionId]context.CancelFunc{},
 		modes: map[acp.SessionId]string{}, models: map[acp.SessionId]string{}, ready: make(chan struct{})}
 	f.out = &lockedOut{w: os.Stdout}
-	f.conn = acp.NewAgentSideConnection(f, f.out, os.Stdin)
+	var in io.Reader = os.Stdin
+	if log, err := os.OpenFile(filepath.Join(f.dir, "stdin.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+		defer log.Close()
+		in = io.TeeReader(os.Stdin, log) // what it was sent, as it was sent
+	}
+	f.conn = acp.NewAgentSideConnection(f, f.out, in)
 	close(f.ready)
 	<-f.conn.Done()
 	return 0
+}
+
+// HandleExtensionMethod answers an extension request with what it was
+// sent.
+func (f *fakeAgent) HandleExtensionMethod(_ context.Context, method string, params json.RawMessage) (any, error) {
+	return map[string]any{"method": method, "params": params}, nil
 }
 
 func (f *fakeAgent) Initialize(_ context.Context, r acp.InitializeRequest) (acp.InitializeResponse, error) {

@@ -2,11 +2,15 @@ package acpagent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -94,4 +98,46 @@ func FuzzRewrite(f *testing.F) {
 			t.Errorf("rewrite(%s) = %s, not JSON", line, out)
 		}
 	})
+}
+
+// The editor's extension methods about a session reach the downstream
+// naming its own session: a request as a request, answered with its
+// answer; a notification as a notification.
+func TestProxy_editorExtensionMethodsReachTheAgent(t *testing.T) {
+	f := newFake(t)
+	e := editortest.StartEditor(t, f.backend(), t.TempDir(), bridge.PersistAlways)
+	id := e.NewSession(t.TempDir())
+	prompt(t, e, id, "hello") // the downstream session is open
+	out, err := e.CS.CallExtension(e.Ctx(), "_zed/ping", map[string]any{"sessionId": id, "n": 1})
+	if err != nil || !strings.Contains(string(out), `"method":"_zed/ping"`) || strings.Contains(string(out), string(id)) {
+		t.Errorf("extension request answered %s, %v; want the agent's answer, naming its own session", out, err)
+	}
+	if err := e.CS.NotifyExtension(e.Ctx(), "_zed/hello", map[string]any{"sessionId": id}); err != nil {
+		t.Fatal(err)
+	}
+	var log []byte
+	for deadline := time.Now().Add(nativetest.WaitGuard); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if log, _ = os.ReadFile(filepath.Join(f.dir, "stdin.log")); strings.Contains(string(log), "_zed/hello") {
+			break
+		}
+	}
+	var req, note map[string]any
+	for _, line := range strings.Split(string(log), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		switch m["method"] {
+		case "_zed/ping":
+			req = m
+		case "_zed/hello":
+			note = m
+		}
+	}
+	if req == nil || req["id"] == nil {
+		t.Errorf("the agent got the request as %v, want a request", req)
+	}
+	if _, hasID := note["id"]; note == nil || hasID {
+		t.Errorf("the agent got the notification as %v, want a notification", note)
+	}
 }

@@ -151,9 +151,34 @@ func mcp(servers []acp.McpServer) []acp.McpServer {
 }
 
 // Caps: the session's Meta says how it was opened on the downstream, and
-// whether its conversation reaches the agent. The bridge's transcript is
-// its history.
-func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{Meta: s.meta()} }
+// whether its conversation reaches the agent; the editor's extension
+// methods about it go to the downstream. The bridge's transcript is its
+// history.
+func (s *session) Caps() agent.SessionCaps {
+	return agent.SessionCaps{Meta: s.meta(), Extension: s.extension}
+}
+
+// extension passes an extension method the editor sent about the session
+// to the downstream, naming the downstream's session: a request as a
+// request, a notification as a notification.
+func (s *session) extension(ctx context.Context, method string, params json.RawMessage, notify bool) (json.RawMessage, error) {
+	c, err := s.att.Server(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	id := s.id
+	s.mu.Unlock()
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(params, &obj) == nil && obj != nil {
+		obj["sessionId"], _ = json.Marshal(id)
+		params, _ = json.Marshal(obj)
+	}
+	if notify {
+		return nil, c.cs.NotifyExtension(ctx, method, params)
+	}
+	return c.cs.CallExtension(ctx, method, params)
+}
 
 func (s *session) meta() map[string]any {
 	s.mu.Lock()

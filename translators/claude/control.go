@@ -145,13 +145,13 @@ func (s *session) question(ctx context.Context, p *proc.Process, id string, req 
 }
 
 // questions are AskUserQuestion's well-formed questions.
-func questions(input map[string]any) []agentkit.Question {
-	var out []agentkit.Question
+func questions(input map[string]any) []agent.Question {
+	var out []agent.Question
 	for _, q := range agentkit.Input(input).Objects("questions") {
-		aq := agentkit.Question{Text: q.Str("question"), Header: q.Str("header")}
+		aq := agent.Question{Text: q.Str("question"), Header: q.Str("header")}
 		for _, o := range q.Objects("options") {
 			if o.Str("label") != "" {
-				aq.Options = append(aq.Options, agentkit.QuestionOption{Label: o.Str("label"), Description: o.Str("description")})
+				aq.Options = append(aq.Options, agent.QuestionOption{Label: o.Str("label"), Description: o.Str("description")})
 			}
 		}
 		if aq.Text != "" && len(aq.Options) > 0 {

@@ -474,6 +474,30 @@ func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
 	}
 }
 
+// To an editor that takes forms, AskUserQuestion is a form (ACP's
+// elicitation/create) whose one field's values are the answers, and the
+// answer filled in reaches Claude as the tool's answer; no permission is
+// asked.
+func TestE2E_askUserQuestionIsAFormWhereTheEditorTakesThem(t *testing.T) {
+	e, srv := realEditorOffering(t, t.TempDir(), t.TempDir(), acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{Form: &acp.ElicitationFormCapabilities{}}})
+	e.Client.Elicit = func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse {
+		return acp.UnstableCreateElicitationResponse{Accept: &acp.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "Blue"}}}
+	}
+	id := e.NewSession(t.TempDir())
+	if r, err := e.Prompt(id, "ask please"); err != nil || r.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", r, err)
+	}
+	forms := e.Client.Elicited()
+	if len(forms) != 1 || forms[0].Form == nil || forms[0].Form.Message != fakemessages.AskedQuestion || len(e.Client.Asks()) != 0 {
+		t.Fatalf("forms %+v and %d permission asks; want one form with the question", forms, len(e.Client.Asks()))
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	if len(last.Results) == 0 || !strings.Contains(last.Results[0].Content, "Blue") || last.Results[0].IsError {
+		t.Errorf("the tool result Claude sent the model: %+v; want the answer Blue", last.Results)
+	}
+}
+
 // An ask the client answers cancelled ends the turn cancelled, and the
 // command never runs.
 func TestE2E_askAnsweredCancelledCancelsTheTurn(t *testing.T) {

@@ -123,6 +123,7 @@ func TestE2E_sharedServer(t *testing.T) {
 		{"editsThroughTheEditor", e2eEditsThroughTheEditor},
 		{"todoIsThePlan", e2eTodoIsThePlan},
 		{"questionIsAChoice", e2eQuestionIsAChoice},
+		{"questionIsAFormWhereTheEditorTakesThem", e2eQuestionIsAForm},
 		{"imageReachesTheModel", e2eImageReachesTheModel},
 		{"cancelThenTheNextTurn", e2eCancelThenTheNextTurn},
 		{"modelError", e2eModelError},
@@ -242,6 +243,25 @@ func e2eQuestionIsAChoice(t *testing.T) {
 	asks := e.Client.Asks()
 	if len(asks) != 1 || len(asks[0].Options) != 3 || asks[0].Options[1].OptionId != "answer-1" {
 		t.Fatalf("asks %+v; want the question with red, blue and a way out", asks)
+	}
+	if !strings.Contains(lastResult(w), `"blue"`) {
+		t.Errorf("the model got %q; want the answer blue", lastResult(w))
+	}
+}
+
+// e2eQuestionIsAForm: to an editor that takes forms, OpenCode's question is
+// an elicitation form, and the answer filled in reaches the model.
+func e2eQuestionIsAForm(t *testing.T) {
+	e, w := sharedEditorOffering(t, acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{Form: &acp.ElicitationFormCapabilities{}}})
+	e.Client.Elicit = func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse {
+		return acp.UnstableCreateElicitationResponse{Accept: &acp.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "blue"}}}
+	}
+	id := e.NewSession(workspace(t))
+	if _, err := e.Prompt(id, "ask"); err != nil {
+		t.Fatal(err)
+	}
+	if forms := e.Client.Elicited(); len(forms) != 1 || len(e.Client.Asks()) != 0 {
+		t.Fatalf("forms %+v and %d permission asks; want one form", forms, len(e.Client.Asks()))
 	}
 	if !strings.Contains(lastResult(w), `"blue"`) {
 		t.Errorf("the model got %q; want the answer blue", lastResult(w))

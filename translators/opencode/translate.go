@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -142,10 +143,10 @@ type Question struct {
 }
 
 // question is q as the toolkit asks it.
-func (q Question) question() agentkit.Question {
-	aq := agentkit.Question{Text: q.Question, Header: q.Header}
+func (q Question) question() agent.Question {
+	aq := agent.Question{Text: q.Question, Header: q.Header}
 	for _, o := range q.Options {
-		aq.Options = append(aq.Options, agentkit.QuestionOption{Label: o.Label, Description: o.Description})
+		aq.Options = append(aq.Options, agent.QuestionOption{Label: o.Label, Description: o.Description})
 	}
 	return aq
 }

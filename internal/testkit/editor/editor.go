@@ -255,6 +255,10 @@ type Client struct {
 	Files   map[string]string
 	calls   []string
 	terms   map[string]string
+	// Elicit, if set, answers elicitation/create (the client must offer
+	// elicitation.form at initialize); Elicited keeps what was asked.
+	Elicit   func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse
+	elicited []acp.UnstableCreateElicitationRequest
 	// OnUpdate, if set, sees each update as it arrives (benchmarks time
 	// them); set it before the first session.
 	OnUpdate func(acp.SessionNotification)
@@ -397,6 +401,25 @@ func (c *Client) SetPolicy(p Policy) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.policy = p
+}
+
+// UnstableCreateElicitation answers a form with Elicit, keeping what was
+// asked; without Elicit, the method is not found.
+func (c *Client) UnstableCreateElicitation(_ context.Context, r acp.UnstableCreateElicitationRequest) (acp.UnstableCreateElicitationResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.Elicit == nil {
+		return acp.UnstableCreateElicitationResponse{}, acp.NewMethodNotFound(acp.ClientMethodElicitationCreate)
+	}
+	c.elicited = append(c.elicited, r)
+	return c.Elicit(r), nil
+}
+
+// Elicited returns the forms the client was asked to fill.
+func (c *Client) Elicited() []acp.UnstableCreateElicitationRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.elicited)
 }
 
 func (c *Client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {

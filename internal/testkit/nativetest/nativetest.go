@@ -174,6 +174,12 @@ func (e *Recorder) RequestPermission(ctx context.Context, call acp.ToolCallUpdat
 	return acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(e.choice)), nil
 }
 
+// AskQuestion asks as a permission ask, as the bridge does a client that
+// takes no forms: Answer or the choice answer it.
+func (e *Recorder) AskQuestion(ctx context.Context, call acp.ToolCallUpdate, q agent.Question) (agent.QuestionAnswer, error) {
+	return agent.AskAsPermission(ctx, e.RequestPermission, call, q)
+}
+
 // UpdateRaw keeps an update of a kind ACP's types here don't know.
 func (e *Recorder) UpdateRaw(u json.RawMessage) {
 	e.mu.Lock()

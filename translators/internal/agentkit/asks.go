@@ -46,17 +46,27 @@ func (a Answer) Chosen() string {
 // Ask puts the agent's ask key (unique among the session's pending asks)
 // about call to the client, and waits for the answer. ctx is the turn's.
 func (as *Asks) Ask(ctx context.Context, key string, call acp.ToolCallUpdate, options []acp.PermissionOption) Answer {
+	ctx, done := as.pend(ctx, key)
+	out, err := as.ev.RequestPermission(ctx, call, options)
+	return Answer{Outcome: out, Err: err, Withdrawn: done()}
+}
+
+// pend makes ask key pending under a context Withdraw ends, and returns
+// it with what to call once the client has answered: it reports whether
+// the ask was withdrawn meanwhile.
+func (as *Asks) pend(ctx context.Context, key string) (context.Context, func() (withdrawn bool)) {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	as.mu.Lock()
 	as.pending[key] = cancel
 	as.mu.Unlock()
-	out, err := as.ev.RequestPermission(ctx, call, options)
-	as.mu.Lock()
-	_, live := as.pending[key]
-	delete(as.pending, key)
-	as.mu.Unlock()
-	return Answer{Outcome: out, Err: err, Withdrawn: !live}
+	return ctx, func() bool {
+		defer cancel()
+		as.mu.Lock()
+		defer as.mu.Unlock()
+		_, live := as.pending[key]
+		delete(as.pending, key)
+		return !live
+	}
 }
 
 // Withdraw takes back one ask.
