@@ -971,3 +971,31 @@ func TestRealCLIStreamJSON(t *testing.T) {
 		t.Errorf("todo result %q", res["result"])
 	}
 }
+
+// exitplan: a CLI that offers ExitPlanMode gets it at once; one that
+// defers it (2.1.332) gets the plan written to the plan file plan mode
+// names first, and ExitPlanMode after that Write.
+func TestDirectivesExitPlan(t *testing.T) {
+	script := Directives()
+	const plan = "/h/.claude/plans/exitplan-calm-turtle.md"
+	reminder := text("<system-reminder>Plan mode is active.\n\n## Plan File Info:\nNo plan file exists yet. You should create your plan at " +
+		plan + " using the Write tool.\n</system-reminder>")
+	deferred := reqFor(userMsg(reminder, text("exitplan")))
+	want := Reply{Blocks: []Block{{Type: "tool_use", Name: "Write", Input: map[string]any{"file_path": plan, "content": PlanText}}}}
+	if got := script(deferred); !reflect.DeepEqual(got, want) {
+		t.Errorf("ExitPlanMode deferred:\n got %+v\nwant %+v", got, want)
+	}
+
+	offered := reqFor(userMsg(reminder, text("exitplan")))
+	offered.Raw["tools"] = []any{map[string]any{"name": "ExitPlanMode", "input_schema": map[string]any{}}}
+	if got := script(offered); !reflect.DeepEqual(got, exitPlan()) {
+		t.Errorf("ExitPlanMode offered: %+v", got)
+	}
+
+	write := map[string]any{"role": "assistant", "content": []any{
+		map[string]any{"type": "tool_use", "id": "t1", "name": "Write", "input": map[string]any{"file_path": plan, "content": PlanText}}}}
+	done := map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": "File created successfully at: " + plan}
+	if got := script(reqFor(userMsg(reminder, text("exitplan")), write, userMsg(done))); !reflect.DeepEqual(got, exitPlan()) {
+		t.Errorf("after the plan file's Write: %+v", got)
+	}
+}
