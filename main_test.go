@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/persist"
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -330,7 +331,7 @@ func TestRun_sigkillLeavesNothingBehind(t *testing.T) {
 		if time.Now().After(deadline) {
 			for _, pid := range left() { // don't leave them to the next test
 				n, _ := strconv.Atoi(strings.Fields(pid)[0])
-				syscall.Kill(n, syscall.SIGKILL)
+				testproc.Kill(n)
 			}
 			t.Fatalf("2 s after the bridge's SIGKILL these still run: %v", left())
 		}

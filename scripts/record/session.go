@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 )
 
@@ -100,8 +100,8 @@ type session struct {
 func (r *recorder) start(ctx context.Context, cl cli) (*session, error) {
 	cmd := exec.CommandContext(ctx, cl.path, cl.args...)
 	cmd.Dir, cmd.Env, cmd.Stderr = r.cwd, cl.env, r.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = testproc.GroupAttr()
+	cmd.Cancel = func() error { return testproc.KillGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = 5 * time.Second
 	s := &session{name: cl.name, cmd: cmd, logf: r.logf, readerDone: make(chan struct{})}
 	var err error

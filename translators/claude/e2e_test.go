@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -152,7 +152,7 @@ func TestE2E_spareProcess(t *testing.T) {
 	gone := func(pid int) bool {
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
-			if syscall.Kill(pid, 0) != nil {
+			if !testproc.Alive(pid) {
 				return true
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -166,7 +166,7 @@ func TestE2E_spareProcess(t *testing.T) {
 	if _, err := e.Prompt(id, "Say hello"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := b.spare.Peek(); ok || syscall.Kill(pid, 0) != nil {
+	if _, ok := b.spare.Peek(); ok || !testproc.Alive(pid) {
 		t.Errorf("the session did not take the spare claude (pid %d)", pid)
 	}
 	e.Stop()
@@ -327,7 +327,7 @@ func TestE2E_killedMidTurn(t *testing.T) {
 	e, _ := realEditor(t, t.TempDir())
 	cwd := t.TempDir()
 	id := e.NewSession(cwd)
-	editortest.CheckServerKilledMidTurn(t, e, id, "signal: killed", func() { syscall.Kill(processIn(t, cwd), syscall.SIGKILL) })
+	editortest.CheckServerKilledMidTurn(t, e, id, "signal: killed", func() { testproc.Kill(processIn(t, cwd)) })
 }
 
 // processIn finds the claude process working in dir.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -255,7 +255,7 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 	e, b := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
 	editortest.CheckServerKilledMidTurn(t, e, e.NewSession(t.TempDir()), "signal: killed", func() {
 		srv, _ := b.shared.Running()
-		syscall.Kill(srv.l.Pid(), syscall.SIGKILL)
+		testproc.Kill(srv.l.Pid())
 	})
 }
 

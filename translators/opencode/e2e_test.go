@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -317,7 +317,7 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 	e := editortest.StartEditor(t, b, t.TempDir(), bridge.PersistAuto)
 	editortest.CheckServerKilledMidTurn(t, e, e.NewSession(workspace(t)), "killed", func() {
 		srv, _ := b.shared.Running()
-		syscall.Kill(-srv.l.Pid(), syscall.SIGKILL)
+		testproc.KillGroup(srv.l.Pid())
 	})
 }
 

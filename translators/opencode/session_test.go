@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -859,8 +859,8 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 			t.Errorf("exit %s; want by SIGTERM", r.raw)
 		}
 	}
-	if err := syscall.Kill(w[0].Msg.Pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("the server's process %d is still there: %v", w[0].Msg.Pid, err)
+	if testproc.Alive(w[0].Msg.Pid) {
+		t.Errorf("the server's process %d is still there", w[0].Msg.Pid)
 	}
 	b.Close()
 	// The catalog was read: Open after Close returns a session, whose

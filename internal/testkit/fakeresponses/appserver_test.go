@@ -12,9 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 )
 
 // appServer is a minimal, synchronous client of `codex app-server` for
@@ -118,7 +119,7 @@ func (e *codexEnv) start(t *testing.T) *appServer {
 	cmd := exec.Command(e.bin, "app-server", "-c", "tools.update_plan={enabled=true}")
 	cmd.Dir = e.work
 	cmd.Env = Env(e.home, e.codexHome)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = testproc.GroupAttr()
 	a := &appServer{t: t, cmd: cmd, lines: make(chan rpcMsg, 1024), stderr: &syncBuffer{}, ctx: ctx, nextID: 1}
 	cmd.Stderr = a.stderr
 	var err error
@@ -163,7 +164,7 @@ func (e *codexEnv) start(t *testing.T) *appServer {
 				t.Errorf("codex app-server: %v\nstderr:\n%s", err, tail(a.stderr.String()))
 			}
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = testproc.KillGroup(cmd.Process.Pid)
 			<-exited
 			t.Errorf("codex app-server did not exit within 10s of stdin closing")
 		}

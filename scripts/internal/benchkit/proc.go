@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // ProcID names a process across pid reuse: its pid, its start time (in
@@ -150,14 +149,17 @@ func alive(ps []ProcID) []int {
 func killAll(root int, seen []ProcID) {
 	groups := map[int]bool{root: true}
 	for _, p := range seen {
-		if p.pgid > 1 && p.pgid != syscall.Getpgrp() {
+		if p.pgid > 1 && p.pgid != ownGroup() {
 			groups[p.pgid] = true
 		}
 	}
 	for g := range groups {
-		_ = syscall.Kill(-g, syscall.SIGKILL)
+		killGroup(g)
 	}
 	for _, pid := range alive(seen) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+			p.Release()
+		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
@@ -82,9 +81,11 @@ func (d Dirs) Start(argv, env []string, match string) (*Process, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = d.Cwd
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &Process{stderrPath: filepath.Join(d.Root, "stderr.log"), exited: make(chan struct{})}
 	var err error
+	if cmd.SysProcAttr, err = groupAttr(); err != nil {
+		return nil, err
+	}
+	p := &Process{stderrPath: filepath.Join(d.Root, "stderr.log"), exited: make(chan struct{})}
 	if p.Stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
