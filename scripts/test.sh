@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test.sh is the full test suite, from a fresh clone on a machine with Go and
 # npm: it installs the pinned tools the end-to-end tests drive (see
-# install-tools.sh), then runs gofmt, go vet, every test with the race
-# detector (end-to-end ones included, which fail rather than skip when their
-# tool is missing), and a short run of each fuzzer.
+# install-tools.sh), then runs gofmt, go vet, go vet for Windows and a
+# compile of every test binary for it, every test with the race detector
+# (end-to-end ones included, which fail rather than skip when their tool is
+# missing), and a short run of each fuzzer.
 #
 # It says what it is doing as it goes: one line per test package as it
 # finishes, with the real agent CLIs its end-to-end tests ran
@@ -18,9 +19,10 @@
 # .tools-latest/ (install-tools.sh --latest), points the end-to-end tests
 # at them (CLAUDE_BIN, CODEX_BIN, OPENCODE_BIN, AMP_BIN, and
 # ACPBRIDGE_LATEST=1, which lets the tests that check a pinned version
-# accept another), and runs go test -race; no gofmt, vet or fuzzing, which
-# no CLI changes. acpx and the ACP adapters stay pinned. What fails there
-# is the newest CLIs' drift from the pinned ones; CI runs the pinned lane.
+# accept another), and runs go test -race; no gofmt, vet, Windows build or
+# fuzzing, which no CLI changes. acpx and the ACP adapters stay pinned.
+# What fails there is the newest CLIs' drift from the pinned ones; CI runs
+# the pinned lane.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,6 +71,24 @@ if ((latest == 0)); then
 		exit 1
 	fi
 	go vet ./...
+	done_step
+fi
+
+if ((latest == 0)); then
+	# Windows is built here, never run: vet and every package's test binary
+	# compile for it (amd64; nothing in the module depends on the
+	# architecture), so that nothing Unix-only creeps into code that builds
+	# there. go test -c builds the packages side by side, into a temporary
+	# directory (about 250 MB).
+	step "Windows: GOOS=windows go vet ./..., and every package's test binary compiles"
+	GOOS=windows go vet ./...
+	wintests=$(mktemp -d)
+	if ! GOOS=windows GOARCH=amd64 go test -c -o "$wintests/" ./... >/dev/null; then
+		rm -rf "$wintests"
+		echo "test.sh: a test binary does not compile for Windows (above)" >&2
+		exit 1
+	fi
+	rm -rf "$wintests"
 	done_step
 fi
 

@@ -26,6 +26,8 @@
 //	acptest        a session's updates rendered as a conversation, option helpers
 //	golden         golden files and txtar transcripts (-update rewrites them)
 //	toolbin        finding the pinned agent CLIs in .tools, skipping loudly without one
+//	testproc       killing a process a test started (its process group on Unix), and whether
+//	               one is alive, the same on every OS the tests build for
 //
 // And tests that are no one package's:
 //

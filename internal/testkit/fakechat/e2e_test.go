@@ -1,5 +1,8 @@
 //go:build unix
 
+// Unix only: the test stops `opencode serve` with SIGTERM to its process
+// group, and checks that it exits by it.
+
 package fakechat
 
 import (

@@ -5,7 +5,8 @@
 // of a run over ACP or another protocol (Session, Measure, ACPSession),
 // and the statistics and table of the report (Repeat, Table, Median, Num).
 //
-// The process tree is followed through /proc, so it works on Linux only.
+// The process tree is followed through /proc, so it works on Linux only
+// (on Windows, Dirs.Start says it is not supported).
 package benchkit
 
 import (
