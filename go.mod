@@ -12,11 +12,11 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/tmaxmax/go-sse v0.12.0
 	golang.org/x/sync v0.24.0
+	golang.org/x/sys v0.49.0
 	golang.org/x/tools v0.52.0
 )
 
 require (
 	github.com/creachadair/mds v0.31.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )

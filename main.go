@@ -169,7 +169,7 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.agent, "agent", "mock", "agent for new sessions: "+strings.Join(builtinAgents, ", ")+", a name from the agents file, or auto (the first of claude, codex, opencode, amp installed here, else mock)")
 	fs.StringVar(&o.agentsFile, "agents", "", "ACP agents by name, as Zed's agent_servers (default $XDG_CONFIG_HOME/acpbridge/agents.json)")
-	fs.StringVar(&o.stateDir, "state-dir", "", "where transcripts live (env ACPBRIDGE_STATE_DIR; default $XDG_STATE_HOME/acpbridge or ~/.local/state/acpbridge)")
+	fs.StringVar(&o.stateDir, "state-dir", "", "where transcripts live (env ACPBRIDGE_STATE_DIR; default $XDG_STATE_HOME/acpbridge or ~/.local/state/acpbridge; on Windows %LOCALAPPDATA%\\acpbridge)")
 	fs.StringVar(&o.persist, "persist", "auto", "which transcripts to keep: auto, always or never (see README)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
@@ -236,6 +236,10 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	if o.agent == "acp" && len(o.command) == 0 {
 		return bridge.Config{}, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
 	}
+	if o.shared > 0 && runtime.GOOS == "windows" {
+		log.Warn("--shared is off on Windows (its daemons need Unix sockets and flock): every bridge starts its own servers")
+		o.shared = 0
+	}
 	all := append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries}), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
@@ -294,13 +298,20 @@ func knownAgent(name string, all []agent.Backend) error {
 }
 
 // stateDir resolves --state-dir, then ACPBRIDGE_STATE_DIR, then the XDG
-// state directory.
+// state directory (on Windows %LOCALAPPDATA%\acpbridge).
 func stateDir(flag string) (string, error) {
 	if flag != "" {
 		return filepath.Abs(flag)
 	}
 	if d := os.Getenv("ACPBRIDGE_STATE_DIR"); d != "" {
 		return filepath.Abs(d)
+	}
+	if runtime.GOOS == "windows" {
+		d, err := os.UserCacheDir() // %LocalAppData%
+		if err != nil {
+			return "", fmt.Errorf("finding the state directory (set --state-dir): %w", err)
+		}
+		return filepath.Join(d, "acpbridge"), nil
 	}
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "acpbridge"), nil

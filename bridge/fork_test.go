@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
@@ -14,9 +15,9 @@ import (
 
 // lazyBackend is an agent like codex: it forks its own sessions, keeps
 // their history, and names a session only at its first turn. Its Open
-// waits while gate is held.
+// waits while gate is open.
 type lazyBackend struct {
-	gate  sync.RWMutex
+	gate  chan struct{} // if set, Open waits until it is closed
 	mu    sync.Mutex
 	forks []string
 }
@@ -26,8 +27,9 @@ func (b *lazyBackend) Info() agent.Info {
 }
 func (b *lazyBackend) Close() error { return nil }
 func (b *lazyBackend) Open(_ context.Context, opts agent.OpenOptions, _ agent.Events) (agent.Native, error) {
-	b.gate.RLock()
-	defer b.gate.RUnlock()
+	if b.gate != nil {
+		<-b.gate
+	}
 	b.mu.Lock()
 	b.forks = append(b.forks, opts.ForkOf)
 	b.mu.Unlock()
@@ -101,57 +103,55 @@ func TestFork_emptySessionOfAnAgentThatKeepsItsHistory(t *testing.T) {
 // prompt waits for a running turn) instead of answering "not open", and a
 // cancel sent meanwhile applies once it is open.
 func TestGet_waitsForALoadInFlight(t *testing.T) {
-	b := &lazyBackend{}
-	m := lazyManager(t, b)
-	ctx := context.Background()
-	s, err := m.New(ctx, "/w", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := s.ID()
-	if err := m.Close(ctx, id); err != nil {
-		t.Fatal(err)
-	}
-	b.gate.Lock() // the load's Open waits
-	loaded := make(chan error, 1)
-	go func() {
-		_, err := m.Load(ctx, id, "/w", nil)
-		loaded <- err
-	}()
-	for {
-		if _, opening, _ := m.lookup(id); opening != nil {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		b := &lazyBackend{}
+		m := lazyManager(t, b)
+		ctx := context.Background()
+		s, err := m.New(ctx, "/w", nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	got := make(chan error, 1)
-	go func() {
-		_, err := m.Get(ctx, id)
-		got <- err
-	}()
-	m.Cancel(id, 5)
-	select {
-	case err := <-got:
-		t.Fatalf("Get answered %v while the load ran, want it to wait", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	b.gate.Unlock()
-	if err := <-loaded; err != nil {
-		t.Fatal(err)
-	}
-	if err := <-got; err != nil {
-		t.Fatalf("Get after the load: %v", err)
-	}
-	live, _ := m.Get(ctx, id)
-	res, err := live.Prompt(ctx, Arrival{At: 3}, []acp.ContentBlock{acp.TextBlock("sent before the cancel")})
-	if err != nil || res.StopReason != acp.StopReasonCancelled {
-		t.Errorf("a prompt that arrived before a cancel sent during the load: %v %v, want cancelled", res.StopReason, err)
-	}
-	short, cancel := context.WithTimeout(ctx, time.Millisecond)
-	defer cancel()
-	if _, err := m.Get(short, "00000000-0000-4000-8000-000000000000"); err == nil {
-		t.Error("Get of a session nobody opens succeeded")
-	}
+		id := s.ID()
+		if err := m.Close(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		b.gate = make(chan struct{}) // the load's Open waits
+		loaded := make(chan error, 1)
+		go func() {
+			_, err := m.Load(ctx, id, "/w", nil)
+			loaded <- err
+		}()
+		synctest.Wait()
+		got := make(chan error, 1)
+		go func() {
+			_, err := m.Get(ctx, id)
+			got <- err
+		}()
+		m.Cancel(id, 5)
+		synctest.Wait()
+		select {
+		case err := <-got:
+			t.Fatalf("Get answered %v while the load ran, want it to wait", err)
+		default:
+		}
+		close(b.gate)
+		if err := <-loaded; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("Get after the load: %v", err)
+		}
+		live, _ := m.Get(ctx, id)
+		res, err := live.Prompt(ctx, Arrival{At: 3}, []acp.ContentBlock{acp.TextBlock("sent before the cancel")})
+		if err != nil || res.StopReason != acp.StopReasonCancelled {
+			t.Errorf("a prompt that arrived before a cancel sent during the load: %v %v, want cancelled", res.StopReason, err)
+		}
+		short, cancel := context.WithTimeout(ctx, time.Millisecond)
+		defer cancel()
+		if _, err := m.Get(short, "00000000-0000-4000-8000-000000000000"); err == nil {
+			t.Error("Get of a session nobody opens succeeded")
+		}
+	})
 }
 
 // forkReopened has backend b's bridge fork a session told "remember

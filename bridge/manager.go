@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -574,9 +575,24 @@ func (m *Manager) Shutdown() error {
 
 func checkCwd(cwd string) error {
 	if !filepath.IsAbs(cwd) {
-		return fmt.Errorf("%w: cwd %q is not an absolute path", agent.ErrInvalidParams, cwd)
+		return fmt.Errorf("%w: cwd %q %s", agent.ErrInvalidParams, cwd, notAbs(cwd, runtime.GOOS))
 	}
 	return nil
+}
+
+// notAbs says what is wrong with cwd, which is not absolute on goos: a
+// path of the other family (C:\work on Unix, /work on Windows) is not
+// translated, since the client and the agents must agree on it.
+func notAbs(cwd, goos string) string {
+	windows := len(cwd) >= 2 && cwd[1] == ':' && ('a' <= cwd[0]|0x20 && cwd[0]|0x20 <= 'z') ||
+		strings.HasPrefix(cwd, `\\`)
+	switch {
+	case goos != "windows" && windows:
+		return "is a Windows path; this acpbridge runs on " + goos
+	case goos == "windows" && strings.HasPrefix(cwd, "/"):
+		return "is a POSIX path; this acpbridge runs on windows"
+	}
+	return "is not an absolute path"
 }
 
 // newID returns a random (version 4) UUID: session and message ids.

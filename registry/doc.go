@@ -5,5 +5,6 @@
 // own rules: the manifest against the registry's JSON schema (vendored in
 // testdata from agentclientprotocol/registry at 3de1678) and the checks
 // its build script runs (versions in the URLs, a 16x16 monochrome icon),
-// and a release built for this machine end to end.
+// and a release built for this machine end to end, with the windows/amd64
+// zip (acpbridge.exe, checked as a Windows executable, not run).
 package registry

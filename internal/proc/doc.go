@@ -21,8 +21,11 @@
 //   - stopped by a ladder Grace apart: stdin closed, SIGTERM to the group,
 //     SIGKILL to the group; then what is left of the group gets SIGTERM.
 //
-// Windows has no process groups or SIGTERM: a child is killed alone, at
-// the ladder's last step.
+// Windows has no process groups or SIGTERM: each child is put in a Job
+// Object of its own that is killed when its handle closes
+// (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE), which the bridge does at the
+// child's exit and the system at the bridge's; the ladder's SIGKILL
+// terminates the job, and its SIGTERMs are skipped.
 //
 // A Process can also be handed to another program whole (Spec.Lend keeps
 // its stderr on a pipe; Process.Lend gives up the three pipes) and made

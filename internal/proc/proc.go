@@ -80,12 +80,13 @@ func Start(s Spec) (*Process, error) {
 		return nil, fmt.Errorf("starting %s: %w", s.Path, err)
 	}
 	p.pid = cmd.Process.Pid
+	contain(p.pid)
 	go p.wait(cmd.Wait)
 	return p, nil
 }
 
-// command is the command that runs s: in a group of its own, under the
-// supervisor if there is one.
+// command is the command that runs s: in a group of its own (a job on
+// Windows: contain), under the supervisor if there is one.
 func command(s Spec) *exec.Cmd {
 	path, args, wrapped := supervised(s.Path, s.Args)
 	cmd := exec.Command(path, args...)
@@ -134,6 +135,7 @@ func Adopt(path string, pid int, files []*os.File, exit func() error) *Process {
 // and lets the reader of Stdout drain it.
 func (p *Process) wait(wait func() error) {
 	p.status = wait()
+	release(p.pid)
 	close(p.done)
 	p.stdout.SetReadDeadline(time.Now().Add(DrainGrace))
 	time.AfterFunc(2*DrainGrace, func() { p.stdout.Close() })

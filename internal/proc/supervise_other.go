@@ -9,9 +9,10 @@ import (
 )
 
 // SuperviseCommand is the acpbridge subcommand that supervises an agent;
-// supervision is Linux-only (it needs a child subreaper): elsewhere an
+// supervision is Linux-only (it needs a child subreaper): on macOS an
 // agent's own process group is what the bridge stops, and a tool process
-// that left it may outlive a bridge killed with SIGKILL.
+// that left it may outlive a bridge killed with SIGKILL; on Windows the
+// agent's Job Object (contain) ends with the bridge.
 const SuperviseCommand = "__supervise"
 
 // SuperviseWith does nothing here: see SuperviseCommand.

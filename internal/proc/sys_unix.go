@@ -15,3 +15,9 @@ func SignalGroup(pid int, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// contain does nothing here: the child leads its own group (ChildAttr).
+func contain(int) {}
+
+// release does nothing here (see contain).
+func release(int) {}

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -175,8 +176,15 @@ type hooks struct {
 	closed   bool
 }
 
+// errNoHooks: the delegate is a shell script that reaches the bridge over
+// a Unix socket, neither of which this build sets up on Windows.
+var errNoHooks = errors.New("Amp's permission asks reach the editor through a hook that needs a Unix system, so they are off on Windows: choose the Bypass mode (every tool runs without asking) to use Amp here")
+
 // hooks starts the listener on first use.
 func (b *Backend) hooksUp() (*hooks, error) {
+	if runtime.GOOS == "windows" {
+		return nil, errNoHooks
+	}
 	return b.hooks.Get(func() (*hooks, error) {
 		dir, err := privateDir()
 		if err != nil {

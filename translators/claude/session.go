@@ -37,7 +37,8 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
-	// tasks answer the CLI's asks in the background; Close waits for them.
+	// tasks are the session's goroutines (starting the CLI, initializing
+	// it, answering its asks); Close waits for them.
 	tasks agentkit.Tasks
 
 	cfg   *agentkit.Settings
@@ -94,7 +95,7 @@ func newSettings(b *Backend) *agentkit.Settings {
 // warm starts the process in the background: session/new does not wait
 // for a spare to be taken (from a shared daemon still starting, say) or a
 // process to be spawned; the first prompt waits for it in ensure.
-func (s *session) warm() { go s.start() }
+func (s *session) warm() { s.tasks.Go(func() { s.start() }) }
 
 // start returns the running process, starting one (resuming the native
 // session if there is one) when there is none.
@@ -126,7 +127,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 	s.p, s.reading = p, make(chan struct{})
 	s.log.Debug("claude started", "pid", p.Pid(), "resume", s.nativeID)
 	go s.read(p, s.reading)
-	go s.initialize(p, s.ready)
+	s.tasks.Go(func() { s.initialize(p, s.ready) })
 	return p, s.ready
 }
 
@@ -220,7 +221,7 @@ func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 	close(ready)
 	if err != nil {
 		s.log.Warn("claude did not start", "err", err)
-		go p.Stop() // the next prompt starts another
+		p.Stop() // the next prompt starts another (this runs as one of the session's tasks)
 		return
 	}
 	s.commands(init.Commands)

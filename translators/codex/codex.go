@@ -32,6 +32,7 @@ type Backend struct {
 	sessions agentkit.Registry[*session] // by thread id
 	models   agentkit.Lazy[[]modelDoc]   // model/list
 	spare    agentkit.Spare[spareThread] // a thread started by Warm, by directory
+	warming  agentkit.Tasks              // Warm's; Close waits for them
 }
 
 // spareThread is a thread started ahead of need in the bridge's directory,
@@ -82,7 +83,7 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 		return nil, err
 	}
 	s := newSession(ctx, b, opts, ev)
-	go s.connect()
+	s.tasks.Go(func() { s.connect() })
 	return s, nil
 }
 
@@ -93,7 +94,7 @@ func (b *Backend) Warm(dir string) {
 	if err := b.Check(); err != nil {
 		return
 	}
-	go func() {
+	b.warming.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
 		srv, err := b.shared.Get(ctx)
@@ -107,7 +108,7 @@ func (b *Backend) Warm(dir string) {
 		if err != nil {
 			b.Log().Debug("warming codex up", "err", err)
 		}
-	}()
+	})
 }
 
 // startSpare starts a thread in dir with codex's own defaults, as a new
@@ -170,10 +171,17 @@ func (b *Backend) modelDocs() []modelDoc {
 
 // Close stops the server.
 func (b *Backend) Close() error {
-	b.spare.Close()
 	b.shared.Close()
+	if !b.warming.Wait(closeWait) {
+		b.Log().Warn("codex was still warming up as the backend closed")
+	}
+	b.spare.Close() // after Warm, which may have made one
 	return nil
 }
+
+// closeWait bounds Close's waits for the goroutines of a session or of
+// Warm: they end with their context or the server, so it is a guard.
+const closeWait = 5 * time.Second
 
 // server is a running app-server and its JSON-RPC client.
 type server struct {

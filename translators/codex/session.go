@@ -36,6 +36,9 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
+	// tasks are the session's goroutines (connecting, listing commands);
+	// Close waits for them.
+	tasks agentkit.Tasks
 
 	out *agentkit.Updates // serialises the translator and the updates it makes
 	tr  *Translator
@@ -134,7 +137,7 @@ func (s *session) attach(ctx context.Context, resume bool) (*server, error) {
 	s.mu.Unlock()
 	s.follow(res.Model, res.ReasoningEffort)
 	s.b.sessions.Add(res.Thread.ID, s)
-	go s.listCommands(s.life, srv) // not on the first turn's way: skills/list scans the directory
+	s.tasks.Go(func() { s.listCommands(s.life, srv) }) // not on the first turn's way: skills/list scans the directory
 	return srv, nil
 }
 
@@ -512,6 +515,9 @@ func decision(a agentkit.Answer) string {
 // Close forgets the thread (codex keeps it on disk for resume).
 func (s *session) Close() error {
 	s.end()
+	if !s.tasks.Wait(closeWait) {
+		s.log.Warn("a goroutine of the session was still running after it closed")
+	}
 	s.files.remove()
 	s.b.sessions.Remove(s.NativeID(), s)
 	if srv, ok := s.at.Current(); ok {

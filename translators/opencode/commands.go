@@ -67,10 +67,10 @@ func (s *session) sendCommand(srv *server, name, args string, changed map[string
 	if m, ok := body["model"].(map[string]any); ok {
 		body["model"] = m["providerID"].(string) + "/" + m["modelID"].(string) // this endpoint takes "provider/model"
 	}
-	go func() {
+	s.tasks.Go(func() {
 		err := srv.callLong(s.life, http.MethodPost, "/session/"+id+"/command", s.dir, body, nil)
 		if err != nil && s.life.Err() == nil && !errors.Is(err, context.Canceled) {
 			s.turns.End(&turnEnd{refused: err})
 		}
-	}()
+	})
 }

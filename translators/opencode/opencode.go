@@ -26,6 +26,7 @@ type Backend struct {
 	shared   agentkit.Shared[*server]
 	sessions agentkit.Registry[*session] // by OpenCode session id
 	cat      agentkit.Lazy[*catalog]     // agents and models
+	warming  agentkit.Tasks              // Warm's; Close waits for them
 }
 
 var _ agent.Backend = (*Backend)(nil)
@@ -69,7 +70,7 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 		return nil, err
 	}
 	s := newSession(ctx, b, cat, opts, mcp, ev)
-	go s.connect()
+	s.tasks.Go(s.connect)
 	return s, nil
 }
 
@@ -82,11 +83,11 @@ func (b *Backend) Warm(dir string) {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	go func() {
+	b.warming.Go(func() {
 		if _, err := b.catalog(context.Background(), dir); err != nil {
 			b.Log().Debug("warming opencode up", "err", err)
 		}
-	}()
+	})
 }
 
 // catalog starts the server if needed and reads its agents and models,
@@ -160,6 +161,9 @@ func (b *Backend) broadcast(dir string, ev Event) {
 // Close stops the server.
 func (b *Backend) Close() error {
 	b.shared.Close()
+	if !b.warming.Wait(closeWait) {
+		b.Log().Warn("opencode was still warming up as the backend closed")
+	}
 	return nil
 }
 

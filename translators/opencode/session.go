@@ -40,8 +40,8 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
-	// tasks answer the server's asks, and resync, in the background;
-	// Close waits for them.
+	// tasks are the session's goroutines (connecting, a command's call,
+	// answering the server's asks, resyncing); Close waits for them.
 	tasks agentkit.Tasks
 
 	cfg   *agentkit.Settings

@@ -218,7 +218,10 @@ type Executable struct {
 }
 
 // Find returns the executable's path, or an error that wraps
-// agent.ErrAgentUnavailable and says how to make it available.
+// agent.ErrAgentUnavailable and says how to make it available. On Windows
+// exec.LookPath tries PATHEXT's extensions (.com, .exe, .bat, .cmd by
+// default), so Name finds npm's claude.cmd shims as well as an .exe, and
+// a Path or override variable may leave the extension out.
 func (e Executable) Find() (string, error) {
 	var p string
 	var err error
