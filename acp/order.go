@@ -2,7 +2,6 @@ package acp
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -24,11 +23,9 @@ type arrivals struct {
 	mu      sync.Mutex
 	line    uint64
 	cancels map[string][]bridge.Order // by session id, oldest first
-	// prompts are those read whose handler has not yet queued them in
-	// their session (or been answered), by session id, oldest first;
-	// queued is signalled when one leaves.
-	prompts map[string][]pendingPrompt
-	byID    map[string]promptRef // prompts read and not yet answered, by request id key
+	// prompts are those read and not yet answered, by request id key;
+	// queued is signalled when one is queued in its session or answered.
+	prompts map[string]*promptRef
 	queued  *sync.Cond
 	closed  bool
 	// cancelPrompt cancels one prompt, running or queued, for a
@@ -38,18 +35,13 @@ type arrivals struct {
 
 // promptRef is a prompt read and not yet answered.
 type promptRef struct {
-	sid string
-	at  bridge.Order
-}
-
-// pendingPrompt is a prompt read but not yet in its session's queue.
-type pendingPrompt struct {
-	id string // request id key
-	at bridge.Order
+	sid    string
+	at     bridge.Order
+	queued bool // it holds its place in its session's queue
 }
 
 func newArrivals() *arrivals {
-	a := &arrivals{cancels: make(map[string][]bridge.Order), prompts: make(map[string][]pendingPrompt), byID: make(map[string]promptRef)}
+	a := &arrivals{cancels: make(map[string][]bridge.Order), prompts: make(map[string]*promptRef)}
 	a.queued = sync.NewCond(&a.mu)
 	return a
 }
@@ -95,9 +87,7 @@ func (a *arrivals) seen(env envelope, line []byte) []byte {
 	sid := p.Params.SessionID
 	switch {
 	case env.ID != nil && method == `"session/prompt"`:
-		k := idKey(env.ID)
-		a.prompts[sid] = append(a.prompts[sid], pendingPrompt{id: k, at: at})
-		a.byID[k] = promptRef{sid: sid, at: at}
+		a.prompts[idKey(env.ID)] = &promptRef{sid: sid, at: at}
 		return stamped(line, at)
 	case env.ID == nil && method == `"session/cancel"`:
 		a.cancels[sid] = append(a.cancels[sid], at)
@@ -111,10 +101,34 @@ func (a *arrivals) seen(env envelope, line []byte) []byte {
 func (a *arrivals) enter(sid string, at bridge.Order) bridge.Arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for !a.closed && at != 0 && len(a.prompts[sid]) > 0 && a.prompts[sid][0].at < at {
+	for !a.closed && at != 0 && a.earlierUnqueued(sid, at) {
 		a.queued.Wait()
 	}
-	return bridge.Arrival{At: at, Queued: func() { a.leave(sid, func(p pendingPrompt) bool { return p.at == at }) }}
+	return bridge.Arrival{At: at, Queued: func() { a.markQueued(sid, at) }}
+}
+
+// earlierUnqueued reports whether a prompt of session sid read before at
+// has not yet taken its place in the session's queue. a.mu must be held.
+func (a *arrivals) earlierUnqueued(sid string, at bridge.Order) bool {
+	for _, p := range a.prompts {
+		if p.sid == sid && p.at < at && !p.queued {
+			return true
+		}
+	}
+	return false
+}
+
+// markQueued notes that the prompt of session sid read at at holds its
+// place in the session's queue.
+func (a *arrivals) markQueued(sid string, at bridge.Order) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range a.prompts {
+		if p.sid == sid && p.at == at {
+			p.queued = true
+		}
+	}
+	a.queued.Broadcast()
 }
 
 // requested is the prompt a $/cancel_request line names, if it is one
@@ -128,35 +142,20 @@ func (a *arrivals) requested(line []byte) (promptRef, bool) {
 	if json.Unmarshal(line, &n) != nil || len(n.Params.RequestID) == 0 {
 		return promptRef{}, false
 	}
-	ref, ok := a.byID[idKey(n.Params.RequestID)]
-	return ref, ok
-}
-
-// leave forgets the session's pending prompts that match: they are in the
-// session's queue, or answered.
-func (a *arrivals) leave(sid string, match func(pendingPrompt) bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	q := slices.DeleteFunc(a.prompts[sid], match)
-	if len(q) == 0 {
-		delete(a.prompts, sid)
-	} else {
-		a.prompts[sid] = q
+	ref, ok := a.prompts[idKey(n.Params.RequestID)]
+	if !ok {
+		return promptRef{}, false
 	}
-	a.queued.Broadcast()
+	return *ref, true
 }
 
 // answered forgets a prompt once its response is written, whether or not
 // its handler queued it (the SDK answers bad params itself).
 func (a *arrivals) answered(id json.RawMessage) {
-	k := idKey(id)
 	a.mu.Lock()
-	ref, ok := a.byID[k]
-	delete(a.byID, k)
-	a.mu.Unlock()
-	if ok {
-		a.leave(ref.sid, func(p pendingPrompt) bool { return p.id == k })
-	}
+	defer a.mu.Unlock()
+	delete(a.prompts, idKey(id))
+	a.queued.Broadcast()
 }
 
 // close lets every prompt waiting in enter go: the connection is ending.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -16,13 +17,7 @@ type Peer interface {
 	// sparing session/load a decode and re-encode of every entry.
 	SessionUpdatesRaw(sessionID string, updates []json.RawMessage) error
 
-	ReadTextFile(ctx context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error)
-	WriteTextFile(ctx context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error)
-	CreateTerminal(ctx context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error)
-	TerminalOutput(ctx context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error)
-	WaitForTerminalExit(ctx context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error)
-	KillTerminal(ctx context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error)
-	ReleaseTerminal(ctx context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error)
+	agent.ClientMethods
 	CallExtension(ctx context.Context, method string, params any) (json.RawMessage, error)
 	NotifyExtension(ctx context.Context, method string, params any) error
 	// Elicit asks the user to fill a form (elicitation/create, mode form)
