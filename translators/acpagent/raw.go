@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -67,35 +68,56 @@ func rewrite(line []byte) []byte {
 	if !bytes.Contains(line, []byte(`"method"`)) {
 		return line // a response
 	}
+	// One pass reads what decides; what is handed on is read again only
+	// in the rare cases it is rewritten.
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		Params struct {
+			Update struct {
+				Kind *string `json:"sessionUpdate"`
+			} `json:"update"`
+		} `json:"params"`
 	}
-	if json.Unmarshal(line, &m) != nil || m.ID != nil {
+	var odd *json.UnmarshalTypeError // params of another shape: the rest is read all the same
+	if err := json.Unmarshal(line, &m); (err != nil && !errors.As(err, &odd)) || m.ID != nil {
 		return line // a request, or not JSON: the SDK says what is wrong with it
 	}
 	switch {
 	case strings.HasPrefix(m.Method, "_"):
-		return notification(notifyMethod, map[string]json.RawMessage{"method": quoted(m.Method), "params": m.Params})
-	case m.Method == "session/update":
-		return rawUpdate(line, m.Params)
+		return rewritten(line, func(params json.RawMessage) []byte {
+			return notification(notifyMethod, map[string]json.RawMessage{"method": quoted(m.Method), "params": params})
+		})
+	case m.Method == "session/update" && m.Params.Update.Kind != nil && !slices.Contains(sdkKinds, *m.Params.Update.Kind):
+		return rewritten(line, rawUpdate)
 	}
 	return line
 }
 
-// rawUpdate is a session/update line, or, for a kind the SDK does not
-// know, a rawUpdateMethod notification carrying the update as it came.
-func rawUpdate(line, params json.RawMessage) []byte {
+// rewritten is line rewritten by how from its params, or line if they
+// don't decode.
+func rewritten(line []byte, how func(params json.RawMessage) []byte) []byte {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return line
+	}
+	if out := how(m.Params); out != nil {
+		return out
+	}
+	return line
+}
+
+// rawUpdate is a rawUpdateMethod notification carrying a session/update's
+// update (of a kind the SDK does not know) as it came.
+func rawUpdate(params json.RawMessage) []byte {
 	var p struct {
 		SessionID json.RawMessage `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
 	}
-	var kind struct {
-		SessionUpdate string `json:"sessionUpdate"`
-	}
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.Update, &kind) != nil || slices.Contains(sdkKinds, kind.SessionUpdate) {
-		return line
+	if json.Unmarshal(params, &p) != nil {
+		return nil
 	}
 	return notification(rawUpdateMethod, map[string]json.RawMessage{"sessionId": p.SessionID, "update": p.Update})
 }

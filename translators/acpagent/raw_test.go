@@ -24,6 +24,8 @@ func TestRewrite(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"_auth/status_update","params":{"ok":true}}`,
 			`{"jsonrpc":"2.0","method":"_acpbridge/notification","params":{"method":"_auth/status_update","params":{"ok":true}}}`},
 		{`{"jsonrpc":"2.0","id":7,"method":"_fake/ping","params":{}}`, `{"jsonrpc":"2.0","id":7,"method":"_fake/ping","params":{}}`},
+		{`{"jsonrpc":"2.0","method":"_x/list","params":[1,2]}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/notification","params":{"method":"_x/list","params":[1,2]}}`},
 		{`{"method": garbage`, `{"method": garbage`},
 	} {
 		if got := strings.TrimSuffix(string(rewrite([]byte(c.in+"\n"))), "\n"); got != c.want {
