@@ -216,13 +216,14 @@ func (c *Conn) Delete(ctx context.Context, id string) error {
 }
 
 // mayEnd says why the connection may not close or delete session id:
-// only when it is live and attached to another.
+// only when it is live and attached to another that has not ended (a
+// session loaded for a connection as it ended stays attached to it).
 func (c *Conn) mayEnd(ctx context.Context, id string) error {
 	s, err := c.m.Get(ctx, id)
 	if err != nil {
 		return nil // Close and Delete say what is wrong
 	}
-	if owner := s.conn.Load(); owner != nil && owner != c {
+	if owner := s.conn.Load(); owner != nil && owner != c && owner.ctx.Err() == nil {
 		return c.owns(s)
 	}
 	return nil
