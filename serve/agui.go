@@ -104,7 +104,7 @@ func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sseHeaders(w)
 	if !streamSegment(r.Context(), w, seg) && !segmentDone(seg) && sess != nil {
-		sess.cancel() // the client went away: the turn is cancelled, and recorded so
+		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
 	}
 }
 
@@ -139,7 +139,7 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 		info.preface = []any{messagesSnapshot(history, last, prompting)}
 	}
 	if !prompting {
-		return idleRun(c, info)
+		return idleRun(c, info, c.sess.id)
 	}
 	prompt, err := aguiPrompt(*last)
 	if err != nil {
@@ -148,10 +148,10 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 	if created {
 		prompt = aguiToldHistory(in.Messages[:len(in.Messages)-1], prompt)
 	}
-	if err := h.chats.stopWaiting(ctx, c); err != nil {
+	if err := h.chats.settle(ctx, c); err != nil {
 		return nil, nil, err
 	}
-	seg, err := h.chats.start(c, prompt, newAGUIRun(), info)
+	seg, err := h.chats.start(c, prompt, newAGUIRun(c.sess.id), info)
 	if err == nil {
 		c.lastUser = last.ID
 	}
@@ -161,14 +161,15 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 // idleRun is a run with nothing to prompt: started and finished, with the
 // thread's messages if it was reopened. A thread that waits on interrupts
 // must be resumed instead.
-func idleRun(c *chat, info aguiSegment) (*segment, *psession, error) {
+func idleRun(c *chat, info aguiSegment, sessionID string) (*segment, *psession, error) {
 	if r := c.current(); r != nil {
 		return nil, nil, fmt.Errorf("%w: a turn of this thread is running or waits on an interrupt; resume it", errTurnRunning)
 	}
 	seg := newSegment(info)
 	seg.add(aguiEvent{Type: "RUN_STARTED", ThreadID: info.threadID, RunID: info.runID})
 	seg.add(info.preface...)
-	seg.add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: &aguiOutcome{Type: "success"}})
+	seg.add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: &aguiOutcome{Type: "success"},
+		Result: map[string]any{"sessionId": sessionID}})
 	seg.close()
 	return seg, nil, nil
 }

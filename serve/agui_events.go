@@ -92,6 +92,7 @@ type aguiSegment struct {
 // raw input as arguments and their output (content, raw output) as a
 // result, the plan the state's "plan". It is not safe for concurrent use.
 type aguiRun struct {
+	sessionID       string
 	seg             aguiSegment
 	text, reasoning uiPart
 	tools           map[sdk.ToolCallId]*uiTool
@@ -102,8 +103,8 @@ type aguiRun struct {
 	seq             int
 }
 
-func newAGUIRun() *aguiRun {
-	return &aguiRun{tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}}
+func newAGUIRun(sessionID string) *aguiRun {
+	return &aguiRun{sessionID: sessionID, tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}}
 }
 
 var _ translator = (*aguiRun)(nil)
@@ -321,7 +322,7 @@ func (t *aguiRun) end(e turnEnd) []any {
 			Outcome: &aguiOutcome{Type: "cancelled"}})
 	}
 	ev := aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
-		Outcome: &aguiOutcome{Type: "success"}, Result: map[string]any{"stopReason": e.resp.StopReason}}
+		Outcome: &aguiOutcome{Type: "success"}, Result: map[string]any{"stopReason": e.resp.StopReason, "sessionId": t.sessionID}}
 	if u := e.resp.Usage; u != nil {
 		ev.Usage = []aguiUsage{{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
 			ReasoningTokens: u.ThoughtTokens, CachedInputTokens: u.CachedReadTokens}}

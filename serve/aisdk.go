@@ -88,7 +88,7 @@ func (h *ChatHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	sseHeaders(w, "X-Vercel-Ai-Ui-Message-Stream", "v1")
 	if !streamSegment(r.Context(), w, seg) && !segmentDone(seg) {
-		sess.cancel() // the client went away: the turn is cancelled, and recorded so
+		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
 	}
 }
 
@@ -134,7 +134,7 @@ func (h *ChatHandler) begin(ctx context.Context, c *chat, req *chatRequest) (*se
 		}
 		prompt = toldHistory(req.Messages[:len(req.Messages)-1], prompt)
 	}
-	if err := h.chats.stopWaiting(ctx, c); err != nil {
+	if err := h.chats.settle(ctx, c); err != nil {
 		return nil, nil, err
 	}
 	seg, err := h.chats.start(c, prompt, newUIStream(c.sess.id, "msg_"+randomID()), nil)

@@ -342,8 +342,9 @@ type run struct {
 	done chan struct{} // closed when the pump has returned
 
 	// Under the chat's mu:
-	seg     *segment // being written, or the last one while waiting
-	waiting bool     // seg ended on an ask; the next segment continues
+	seg       *segment // being written, or the last one while waiting
+	waiting   bool     // seg ended on an ask; the next segment continues
+	abandoned bool     // cancelled because its client went away
 }
 
 // current is c's run, or nil.
@@ -391,27 +392,48 @@ func (cs *chats) resume(c *chat, info any, answer func(*psession) error) (*segme
 	return seg, nil
 }
 
-// stopWaiting cancels c's turn if it waits on an ask (answering the asks
-// cancelled), and waits for its pump, so that a new prompt can start; a
-// turn that streams is errTurnRunning. The caller holds c.op.
-func (cs *chats) stopWaiting(ctx context.Context, c *chat) error {
+// settleTimeout bounds how long a new prompt waits for the turn before it
+// to end once cancelled.
+const settleTimeout = 10 * time.Second
+
+// settle makes way for a new prompt: a turn of c that waits on an ask is
+// cancelled (its asks answered cancelled), and one cancelled so or by its
+// client's going away is waited for; a turn that streams is
+// errTurnRunning. The caller holds c.op.
+func (cs *chats) settle(ctx context.Context, c *chat) error {
 	c.mu.Lock()
 	r := c.run
-	waiting := r != nil && r.waiting
+	waiting, abandoned := r != nil && r.waiting, r != nil && r.abandoned
 	c.mu.Unlock()
 	if r == nil {
 		return nil
 	}
-	if !waiting {
+	if !waiting && !abandoned {
 		return errTurnRunning
 	}
-	c.sess.cancel()
+	if waiting {
+		c.sess.cancel()
+	}
+	timer := time.NewTimer(settleTimeout)
+	defer timer.Stop()
 	select {
 	case <-r.done:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	case <-timer.C:
+		return fmt.Errorf("%w: it was cancelled %v ago and has not ended", errTurnRunning, settleTimeout)
 	}
+}
+
+// abandon cancels c's turn, whose client went away mid-stream.
+func (cs *chats) abandon(c *chat, s *psession) {
+	c.mu.Lock()
+	if c.run != nil {
+		c.run.abandoned = true
+	}
+	c.mu.Unlock()
+	s.cancel()
 }
 
 // pump translates r's turn into segments until the turn ends: seg first,
