@@ -60,7 +60,9 @@ type uiApproval struct {
 }
 
 // isTool tells a tool part (static or dynamic).
-func (p uiPartIn) isTool() bool { return p.Type == "dynamic-tool" || strings.HasPrefix(p.Type, "tool-") }
+func (p uiPartIn) isTool() bool {
+	return p.Type == "dynamic-tool" || strings.HasPrefix(p.Type, "tool-")
+}
 
 // uiMessage is a UIMessage the bridge sends (GET /v1/sessions/{id}/messages).
 type uiMessage struct {

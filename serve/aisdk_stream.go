@@ -53,7 +53,7 @@ type uiStream struct {
 
 	text, reasoning uiPart
 	tools           map[sdk.ToolCallId]*uiTool
-	order           []sdk.ToolCallId // the tool calls, as they started
+	order           []sdk.ToolCallId        // the tool calls, as they started
 	asked           map[sdk.ToolCallId]*ask // the tool calls' permission asks
 	seq             int                     // numbers the parts
 }

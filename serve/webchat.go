@@ -212,7 +212,7 @@ func (cs *chats) Close() {
 type chat struct {
 	id string
 
-	op   sync.Mutex // serializes the set-up of the chat's requests; protects the fields below
+	op       sync.Mutex // serializes the set-up of the chat's requests; protects the fields below
 	rec      chatRecord
 	sess     *psession // nil until opened
 	lastUser string    // the last user message a run prompted (AG-UI sends them all every run)
