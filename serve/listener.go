@@ -59,6 +59,15 @@ type cappedConn struct {
 	release func()
 }
 
+// CloseWrite passes on to the connection's, which the HTTP server uses to
+// send an error (431, say) before it closes.
+func (c *cappedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
