@@ -217,8 +217,9 @@ func readPrivate(t *testing.T, path string) string {
 
 // TestServe_realAgentStopsWithIt runs acpbridge serve with an ACP agent
 // that is a process of its own (the test binary as a bridge, which leaves
-// a sleep in a session of its own): after a session is made over /acp,
-// SIGTERM ends the server within 5 s, exit 0, and neither process is left.
+// a sleep in a session of its own): with a session made over /acp and its
+// turn waiting on a permission ask, SIGTERM ends the server within 5 s,
+// exit 0, and neither process is left.
 func TestServe_realAgentStopsWithIt(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("SKIPPED: the processes are looked for in /proc")
@@ -236,13 +237,20 @@ func TestServe_realAgentStopsWithIt(t *testing.T) {
 			testproc.Kill(n)
 		}
 	})
-	if !newSessionOverACP(t, p, "test-token") {
-		return
+	conn, session := newSessionOverACP(t, p, "test-token")
+	// A turn that waits on a permission ask nobody answers runs at SIGTERM.
+	resp := p.request(t, "POST", "/acp", `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+session+`","prompt":[{"type":"text","text":"edit"}]}}`,
+		map[string]string{"Authorization": "Bearer test-token", "Content-Type": "application/json", "Acp-Connection-Id": conn, "Acp-Session-Id": session})
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("session/prompt: %s", resp.Status)
 	}
+	time.Sleep(300 * time.Millisecond)
 	if len(left()) != 2 {
 		t.Fatalf("with a session: processes %v, want the sleep and the inner agent", left())
 	}
-	if code, took := p.terminate(t); code != 0 {
+	code, took := p.terminate(t)
+	t.Logf("SIGTERM to exit: %v", took)
+	if code != 0 {
 		t.Errorf("exit %d after SIGTERM (%v); stderr:\n%s", code, took, p.stderr.String())
 	}
 	for deadline := time.Now().Add(time.Second); len(left()) > 0; time.Sleep(20 * time.Millisecond) {
@@ -253,18 +261,18 @@ func TestServe_realAgentStopsWithIt(t *testing.T) {
 }
 
 // newSessionOverACP makes a session through /acp (ACP over Streamable
-// HTTP: initialize, the connection's SSE stream, session/new); false, the
-// test skipped, when the server has no /acp yet.
-func newSessionOverACP(t *testing.T, p *serveProc, token string) bool {
+// HTTP: initialize, the connection's SSE stream, session/new) and returns
+// the connection's id and the session's; it skips the test when the
+// server has no /acp yet.
+func newSessionOverACP(t *testing.T, p *serveProc, token string) (conn, session string) {
 	t.Helper()
 	auth := "Bearer " + token
 	resp := p.request(t, "POST", "/acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
 		map[string]string{"Authorization": auth, "Content-Type": "application/json"})
 	if resp.StatusCode == http.StatusNotFound {
 		t.Skip("SKIPPED: no /acp route yet (serve.routes' TODO, filled when the acphttp branch is merged)")
-		return false
 	}
-	conn := resp.Header.Get("Acp-Connection-Id")
+	conn = resp.Header.Get("Acp-Connection-Id")
 	if resp.StatusCode != 200 || conn == "" {
 		t.Fatalf("initialize: %s, Acp-Connection-Id %q", resp.Status, conn)
 	}
@@ -298,11 +306,11 @@ func newSessionOverACP(t *testing.T, p *serveProc, token string) bool {
 			if msg.Result.SessionID == "" {
 				t.Fatalf("session/new answered %s", data)
 			}
-			return true
+			return conn, msg.Result.SessionID
 		}
 	}
 	t.Fatalf("the stream ended without session/new's answer: %v", sc.Err())
-	return false
+	return "", ""
 }
 
 // TestServe_refusals: --no-token away from loopback, with a token given
