@@ -144,7 +144,11 @@ func (s *Server) listen() (*guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--listen: %w", err)
 	}
-	addr := ln.Addr().(*net.TCPAddr)
+	addr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok { // a "tcp" listener's always is
+		ln.Close()
+		return nil, fmt.Errorf("--listen %s: not a TCP address: %v", s.opts.Listen, ln.Addr())
+	}
 	if s.opts.NoToken && !addr.IP.IsLoopback() {
 		ln.Close()
 		return nil, fmt.Errorf("--no-token: %s listens on %s, which is not loopback", s.opts.Listen, addr)
