@@ -9,7 +9,9 @@
 //   - server.go: the listener, token auth, Host and Origin checks, CORS,
 //     serve.json, and shutdown.
 //   - conn.go: one client connection: its Connector, the messages it
-//     writes routed by JSON-RPC id and session, bounded buffering.
+//     writes routed by JSON-RPC id and session, bounded buffering, and the
+//     Registry of connections; mailbox.go: the bounded queues of a
+//     connection's output, one receiver each; msg.go: JSON-RPC messages.
 //   - acphttp.go, ws.go: ACP over Streamable HTTP and WebSocket at /acp,
 //     as @agentclientprotocol/sdk 2.4.0's transports implement the RFD.
 //   - sandbox.go: sandbox-agent 0.4's API under /v1.
