@@ -43,7 +43,7 @@ func asNotification(line []byte) []byte {
 // session their params name (its agent's, for an agent that takes them):
 // a request as a request, with its answer; a notification as a
 // notification.
-func (s *Server) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (s *conn) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	notify := method == notifyMethod
 	if notify {
 		var n struct {
@@ -55,7 +55,7 @@ func (s *Server) HandleExtensionMethod(ctx context.Context, method string, param
 		}
 		method, params = n.Method, n.Params
 	}
-	out, err := s.m.Extension(ctx, method, params, notify)
+	out, err := s.bc.Extension(ctx, method, params, notify)
 	if notify {
 		if err != nil {
 			s.log.Debug("an extension notification went nowhere", "method", method, "err", err)
@@ -68,4 +68,4 @@ func (s *Server) HandleExtensionMethod(ctx context.Context, method string, param
 	return out, nil
 }
 
-var _ sdk.ExtensionMethodHandler = (*Server)(nil)
+var _ sdk.ExtensionMethodHandler = (*conn)(nil)

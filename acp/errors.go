@@ -29,7 +29,7 @@ func (s *Server) reqErr(method string, err error) *sdk.RequestError {
 		return &sdk.RequestError{Code: -32602, Message: "Invalid params: " + msg}
 	case errors.Is(err, bridge.ErrSessionNotFound), errors.Is(err, persist.ErrNotFound):
 		return &sdk.RequestError{Code: codeResourceNotFound, Message: "Resource not found: " + msg}
-	case errors.Is(err, bridge.ErrBusy):
+	case errors.Is(err, bridge.ErrBusy), errors.Is(err, bridge.ErrNotAttached):
 		return &sdk.RequestError{Code: codeInvalidRequest, Message: "Invalid request: " + msg}
 	case errors.Is(err, agent.ErrAuthRequired):
 		return &sdk.RequestError{Code: -32000, Message: "Authentication required: " + msg,

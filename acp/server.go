@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -20,32 +19,69 @@ import (
 // ProtocolVersion is the ACP version the bridge speaks.
 const ProtocolVersion = sdk.ProtocolVersion(sdk.ProtocolVersionNumber)
 
-// Server implements the agent side of ACP on top of a bridge.Manager.
+// Server implements the agent side of ACP on top of a bridge.Manager, for
+// one client (Serve, stdio) or several at once (ServeConn, acpbridge
+// serve), which then share the Manager's sessions.
 type Server struct {
 	m       *bridge.Manager
 	version string
 	log     *slog.Logger
 	maxLine int
-	order   *arrivals
-	blobs   *blobs
-	own     *ownCalls
 
 	login Login
+}
 
-	mu         sync.Mutex // protects clientCaps
-	clientCaps sdk.ClientCapabilities
+// conn is one client connection: the agent the SDK serves it with, the
+// bridge connection its sessions are attached to, and what the edge keeps
+// about its stream (arrivals, blobs, its own requests).
+type conn struct {
+	*Server
+	bc    *bridge.Conn
+	order *arrivals
+	blobs *blobs
+	own   *ownCalls
 }
 
 var (
-	_ sdk.Agent       = (*Server)(nil)
-	_ sdk.AgentLoader = (*Server)(nil)
+	_ sdk.Agent       = (*conn)(nil)
+	_ sdk.AgentLoader = (*conn)(nil)
 )
 
 // NewServer returns a Server for m; version is reported in agentInfo.
 func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
-	s := &Server{m: m, version: version, log: log, maxLine: MaxLine, order: newArrivals(), blobs: newBlobs(), own: newOwnCalls()}
-	s.order.cancelPrompt = m.CancelPrompt
-	return s
+	return &Server{m: m, version: version, log: log, maxLine: MaxLine}
+}
+
+func (s *Server) newConn(bc *bridge.Conn) *conn {
+	c := &conn{Server: s, bc: bc, order: newArrivals(), blobs: newBlobs(), own: newOwnCalls()}
+	c.order.cancelPrompt = bc.CancelPrompt
+	return c
+}
+
+// stream is a connection's ACP stream as it runs: the guarded input, the
+// output, and the SDK's connection between them.
+type stream struct {
+	in  *input
+	out *lockedWriter
+	sdk *sdk.AgentSideConnection
+}
+
+// start has the SDK serve c on r and w, with the client it sends through
+// set in the bridge before the first message is read.
+func (c *conn) start(r io.Reader, w io.Writer) stream {
+	out := newLockedWriter(w)
+	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
+	in.own = c.own
+	sc := sdk.NewAgentSideConnection(c, out, in)
+	sc.SetLogger(slog.New(quieter{c.log.Handler()}))
+	c.bc.SetClient(client{sc, out, c.own})
+	return stream{in, out, sc}
+}
+
+// end ends what the stream's reading started.
+func (c *conn) end(st stream) {
+	st.in.Close()
+	c.order.close()
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
@@ -58,44 +94,65 @@ const DrainTimeout = 15 * time.Second
 // When r ends, requests already read are still answered (their turns
 // cancelled), so a script piped into the bridge gets every reply.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := newLockedWriter(w)
-	in := guard(r, out, s.order, s.blobs, s.maxLine, s.log)
-	in.own = s.own
-	conn := sdk.NewAgentSideConnection(s, out, in)
-	conn.SetLogger(slog.New(quieter{s.log.Handler()}))
-	s.m.SetClient(client{conn, out, s.own})
+	c := s.newConn(s.m.Default())
+	st := c.start(r, w)
 	select {
-	case <-in.ended:
-		s.log.Debug("stdin ended; answering what was asked", "err", in.err) // set before ended closed
+	case <-st.in.ended:
+		s.log.Debug("stdin ended; answering what was asked", "err", st.in.err) // set before ended closed
 		s.m.CancelAll()
 		select {
-		case <-in.track.wait():
+		case <-st.in.track.wait():
 		case <-time.After(DrainTimeout):
 			s.log.Warn("requests still unanswered after stdin ended; giving up on them", "timeout", DrainTimeout)
 		case <-ctx.Done():
 		}
-	case <-conn.Done():
+	case <-st.sdk.Done():
 		s.log.Debug("connection closed")
-	case <-out.broken:
-		s.log.Warn("the client's end of stdout is gone; shutting down", "err", out.writeError)
+	case <-st.out.broken:
+		s.log.Warn("the client's end of stdout is gone; shutting down", "err", st.out.writeError)
 	case <-ctx.Done():
 		s.log.Debug("stopping", "cause", context.Cause(ctx))
 	}
-	in.Close()
-	s.order.close()
+	c.end(st)
 	return s.m.Shutdown()
+}
+
+// ServeConn speaks ACP with one of several clients on r and w (one message
+// per line each way), sharing the Manager's sessions with the others; the
+// new sessions it makes run agentName ("" for the bridge's default). When
+// r ends, w breaks or ctx is done, the connection ends: its sessions go on
+// unattached (see bridge.Conn), and ServeConn returns once the requests it
+// read are answered (a prompt's when its turn ends), or at once when ctx
+// is done. It leaves the Manager running; whoever made it shuts it down.
+func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, agentName string) error {
+	bc, err := s.m.Connect(agentName)
+	if err != nil {
+		return err
+	}
+	c := s.newConn(bc)
+	st := c.start(r, w)
+	select {
+	case <-st.in.ended:
+	case <-st.sdk.Done():
+	case <-st.out.broken:
+	case <-ctx.Done():
+	}
+	bc.Disconnect()
+	select {
+	case <-st.in.track.wait():
+	case <-ctx.Done():
+	}
+	c.end(st)
+	return nil
 }
 
 // Initialize answers with the bridge's capabilities: those of the default
 // agent for prompts and MCP, and the session methods it implements. The
 // default agent starts warming up meanwhile.
-func (s *Server) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
-	s.mu.Lock()
-	s.clientCaps = req.ClientCapabilities
-	s.mu.Unlock()
-	s.m.SetClientCapabilities(req.ClientCapabilities)
-	s.m.Warm()
-	info := s.m.DefaultInfo()
+func (s *conn) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	s.bc.SetCapabilities(req.ClientCapabilities)
+	s.bc.Warm()
+	info := s.bc.Info()
 	return sdk.InitializeResponse{
 		ProtocolVersion: ProtocolVersion,
 		AgentInfo:       &sdk.Implementation{Name: "acpbridge", Title: ptr("acpbridge"), Version: s.version},
@@ -132,8 +189,8 @@ func (s *Server) Logout(ctx context.Context, _ sdk.LogoutRequest) (sdk.LogoutRes
 func (s *Server) offersLogout() bool { return s.login.Args != nil && s.m.CanLogout() }
 
 // NewSession starts a session on the default agent.
-func (s *Server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	sess, err := s.m.New(ctx, req.Cwd, req.McpServers)
+func (s *conn) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	sess, err := s.bc.New(ctx, req.Cwd, req.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, s.reqErr("session/new", err)
 	}
@@ -142,8 +199,8 @@ func (s *Server) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk
 }
 
 // LoadSession replays a stored session and answers after the replay.
-func (s *Server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	sess, err := s.m.Load(ctx, string(req.SessionId), req.Cwd, req.McpServers)
+func (s *conn) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	sess, err := s.bc.Load(ctx, string(req.SessionId), req.Cwd, req.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, s.reqErr("session/load", err)
 	}
@@ -152,8 +209,8 @@ func (s *Server) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (s
 }
 
 // ResumeSession reopens a stored session without replay.
-func (s *Server) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	sess, err := s.m.Resume(ctx, string(req.SessionId), req.Cwd, req.McpServers)
+func (s *conn) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	sess, err := s.bc.Resume(ctx, string(req.SessionId), req.Cwd, req.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, s.reqErr("session/resume", err)
 	}
@@ -175,8 +232,8 @@ func (s *Server) ListSessions(_ context.Context, req sdk.ListSessionsRequest) (s
 }
 
 // CloseSession cancels and releases a session; its transcript stays.
-func (s *Server) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	if err := s.m.Close(ctx, string(req.SessionId)); err != nil {
+func (s *conn) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	if err := s.bc.Close(ctx, string(req.SessionId)); err != nil {
 		return sdk.CloseSessionResponse{}, s.reqErr("session/close", err)
 	}
 	return sdk.CloseSessionResponse{}, nil
@@ -184,12 +241,12 @@ func (s *Server) CloseSession(ctx context.Context, req sdk.CloseSessionRequest) 
 
 // UnstableForkSession starts a session that begins as a copy of another
 // (bridge.Manager.Fork).
-func (s *Server) UnstableForkSession(ctx context.Context, req sdk.UnstableForkSessionRequest) (sdk.UnstableForkSessionResponse, error) {
+func (s *conn) UnstableForkSession(ctx context.Context, req sdk.UnstableForkSessionRequest) (sdk.UnstableForkSessionResponse, error) {
 	var mcp []sdk.McpServer
 	if err := convert(req.McpServers, &mcp); err != nil {
 		return sdk.UnstableForkSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "mcpServers: " + err.Error()})
 	}
-	sess, err := s.m.Fork(ctx, string(req.SessionId), req.Cwd, mcp)
+	sess, err := s.bc.Fork(ctx, string(req.SessionId), req.Cwd, mcp)
 	if err != nil {
 		return sdk.UnstableForkSessionResponse{}, s.reqErr("session/fork", err)
 	}
@@ -212,20 +269,20 @@ func convert(from, to any) error {
 }
 
 // UnstableDeleteSession closes a session and removes its transcript.
-func (s *Server) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
-	if err := s.m.Delete(ctx, string(req.SessionId)); err != nil {
+func (s *conn) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	if err := s.bc.Delete(ctx, string(req.SessionId)); err != nil {
 		return sdk.UnstableDeleteSessionResponse{}, s.reqErr("session/delete", err)
 	}
 	return sdk.UnstableDeleteSessionResponse{}, nil
 }
 
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".
-func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
+func (s *conn) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s.blobs.restore(req.Prompt)
 	arrived := s.order.enter(string(req.SessionId), arrival(&req))
 	// Not ctx: the SDK cancels a prompt's context when the session's next
 	// prompt comes, and a load in flight always ends.
-	sess, err := s.m.Get(context.WithoutCancel(ctx), string(req.SessionId))
+	sess, err := s.bc.Get(context.WithoutCancel(ctx), string(req.SessionId))
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
@@ -239,14 +296,14 @@ func (s *Server) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptR
 // Cancel cancels a session's prompts that arrived before it, running or
 // not yet begun. It must return quickly: the SDK handles notifications one
 // at a time.
-func (s *Server) Cancel(_ context.Context, n sdk.CancelNotification) error {
-	s.m.Cancel(string(n.SessionId), s.order.cancel(string(n.SessionId)))
+func (s *conn) Cancel(_ context.Context, n sdk.CancelNotification) error {
+	s.bc.Cancel(string(n.SessionId), s.order.cancel(string(n.SessionId)))
 	return nil
 }
 
 // SetSessionMode switches a session's mode.
-func (s *Server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	sess, err := s.m.Get(ctx, string(req.SessionId))
+func (s *conn) SetSessionMode(ctx context.Context, req sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	sess, err := s.bc.Get(ctx, string(req.SessionId))
 	if err == nil {
 		err = sess.SetMode(ctx, string(req.ModeId))
 	}
@@ -257,12 +314,12 @@ func (s *Server) SetSessionMode(ctx context.Context, req sdk.SetSessionModeReque
 }
 
 // SetSessionConfigOption sets the mode, model or agent of a session.
-func (s *Server) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+func (s *conn) SetSessionConfigOption(ctx context.Context, req sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
 	v := req.ValueId
 	if v == nil {
 		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "acpbridge has only select config options"})
 	}
-	sess, err := s.m.Get(ctx, string(v.SessionId))
+	sess, err := s.bc.Get(ctx, string(v.SessionId))
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, s.reqErr("session/set_config_option", err)
 	}

@@ -75,7 +75,7 @@ func (s *Session) options() []agent.ConfigOption {
 			opts[i].Current = v
 		}
 	}
-	if writeFS(s.m.clientCapabilities()) {
+	if writeFS(s.caps()) {
 		s.mu.Lock()
 		opts = append(opts, editsOption(cmp.Or(s.edits, EditsAgent)))
 		s.mu.Unlock()

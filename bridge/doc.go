@@ -1,5 +1,7 @@
-// Package bridge is acpbridge's session engine: it owns the sessions of one
-// client connection, one running turn per session, the order of each
+// Package bridge is acpbridge's session engine: it owns the sessions of its
+// client connections (one on stdio; one per client under acpbridge serve,
+// each session attached to one of them at a time: see Conn), one running
+// turn per session, the order of each
 // session's updates, and the transcript that every update is folded into
 // ("two outputs, one input": each update goes to the client and, through
 // an Accumulator, to the store that session/load replays).
@@ -12,7 +14,8 @@
 //
 // Where things are:
 //   - manager.go: the Manager, its Config, and session/new, load, resume,
-//     close, delete and shutdown; list.go: session/list; fork.go:
+//     close, delete and shutdown; conn.go: client connections, the
+//     sessions attached to each, and taking one over; list.go: session/list; fork.go:
 //     session/fork.
 //   - session.go: a Session, opening its native session and closing it, and
 //     the Events it hands the agent.
@@ -33,7 +36,7 @@
 //     and encoding them.
 //
 // Locks: a Session's sendMu (the order of its updates) is taken before its
-// mu (its state) and before the Manager's mu (a send reads the client),
-// never after either. The Manager's mu covers only its own fields and is
+// mu (its state), the Manager's mu and a Conn's mu (a send reads the
+// client), never after any. The Manager's mu covers only its own fields and is
 // never held while a Session's lock is taken.
 package bridge

@@ -26,36 +26,22 @@ type Peer interface {
 	Elicit(ctx context.Context, sessionID, callID, message string, schema map[string]any) (action string, content map[string]any, err error)
 }
 
-// SetClientCapabilities records what the client offers (from its
-// initialize) and tells the backends that want to know
-// (agent.Caps.ClientCapabilities). The edge calls it before Warm.
+// SetClientCapabilities records what the client of the Manager's own
+// connection offers (see Conn.SetCapabilities). The edge calls it before
+// Warm.
 func (m *Manager) SetClientCapabilities(caps acp.ClientCapabilities) {
-	m.mu.Lock()
-	m.clientCaps = caps
-	m.mu.Unlock()
-	for _, b := range m.cfg.Backends {
-		if tell := b.Info().Caps.ClientCapabilities; tell != nil {
-			tell(caps)
-		}
-	}
+	m.def.SetCapabilities(caps)
 }
 
 // editor is a session's Editor.
 type editor struct{ s *Session }
 
-func (e editor) Capabilities() acp.ClientCapabilities { return e.s.m.clientCapabilities() }
-
-// clientCapabilities is what the client offered at initialize.
-func (m *Manager) clientCapabilities() acp.ClientCapabilities {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.clientCaps
-}
+func (e editor) Capabilities() acp.ClientCapabilities { return e.s.caps() }
 
 // calls returns the client if it offers what offered says, else a
 // method-not-found error for method.
 func (e editor) calls(method string, offered func(acp.ClientCapabilities) bool) (Peer, error) {
-	c := e.s.m.peer()
+	c := e.s.conn.Load().peer()
 	if c == nil || !offered(e.Capabilities()) {
 		return nil, acp.NewMethodNotFound(method)
 	}

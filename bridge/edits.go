@@ -275,7 +275,7 @@ func editsOption(current string) agent.ConfigOption {
 // setEditsOption sets the edits option, which only a client that can
 // write files is offered.
 func (s *Session) setEditsOption(value string) error {
-	if !writeFS(s.m.clientCapabilities()) {
+	if !writeFS(s.caps()) {
 		return fmt.Errorf("%w: unknown config option %q: the client did not offer fs/write_text_file at initialize", agent.ErrInvalidParams, ConfigEdits)
 	}
 	if value != EditsAgent && value != EditsEditor {
@@ -293,7 +293,7 @@ func (s *Session) setEdits(value string) {
 	s.mu.Lock()
 	s.edits = value
 	s.mu.Unlock()
-	if value == EditsEditor && writeFS(s.m.clientCapabilities()) {
+	if value == EditsEditor && writeFS(s.caps()) {
 		s.router.CompareAndSwap(nil, newRouter(s))
 	} else {
 		s.router.Store(nil)

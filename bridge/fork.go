@@ -19,6 +19,11 @@ import (
 // (--persist auto) can be forked only by the agent, and so is its fork. The parent may be open, even in a turn (what it
 // has recorded so far is copied), or only stored.
 func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
+	return m.fork(ctx, m.def, id, cwd, mcp)
+}
+
+// fork is Fork for connection c, which the fork is attached to.
+func (m *Manager) fork(ctx context.Context, c *Conn, id, cwd string, mcp []acp.McpServer) (*Session, error) {
 	if !persist.ValidID(id) {
 		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
@@ -42,7 +47,7 @@ func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer)
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
 		Config: parent.ConfigValues(), ForkOf: id}
-	s := newSession(m, b, h, MaxSeq(entries)+1)
+	s := newSession(m, c, b, h, MaxSeq(entries)+1)
 	s.prompted = len(entries) > 0 || parent.NativeID != ""
 	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
 	if native {

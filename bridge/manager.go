@@ -99,12 +99,14 @@ type Manager struct {
 	reaping    sync.WaitGroup
 	endReaping context.CancelFunc
 
-	mu         sync.Mutex // protects the fields below
-	client     Client
-	clientCaps acp.ClientCapabilities
-	sessions   map[string]*Session
-	opening    map[string]chan struct{} // ids being loaded or resumed; closed when done
-	cancelled  map[string]Order         // cancels of sessions being opened, applied once open
+	// def is the Manager's own connection (Default), which SetClient sets
+	// the client of.
+	def *Conn
+
+	mu        sync.Mutex // protects the fields below
+	sessions  map[string]*Session
+	opening   map[string]chan struct{} // ids being loaded or resumed; closed when done
+	cancelled map[string]Order         // cancels of sessions being opened, applied once open
 }
 
 // NewManager returns a Manager; call SetClient before serving requests.
@@ -130,6 +132,7 @@ func NewManager(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("%w: %q", agent.ErrAgentUnavailable, cfg.Default)
 	}
 	m.ctx, m.stop = context.WithCancel(context.Background())
+	m.def = m.newConn(cfg.Default)
 	reapCtx, endReaping := context.WithCancel(context.Background())
 	m.endReaping = endReaping
 	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 {
@@ -138,38 +141,17 @@ func NewManager(cfg Config) (*Manager, error) {
 	return m, nil
 }
 
-// SetClient sets where updates and permission asks go.
-func (m *Manager) SetClient(c Client) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.client = c
-}
-
-// peer is the client's Peer, or nil.
-func (m *Manager) peer() Peer {
-	if c := m.getClient(); c != nil {
-		return c.Peer()
-	}
-	return nil
-}
-
-func (m *Manager) getClient() Client {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.client
-}
+// SetClient sets where the updates and permission asks of the Manager's
+// own connection (Default) go.
+func (m *Manager) SetClient(c Client) { m.def.SetClient(c) }
 
 // DefaultInfo describes the backend that new sessions use.
-func (m *Manager) DefaultInfo() agent.Info { return m.backends[m.cfg.Default].Info() }
+func (m *Manager) DefaultInfo() agent.Info { return m.def.Info() }
 
 // Warm lets the default backend start what its sessions share, and what
 // the first session in the bridge's directory needs, in the background,
 // so that the first session/new and its first turn find them ready.
-func (m *Manager) Warm() {
-	if warm := m.backends[m.cfg.Default].Info().Caps.Warm; warm != nil {
-		warm(m.cfg.Cwd)
-	}
-}
+func (m *Manager) Warm() { m.def.Warm() }
 
 // Logins lists the agents this bridge can run that have a login of their
 // own to run (agent.Caps.LoginCmd), the default agent first, each with what
@@ -243,13 +225,18 @@ func (m *Manager) Agents() []agent.Info {
 
 // New starts a session on the default backend.
 func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Session, error) {
+	return m.newSession(ctx, m.def, cwd, mcp)
+}
+
+// newSession starts a session on c's agent, attached to c.
+func (m *Manager) newSession(ctx context.Context, c *Conn, cwd string, mcp []acp.McpServer) (*Session, error) {
 	if err := checkCwd(cwd); err != nil {
 		return nil, err
 	}
-	b := m.backends[m.cfg.Default]
+	b := m.backends[c.agent]
 	now := time.Now().UTC()
 	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
-	s := newSession(m, b, h, 0)
+	s := newSession(m, c, b, h, 0)
 	if err := s.open(agent.OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
 		s.end()
 		return nil, err
@@ -267,15 +254,16 @@ func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Se
 // Load opens a stored session (or a live one) and replays its conversation
 // to the client before returning.
 func (m *Manager) Load(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return m.attach(ctx, id, cwd, mcp, true)
+	return m.attach(ctx, m.def, id, cwd, mcp, true)
 }
 
 // Resume opens a stored session (or a live one) without replay.
 func (m *Manager) Resume(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return m.attach(ctx, id, cwd, mcp, false)
+	return m.attach(ctx, m.def, id, cwd, mcp, false)
 }
 
-func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
+// attach opens session id for c, or has c take it over if it is live.
+func (m *Manager) attach(ctx context.Context, c *Conn, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
 	if !persist.ValidID(id) {
 		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
@@ -287,9 +275,9 @@ func (m *Manager) attach(ctx context.Context, id, cwd string, mcp []acp.McpServe
 		return nil, err
 	}
 	if s != nil {
-		return s, s.reattach(ctx, replay)
+		return s, s.reattach(ctx, c, replay)
 	}
-	s, err = m.reopen(ctx, id, cwd, mcp, replay)
+	s, err = m.reopen(ctx, c, id, cwd, mcp, replay)
 	m.unclaim(id, s)
 	return s, err
 }
@@ -331,13 +319,13 @@ func (m *Manager) unclaim(id string, s *Session) {
 
 // reopen locks a stored session's transcript, opens its native session
 // with the recorded native id, and replays it if asked.
-func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
+func (m *Manager) reopen(ctx context.Context, c *Conn, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
 	w, tr, err := m.cfg.Store.OpenWriter(id)
 	if errors.Is(err, persist.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
 	}
 	if err != nil && replay && unwritable(err) {
-		return m.readOnly(ctx, id, cwd, err)
+		return m.readOnly(ctx, c, id, cwd, err)
 	}
 	if err != nil {
 		return nil, err
@@ -349,7 +337,7 @@ func (m *Manager) reopen(ctx context.Context, id, cwd string, mcp []acp.McpServe
 		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", agent.ErrAgentUnavailable, id, h.Agent)
 	}
 	h.Cwd = cwd
-	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
+	s := newSession(m, c, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
 	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
 	reopenFork(s, &opts)
@@ -393,7 +381,7 @@ func unwritable(err error) bool {
 // readOnly serves session/load from a state directory the bridge can't
 // write: the conversation is replayed, and the session says it can't go
 // on here (its prompts are refused, saying why).
-func (m *Manager) readOnly(ctx context.Context, id, cwd string, why error) (*Session, error) {
+func (m *Manager) readOnly(ctx context.Context, c *Conn, id, cwd string, why error) (*Session, error) {
 	tr, err := m.cfg.Store.Read(id)
 	if err != nil {
 		return nil, why
@@ -404,7 +392,7 @@ func (m *Manager) readOnly(ctx context.Context, id, cwd string, why error) (*Ses
 		b = m.backends[m.cfg.Default]
 	}
 	h.Cwd = cwd
-	s := newSession(m, b, h, MaxSeq(tr.Entries)+1)
+	s := newSession(m, c, b, h, MaxSeq(tr.Entries)+1)
 	s.readOnly = fmt.Errorf("%w: session %s can be read but not continued here: its state directory can't be written (%v)", ErrNotRecorded, id, why)
 	if err := s.replay(ctx, tr.Entries); err != nil {
 		s.end()

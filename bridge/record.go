@@ -69,7 +69,7 @@ func (s *Session) deliverRaw(u json.RawMessage) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.record(s.acc.Raw(u))
-	p := s.m.peer()
+	p := s.conn.Load().peer()
 	if p == nil {
 		s.m.log.Debug("an update of a kind this client can't be sent was recorded only", "session", s.id)
 		return
@@ -164,7 +164,7 @@ func (s *Session) observe(u acp.SessionUpdate) {
 }
 
 func (s *Session) send(u acp.SessionUpdate) {
-	c := s.m.getClient()
+	c := s.conn.Load().getClient()
 	if c == nil {
 		return
 	}

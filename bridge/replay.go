@@ -14,6 +14,13 @@ func (s *Session) entries() ([]persist.Entry, error) {
 	s.sendMu.Lock()
 	rec := s.rec
 	s.sendMu.Unlock()
+	return s.entriesOf(rec)
+}
+
+// entriesLocked is entries with s.sendMu held.
+func (s *Session) entriesLocked() ([]persist.Entry, error) { return s.entriesOf(s.rec) }
+
+func (s *Session) entriesOf(rec recorder) ([]persist.Entry, error) {
 	if m, ok := rec.(*memRecorder); ok {
 		return m.snapshot(), nil
 	}
@@ -63,6 +70,31 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 	return s.sendRaw(Replay(entries))
 }
 
+// takeOver attaches a session whose turn is running to connection c,
+// replaying to it (if asked) what the turn has streamed so far, as drafts,
+// after what was recorded before: no update is sent between the replay and
+// the switch, so c sees the conversation whole and then the turn going on.
+// Only for a session whose transcript the bridge keeps (the agent's own
+// history would lack the running turn).
+func (s *Session) takeOver(c *Conn, replay bool) error {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.conn.Store(c)
+	if !replay {
+		return nil
+	}
+	s.stopCheckpoint()
+	if es := s.acc.Checkpoint(s.drafts + 1); len(es) > 0 {
+		s.drafts++
+		s.turnDraftBytes += s.record(es)
+	}
+	entries, err := s.entriesLocked()
+	if err != nil {
+		return err
+	}
+	return s.sendRaw(Replay(entries))
+}
+
 // plans are the plan entries among es: all that a session whose agent
 // keeps its history records (--persist auto), as no agent's history holds
 // its plans.
@@ -79,7 +111,7 @@ func plans(es []Entry) []Entry {
 // sendRaw sends encoded updates, decoding them only for a Client that
 // can't take them as they are. s.sendMu must be held.
 func (s *Session) sendRaw(raw []json.RawMessage) error {
-	if p := s.m.peer(); p != nil {
+	if p := s.conn.Load().peer(); p != nil {
 		return p.SessionUpdatesRaw(s.id, raw)
 	}
 	for _, r := range raw {

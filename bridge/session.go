@@ -55,6 +55,9 @@ type Session struct {
 	// through the editor (see setEdits). Every update reads it.
 	edits  string
 	router atomic.Pointer[router]
+	// conn is the connection the session is attached to, nil for none
+	// (see Conn); every update reads it.
+	conn atomic.Pointer[Conn]
 
 	sendMu         sync.Mutex // serialises updates: accumulator, transcript and client see one order
 	acc            *Accumulator
@@ -67,8 +70,10 @@ type Session struct {
 	readOnly       error       // set for a session replayed from a state directory it can't write
 }
 
-func newSession(m *Manager, b agent.Backend, h persist.Header, nextSeq int64) *Session {
+// newSession makes a session attached to connection c.
+func newSession(m *Manager, c *Conn, b agent.Backend, h persist.Header, nextSeq int64) *Session {
 	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, dropped: map[Order]bool{}, acc: NewAccumulator(nextSeq, newID)}
+	s.conn.Store(c)
 	s.free = sync.NewCond(&s.mu)
 	s.setEdits(h.Config[ConfigEdits])
 	s.life, s.end = context.WithCancel(m.ctx)
@@ -159,13 +164,17 @@ func (s *Session) close() error {
 
 // reattach serves session/load or session/resume of a session that is
 // already open in this process.
-func (s *Session) reattach(ctx context.Context, replay bool) error {
+func (s *Session) reattach(ctx context.Context, c *Conn, replay bool) error {
 	s.mu.Lock()
-	busy := s.turn != nil
+	busy, native := s.turn != nil, s.header.NativeHistory
 	s.mu.Unlock()
+	if busy && s.conn.Load() != c && !native {
+		return s.takeOver(c, replay)
+	}
 	if busy {
 		return fmt.Errorf("%w: session %s has a prompt running", ErrBusy, s.id)
 	}
+	s.conn.Store(c)
 	if !replay {
 		return nil
 	}
@@ -195,6 +204,9 @@ func titleOf(prompt []acp.ContentBlock) string {
 	return ""
 }
 
+// caps is what the client the session is attached to offers.
+func (s *Session) caps() acp.ClientCapabilities { return s.conn.Load().Capabilities() }
+
 // events is the Events a session hands its Native.
 type events struct{ s *Session }
 
@@ -210,10 +222,13 @@ func (e events) UpdateRaw(u json.RawMessage) { e.s.deliverRaw(u) }
 // AskQuestion asks as a form where the client takes forms
 // (clientCapabilities.elicitation.form), else as a permission ask.
 func (e events) AskQuestion(ctx context.Context, call acp.ToolCallUpdate, q agent.Question) (agent.QuestionAnswer, error) {
-	p, caps := e.s.m.peer(), e.s.m.clientCapabilities()
+	c := e.s.conn.Load()
+	p, caps := c.peer(), c.Capabilities()
 	if p == nil || caps.Elicitation == nil || caps.Elicitation.Form == nil {
 		return agent.AskAsPermission(ctx, e.RequestPermission, call, q)
 	}
+	ctx, done := c.asks(ctx)
+	defer done()
 	if ctx.Err() != nil {
 		return agent.QuestionAnswer{Cancelled: true}, nil
 	}
@@ -230,10 +245,13 @@ func (e events) ConfigChanged() {
 
 func (e events) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, options []acp.PermissionOption) (acp.RequestPermissionOutcome, error) {
 	cancelled := acp.NewRequestPermissionOutcomeCancelled()
-	c := e.s.m.getClient()
+	conn := e.s.conn.Load()
+	c := conn.getClient()
 	if ctx.Err() != nil || c == nil {
 		return cancelled, nil
 	}
+	ctx, done := conn.asks(ctx)
+	defer done()
 	resp, err := c.RequestPermission(ctx, acp.RequestPermissionRequest{
 		SessionId: acp.SessionId(e.s.id), ToolCall: call, Options: options})
 	if ctx.Err() != nil {
