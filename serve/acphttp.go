@@ -324,10 +324,11 @@ var sessionScoped = map[string]bool{
 }
 
 // needsAttached are the session-scoped methods that act on a session the
-// connection has attached; the others (load, resume, fork, delete) name a
-// stored one.
+// connection has attached. The others name a stored one (load, resume,
+// fork), or may end a session no connection has (close, delete): the
+// agent side answers those.
 var needsAttached = map[string]bool{
-	"session/cancel": true, "session/close": true, "session/prompt": true,
+	"session/cancel": true, "session/prompt": true,
 	"session/set_config_option": true, "session/set_mode": true, "session/set_model": true,
 }
 
