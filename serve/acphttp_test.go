@@ -442,3 +442,33 @@ func TestACPHandler_tooManySessionStreams(t *testing.T) {
 		t.Errorf("Err() = %v after a third session stream nobody reads", c.Err())
 	}
 }
+
+// TestACPHandler_takeoverDropsUnreadStream: the stream of a session taken
+// over that held messages and had no receiver is dropped, so that they
+// do not wait there until the connection stalls.
+func TestACPHandler_takeoverDropsUnreadStream(t *testing.T) {
+	s := newACPServer(t, Limits{MaxStall: 300 * time.Millisecond}, nil)
+	a := s.connect(t)
+	_, aMain := s.open(t, a, "")
+	s.post(t, a, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+	aMain.next(t)
+	// The prompt's update and ask wait on s1's stream, which a never opens.
+	s.post(t, a, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`, HeaderSessionID+": s1")
+	b := s.connect(t)
+	_, bMain := s.open(t, b, "")
+	_, bS1 := s.open(t, b, "s1")
+	time.Sleep(100 * time.Millisecond)
+	s.post(t, b, `{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s1"}}`, HeaderSessionID+": s1")
+	bMain.next(t)
+	bS1.next(t)
+	time.Sleep(600 * time.Millisecond)
+	if c := s.reg.Get(a); c == nil {
+		t.Fatal("a was dropped")
+	}
+	if r := s.post(t, a, `{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}`); r.status != 202 {
+		t.Errorf("a's session/list: %d", r.status)
+	}
+	if m := aMain.next(t); m.Key() != "n:3" {
+		t.Errorf("a got %s", m.Raw)
+	}
+}
