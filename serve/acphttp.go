@@ -37,17 +37,26 @@ const keepAlive = 15 * time.Second
 //     one JSON-RPC message per text frame (ws.go).
 //   - DELETE with Acp-Connection-Id: ends the connection; 202.
 //
-// A session-scoped request for a session the connection has not attached
-// (session/new, session/fork, session/load or session/resume did, until
-// another connection loads or resumes it) is refused with 409: the client
-// re-attaches it with session/load or session/resume. Errors are text/plain
-// but for a batch's, which is a JSON-RPC error.
+// A prompt, cancel or option change for a session the connection has not
+// attached (session/new, session/fork, session/load or session/resume
+// attach one, until another connection loads or resumes it) is refused
+// with 409: the client re-attaches it with session/load or session/resume.
+// The other refusals are the SDK's: 405, 415, 413 (past
+// Limits.MaxMessage), 400 (invalid JSON, a batch, no object, a header
+// missing or not matching the params, an id too long), 404 (an unknown
+// connection), 406 and 409 (a second receiver) for a GET. Their bodies
+// are text/plain, but for a batch's and a failed initialize's (500), which
+// are JSON-RPC errors. A connection whose client does not read its output
+// is dropped (Limits).
 //
 // ?agent=NAME on the initialize POST or the WebSocket GET picks the agent
 // of the connection's new sessions. The handler checks no token, Host or
 // Origin (a WebSocket's neither): the server in front of it does. Its
-// connections live in reg, whose CloseAll ends them.
+// connections live in reg, whose CloseAll ends them; log may be nil.
 func NewACPHandler(reg *Registry, connect Connector, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &acpHandler{reg: reg, connect: connect, log: log}
 }
 

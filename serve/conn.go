@@ -93,9 +93,8 @@ type ConnOptions struct {
 	// not block: it pushes onto Mailboxes. nil drops them.
 	Route func(Msg)
 	// Detached, if set, is told when another connection of the Registry
-	// attaches a session this one had (session/load, session/resume), or
-	// this one's session/close or session/delete succeeded. It must not
-	// block.
+	// attaches a session this one had (session/load, session/resume). It
+	// must not block.
 	Detached func(sessionID string)
 	// Transport is the transport's own value for the connection
 	// (Conn.Transport).
@@ -190,9 +189,9 @@ func (c *Conn) Start(connect Connector) error {
 }
 
 // run serves the connection until its Connector returns, then joins the
-// watchdog and deregisters it. The Registry's wait group joins run.
+// watchdog and deregisters it. Closing Done is its last act: whoever waits
+// on Done (CloseAll) joins it.
 func (c *Conn) run(connect Connector) {
-	defer c.reg.wg.Done()
 	var wg sync.WaitGroup
 	wg.Go(c.watch)
 	err := connect(c.ctx, c.inR, writer{c}, c.opts.Agent)
@@ -551,8 +550,10 @@ func (c *Conn) answered(m Msg) {
 		c.attach(m.ResultSessionID)
 	case "session/load", "session/resume":
 		c.attach(a.session)
-	default:
-		c.detach(a.session)
+	default: // closed or deleted: its stream stays, for the answer
+		c.mu.Lock()
+		delete(c.attached, a.session)
+		c.mu.Unlock()
 	}
 }
 
@@ -566,13 +567,13 @@ func (c *Conn) attach(id string) {
 	c.attached[id] = true
 	c.mu.Unlock()
 	for _, o := range c.reg.others(c) {
-		o.detach(id)
+		o.takenOver(id)
 	}
 }
 
-// detach detaches session id, telling ConnOptions.Detached if it was
-// attached.
-func (c *Conn) detach(id string) {
+// takenOver detaches session id, which another connection attached,
+// telling ConnOptions.Detached if it was attached here.
+func (c *Conn) takenOver(id string) {
 	c.mu.Lock()
 	was := c.attached[id]
 	delete(c.attached, id)
@@ -589,7 +590,6 @@ func (c *Conn) detach(id string) {
 type Registry struct {
 	limits Limits
 	log    *slog.Logger
-	wg     sync.WaitGroup // each started Conn's run
 
 	mu     sync.Mutex // protects the fields below
 	conns  map[string]*Conn
@@ -597,8 +597,11 @@ type Registry struct {
 }
 
 // NewRegistry returns a Registry whose connections have limits (a zero
-// field takes its default).
+// field takes its default); log may be nil.
 func NewRegistry(limits Limits, log *slog.Logger) *Registry {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &Registry{limits: limits.withDefaults(), log: log, conns: map[string]*Conn{}}
 }
 
@@ -627,7 +630,6 @@ func (r *Registry) add(c *Conn) error {
 		return ErrShutdown
 	}
 	r.conns[c.id] = c
-	r.wg.Add(1)
 	return nil
 }
 

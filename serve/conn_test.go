@@ -100,11 +100,15 @@ func TestConn_takeover(t *testing.T) {
 	if a.Attached("s1") || !b.Attached("s1") {
 		t.Errorf("attached: a %v, b %v; want s1 on b only", a.Attached("s1"), b.Attached("s1"))
 	}
-	b.Send(msg(t, `{"jsonrpc":"2.0","id":2,"method":"session/close","params":{"sessionId":"s1"}}`))
-	// The fake answers session/close with method not found: still attached.
+	b.Send(msg(t, `{"jsonrpc":"2.0","id":2,"method":"session/close","params":{"sessionId":"s9"}}`))
 	next(t, lb)
 	if !b.Attached("s1") {
-		t.Error("a failed session/close detached s1")
+		t.Error("closing another session detached s1")
+	}
+	b.Send(msg(t, `{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"s1"}}`))
+	next(t, lb)
+	if b.Attached("s1") {
+		t.Error("s1 is still attached after session/close")
 	}
 }
 
