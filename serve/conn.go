@@ -83,6 +83,10 @@ func overflow(max int) error { return fmt.Errorf("%w (%d bytes)", ErrOverflow, m
 
 // ConnOptions configure a Conn.
 type ConnOptions struct {
+	// ID is the connection's id, if the client names it (sandbox-agent's
+	// server id); "" makes a random one (a UUID, as the SDK's connection
+	// ids are). Start fails with ErrIDTaken for an id in use.
+	ID string
 	// Agent names the agent of the connection's new sessions ("" for the
 	// bridge's default); the Connector gets it.
 	Agent string

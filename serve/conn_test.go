@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +339,33 @@ func TestParse(t *testing.T) {
 		if m.Kind != tc.kind || m.Key() != tc.key || m.SessionID != tc.session {
 			t.Errorf("Parse(%s) = kind %v key %q session %q", tc.in, m.Kind, m.Key(), m.SessionID)
 		}
+	}
+}
+
+func TestRegistry_chosenIDs(t *testing.T) {
+	reg := newRegistry(t, Limits{})
+	a := reg.NewConn(ConnOptions{ID: "server-1"})
+	if err := a.Start(fakeAgent); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(nil); <-a.Done() })
+	if err := reg.NewConn(ConnOptions{ID: "server-1"}).Start(fakeAgent); !errors.Is(err, ErrIDTaken) {
+		t.Errorf("a second server-1: %v", err)
+	}
+	b, _ := startConn(t, reg, nil, nil)
+	ids := []string{}
+	for _, c := range reg.Conns() {
+		ids = append(ids, c.ID())
+	}
+	want := []string{b.ID(), "server-1"}
+	slices.Sort(ids)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("Conns() = %v, want %v", ids, want)
+	}
+	a.Close(nil)
+	<-a.Done()
+	if cs := reg.Conns(); len(cs) != 1 || cs[0] != b {
+		t.Errorf("Conns() after closing server-1 = %v", cs)
 	}
 }

@@ -3,9 +3,11 @@ package serve
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 )
 
@@ -34,29 +36,52 @@ func NewRegistry(limits Limits, log *slog.Logger) *Registry {
 // Limits are the Registry's limits, defaults filled in.
 func (r *Registry) Limits() Limits { return r.limits }
 
-// NewConn makes a connection with a new id, for Start to run. Make its
+// NewConn makes a connection, for Start to run, with ConnOptions.ID or a
+// new random id. Make its
 // Mailboxes before Start, so that ConnOptions.Route has them from the
 // first message on.
 func (r *Registry) NewConn(o ConnOptions) *Conn {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	inR, inW := io.Pipe()
+	id := o.ID
+	if id == "" {
+		id = newID()
+	}
 	return &Conn{
-		id: newID(), reg: r, limits: r.limits, log: r.log, opts: o,
+		id: id, reg: r, limits: r.limits, log: r.log, opts: o,
 		ctx: ctx, cancel: cancel, inR: inR, inW: inW,
 		kick: make(chan struct{}, 1), over: make(chan struct{}), done: make(chan struct{}),
 		waiters: map[string]chan Msg{}, asked: map[string]asked{}, attached: map[string]bool{},
 	}
 }
 
-// add registers c, unless CloseAll has begun.
+// ErrIDTaken: Start was given a connection whose ConnOptions.ID another
+// registered connection has.
+var ErrIDTaken = errors.New("connection id already in use")
+
+// add registers c, unless CloseAll has begun or its id is taken.
 func (r *Registry) add(c *Conn) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrShutdown
 	}
+	if r.conns[c.id] != nil {
+		return fmt.Errorf("%w: %q", ErrIDTaken, c.id)
+	}
 	r.conns[c.id] = c
 	return nil
+}
+
+// Conns are the registered connections that go on, in no order.
+func (r *Registry) Conns() []*Conn {
+	r.mu.Lock()
+	cs := make([]*Conn, 0, len(r.conns))
+	for _, c := range r.conns {
+		cs = append(cs, c)
+	}
+	r.mu.Unlock()
+	return slices.DeleteFunc(cs, func(c *Conn) bool { return c.Err() != nil })
 }
 
 // forget deregisters c, once it is over.
