@@ -236,13 +236,13 @@ func (c *Conn) attach(id string) {
 	c.attached[id] = true
 	c.mu.Unlock()
 	for _, o := range c.reg.others(c) {
-		o.takenOver(id)
+		o.detach(id)
 	}
 }
 
-// takenOver detaches session id, which another connection attached,
-// telling ConnOptions.Detached if it was attached here.
-func (c *Conn) takenOver(id string) {
+// detach detaches session id from c (another connection attached it),
+// telling ConnOptions.Detached if it was attached.
+func (c *Conn) detach(id string) {
 	c.mu.Lock()
 	was := c.attached[id]
 	delete(c.attached, id)
