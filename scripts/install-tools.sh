@@ -30,6 +30,11 @@
 #           @agentclientprotocol/codex-acp), the "CXT" anchor, into
 #           .tools/codex-acp: scripts/bench-agent.sh codex, and the ACP proxy's
 #           end-to-end tests
+#   acp-sdk  the ACP TypeScript SDK (npm @agentclientprotocol/sdk) with ws
+#           (Node 20 has no WebSocket of its own), into .tools/acp-sdk: its
+#           Streamable HTTP and WebSocket clients drive acpbridge serve's
+#           /acp in serve's end-to-end tests (serve/testdata/acpclient.mjs);
+#           a library, so the path printed is the SDK's package directory
 #
 # Not installed by default (only a benchmark needs it; large):
 #   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
@@ -313,6 +318,33 @@ install_acp_codex_adapter() {
 	install_npm_tool @agentclientprotocol/codex-acp 2.6.0 codex-acp codex-acp
 }
 
+# install_acp_sdk installs @agentclientprotocol/sdk and ws into
+# .tools/acp-sdk unless both are there at their pinned versions, and
+# prints the SDK's package directory. Neither has a binary to check, so
+# the versions are.
+install_acp_sdk() {
+	local prefix="$TOOLS_DIR/acp-sdk" sdk=2.4.0 ws=8.23.0
+	local dir="$prefix/node_modules/@agentclientprotocol/sdk"
+	if [[ $(installed_version "$prefix" @agentclientprotocol/sdk) != "$sdk" || $(installed_version "$prefix" ws) != "$ws" ]]; then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install @agentclientprotocol/sdk" >&2
+			return 1
+		}
+		echo "install-tools: installing @agentclientprotocol/sdk@$sdk and ws@$ws into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "@agentclientprotocol/sdk@$sdk" "ws@$ws" >&2
+		local have
+		for pkg in "@agentclientprotocol/sdk $sdk" "ws $ws"; do
+			set -- $pkg
+			have=$(installed_version "$prefix" "$1")
+			[[ $have == "$2" ]] || {
+				echo "install-tools: $prefix has $1@${have:-nothing}, want $2" >&2
+				return 1
+			}
+		done
+	fi
+	echo "$PWD/$dir"
+}
+
 # main_latest installs the named agent CLIs (all four without names) at
 # their newest versions into .tools-latest, and prints NAME_BIN=path for
 # each.
@@ -359,8 +391,9 @@ main() {
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
+			acp-sdk) install_acp_sdk ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk)" >&2
 				return 2
 				;;
 			esac
@@ -374,6 +407,7 @@ main() {
 	install_amp
 	install_zed_claude_adapter
 	install_acp_codex_adapter
+	install_acp_sdk
 }
 
 main "$@"
