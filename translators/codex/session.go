@@ -61,7 +61,7 @@ type session struct {
 	history json.RawMessage // thread/resume's turns, for History
 	// prompted: a turn was sent since history was read, which it lacks.
 	prompted bool
-	running turnProcs       // what ran under the server when the turn began
+	running  turnProcs // what ran under the server when the turn began
 }
 
 // turnProcs is the server a turn runs on and the processes under it when
