@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/coder/acp-go-sdk v0.13.5
-	github.com/coder/websocket v1.8.14
+	github.com/coder/websocket v1.8.15
 	github.com/creachadair/jrpc2 v1.3.6
 	github.com/gofrs/flock v0.13.1
 	github.com/google/go-cmp v0.7.0
@@ -20,3 +20,5 @@ require (
 	github.com/creachadair/mds v0.31.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
+
+replace github.com/coder/acp-go-sdk => ./third_party/acp-go-sdk

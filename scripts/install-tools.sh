@@ -30,13 +30,18 @@
 #           @agentclientprotocol/codex-acp), the "CXT" anchor, into
 #           .tools/codex-acp: scripts/bench-agent.sh codex, and the ACP proxy's
 #           end-to-end tests
+#   acp-sdk  the ACP TypeScript SDK (npm @agentclientprotocol/sdk) with ws
+#           (Node 20 has no WebSocket of its own), into .tools/acp-sdk: its
+#           Streamable HTTP and WebSocket clients drive acpbridge serve's
+#           /acp in serve's end-to-end tests (serve/testdata/acpclient.mjs);
+#           a library, so the path printed is the SDK's package directory
 #   ai-sdk  the Vercel AI SDK (npm ai, with its peer zod) into .tools/ai-sdk:
-#           the web edge's end-to-end tests (serve/testdata/web/*.mjs) check
-#           POST /api/chat with its own stream parser and chat core
+#           the web edges' end-to-end tests (serve/testdata/web/*.mjs) check
+#           POST /api/chat with its own stream parser and chat core; a
+#           library, so the path printed is its node_modules
 #   ag-ui   AG-UI's client (npm @ag-ui/client and @ag-ui/core) into
-#           .tools/ag-ui: the same tests run POST /ag-ui through HttpAgent
-# These two are libraries, not commands: the path printed is their
-# node_modules.
+#           .tools/ag-ui: the same tests run POST /ag-ui through HttpAgent;
+#           a library, so the path printed is its node_modules
 #
 # Not installed by default (only a benchmark needs it; large):
 #   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
@@ -361,6 +366,33 @@ install_ag_ui() {
 	install_npm_lib ag-ui @ag-ui/client@1.0.0 @ag-ui/core@1.0.0
 }
 
+# install_acp_sdk installs @agentclientprotocol/sdk and ws into
+# .tools/acp-sdk unless both are there at their pinned versions, and
+# prints the SDK's package directory. Neither has a binary to check, so
+# the versions are.
+install_acp_sdk() {
+	local prefix="$TOOLS_DIR/acp-sdk" sdk=2.4.0 ws=8.23.0
+	local dir="$prefix/node_modules/@agentclientprotocol/sdk"
+	if [[ $(installed_version "$prefix" @agentclientprotocol/sdk) != "$sdk" || $(installed_version "$prefix" ws) != "$ws" ]]; then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install @agentclientprotocol/sdk" >&2
+			return 1
+		}
+		echo "install-tools: installing @agentclientprotocol/sdk@$sdk and ws@$ws into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "@agentclientprotocol/sdk@$sdk" "ws@$ws" >&2
+		local have
+		for pkg in "@agentclientprotocol/sdk $sdk" "ws $ws"; do
+			set -- $pkg
+			have=$(installed_version "$prefix" "$1")
+			[[ $have == "$2" ]] || {
+				echo "install-tools: $prefix has $1@${have:-nothing}, want $2" >&2
+				return 1
+			}
+		done
+	fi
+	echo "$PWD/$dir"
+}
+
 # main_latest installs the named agent CLIs (all four without names) at
 # their newest versions into .tools-latest, and prints NAME_BIN=path for
 # each.
@@ -407,10 +439,11 @@ main() {
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
+			acp-sdk) install_acp_sdk ;;
 			ai-sdk) install_ai_sdk ;;
 			ag-ui) install_ag_ui ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, ai-sdk, ag-ui)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk, ai-sdk, ag-ui)" >&2
 				return 2
 				;;
 			esac
@@ -424,6 +457,7 @@ main() {
 	install_amp
 	install_zed_claude_adapter
 	install_acp_codex_adapter
+	install_acp_sdk
 	install_ai_sdk
 	install_ag_ui
 }
