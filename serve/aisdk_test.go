@@ -307,3 +307,41 @@ func TestChat_survivesRestart(t *testing.T) {
 		t.Errorf("after the restart: %q", got)
 	}
 }
+
+// attachedTo counts the registry's connections that have session id
+// attached.
+func attachedTo(reg *Registry, id string) int {
+	n := 0
+	for _, c := range reg.Conns() {
+		if c.Attached(id) {
+			n++
+		}
+	}
+	return n
+}
+
+// On one Registry, a session is attached to one connection at a time: a
+// chat's session reopened as an AG-UI thread moves to the AG-UI edge's
+// connection, and the chat's next message takes it back.
+func TestChat_takenOverByAnotherEdge(t *testing.T) {
+	ws := startWebServer(t, startWebBridge(t), "")
+	sid := sessionOf(t, chatTurn(t, ws.URL, "c1", userMsg("u1", "hello")))
+	if n := attachedTo(ws.reg, sid); n != 1 {
+		t.Fatalf("the chat's session is attached to %d connections, want 1", n)
+	}
+	ev := aguiRunOf(t, ws.URL, runInputOf(sid, "r1", "from ag-ui"))
+	if find(ev, "MESSAGES_SNAPSHOT") == nil || textOf(ev, "TEXT_MESSAGE_CONTENT") != "You said: from ag-ui" {
+		t.Fatalf("the AG-UI run on the chat's session: %v", types(ev))
+	}
+	if n := attachedTo(ws.reg, sid); n != 1 {
+		t.Errorf("after the AG-UI edge took it over: attached to %d connections, want 1", n)
+	}
+	ev = chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"), userMsg("u2", "back in the chat"))
+	if got := textOf(ev, "text-delta"); got != "You said: back in the chat" {
+		t.Errorf("the chat after the takeover: %q", got)
+	}
+	msgs := getMessages(t, ws, sid)
+	if len(msgs) != 6 {
+		t.Errorf("the session has %d messages, want 6 (three turns):\n%s", len(msgs), mustJSON(msgs))
+	}
+}

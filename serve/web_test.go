@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -76,6 +77,7 @@ type webServer struct {
 	*httptest.Server
 	chat    *ChatHandler
 	agui    *AGUIHandler
+	reg     *Registry
 	stopped sync.Once
 }
 
@@ -87,14 +89,18 @@ func startWebServer(t testing.TB, wb *webBridge, stateDir string) *webServer {
 	return startWebServerWith(t, wb, WebOptions{StateDir: stateDir})
 }
 
-// startWebServerWith is startWebServer with options (a cwd and the
-// logger are filled in).
+// startWebServerWith is startWebServer with options (a cwd, the logger
+// and, as acpbridge serve shares one among its edges, a Registry are
+// filled in).
 func startWebServerWith(t testing.TB, wb *webBridge, o WebOptions) *webServer {
 	t.Helper()
 	if o.Cwd == "" {
 		o.Cwd = t.TempDir()
 	}
 	o.Logger = webLogger()
+	if o.Registry == nil {
+		o.Registry = NewRegistry(Limits{}, webLogger())
+	}
 	chat, err := NewChatHandler(wb.connect, o)
 	if err != nil {
 		t.Fatal(err)
@@ -108,15 +114,17 @@ func startWebServerWith(t testing.TB, wb *webBridge, o WebOptions) *webServer {
 		mux.Handle(p, chat)
 	}
 	mux.Handle(AGUIPattern, agui)
-	ws := &webServer{Server: httptest.NewServer(mux), chat: chat, agui: agui}
+	ws := &webServer{Server: httptest.NewServer(mux), chat: chat, agui: agui, reg: o.Registry}
 	t.Cleanup(ws.stop)
 	return ws
 }
 
-// stop closes the server and the handlers (once).
+// stop closes the server, the registry's connections and the handlers
+// (once), in the order acpbridge serve does.
 func (ws *webServer) stop() {
 	ws.stopped.Do(func() {
 		ws.Close()
+		ws.reg.CloseAll(context.Background())
 		ws.chat.Close()
 		ws.agui.Close()
 	})

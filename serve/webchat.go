@@ -41,6 +41,12 @@ type WebOptions struct {
 	// AskTimeout is how long a permission ask waits for the web client's
 	// answer; 0 is DefaultAskTimeout.
 	AskTimeout time.Duration
+	// Registry, if set, makes the web edges' in-process connections Conns
+	// of it, like every other client connection of the server: a session a
+	// web chat takes over is then detached from the /acp connection that
+	// had it, and the Registry's CloseAll ends them too. nil connects
+	// straight to the Connector.
+	Registry *Registry
 }
 
 // withDefaults fills the zero fields it can.
@@ -198,6 +204,9 @@ func newChats(connect Connector, o WebOptions, file string) (*chats, error) {
 	st, err := openChatStore(path)
 	if err != nil {
 		return nil, err
+	}
+	if o.Registry != nil {
+		connect = viaRegistry(o.Registry, connect)
 	}
 	return &chats{p: newPeer(connect, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*chat{}}, nil
 }
@@ -417,17 +426,17 @@ func (cs *chats) settle(ctx context.Context, c *chat) error {
 	}
 	if waiting {
 		c.sess.cancel()
-	} else if err := waitFor(ctx, r.abandoned, r.done, busyGrace); err != nil {
+	} else if err := waitEither(ctx, r.abandoned, r.done, busyGrace); err != nil {
 		return errTurnRunning
 	}
-	if err := waitFor(ctx, r.done, nil, settleTimeout); err != nil {
+	if err := waitEither(ctx, r.done, nil, settleTimeout); err != nil {
 		return fmt.Errorf("%w: it was cancelled and has not ended: %w", errTurnRunning, err)
 	}
 	return nil
 }
 
-// waitFor waits until a or b (if not nil) is closed, for at most d.
-func waitFor(ctx context.Context, a, b <-chan struct{}, d time.Duration) error {
+// waitEither waits until a or b (if not nil) is closed, for at most d.
+func waitEither(ctx context.Context, a, b <-chan struct{}, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -635,6 +636,75 @@ func (q *queue) next(ctx context.Context) (item, bool) {
 			return item{}, false
 		}
 	}
+}
+
+// viaRegistry is connect with each connection made a Conn of reg, as the
+// other edges' client connections are: so that a session a web edge takes
+// over is detached from the connection that had it (and the other way
+// round), and reg's CloseAll ends the web edges' connections too. The
+// client's lines go to the Conn's Send; what the agent side writes comes
+// back through a Mailbox.
+func viaRegistry(reg *Registry, connect Connector) Connector {
+	return func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
+		var box *Mailbox
+		c := reg.NewConn(ConnOptions{Agent: agent, Route: func(m Msg) { box.Push(m) }})
+		box = c.NewMailbox()
+		lease := box.Acquire()
+		if err := c.Start(connect); err != nil {
+			return err
+		}
+		var tasks sync.WaitGroup
+		tasks.Go(func() { copyOut(ctx, lease, w, c) })
+		sent := make(chan error, 1)
+		tasks.Go(func() { sent <- copyIn(r, c) })
+		var err error
+		select {
+		case err = <-sent:
+		case <-c.Done():
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+		c.Close(err)
+		<-c.Done()
+		if rc, ok := r.(io.Closer); ok {
+			rc.Close() // ends copyIn if it still reads
+		}
+		tasks.Wait()
+		return nil
+	}
+}
+
+// copyOut writes the agent side's messages to w, one a line, until the
+// connection ends.
+func copyOut(ctx context.Context, lease *Lease, w io.Writer, c *Conn) {
+	defer lease.Release()
+	for {
+		m, err := lease.Next(ctx)
+		if err != nil {
+			return
+		}
+		line := make([]byte, 0, len(m.Raw)+1)
+		if _, err := w.Write(append(append(line, m.Raw...), '\n')); err != nil {
+			c.Close(fmt.Errorf("writing to the web edge's client: %w", err))
+			return
+		}
+	}
+}
+
+// copyIn sends the client's lines to c until r ends.
+func copyIn(r io.Reader, c *Conn) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), c.limits.MaxMessage)
+	for sc.Scan() {
+		m, err := Parse(sc.Bytes())
+		if err != nil {
+			return fmt.Errorf("the web edge's client wrote a line that is not a message: %w", err)
+		}
+		if err := c.Send(m); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // randomID is 12 random bytes in hex.
