@@ -345,3 +345,53 @@ func TestChat_takenOverByAnotherEdge(t *testing.T) {
 		t.Errorf("the session has %d messages, want 6 (three turns):\n%s", len(msgs), mustJSON(msgs))
 	}
 }
+
+// A new chat's body chooses its session's mode (and model): in
+// acceptEdits the mock edits without asking. A mode the agent has not is
+// a 400, and leaves no chat behind.
+func TestChat_newChatOptions(t *testing.T) {
+	ws := startWebServer(t, startWebBridge(t), "")
+	ev := chatTurnWith(t, ws.URL, map[string]any{"id": "c1", "mode": "acceptEdits", "model": "mock-large",
+		"messages": []any{userMsg("u1", "please edit")}})
+	if find(ev, "tool-approval-request") != nil || find(ev, "tool-output-available") == nil {
+		t.Errorf("acceptEdits still asked, or the edit has no output: %v", types(ev))
+	}
+	if got := textOf(ev, "text-delta"); got != "(mock-large) You said: please edit" {
+		t.Errorf("the model: %q", got)
+	}
+	wantError(t, "an unknown mode", post(t, ws.URL+"/api/chat", map[string]any{"id": "c2", "mode": "yolo",
+		"messages": []any{userMsg("u1", "hi")}}), 400, "yolo")
+	if ws.chat.chats.segmentOf("c2") != nil || len(ws.chat.chats.live) != 1 {
+		t.Errorf("the refused chat was kept: %d chats", len(ws.chat.chats.live))
+	}
+}
+
+// A chats map that is not JSON is moved aside, and the edge starts.
+func TestChat_corruptMap(t *testing.T) {
+	state := t.TempDir()
+	path := filepath.Join(state, "webchats.json")
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := startWebServer(t, startWebBridge(t), state)
+	chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"))
+	if _, err := os.Stat(path + ".corrupt"); err != nil {
+		t.Errorf("the corrupt map was not kept aside: %v", err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"c1"`) {
+		t.Errorf("the new map: %s", b)
+	}
+}
+
+// chatTurnWith POSTs body and returns the events; it fails unless 200.
+func chatTurnWith(t *testing.T, base string, body map[string]any) []map[string]any {
+	t.Helper()
+	resp := post(t, base+"/api/chat", body)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /api/chat: %d %s", resp.StatusCode, b)
+	}
+	return sseEvents(t, resp.Body)
+}

@@ -94,8 +94,10 @@ type storeFile struct {
 	Chats map[string]chatRecord `json:"chats"`
 }
 
-// openChatStore reads the map at path ("" for none kept).
-func openChatStore(path string) (*chatStore, error) {
+// openChatStore reads the map at path ("" for none kept). A file that is
+// not a map is moved aside (path.corrupt) and logged: its chats are then
+// unknown, and start anew (told their history, if the client sends it).
+func openChatStore(path string, log *slog.Logger) (*chatStore, error) {
 	st := &chatStore{path: path, chats: map[string]chatRecord{}}
 	if path == "" {
 		return st, nil
@@ -109,7 +111,11 @@ func openChatStore(path string) (*chatStore, error) {
 	}
 	var f storeFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("reading the web chats map %s: %w", path, err)
+		log.Warn("web edge: the chats map is not JSON; moving it aside and starting anew", "path", path, "err", err)
+		if err := os.Rename(path, path+".corrupt"); err != nil {
+			return nil, fmt.Errorf("moving the corrupt web chats map aside: %w", err)
+		}
+		return st, nil
 	}
 	if f.Chats != nil {
 		st.chats = f.Chats
@@ -201,7 +207,7 @@ func newChats(connect Connector, o WebOptions, file string) (*chats, error) {
 	if o.StateDir != "" {
 		path = filepath.Join(o.StateDir, file)
 	}
-	st, err := openChatStore(path)
+	st, err := openChatStore(path, o.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -266,11 +272,16 @@ func (cs *chats) open(ctx context.Context, c *chat, replay bool) (history []sdk.
 		return nil, false, nil
 	}
 	rec, ok := cs.store.get(c.id)
-	if !ok {
-		if c.sess != nil {
-			rec = c.rec
-		} else if rec, ok, err = cs.asSession(ctx, c.id); err != nil || !ok {
-			return nil, false, errors.Join(err, errUnknownChat)
+	switch {
+	case ok:
+	case c.sess != nil:
+		rec = c.rec
+	default:
+		if rec, ok, err = cs.asSession(ctx, c.id); err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			return nil, false, errUnknownChat
 		}
 	}
 	var s *psession
@@ -280,14 +291,30 @@ func (cs *chats) open(ctx context.Context, c *chat, replay bool) (history []sdk.
 		s, err = cs.p.resume(ctx, rec.Agent, rec.Session, rec.Cwd)
 	}
 	if isNotFound(err) {
-		cs.store.drop(c.id)
+		cs.keep(c.id, nil)
 		return nil, false, errors.Join(err, errUnknownChat)
 	}
 	if err != nil {
 		return nil, false, err
 	}
 	c.rec, c.sess = rec, s
-	return history, true, cs.store.put(c.id, rec)
+	cs.keep(c.id, &rec)
+	return history, true, nil
+}
+
+// keep records the chat's session in the map (or, for nil, forgets the
+// chat). A map that can't be saved is logged, not the request's failure:
+// the chat goes on, and only a restart would lose it.
+func (cs *chats) keep(id string, r *chatRecord) {
+	var err error
+	if r == nil {
+		err = cs.store.drop(id)
+	} else {
+		err = cs.store.put(id, *r)
+	}
+	if err != nil {
+		cs.opts.Logger.Warn("web edge: the chats map", "chat", id, "err", err)
+	}
 }
 
 // asSession is the record of a chat whose id is a session id the bridge
@@ -322,11 +349,13 @@ func (cs *chats) create(ctx context.Context, c *chat, n newChat) error {
 			continue
 		}
 		if err := cs.p.setOption(ctx, s, o[0], o[1]); err != nil {
+			s.conn.cs.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(s.id)})
 			return fmt.Errorf("%w: %w", errBadRequest, err)
 		}
 	}
 	c.rec, c.sess = chatRecord{Session: s.id, Agent: n.agent, Cwd: n.cwd}, s
-	return cs.store.put(c.id, c.rec)
+	cs.keep(c.id, &c.rec)
+	return nil
 }
 
 // translator turns one turn's ACP events into a web protocol's events. It
