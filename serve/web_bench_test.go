@@ -3,30 +3,32 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// The web edges' overhead: the same turns of the mock (an answer of about
-// a hundred streamed words) over stdio ACP (a client of the same
-// Connector on in-memory pipes, reading lines), over POST /api/chat and
-// over POST /ag-ui (an HTTP client reading SSE lines on loopback). Each
-// reports the p50 and p99 time from sending the prompt to the first text
-// chunk (ttfc) and the p50 time per chunk after it (the turn's last chunk
-// minus its first, over the chunks between).
+// The web edges' overhead: the same turns of the mock (an answer of
+// about a hundred streamed words) over stdio ACP (the client's stdin and
+// stdout on a Connector of the bridge, as an editor's are), over POST
+// /api/chat and over POST /ag-ui (HTTP on loopback). The client is a
+// process of its own (testdata/benchclient), as an editor or a browser
+// is: in this one, its goroutines would wait on the bridge's for a CPU.
+// Each reports the p50 and p99 time from sending the prompt to the first
+// text chunk (ttfc), and the p50 time per chunk after it (a turn's last
+// chunk's time minus its first's, over the chunks between).
 //
 //	go test ./serve -run '^$' -bench Web -benchtime 200x
-
-// benchPrompt makes the mock answer with about a hundred chunks.
-var benchPrompt = "bench " + strings.TrimSpace(strings.Repeat("word ", 100))
 
 // turnTimes are the times of one turn's text chunks from its start.
 type turnTimes struct {
@@ -84,88 +86,81 @@ func report(b *testing.B, ts []turnTimes) {
 	b.ReportMetric(float64(ts[0].n), "chunks/turn")
 }
 
-// rawACP is an ACP client that writes JSON-RPC lines and reads lines,
-// decoding only the responses it waits for.
-type rawACP struct {
-	w  io.WriteCloser
-	r  *bufio.Reader
-	id int
-}
-
-func (c *rawACP) send(method, params string) (int, error) {
-	c.id++
-	_, err := fmt.Fprintf(c.w, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params)
-	return c.id, err
-}
-
-// isResponse tells the response to request id.
-func isResponse(line []byte, id int) bool {
-	return bytes.HasPrefix(line, []byte(`{"id":`+fmt.Sprint(id)+`,`)) || bytes.Contains(line, []byte(`"id":`+fmt.Sprint(id)+`,"jsonrpc"`)) ||
-		bytes.Contains(line, []byte(`"id":`+fmt.Sprint(id)+`,"result"`)) || bytes.Contains(line, []byte(`"id":`+fmt.Sprint(id)+`}`))
-}
-
-// call sends a request and returns its response line.
-func (c *rawACP) call(method, params string) ([]byte, error) {
-	id, err := c.send(method, params)
-	if err != nil {
-		return nil, err
+// BenchmarkWeb times b.N turns of the mock over each edge, the client a
+// process of its own.
+func BenchmarkWeb(b *testing.B) {
+	bin := filepath.Join(b.TempDir(), "benchclient")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/benchclient").CombinedOutput(); err != nil {
+		b.Fatalf("building the bench client: %v\n%s", err, out)
 	}
-	for {
-		line, err := c.r.ReadBytes('\n')
-		if err != nil {
-			return nil, err
-		}
-		if isResponse(line, id) && !bytes.Contains(line, []byte(`"method"`)) {
-			return line, nil
-		}
+	for _, mode := range []string{"stdio", "aisdk", "agui"} {
+		b.Run(mode, func(b *testing.B) { benchEdge(b, bin, mode) })
 	}
 }
 
-// BenchmarkWeb_stdioACP is the baseline: the mock's turns over an ACP
-// connection of the same Connector, as stdio carries them.
-func BenchmarkWeb_stdioACP(b *testing.B) {
+// benchEdge runs the bench client over one edge and reports its times.
+func benchEdge(b *testing.B, bin, mode string) {
 	wb := startWebBridge(b)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		wb.connect(b.Context(), inR, outW, "")
-		outW.Close()
-	}()
-	b.Cleanup(func() { inW.Close(); <-done })
-	c := &rawACP{w: inW, r: bufio.NewReaderSize(outR, 1<<20)}
-	if _, err := c.call("initialize", `{"protocolVersion":1}`); err != nil {
-		b.Fatal(err)
+	out := filepath.Join(b.TempDir(), "times.json")
+	cmd := exec.Command(bin, "-mode", mode, "-n", fmt.Sprint(b.N), "-out", out, "-cwd", b.TempDir())
+	cmd.Stderr = os.Stderr
+	served, started := make(chan struct{}), func() {}
+	if mode == "stdio" {
+		served, started = serveStdio(b, cmd, wb.connect)
+	} else {
+		close(served)
+		cmd.Args = append(cmd.Args, "-url", startWebServer(b, wb, "").URL)
 	}
-	line, err := c.call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, b.TempDir()))
+	b.ResetTimer()
+	err := cmd.Start()
+	if err == nil {
+		started()
+		err = cmd.Wait()
+	}
+	b.StopTimer()
+	<-served
+	if err != nil {
+		b.Fatalf("the bench client: %v", err)
+	}
+	raw, err := os.ReadFile(out)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var resp struct {
-		Result struct {
-			SessionID string `json:"sessionId"`
-		}
+	var got []struct {
+		FirstUS, ChunkUS float64
+		Chunks           int
 	}
-	if err := json.Unmarshal(line, &resp); err != nil || resp.Result.SessionID == "" {
-		b.Fatalf("session/new: %s %v", line, err)
+	if err := json.Unmarshal(raw, &got); err != nil {
+		b.Fatal(err)
 	}
-	params, _ := json.Marshal(map[string]any{"sessionId": resp.Result.SessionID, "prompt": []any{map[string]any{"type": "text", "text": benchPrompt}}})
-	isChunk := func(l []byte) bool { return bytes.Contains(l, []byte(`"agent_message_chunk"`)) }
-	var ts []turnTimes
-	for b.Loop() {
-		start := time.Now()
-		id, err := c.send("session/prompt", string(params))
-		if err != nil {
-			b.Fatal(err)
-		}
-		tt, err := timeLines(c.r, start, isChunk, func(l []byte) bool { return isResponse(l, id) && !bytes.Contains(l, []byte(`"method"`)) })
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts = append(ts, tt)
+	ts := make([]turnTimes, len(got))
+	for i, t := range got {
+		ts[i] = turnTimes{first: time.Duration(t.FirstUS * 1e3), chunk: time.Duration(t.ChunkUS * 1e3), n: t.Chunks}
 	}
 	report(b, ts)
+}
+
+// serveStdio has connect serve cmd's stdin and stdout, as the bridge
+// serves an editor's: the channel is closed once it has returned; started
+// is to be called once cmd has started (it closes the child's ends here).
+func serveStdio(b *testing.B, cmd *exec.Cmd, connect Connector) (served chan struct{}, started func()) {
+	toChild, fromUs, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fromChild, toUs, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout = toChild, toUs
+	served = make(chan struct{})
+	go func() {
+		defer close(served)
+		connect(context.Background(), fromChild, fromUs, "")
+		fromUs.Close()
+		fromChild.Close()
+	}()
+	return served, func() { toChild.Close(); toUs.Close() }
 }
 
 // webTurn POSTs body to url and times the SSE stream's text chunks.
@@ -180,55 +175,10 @@ func webTurn(client *http.Client, url string, body []byte, chunk, end []byte) (t
 		msg, _ := io.ReadAll(resp.Body)
 		return turnTimes{}, fmt.Errorf("POST: %d %s", resp.StatusCode, msg)
 	}
-	return timeLines(bufio.NewReaderSize(resp.Body, 1<<16), start,
+	tt, err := timeLines(bufio.NewReaderSize(resp.Body, 1<<16), start,
 		func(l []byte) bool { return bytes.Contains(l, chunk) }, func(l []byte) bool { return bytes.Contains(l, end) })
-}
-
-// BenchmarkWeb_aiSDK is the mock's turns over POST /api/chat.
-func BenchmarkWeb_aiSDK(b *testing.B) {
-	ws := startWebServer(b, startWebBridge(b), "")
-	url := ws.URL + "/api/chat"
-	body, _ := json.Marshal(map[string]any{"id": "bench", "messages": []any{userMsg("u1", benchPrompt)}})
-	chunk, end := []byte(`"type":"text-delta"`), []byte("data: [DONE]")
-	if _, err := webTurn(http.DefaultClient, url, body, chunk, end); err != nil { // the session's start
-		b.Fatal(err)
-	}
-	var ts []turnTimes
-	for b.Loop() {
-		tt, err := webTurn(http.DefaultClient, url, body, chunk, end)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts = append(ts, tt)
-	}
-	report(b, ts)
-}
-
-// BenchmarkWeb_agui is the mock's turns over POST /ag-ui.
-func BenchmarkWeb_agui(b *testing.B) {
-	ws := startWebServer(b, startWebBridge(b), "")
-	url := ws.URL + "/ag-ui"
-	chunk, end := []byte(`"type":"TEXT_MESSAGE_CONTENT"`), []byte(`"type":"RUN_FINISHED"`)
-	n := 0
-	next := func() []byte {
-		n++
-		in := runInputOf("bench", fmt.Sprintf("r%d", n), benchPrompt)
-		in["messages"] = []any{map[string]any{"id": fmt.Sprintf("u%d", n), "role": "user", "content": benchPrompt}}
-		body, _ := json.Marshal(in)
-		return body
-	}
-	if _, err := webTurn(http.DefaultClient, url, next(), chunk, end); err != nil {
-		b.Fatal(err)
-	}
-	var ts []turnTimes
-	for b.Loop() {
-		tt, err := webTurn(http.DefaultClient, url, next(), chunk, end)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ts = append(ts, tt)
-	}
-	report(b, ts)
+	io.Copy(io.Discard, resp.Body)
+	return tt, err
 }
 
 // BenchmarkWeb_aiSDK100Chats runs a turn in each of 100 chats at once on
