@@ -515,7 +515,9 @@ func (cs *chats) pump(c *chat, r *run, seg *segment) {
 			}
 			seg.add(r.tr.open(seg.info)...)
 		case it.end != nil:
-			seg.add(r.tr.end(*it.end)...)
+			events := r.tr.end(*it.end)
+			c.finish(r) // before the client can see the end and send its next prompt
+			seg.add(events...)
 			seg.close()
 			return
 		}
