@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +125,32 @@ func TestChatE2E_abstractChat(t *testing.T) {
 func TestAGUIE2E_httpAgent(t *testing.T) {
 	ws := startWebServer(t, startWebBridge(t), "")
 	runWebScript(t, agUI, "agui.mjs", ws.URL)
+}
+
+// The real claude and codex CLIs on their fake models (as the /acp tests
+// run them, realAgents) through each web edge with its own client library:
+// a command the agent asks permission for, approved, its output and the
+// answer in the rest of the turn; every chunk or event passes the
+// library's checks.
+func TestWebE2E_realAgents(t *testing.T) {
+	for _, name := range []string{"claude", "codex"} {
+		t.Run(name, func(t *testing.T) {
+			a := realAgents[name]
+			wb := &webBridge{connect: bridgeConnectorOn(t, a.backend(t))}
+			ws := startWebServer(t, wb, "")
+			env := []string{"WEB_PROMPT=" + envOf(a.env, "ACP_E2E_PROMPT"), "WEB_MODE=" + envOf(a.env, "ACP_E2E_MODE")}
+			t.Run("aisdk", func(t *testing.T) { runWebScript(t, aiSDK, "real.mjs", ws.URL, append(env, "WEB_EDGE=aisdk")...) })
+			t.Run("agui", func(t *testing.T) { runWebScript(t, agUI, "real.mjs", ws.URL, append(env, "WEB_EDGE=agui")...) })
+		})
+	}
+}
+
+// envOf is the value of name in env (NAME=value lines), or "".
+func envOf(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
