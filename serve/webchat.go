@@ -211,10 +211,11 @@ func newChats(connect Connector, o WebOptions, file string) (*chats, error) {
 	if err != nil {
 		return nil, err
 	}
+	dial := pipeDialer(connect)
 	if o.Registry != nil {
-		connect = viaRegistry(o.Registry, connect)
+		dial = registryDialer(o.Registry, connect)
 	}
-	return &chats{p: newPeer(connect, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*chat{}}, nil
+	return &chats{p: newPeer(dial, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*chat{}}, nil
 }
 
 // Close ends every turn's pump and connection.
@@ -375,6 +376,7 @@ type translator interface {
 // writes.
 type run struct {
 	tr   translator
+	sess *psession // the session the turn runs in
 	turn *turn
 	next chan *segment // 1-buffered: the segment that continues after an ask
 	done chan struct{} // closed when the pump has returned
@@ -407,7 +409,7 @@ func (cs *chats) start(c *chat, blocks []sdk.ContentBlock, tr translator, info a
 		return nil, err
 	}
 	seg := newSegment(info)
-	r := &run{tr: tr, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
+	r := &run{tr: tr, sess: c.sess, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
 	c.run = r
 	cs.pumps.Go(func() { cs.pump(c, r, seg) })
 	return seg, nil
@@ -423,7 +425,7 @@ func (cs *chats) resume(c *chat, info any, answer func(*psession) error) (*segme
 	if r == nil || !r.waiting {
 		return nil, fmt.Errorf("%w: no turn of this chat waits for an answer", errNoAsk)
 	}
-	if err := answer(c.sess); err != nil {
+	if err := answer(r.sess); err != nil {
 		return nil, err
 	}
 	seg := newSegment(info)
@@ -454,7 +456,7 @@ func (cs *chats) settle(ctx context.Context, c *chat) error {
 		return nil
 	}
 	if waiting {
-		c.sess.cancel()
+		r.sess.cancel()
 	} else if err := waitEither(ctx, r.abandoned, r.done, busyGrace); err != nil {
 		return errTurnRunning
 	}
@@ -497,7 +499,7 @@ func (cs *chats) pump(c *chat, r *run, seg *segment) {
 	defer c.finish(r)
 	seg.add(r.tr.open(seg.info)...)
 	for {
-		it, ok := c.sess.events.next(cs.p.ctx)
+		it, ok := r.sess.events.next(cs.p.ctx)
 		if !ok {
 			seg.add(r.tr.end(turnEnd{err: errClosed})...)
 			seg.close()
@@ -550,7 +552,7 @@ func (cs *chats) await(c *chat, r *run) *segment {
 	r.waiting = false
 	c.mu.Unlock()
 	for {
-		it, ok := c.sess.events.next(cs.p.ctx)
+		it, ok := r.sess.events.next(cs.p.ctx)
 		if !ok || it.end != nil {
 			return nil
 		}

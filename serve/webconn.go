@@ -1,7 +1,7 @@
 package serve
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,7 +42,7 @@ var (
 
 // peer is one web edge's ACP client of the core.
 type peer struct {
-	connect    Connector
+	dial       dialer
 	log        *slog.Logger
 	askTimeout time.Duration
 
@@ -59,12 +59,12 @@ type peer struct {
 	closed   bool
 }
 
-func newPeer(connect Connector, log *slog.Logger, askTimeout time.Duration) *peer {
+func newPeer(dial dialer, log *slog.Logger, askTimeout time.Duration) *peer {
 	ctx, cancel := context.WithCancel(context.Background())
 	if askTimeout <= 0 {
 		askTimeout = DefaultAskTimeout
 	}
-	return &peer{connect: connect, log: log, askTimeout: askTimeout, ctx: ctx, cancel: cancel,
+	return &peer{dial: dial, log: log, askTimeout: askTimeout, ctx: ctx, cancel: cancel,
 		conns: map[string]*pconn{}, sessions: map[string]*psession{}}
 }
 
@@ -72,16 +72,18 @@ func newPeer(connect Connector, log *slog.Logger, askTimeout time.Duration) *pee
 type pconn struct {
 	agent string
 	cs    *sdk.ClientSideConnection
-	in    io.Closer     // the client's end of the connector's input
-	ended chan struct{} // closed when the Connector has returned
+	link  *link
 	ready chan struct{} // closed when initialize has been answered
-	err   error         // initialize's error; read after ready
+	err   error         // initialize's error (or the dial's); read after ready
 }
 
 // alive reports whether the connection is still served.
 func (c *pconn) alive() bool {
+	if c.link == nil {
+		return false
+	}
 	select {
-	case <-c.ended:
+	case <-c.link.ended:
 		return false
 	case <-c.cs.Done():
 		return false
@@ -100,7 +102,7 @@ func (p *peer) conn(ctx context.Context, agent string) (*pconn, error) {
 	}
 	c := p.conns[agent]
 	if c == nil || (isReady(c) && (c.err != nil || !c.alive())) {
-		c = p.dial(agent)
+		c = p.connect(agent)
 		p.conns[agent] = c
 	}
 	p.mu.Unlock()
@@ -124,27 +126,26 @@ func isReady(c *pconn) bool {
 	}
 }
 
-// dial starts a connection and its initialize; the caller holds p.mu.
-func (p *peer) dial(agent string) *pconn {
-	c2aR, c2aW := io.Pipe()
-	a2cR, a2cW := io.Pipe()
-	c := &pconn{agent: agent, in: c2aW, ended: make(chan struct{}), ready: make(chan struct{})}
-	c.cs = sdk.NewClientSideConnection(client{p}, c2aW, a2cR)
-	c.cs.SetLogger(slog.New(quietHandler{p.log.Handler()}))
-	p.tasks.Go(func() {
-		defer close(c.ended)
-		err := p.connect(p.ctx, c2aR, a2cW, agent)
-		a2cW.Close()
-		c2aR.Close()
-		if err != nil && p.ctx.Err() == nil {
-			p.log.Warn("web edge: an in-process ACP connection ended", "agent", agent, "err", err)
-		}
-	})
+// connect starts a connection and its initialize; the caller holds p.mu.
+func (p *peer) connect(agent string) *pconn {
+	c := &pconn{agent: agent, ready: make(chan struct{})}
 	p.tasks.Go(func() {
 		defer close(c.ready)
+		l, err := p.dial(p.ctx, agent, &p.tasks)
+		if err != nil {
+			c.err = fmt.Errorf("connecting the web edge to the bridge: %w", err)
+			return
+		}
+		c.link = l
+		c.cs = sdk.NewClientSideConnection(client{p}, l.w, l.r)
+		c.cs.SetLogger(slog.New(quietHandler{p.log.Handler()}))
+		p.tasks.Go(func() { // a client that has stopped reading must not block the agent side's writes
+			<-c.cs.Done()
+			l.r.Close()
+		})
 		ctx, cancel := context.WithTimeout(p.ctx, initTimeout)
 		defer cancel()
-		_, err := c.cs.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+		_, err = c.cs.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
 			ClientInfo: &sdk.Implementation{Name: "acpbridge-web", Version: "1"}})
 		if err != nil {
 			c.err = fmt.Errorf("initializing the in-process ACP connection: %w", err)
@@ -162,12 +163,12 @@ func (p *peer) Close() {
 	p.mu.Unlock()
 	p.cancel()
 	for _, c := range conns {
-		c.in.Close()
+		<-c.ready
+		if c.link != nil {
+			c.link.w.Close()
+		}
 	}
 	p.tasks.Wait()
-	for _, c := range conns {
-		<-c.cs.Done()
-	}
 }
 
 // session returns the session registered under id, or nil.
@@ -638,73 +639,96 @@ func (q *queue) next(ctx context.Context) (item, bool) {
 	}
 }
 
-// viaRegistry is connect with each connection made a Conn of reg, as the
-// other edges' client connections are: so that a session a web edge takes
-// over is detached from the connection that had it (and the other way
+// A link is the client's end of one in-process ACP connection to the
+// bridge: what the client writes its messages to, what it reads the agent
+// side's from, and when it is over.
+type link struct {
+	w     io.WriteCloser // closing it ends the connection
+	r     io.ReadCloser  // closing it makes the agent side's writes fail
+	ended chan struct{}  // closed once the connection is over
+}
+
+// A dialer makes the links of a peer; what it starts, it adds to tasks.
+type dialer func(ctx context.Context, agent string, tasks *sync.WaitGroup) (*link, error)
+
+// pipeDialer links a peer straight to connect, on in-memory pipes.
+func pipeDialer(connect Connector) dialer {
+	return func(ctx context.Context, agent string, tasks *sync.WaitGroup) (*link, error) {
+		c2aR, c2aW := io.Pipe()
+		a2cR, a2cW := io.Pipe()
+		l := &link{w: c2aW, r: a2cR, ended: make(chan struct{})}
+		tasks.Go(func() {
+			defer close(l.ended)
+			connect(ctx, c2aR, a2cW, agent)
+			a2cW.Close()
+			c2aR.Close()
+		})
+		return l, nil
+	}
+}
+
+// registryDialer links a peer to connect through Conns of reg, as the
+// other edges' client connections are: a session a web edge takes over is
+// then detached from the connection that had it (and the other way
 // round), and reg's CloseAll ends the web edges' connections too. The
-// client's lines go to the Conn's Send; what the agent side writes comes
-// back through a Mailbox.
-func viaRegistry(reg *Registry, connect Connector) Connector {
-	return func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
-		var box *Mailbox
-		c := reg.NewConn(ConnOptions{Agent: agent, Route: func(m Msg) { box.Push(m) }})
-		box = c.NewMailbox()
-		lease := box.Acquire()
+// client's messages go to the Conn's Send as it writes them; the agent
+// side's come back through Route, written to the client's pipe at once
+// (its reader, the SDK's, only queues them).
+func registryDialer(reg *Registry, connect Connector) dialer {
+	return func(_ context.Context, agent string, tasks *sync.WaitGroup) (*link, error) {
+		a2cR, a2cW := io.Pipe()
+		c := reg.NewConn(ConnOptions{Agent: agent, Route: func(m Msg) { writeLine(a2cW, m.Raw) }})
 		if err := c.Start(connect); err != nil {
-			return err
+			return nil, err
 		}
-		var tasks sync.WaitGroup
-		tasks.Go(func() { copyOut(ctx, lease, w, c) })
-		sent := make(chan error, 1)
-		tasks.Go(func() { sent <- copyIn(r, c) })
-		var err error
-		select {
-		case err = <-sent:
-		case <-c.Done():
-		case <-ctx.Done():
-			err = context.Cause(ctx)
-		}
-		c.Close(err)
-		<-c.Done()
-		if rc, ok := r.(io.Closer); ok {
-			rc.Close() // ends copyIn if it still reads
-		}
-		tasks.Wait()
-		return nil
+		l := &link{w: &lineSender{c: c}, r: a2cR, ended: make(chan struct{})}
+		tasks.Go(func() {
+			defer close(l.ended)
+			<-c.Done()
+			a2cW.Close()
+		})
+		return l, nil
 	}
 }
 
-// copyOut writes the agent side's messages to w, one a line, until the
-// connection ends.
-func copyOut(ctx context.Context, lease *Lease, w io.Writer, c *Conn) {
-	defer lease.Release()
-	for {
-		m, err := lease.Next(ctx)
-		if err != nil {
-			return
-		}
-		line := make([]byte, 0, len(m.Raw)+1)
-		if _, err := w.Write(append(append(line, m.Raw...), '\n')); err != nil {
-			c.Close(fmt.Errorf("writing to the web edge's client: %w", err))
-			return
-		}
-	}
+// writeLine writes raw and a newline in one write.
+func writeLine(w io.Writer, raw []byte) {
+	line := make([]byte, 0, len(raw)+1)
+	w.Write(append(append(line, raw...), '\n'))
 }
 
-// copyIn sends the client's lines to c until r ends.
-func copyIn(r io.Reader, c *Conn) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), c.limits.MaxMessage)
-	for sc.Scan() {
-		m, err := Parse(sc.Bytes())
-		if err != nil {
-			return fmt.Errorf("the web edge's client wrote a line that is not a message: %w", err)
+// lineSender is a client's writer on a Conn: every line written is a
+// message, sent.
+type lineSender struct {
+	c   *Conn
+	buf []byte // a line begun
+}
+
+func (s *lineSender) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.buf = append(s.buf, p...)
+			return n, nil
 		}
-		if err := c.Send(m); err != nil {
-			return err
+		line := append(s.buf, p[:i]...)
+		s.buf, p = nil, p[i+1:]
+		m, err := Parse(line)
+		if err != nil {
+			return 0, fmt.Errorf("the web edge wrote a line that is no message: %w", err)
+		}
+		if err := s.c.Send(m); err != nil {
+			return 0, err
 		}
 	}
-	return sc.Err()
+	return n, nil
+}
+
+// Close ends the connection.
+func (s *lineSender) Close() error {
+	s.c.Close(ErrClosed)
+	return nil
 }
 
 // randomID is 12 random bytes in hex.
