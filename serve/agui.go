@@ -121,8 +121,8 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 	if n := len(in.Messages); n > 0 {
 		last = &in.Messages[n-1]
 	}
-	prompting := last != nil && last.Role == "user" && last.ID != c.lastUser
 	history, reopened, err := h.chats.open(ctx, c, true)
+	prompting := last != nil && last.Role == "user" && last.ID != c.rec.LastUser
 	created := false
 	switch {
 	case errors.Is(err, errUnknownChat) && prompting:
@@ -153,7 +153,8 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 	}
 	seg, err := h.chats.start(c, prompt, newAGUIRun(c.sess.id), info)
 	if err == nil {
-		c.lastUser = last.ID
+		c.rec.LastUser = last.ID
+		h.chats.keep(c.id, &c.rec)
 	}
 	return seg, c.sess, err
 }

@@ -110,7 +110,8 @@ func TestAGUI_reopenedAfterRestart(t *testing.T) {
 	ws.stop()
 	wb.stop(t)
 
-	ws = startWebServer(t, startWebBridgeIn(t, dir), state)
+	wb = startWebBridgeIn(t, dir)
+	ws = startWebServer(t, wb, state)
 	ev := aguiRunOf(t, ws.URL, runInputOf("t1", "r2", "hello", "again"))
 	snap := find(ev, "MESSAGES_SNAPSHOT")
 	if snap == nil || !strings.Contains(mustJSON(snap), "You said: hello") || !strings.Contains(mustJSON(snap), `"again"`) {
@@ -122,5 +123,15 @@ func TestAGUI_reopenedAfterRestart(t *testing.T) {
 	ev = aguiRunOf(t, ws.URL, runInputOf("t1", "r3", "hello", "again"))
 	if got := types(ev); strings.Join(got, " ") != "RUN_STARTED RUN_FINISHED" {
 		t.Errorf("a run with nothing new: %v", got)
+	}
+
+	// After another restart, the thread knows what it was last prompted
+	// with: the same messages prompt nothing.
+	ws.stop()
+	wb.stop(t)
+	ws = startWebServer(t, startWebBridgeIn(t, dir), state)
+	ev = aguiRunOf(t, ws.URL, runInputOf("t1", "r4", "hello", "again"))
+	if got := types(ev); strings.Join(got, " ") != "RUN_STARTED MESSAGES_SNAPSHOT RUN_FINISHED" {
+		t.Errorf("the same messages after a restart: %v", got)
 	}
 }

@@ -78,6 +78,9 @@ type chatRecord struct {
 	Session string `json:"session"`
 	Agent   string `json:"agent,omitempty"`
 	Cwd     string `json:"cwd"`
+	// LastUser is the id of the last user message a run prompted the
+	// session with (AG-UI sends every message with every run).
+	LastUser string `json:"lastUser,omitempty"`
 }
 
 // chatStore is the map from a web client's chat ids to bridge sessions,
@@ -229,9 +232,8 @@ type chat struct {
 	id string
 
 	op       sync.Mutex // serializes the set-up of the chat's requests; protects the fields below
-	rec      chatRecord
-	sess     *psession // nil until opened
-	lastUser string    // the last user message a run prompted (AG-UI sends them all every run)
+	rec  chatRecord
+	sess *psession // nil until opened
 
 	mu  sync.Mutex // protects run
 	run *run
