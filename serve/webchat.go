@@ -231,7 +231,7 @@ func (cs *chats) Close() {
 type chat struct {
 	id string
 
-	op       sync.Mutex // serializes the set-up of the chat's requests; protects the fields below
+	op   sync.Mutex // serializes the set-up of the chat's requests; protects the fields below
 	rec  chatRecord
 	sess *psession // nil until opened
 
