@@ -21,17 +21,21 @@
 //     2.4.0's transports implement the RFD.
 //   - sandbox.go: sandbox-agent 0.4's API under /v1.
 //   - The web edges, each an ACP client of the core like any editor:
-//     webconn.go, their in-process connections to the Connector (a peer)
-//     and the sessions on them; webchat.go, what they share: the map from
-//     the web client's chat ids to sessions (kept in the state dir), and
-//     the pump that streams a turn through a protocol's translator into
-//     one HTTP response per segment (a permission ask ends one, the request
-//     that answers it streams the next). aisdk.go is the AI SDK's chat
-//     protocol (POST /api/chat, its resume, GET /v1/sessions and a
-//     session's UIMessages), aisdk_stream.go its translation of ACP into
-//     UI message chunks, aisdk_messages.go UIMessages in and out; agui.go
-//     is AG-UI 1.0 (POST /ag-ui), agui_events.go its translation into
-//     events, agui_messages.go its messages in and out.
+//     webconn.go, their in-process connections (a peer) and the sessions
+//     opened on them; weblink.go, how a connection reaches the Connector
+//     (pipes, or a Conn of the Registry); websession.go, a session's turn,
+//     its ordered queue of updates, asks and end, and the asks waiting for
+//     the web client; webchat.go, what the edges share: their chats (the
+//     web client's ids) bound to sessions, webstore.go the map of them kept
+//     in the state dir, and webturn.go the pump that streams a turn through
+//     a protocol's translator into one HTTP response per segment (a
+//     permission ask ends one; the request that answers it streams the
+//     next). aisdk.go is the AI SDK's chat protocol (POST /api/chat, its
+//     resume, GET /v1/sessions and a session's UIMessages), aisdk_stream.go
+//     its translation of ACP into UI message chunks, aisdk_messages.go
+//     UIMessages in and out; agui.go is AG-UI 1.0 (POST /ag-ui),
+//     agui_events.go its translation into events, agui_messages.go its
+//     messages in and out.
 package serve
 
 import (

@@ -73,122 +73,6 @@ var (
 	errBadRequest = errors.New("bad request")
 )
 
-// chatRecord is what the map keeps for a chat id.
-type chatRecord struct {
-	Session string `json:"session"`
-	Agent   string `json:"agent,omitempty"`
-	Cwd     string `json:"cwd"`
-	// LastUser is the id of the last user message a run prompted the
-	// session with (AG-UI sends every message with every run).
-	LastUser string `json:"lastUser,omitempty"`
-}
-
-// chatStore is the map from a web client's chat ids to bridge sessions,
-// kept in a file (if it has a path) rewritten whole on every change.
-type chatStore struct {
-	path string
-
-	mu    sync.Mutex // protects chats and the file
-	chats map[string]chatRecord
-}
-
-// storeFile is the file's shape.
-type storeFile struct {
-	Chats map[string]chatRecord `json:"chats"`
-}
-
-// openChatStore reads the map at path ("" for none kept). A file that is
-// not a map is moved aside (path.corrupt) and logged: its chats are then
-// unknown, and start anew (told their history, if the client sends it).
-func openChatStore(path string, log *slog.Logger) (*chatStore, error) {
-	st := &chatStore{path: path, chats: map[string]chatRecord{}}
-	if path == "" {
-		return st, nil
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the web chats map: %w", err)
-	}
-	var f storeFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		log.Warn("web edge: the chats map is not JSON; moving it aside and starting anew", "path", path, "err", err)
-		if err := os.Rename(path, path+".corrupt"); err != nil {
-			return nil, fmt.Errorf("moving the corrupt web chats map aside: %w", err)
-		}
-		return st, nil
-	}
-	if f.Chats != nil {
-		st.chats = f.Chats
-	}
-	return st, nil
-}
-
-func (st *chatStore) get(id string) (chatRecord, bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	r, ok := st.chats[id]
-	return r, ok
-}
-
-// put records id's session and saves the map.
-func (st *chatStore) put(id string, r chatRecord) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if old, ok := st.chats[id]; ok && old == r {
-		return nil
-	}
-	st.chats[id] = r
-	return st.save()
-}
-
-// drop forgets id and saves the map.
-func (st *chatStore) drop(id string) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if _, ok := st.chats[id]; !ok {
-		return nil
-	}
-	delete(st.chats, id)
-	return st.save()
-}
-
-// save writes the map: a temporary file renamed over the old one. The
-// caller holds st.mu.
-func (st *chatStore) save() error {
-	if st.path == "" {
-		return nil
-	}
-	b, err := json.MarshalIndent(storeFile{Chats: st.chats}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
-		return fmt.Errorf("saving the web chats map: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(st.path), filepath.Base(st.path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("saving the web chats map: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), st.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("saving the web chats map: %w", err)
-	}
-	return nil
-}
-
 // chats is one edge's conversations: the live ones by the client's id,
 // the map that finds the others' sessions, and the peer they run on.
 type chats struct {
@@ -361,320 +245,49 @@ func (cs *chats) create(ctx context.Context, c *chat, n newChat) error {
 	return nil
 }
 
-// translator turns one turn's ACP events into a web protocol's events. It
-// is not safe for concurrent use: the turn's pump owns it.
-type translator interface {
-	// open is what begins a segment; info is the segment's.
-	open(info any) []any
-	// update is what one session update adds.
-	update(u sdk.SessionUpdate) []any
-	// ask is a permission ask, which ends the segment.
-	ask(a *ask) []any
-	// end is the turn's end, which ends the last segment.
-	end(e turnEnd) []any
-}
-
-// run is a turn's stream: the pump that translates it and the segments it
-// writes.
-type run struct {
-	tr   translator
-	sess *psession // the session the turn runs in
-	turn *turn
-	next chan *segment // 1-buffered: the segment that continues after an ask
-	done chan struct{} // closed when the pump has returned
-
-	// Under the chat's mu:
-	seg     *segment // being written, or the last one while waiting
-	waiting bool     // seg ended on an ask; the next segment continues
-
-	abandoned chan struct{} // closed once cancelled because its client went away
-	abandon   sync.Once
-}
-
-// current is c's run, or nil.
-func (c *chat) current() *run {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.run
-}
-
-// start prompts c's session and pumps the turn into segments through tr;
-// the first segment, begun with info, is returned. The caller holds c.op.
-func (cs *chats) start(c *chat, blocks []sdk.ContentBlock, tr translator, info any) (*segment, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.run != nil {
-		return nil, errTurnRunning
-	}
-	t, err := c.sess.prompt(blocks)
-	if err != nil {
-		return nil, err
-	}
-	seg := newSegment(info)
-	r := &run{tr: tr, sess: c.sess, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
-	c.run = r
-	cs.pumps.Go(func() { cs.pump(c, r, seg) })
-	return seg, nil
-}
-
-// resume continues c's turn that waits on an ask, in a new segment begun
-// with info; answer answers the asks (with c.mu held, so that the pump can
-// neither end nor begin a segment meanwhile). The caller holds c.op.
-func (cs *chats) resume(c *chat, info any, answer func(*psession) error) (*segment, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r := c.run
-	if r == nil || !r.waiting {
-		return nil, fmt.Errorf("%w: no turn of this chat waits for an answer", errNoAsk)
-	}
-	if err := answer(r.sess); err != nil {
-		return nil, err
-	}
-	seg := newSegment(info)
-	r.seg, r.waiting = seg, false
-	r.next <- seg
-	return seg, nil
-}
-
-// settleTimeout bounds how long a new prompt waits for the turn before it
-// to end once cancelled; busyGrace how long it waits for a streaming turn
-// whose client may be going away (a stop in a web client is a closed
-// request, which the server sees a moment later) to be cancelled.
-const (
-	settleTimeout = 10 * time.Second
-	busyGrace     = 2 * time.Second
-)
-
-// settle makes way for a new prompt: a turn of c that waits on an ask is
-// cancelled (its asks answered cancelled), and one cancelled so or by its
-// client's going away is waited for; a turn that still streams after
-// busyGrace is errTurnRunning. The caller holds c.op.
-func (cs *chats) settle(ctx context.Context, c *chat) error {
-	c.mu.Lock()
-	r := c.run
-	waiting := r != nil && r.waiting
-	c.mu.Unlock()
-	if r == nil {
+// segmentOf is the current segment of the chat with id's running turn, or
+// nil when none runs.
+func (cs *chats) segmentOf(id string) *segment {
+	cs.mu.Lock()
+	c := cs.live[id]
+	cs.mu.Unlock()
+	if c == nil {
 		return nil
 	}
-	if waiting {
-		r.sess.cancel()
-	} else if err := waitEither(ctx, r.abandoned, r.done, busyGrace); err != nil {
-		return errTurnRunning
-	}
-	if err := waitEither(ctx, r.done, nil, settleTimeout); err != nil {
-		return fmt.Errorf("%w: it was cancelled and has not ended: %w", errTurnRunning, err)
-	}
-	return nil
-}
-
-// waitEither waits until a or b (if not nil) is closed, for at most d.
-func waitEither(ctx context.Context, a, b <-chan struct{}, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-a:
-		return nil
-	case <-b:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-timer.C:
-		return fmt.Errorf("still running after %v", d)
-	}
-}
-
-// abandon cancels c's turn, whose client went away mid-stream.
-func (cs *chats) abandon(c *chat, s *psession) {
-	c.mu.Lock()
-	if r := c.run; r != nil {
-		r.abandon.Do(func() { close(r.abandoned) })
-	}
-	c.mu.Unlock()
-	s.cancel()
-}
-
-// pump translates r's turn into segments until the turn ends: seg first,
-// then those that continue it after each ask.
-func (cs *chats) pump(c *chat, r *run, seg *segment) {
-	defer close(r.done)
-	defer c.finish(r)
-	seg.add(r.tr.open(seg.info)...)
-	for {
-		it, ok := r.sess.events.next(cs.p.ctx)
-		if !ok {
-			seg.add(r.tr.end(turnEnd{err: errClosed})...)
-			seg.close()
-			return
-		}
-		switch {
-		case it.update != nil:
-			seg.add(r.tr.update(*it.update)...)
-		case it.ask != nil && it.ask.open():
-			c.setWaiting(r)
-			seg.add(r.tr.ask(it.ask)...)
-			seg.close()
-			if seg = cs.await(c, r); seg == nil {
-				return
-			}
-			seg.add(r.tr.open(seg.info)...)
-		case it.end != nil:
-			events := r.tr.end(*it.end)
-			c.finish(r) // before the client can see the end and send its next prompt
-			seg.add(events...)
-			seg.close()
-			return
-		}
-	}
-}
-
-// setWaiting marks r as waiting for the segment that continues it. It is
-// set before the ask is written, so that the answer can't come first.
-func (c *chat) setWaiting(r *run) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r.waiting = true
+	if c.run == nil {
+		return nil
+	}
+	return c.run.seg
 }
 
-// await waits for the segment that continues r after an ask. If the turn
-// ends first (its ask timed out, or was cancelled), the rest of it is left
-// to the transcript and await returns nil.
-func (cs *chats) await(c *chat, r *run) *segment {
-	select {
-	case seg := <-r.next:
-		return seg
-	case <-r.turn.done:
-	case <-cs.p.ctx.Done():
-	}
-	c.mu.Lock()
-	if !r.waiting {
-		c.mu.Unlock()
-		return <-r.next // resume handed one over meanwhile
-	}
-	r.waiting = false
-	c.mu.Unlock()
-	for {
-		it, ok := r.sess.events.next(cs.p.ctx)
-		if !ok || it.end != nil {
-			return nil
+// replay loads session id (session/load) and returns its conversation. Its
+// cwd is cwd if given, else the one it is open in here, else the one
+// session/list gives.
+func (cs *chats) replay(ctx context.Context, id, cwd string) ([]sdk.SessionUpdate, error) {
+	agent := ""
+	if s := cs.p.session(id); s != nil {
+		agent = s.conn.agent
+		if cwd == "" {
+			cwd = s.cwd
 		}
 	}
-}
-
-// finish clears c's run once its pump is done.
-func (c *chat) finish(r *run) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.run == r {
-		c.run = nil
-	}
-}
-
-// segment is the events of one HTTP response of a turn, SSE-encoded, kept
-// whole so that a reader may join late (GET /api/chat/{id}/stream).
-type segment struct {
-	info any // what the request that opened it tells the translator
-
-	mu     sync.Mutex // protects the fields below
-	frames [][]byte
-	closed bool
-	wake   chan struct{} // closed and replaced at every add and close
-}
-
-func newSegment(info any) *segment { return &segment{info: info, wake: make(chan struct{})} }
-
-// add encodes events and appends them.
-func (s *segment) add(events ...any) {
-	if len(events) == 0 {
-		return
-	}
-	frames := make([][]byte, 0, len(events))
-	for _, e := range events {
-		frames = append(frames, sseFrame(e))
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.frames = append(s.frames, frames...)
-	close(s.wake)
-	s.wake = make(chan struct{})
-}
-
-func (s *segment) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed = true
-	close(s.wake)
-	s.wake = make(chan struct{})
-}
-
-// from returns the frames from the i-th on, whether the segment is closed,
-// and a channel closed at the next change.
-func (s *segment) from(i int) ([][]byte, bool, <-chan struct{}) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.frames[i:], s.closed, s.wake
-}
-
-// sseDone is the AI SDK stream's last frame, data: [DONE].
-type sseDone struct{}
-
-// sseFrame is one event as an SSE frame: data: JSON, then a blank line.
-func sseFrame(e any) []byte {
-	if _, ok := e.(sseDone); ok {
-		return []byte("data: [DONE]\n\n")
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"type": "error", "errorText": "encoding an event: " + err.Error()})
-	}
-	frame := make([]byte, 0, len(b)+8)
-	frame = append(frame, "data: "...)
-	frame = append(frame, b...)
-	return append(frame, '\n', '\n')
-}
-
-// streamSegment writes seg to w as it grows, flushing after every batch, until
-// seg is closed (true) or ctx is done or the client has gone (false).
-func streamSegment(ctx context.Context, w http.ResponseWriter, seg *segment) bool {
-	rc := http.NewResponseController(w)
-	for i := 0; ; {
-		frames, closed, wake := seg.from(i)
-		for _, f := range frames {
-			if _, err := w.Write(f); err != nil {
-				return false
-			}
+	if cwd == "" {
+		info, err := cs.p.findSession(ctx, id)
+		if err != nil {
+			return nil, err
 		}
-		i += len(frames)
-		if len(frames) > 0 {
-			if err := rc.Flush(); err != nil {
-				return false
-			}
+		if info == nil {
+			return nil, fmt.Errorf("%w: the bridge lists no such session", errUnknownChat)
 		}
-		if closed && len(frames) == 0 {
-			return true
-		}
-		if len(frames) > 0 {
-			continue
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return false
-		}
+		cwd = info.Cwd
 	}
-}
-
-// sseHeaders sets the headers of an SSE response; extra are name, value
-// pairs.
-func sseHeaders(w http.ResponseWriter, extra ...string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	for i := 0; i+1 < len(extra); i += 2 {
-		h.Set(extra[i], extra[i+1])
+	_, history, err := cs.p.load(ctx, agent, id, cwd)
+	if isNotFound(err) {
+		return nil, errors.Join(err, errUnknownChat)
 	}
-	w.WriteHeader(http.StatusOK)
+	return history, err
 }
 
 // webError answers a request that can't be served with status and a JSON
@@ -735,49 +348,4 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
-}
-
-// segmentOf is the current segment of the chat with id's running turn, or
-// nil when none runs.
-func (cs *chats) segmentOf(id string) *segment {
-	cs.mu.Lock()
-	c := cs.live[id]
-	cs.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.run == nil {
-		return nil
-	}
-	return c.run.seg
-}
-
-// replay loads session id (session/load) and returns its conversation. Its
-// cwd is cwd if given, else the one it is open in here, else the one
-// session/list gives.
-func (cs *chats) replay(ctx context.Context, id, cwd string) ([]sdk.SessionUpdate, error) {
-	agent := ""
-	if s := cs.p.session(id); s != nil {
-		agent = s.conn.agent
-		if cwd == "" {
-			cwd = s.cwd
-		}
-	}
-	if cwd == "" {
-		info, err := cs.p.findSession(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if info == nil {
-			return nil, fmt.Errorf("%w: the bridge lists no such session", errUnknownChat)
-		}
-		cwd = info.Cwd
-	}
-	_, history, err := cs.p.load(ctx, agent, id, cwd)
-	if isNotFound(err) {
-		return nil, errors.Join(err, errUnknownChat)
-	}
-	return history, err
 }
