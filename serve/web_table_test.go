@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -194,5 +196,38 @@ func TestStatusOf(t *testing.T) {
 		if got := statusOf(tc.err); got != tc.want {
 			t.Errorf("statusOf(%v) = %d, want %d", tc.err, got, tc.want)
 		}
+	}
+}
+
+// lineSender sends each whole line written as one message, whatever the
+// writes' boundaries, and refuses a line that is no message.
+func TestLineSender(t *testing.T) {
+	reg := NewRegistry(Limits{}, webLogger())
+	got := make(chan string, 10)
+	c := reg.NewConn(ConnOptions{})
+	echo := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			got <- sc.Text()
+		}
+		return nil
+	}
+	if err := c.Start(echo); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Close(nil); <-c.Done() }()
+	s := &lineSender{c: c}
+	for _, w := range []string{`{"jsonrpc":"2.0","method":"a"}` + "\n", `{"jsonrpc":"2.0",`, `"method":"b"}` + "\n" + `{"jsonrpc":"2.0","method":"c"}` + "\n"} {
+		if n, err := s.Write([]byte(w)); err != nil || n != len(w) {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	for _, want := range []string{"a", "b", "c"} {
+		if line := <-got; !strings.Contains(line, `"method":"`+want+`"`) {
+			t.Errorf("sent %q, want method %s", line, want)
+		}
+	}
+	if _, err := s.Write([]byte("not json\n")); err == nil {
+		t.Error("a line that is no message was sent")
 	}
 }
