@@ -286,15 +286,20 @@ func (hc *httpConn) buffering() int {
 	return n
 }
 
-// detached ends the stream of a session another connection took: what it
-// holds is delivered, then its SSE response ends.
+// detached ends the stream of a session another connection took: its
+// receiver gets what it holds, then its SSE response ends; without one,
+// what it holds is dropped.
 func (hc *httpConn) detached(session string) {
 	hc.mu.Lock()
+	defer hc.mu.Unlock()
 	box := hc.sessions[session]
 	delete(hc.sessions, session)
-	hc.mu.Unlock()
-	if box != nil {
+	switch {
+	case box == nil:
+	case box.HasReceiver():
 		box.Finish()
+	default:
+		box.Discard()
 	}
 }
 
@@ -303,11 +308,16 @@ func (hc *httpConn) detached(session string) {
 func (hc *httpConn) released(session string, box *Mailbox) {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
-	if hc.sessions[session] != box || box.HasReceiver() {
+	if hc.sessions[session] != box {
+		box.Discard() // detached meanwhile
+		return
+	}
+	if box.HasReceiver() {
 		return
 	}
 	if box.Queued() == 0 {
 		delete(hc.sessions, session)
+		box.Discard()
 		return
 	}
 	if hc.buffering() > hc.limits.MaxSessionStreams {
@@ -446,7 +456,11 @@ func (h *acpHandler) get(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	l := box.Acquire()
-	if l == nil {
+	switch {
+	case l == nil && hc.c.Err() != nil:
+		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
+		return
+	case l == nil:
 		text(w, http.StatusConflict, "Outbound stream already has an active receiver")
 		return
 	}

@@ -16,20 +16,20 @@ import (
 )
 
 // server serves NewACPHandler on connect (fakeAgent if nil).
-type server struct {
+type acpServer struct {
 	*httptest.Server
 	reg    *Registry
 	client *http.Client
 }
 
-func newServer(t *testing.T, l Limits, connect Connector) *server {
+func newACPServer(t *testing.T, l Limits, connect Connector) *acpServer {
 	t.Helper()
 	if connect == nil {
 		connect = fakeAgent
 	}
 	reg := NewRegistry(l, testLogger())
 	ts := httptest.NewServer(NewACPHandler(reg, connect, testLogger()))
-	s := &server{Server: ts, reg: reg, client: &http.Client{Transport: &http.Transport{}}}
+	s := &acpServer{Server: ts, reg: reg, client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -49,7 +49,7 @@ type reply struct {
 }
 
 // do sends a request with headers given as "Name: value" pairs.
-func (s *server) do(t testing.TB, method, body string, headers ...string) reply {
+func (s *acpServer) do(t testing.TB, method, body string, headers ...string) reply {
 	t.Helper()
 	req, err := http.NewRequest(method, s.URL+"/acp", strings.NewReader(body))
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *server) do(t testing.TB, method, body string, headers ...string) reply 
 const initialize = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`
 
 // connect initializes a connection and returns its id.
-func (s *server) connect(t testing.TB) string {
+func (s *acpServer) connect(t testing.TB) string {
 	t.Helper()
 	r := s.do(t, http.MethodPost, initialize)
 	id := r.header.Get(HeaderConnectionID)
@@ -88,13 +88,13 @@ func (s *server) connect(t testing.TB) string {
 	return id
 }
 
-func (s *server) post(t testing.TB, conn, body string, headers ...string) reply {
+func (s *acpServer) post(t testing.TB, conn, body string, headers ...string) reply {
 	t.Helper()
 	return s.do(t, http.MethodPost, body, append([]string{HeaderConnectionID + ": " + conn}, headers...)...)
 }
 
 // stream is an SSE stream being read.
-type stream struct {
+type sseStream struct {
 	events chan Msg
 	ended  chan error
 	cancel context.CancelFunc
@@ -102,7 +102,7 @@ type stream struct {
 
 // open opens a connection's SSE stream (a session's if session is set)
 // and returns the status and the stream when it is 200.
-func (s *server) open(t *testing.T, conn, session string) (int, *stream) {
+func (s *acpServer) open(t *testing.T, conn, session string) (int, *sseStream) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/acp", nil)
@@ -124,13 +124,13 @@ func (s *server) open(t *testing.T, conn, session string) (int, *stream) {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	st := &stream{events: make(chan Msg, 1000), ended: make(chan error, 1), cancel: cancel}
+	st := &sseStream{events: make(chan Msg, 1000), ended: make(chan error, 1), cancel: cancel}
 	go st.read(resp.Body)
 	t.Cleanup(func() { cancel(); <-st.ended })
 	return resp.StatusCode, st
 }
 
-func (st *stream) read(body io.ReadCloser) {
+func (st *sseStream) read(body io.ReadCloser) {
 	defer body.Close()
 	sc := bufio.NewScanner(body)
 	sc.Buffer(nil, 16<<20)
@@ -149,7 +149,7 @@ func (st *stream) read(body io.ReadCloser) {
 	st.ended <- sc.Err()
 }
 
-func (st *stream) next(t *testing.T) Msg {
+func (st *sseStream) next(t *testing.T) Msg {
 	t.Helper()
 	select {
 	case m := <-st.events:
@@ -163,7 +163,7 @@ func (st *stream) next(t *testing.T) Msg {
 	return Msg{}
 }
 
-func (st *stream) waitEnd(t *testing.T) {
+func (st *sseStream) waitEnd(t *testing.T) {
 	t.Helper()
 	select {
 	case m := <-st.events:
@@ -176,7 +176,7 @@ func (st *stream) waitEnd(t *testing.T) {
 }
 
 func TestACPHandler_statuses(t *testing.T) {
-	s := newServer(t, Limits{MaxMessage: 4000}, nil)
+	s := newACPServer(t, Limits{MaxMessage: 4000}, nil)
 	conn := s.connect(t)
 	if code, _ := s.open(t, conn, ""); code != http.StatusOK {
 		t.Fatalf("GET the connection's stream: %d", code)
@@ -232,7 +232,7 @@ func TestACPHandler_statuses(t *testing.T) {
 }
 
 func TestACPHandler_routing(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	conn := s.connect(t)
 	_, main := s.open(t, conn, "")
 	if r := s.post(t, conn, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}`); r.status != 202 {
@@ -280,7 +280,7 @@ func TestACPHandler_routing(t *testing.T) {
 }
 
 func TestACPHandler_sessionStreamBuffersUntilOpened(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	conn := s.connect(t)
 	_, main := s.open(t, conn, "")
 	s.post(t, conn, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
@@ -294,7 +294,7 @@ func TestACPHandler_sessionStreamBuffersUntilOpened(t *testing.T) {
 }
 
 func TestACPHandler_takeover(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	a := s.connect(t)
 	_, aMain := s.open(t, a, "")
 	s.post(t, a, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
@@ -320,7 +320,12 @@ func TestACPHandler_takeover(t *testing.T) {
 // never reads it has its connection dropped, and the handler writing to
 // it returns (httptest's Close waits for it).
 func TestACPHandler_unreadStreamDropped(t *testing.T) {
-	s := newServer(t, Limits{MaxBuffered: 1 << 20}, nil)
+	sw := &slowWriter{}
+	connect := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
+		sw.w = w
+		return fakeAgent(ctx, r, sw, agent)
+	}
+	s := newACPServer(t, Limits{MaxBuffered: 1 << 20}, connect)
 	conn := s.connect(t)
 	c := s.reg.Get(conn)
 	raw, err := net.Dial("tcp", s.Listener.Addr().String())
@@ -341,13 +346,16 @@ func TestACPHandler_unreadStreamDropped(t *testing.T) {
 	if !errors.Is(c.Err(), ErrOverflow) {
 		t.Errorf("Err() = %v", c.Err())
 	}
+	if sw.longest > time.Second {
+		t.Errorf("a write of the agent side took %v", sw.longest)
+	}
 	if r := s.post(t, conn, `{"jsonrpc":"2.0","method":"x/y"}`); r.status != http.StatusNotFound {
 		t.Errorf("POST to the dropped connection: %d", r.status)
 	}
 }
 
 func TestACPHandler_noLeak(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	warm := s.connect(t)
 	s.do(t, "DELETE", "", HeaderConnectionID+": "+warm)
 	settle(t, s, 0)
@@ -385,7 +393,7 @@ func TestACPHandler_noLeak(t *testing.T) {
 
 // settle waits until the registry is empty and at most max goroutines
 // run (max 0: any number).
-func settle(t *testing.T, s *server, max int) {
+func settle(t *testing.T, s *acpServer, max int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -399,5 +407,68 @@ func settle(t *testing.T, s *server, max int) {
 			t.Fatalf("%d connections and %d goroutines, want 0 and at most %d:\n%s", s.reg.Len(), n, max, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestACPHandler_initializeFails(t *testing.T) {
+	connect := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
+		return fmt.Errorf("no agent %q here", agent)
+	}
+	s := newACPServer(t, Limits{}, connect)
+	req, _ := http.NewRequest("POST", s.URL+"/acp?agent=nobody", strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	want := `{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"Initialize failed","data":"the agent side ended the connection: no agent \"nobody\" here"}}`
+	if resp.StatusCode != http.StatusInternalServerError || string(b) != want || resp.Header.Get(HeaderConnectionID) != "" {
+		t.Errorf("%d %s, want 500 %s", resp.StatusCode, b, want)
+	}
+	settle(t, s, 0)
+}
+
+func TestACPHandler_tooManySessionStreams(t *testing.T) {
+	reg := newRegistry(t, Limits{MaxSessionStreams: 2})
+	hc := &httpConn{limits: reg.Limits(), log: testLogger(), sessions: map[string]*Mailbox{}, pending: map[string]string{}, asked: map[string]string{}}
+	c := reg.NewConn(ConnOptions{Route: hc.route, Transport: hc})
+	hc.c, hc.main = c, c.NewMailbox()
+	for i := range 3 {
+		hc.route(msg(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s%d"}}`, i)))
+	}
+	if !errors.Is(c.Err(), ErrLimit) {
+		t.Errorf("Err() = %v after a third session stream nobody reads", c.Err())
+	}
+}
+
+// TestACPHandler_takeoverDropsUnreadStream: the stream of a session taken
+// over that held messages and had no receiver is dropped, so that they
+// do not wait there until the connection stalls.
+func TestACPHandler_takeoverDropsUnreadStream(t *testing.T) {
+	s := newACPServer(t, Limits{MaxStall: 300 * time.Millisecond}, nil)
+	a := s.connect(t)
+	_, aMain := s.open(t, a, "")
+	s.post(t, a, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
+	aMain.next(t)
+	// The prompt's update and ask wait on s1's stream, which a never opens.
+	s.post(t, a, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`, HeaderSessionID+": s1")
+	b := s.connect(t)
+	_, bMain := s.open(t, b, "")
+	_, bS1 := s.open(t, b, "s1")
+	time.Sleep(100 * time.Millisecond)
+	s.post(t, b, `{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s1"}}`, HeaderSessionID+": s1")
+	bMain.next(t)
+	bS1.next(t)
+	time.Sleep(600 * time.Millisecond)
+	if c := s.reg.Get(a); c == nil {
+		t.Fatal("a was dropped")
+	}
+	if r := s.post(t, a, `{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}`); r.status != 202 {
+		t.Errorf("a's session/list: %d", r.status)
+	}
+	if m := aMain.next(t); m.Key() != "n:3" {
+		t.Errorf("a got %s", m.Raw)
 	}
 }

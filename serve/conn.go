@@ -272,16 +272,18 @@ func (c *Conn) stoppedLocked() bool { return c.closing || c.ended }
 // Send writes one of the client's messages to the agent side. It waits
 // until the Connector reads it, and fails once the connection is over.
 func (c *Conn) Send(m Msg) error {
-	c.track(m)
+	tracked := c.track(m)
 	line := make([]byte, len(m.Raw)+1)
 	copy(line, m.Raw)
 	line[len(m.Raw)] = '\n'
 	c.inMu.Lock()
 	defer c.inMu.Unlock()
 	if err := c.Err(); err != nil {
+		c.untrack(m, tracked)
 		return err
 	}
 	if _, err := c.inW.Write(line); err != nil {
+		c.untrack(m, tracked)
 		if cerr := c.Err(); cerr != nil {
 			return cerr
 		}
@@ -506,19 +508,31 @@ func (c *Conn) await(m Msg) bool {
 	return ok
 }
 
-// track notes a request whose answer attaches or detaches a session.
-func (c *Conn) track(m Msg) {
+// track notes a request whose answer attaches or detaches a session, and
+// reports whether m is one.
+func (c *Conn) track(m Msg) bool {
 	if m.Kind != Request {
-		return
+		return false
 	}
 	switch m.Method {
 	case "session/new", "session/fork", "session/load", "session/resume", "session/close", "session/delete":
 	default:
-		return
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.asked[m.Key()] = asked{m.Method, m.SessionID}
+	return true
+}
+
+// untrack forgets a request that track noted and Send did not send.
+func (c *Conn) untrack(m Msg, tracked bool) {
+	if !tracked {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.asked, m.Key())
 }
 
 // answered attaches or detaches the session of the request response m

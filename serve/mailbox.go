@@ -101,6 +101,30 @@ func (m *Mailbox) Finish() {
 	m.signal()
 }
 
+// Discard takes m from its connection: what it holds is dropped (and no
+// longer counts toward Limits.MaxBuffered), its receiver fails with
+// ErrReleased, and Push drops what comes after. Discard a Mailbox that
+// is no longer wanted, or its connection keeps it to its end.
+func (m *Mailbox) Discard() {
+	c := m.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, msg := range m.queue[m.head:] {
+		n += len(msg.Raw)
+	}
+	if n > 0 {
+		c.tookLocked(n)
+	}
+	m.abortLocked(ErrReleased)
+	for i, b := range c.boxes {
+		if b == m {
+			c.boxes = append(c.boxes[:i], c.boxes[i+1:]...)
+			break
+		}
+	}
+}
+
 // Queued is how many messages wait for a receiver.
 func (m *Mailbox) Queued() int {
 	m.c.mu.Lock()

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -183,7 +184,7 @@ func (wc *wsConn) send(b []byte) bool {
 	defer cancel()
 	err := wc.ws.Write(ctx, websocket.MessageText, b)
 	if errors.Is(err, context.DeadlineExceeded) {
-		wc.c.Close(ErrStalled)
+		wc.c.Close(fmt.Errorf("%w for %v", ErrStalled, wc.limits.MaxStall))
 	}
 	return err == nil
 }

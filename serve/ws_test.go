@@ -13,7 +13,7 @@ import (
 )
 
 // dial opens a WebSocket connection to s's /acp.
-func (s *server) dial(t *testing.T) (*websocket.Conn, string) {
+func (s *acpServer) dial(t *testing.T) (*websocket.Conn, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -71,7 +71,7 @@ func wsClosed(t *testing.T, ws *websocket.Conn) (websocket.StatusCode, string) {
 }
 
 func TestWebSocket_session(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	ws, id := s.dial(t)
 	if s.reg.Get(id) == nil {
 		t.Fatal("the connection is not registered")
@@ -121,7 +121,7 @@ func TestWebSocket_session(t *testing.T) {
 }
 
 func TestWebSocket_firstMessageMustBeInitialize(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	ws, _ := s.dial(t)
 	wsSend(t, ws, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
 	if code, why := wsClosed(t, ws); code != websocket.StatusProtocolError || why != "First message must be initialize" {
@@ -135,7 +135,7 @@ func TestWebSocket_firstMessageMustBeInitialize(t *testing.T) {
 }
 
 func TestWebSocket_shutdown(t *testing.T) {
-	s := newServer(t, Limits{}, nil)
+	s := newACPServer(t, Limits{}, nil)
 	ws, _ := s.dial(t)
 	wsSend(t, ws, initialize)
 	wsRead(t, ws)
@@ -152,7 +152,7 @@ func TestWebSocket_shutdown(t *testing.T) {
 // TestWebSocket_unreadDropped: a client that stops reading has its
 // connection dropped, and the agent side is not held up.
 func TestWebSocket_unreadDropped(t *testing.T) {
-	s := newServer(t, Limits{MaxBuffered: 1 << 20}, nil)
+	s := newACPServer(t, Limits{MaxBuffered: 1 << 20}, nil)
 	ws, id := s.dial(t)
 	wsSend(t, ws, initialize)
 	wsRead(t, ws)
@@ -172,7 +172,7 @@ func TestWebSocket_unreadDropped(t *testing.T) {
 }
 
 func TestWebSocket_messageTooBig(t *testing.T) {
-	s := newServer(t, Limits{MaxMessage: 1000}, nil)
+	s := newACPServer(t, Limits{MaxMessage: 1000}, nil)
 	ws, id := s.dial(t)
 	c := s.reg.Get(id)
 	wsSend(t, ws, `{"x":"`+strings.Repeat("y", 1000)+`"}`)
