@@ -116,9 +116,9 @@ type sandboxHandler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 
-	mu       sync.Mutex            // protects the fields below
+	mu       sync.Mutex           // protects the fields below
 	servers  map[string]*sbServer // by server id
-	internal uint64                // the last internal request id
+	internal uint64               // the last internal request id
 }
 
 func (h *sandboxHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -145,3 +145,17 @@ func (l *eventLog) waitSent(ctx context.Context, id uint64, max time.Duration) {
 		}
 	}
 }
+
+// streamsOpen is how many streams read the log.
+func (l *eventLog) streamsOpen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.streams
+}
+
+// keptBytes is the text the log keeps.
+func (l *eventLog) keptBytes() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bytes
+}

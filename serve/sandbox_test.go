@@ -129,7 +129,7 @@ func (st *sandboxTest) open(t *testing.T, id string, headers ...string) (int, *s
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	s := &sbStream{events: make(chan sbEvent, 10000), comments: make(chan string, 100), ended: make(chan error, 1), cancel: cancel}
+	s := &sbStream{events: make(chan sbEvent, 1<<16), comments: make(chan string, 100), ended: make(chan error, 1), cancel: cancel}
 	go s.read(resp.Body)
 	t.Cleanup(func() { cancel(); <-s.ended })
 	return resp.StatusCode, s
