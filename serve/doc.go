@@ -16,7 +16,11 @@
 //     connection's output, one receiver each; msg.go: JSON-RPC messages.
 //   - acphttp.go, ws.go: ACP over Streamable HTTP and WebSocket at /acp,
 //     as @agentclientprotocol/sdk 2.4.0's transports implement the RFD.
-//   - sandbox.go: sandbox-agent 0.4's API under /v1.
+//   - sandbox.go: sandbox-agent 0.4's API under /v1 (NewSandboxHandler);
+//     sandbox_acp.go: its ACP servers (POST, the SSE stream, DELETE);
+//     sandbox_log.go: the bounded log each server's streams replay;
+//     sandbox_ext.go: its _sandboxagent/session methods; sandbox_agents.go:
+//     GET /v1/agents.
 package serve
 
 import (

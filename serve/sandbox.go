@@ -1,7 +1,7 @@
 package serve
 
 import (
-	"context"
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -99,10 +99,10 @@ func NewSandboxHandler(reg *Registry, connect Connector, o SandboxOptions) http.
 	h := &sandboxHandler{reg: reg, connect: connect, o: o.withDefaults(), servers: map[string]*sbServer{}}
 	h.log = h.o.Logger
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/health", h.only(http.MethodGet, h.health))
-	mux.HandleFunc("/v1/agents", h.only(http.MethodGet, h.agents))
-	mux.HandleFunc("/v1/agents/{agent}", h.only(http.MethodGet, h.agent))
-	mux.HandleFunc("/v1/acp", h.only(http.MethodGet, h.list))
+	mux.HandleFunc("/v1/health", only(http.MethodGet, h.health))
+	mux.HandleFunc("/v1/agents", only(http.MethodGet, h.agents))
+	mux.HandleFunc("/v1/agents/{agent}", only(http.MethodGet, h.agent))
+	mux.HandleFunc("/v1/acp", only(http.MethodGet, h.list))
 	mux.HandleFunc("/v1/acp/{server}", h.acp)
 	mux.HandleFunc("/", notServed)
 	h.mux = mux
@@ -127,7 +127,7 @@ func (h *sandboxHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // only serves f for method, and 405 for any other.
-func (h *sandboxHandler) only(method string, f http.HandlerFunc) http.HandlerFunc {
+func only(method string, f http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method {
 			methodNotAllowed(w, r, method)
@@ -172,10 +172,7 @@ func (h *sandboxHandler) list(w http.ResponseWriter, _ *http.Request) {
 	}
 	h.mu.Unlock()
 	slices.SortFunc(servers, func(a, b info) int {
-		if a.CreatedAtMs != b.CreatedAtMs {
-			return int(a.CreatedAtMs - b.CreatedAtMs)
-		}
-		return strings.Compare(a.ServerID, b.ServerID)
+		return cmp.Or(cmp.Compare(a.CreatedAtMs, b.CreatedAtMs), strings.Compare(a.ServerID, b.ServerID))
 	})
 	writeJSON(w, http.StatusOK, map[string]any{"servers": servers})
 }
@@ -272,6 +269,3 @@ func (h *sandboxHandler) liveLocked(id string) *sbServer {
 	}
 	return s
 }
-
-// contextDone reports whether ctx is done.
-func contextDone(ctx context.Context) bool { return ctx.Err() != nil }
