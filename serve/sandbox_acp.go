@@ -352,13 +352,8 @@ const streamBatch = 64
 // the server's connection is over (and what it wrote was sent), or a
 // write waits Limits.MaxStall.
 func (s *sbServer) stream(w http.ResponseWriter, r *http.Request, after uint64) {
-	rc := http.NewResponseController(w)
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
+	rc, ok := startSSE(w)
+	if !ok {
 		return
 	}
 	stop := unblockOnClose(s.c, rc)
@@ -394,6 +389,17 @@ func (s *sbServer) stream(w http.ResponseWriter, r *http.Request, after uint64) 
 			return
 		}
 	}
+}
+
+// startSSE answers 200 with an SSE stream's headers, flushed.
+func startSSE(w http.ResponseWriter) (*http.ResponseController, bool) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return rc, rc.Flush() == nil
 }
 
 // writeEvents writes events as SSE and flushes them, within
