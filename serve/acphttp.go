@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 )
 
 // The headers of ACP's Streamable HTTP transport.
@@ -17,10 +16,6 @@ const (
 	HeaderConnectionID = "Acp-Connection-Id"
 	HeaderSessionID    = "Acp-Session-Id"
 )
-
-// keepAlive is how often an idle SSE stream gets a comment, as the SDK's
-// server-sse.js sends one.
-const keepAlive = 15 * time.Second
 
 // NewACPHandler returns the handler of ACP over Streamable HTTP and
 // WebSocket (the RFD "streamable-http-websocket-transport"), as
@@ -37,17 +32,26 @@ const keepAlive = 15 * time.Second
 //     one JSON-RPC message per text frame (ws.go).
 //   - DELETE with Acp-Connection-Id: ends the connection; 202.
 //
-// A session-scoped request for a session the connection has not attached
-// (session/new, session/fork, session/load or session/resume did, until
-// another connection loads or resumes it) is refused with 409: the client
-// re-attaches it with session/load or session/resume. Errors are text/plain
-// but for a batch's, which is a JSON-RPC error.
+// A prompt, cancel or option change for a session the connection has not
+// attached (session/new, session/fork, session/load or session/resume
+// attach one, until another connection loads or resumes it) is refused
+// with 409: the client re-attaches it with session/load or session/resume.
+// The other refusals are the SDK's: 405, 415, 413 (past
+// Limits.MaxMessage), 400 (invalid JSON, a batch, no object, a header
+// missing or not matching the params, an id too long), 404 (an unknown
+// connection), 406 and 409 (a second receiver) for a GET. Their bodies
+// are text/plain, but for a batch's and a failed initialize's (500), which
+// are JSON-RPC errors. A connection whose client does not read its output
+// is dropped (Limits).
 //
 // ?agent=NAME on the initialize POST or the WebSocket GET picks the agent
 // of the connection's new sessions. The handler checks no token, Host or
 // Origin (a WebSocket's neither): the server in front of it does. Its
-// connections live in reg, whose CloseAll ends them.
+// connections live in reg, whose CloseAll ends them; log may be nil.
 func NewACPHandler(reg *Registry, connect Connector, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	return &acpHandler{reg: reg, connect: connect, log: log}
 }
 
@@ -428,115 +432,4 @@ func failed(ctx context.Context, err error) (int, string) {
 		return 499, "Request aborted"
 	}
 	return http.StatusNotFound, "Unknown Acp-Connection-Id"
-}
-
-// get serves a connection's or a session's SSE stream.
-func (h *acpHandler) get(w http.ResponseWriter, r *http.Request) {
-	if !strings.Contains(strings.ToLower(r.Header.Get("Accept")), "text/event-stream") {
-		text(w, http.StatusNotAcceptable, "Not Acceptable")
-		return
-	}
-	id := r.Header.Get(HeaderConnectionID)
-	if id == "" {
-		text(w, http.StatusBadRequest, "Missing Acp-Connection-Id")
-		return
-	}
-	hc := h.lookup(id)
-	if hc == nil {
-		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
-		return
-	}
-	session := r.Header.Get(HeaderSessionID)
-	box := hc.main
-	if session != "" {
-		var err error
-		if box, err = hc.sessionStream(session); err != nil {
-			text(w, http.StatusBadRequest, err.Error())
-			return
-		}
-	}
-	l := box.Acquire()
-	switch {
-	case l == nil && hc.c.Err() != nil:
-		text(w, http.StatusNotFound, "Unknown Acp-Connection-Id")
-		return
-	case l == nil:
-		text(w, http.StatusConflict, "Outbound stream already has an active receiver")
-		return
-	}
-	defer func() {
-		l.Release()
-		if session != "" {
-			hc.released(session, box)
-		}
-	}()
-	hc.stream(w, r, l)
-}
-
-// stream writes what l receives as SSE events until the stream ends, the
-// client goes, or a write waits Limits.MaxStall.
-func (hc *httpConn) stream(w http.ResponseWriter, r *http.Request, l *Lease) {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("Connection", "keep-alive")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
-		return
-	}
-	stop := unblockOnClose(hc.c, rc)
-	defer stop()
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		m, ok, err := l.TryNext()
-		switch {
-		case err != nil:
-			return
-		case ok:
-			if !hc.write(w, rc, "data: ", m.Raw, "\n\n") {
-				return
-			}
-			continue
-		}
-		select {
-		case <-l.Wake():
-		case <-tick.C:
-			if !hc.write(w, rc, ":", nil, "\n\n") {
-				return
-			}
-		case <-r.Context().Done():
-			return
-		}
-	}
-}
-
-// write writes one SSE event and flushes it, within Limits.MaxStall.
-func (hc *httpConn) write(w http.ResponseWriter, rc *http.ResponseController, prefix string, data []byte, suffix string) bool {
-	rc.SetWriteDeadline(time.Now().Add(hc.limits.MaxStall))
-	if _, err := io.WriteString(w, prefix); err != nil {
-		return false
-	}
-	if _, err := w.Write(data); err != nil {
-		return false
-	}
-	if _, err := io.WriteString(w, suffix); err != nil {
-		return false
-	}
-	return rc.Flush() == nil
-}
-
-// unblockOnClose makes a write blocked on a response fail at once when c
-// is closed; stop undoes it, and waits for it if it has begun.
-func unblockOnClose(c *Conn, rc *http.ResponseController) (stop func()) {
-	ran := make(chan struct{})
-	cancel := context.AfterFunc(c.Context(), func() {
-		defer close(ran)
-		rc.SetWriteDeadline(time.Now())
-	})
-	return func() {
-		if !cancel() {
-			<-ran
-		}
-	}
 }

@@ -277,6 +277,17 @@ func TestACPHandler_routing(t *testing.T) {
 	if m := main.next(t); m.Key() != "n:3" {
 		t.Errorf("got %s on the connection's stream, want load's answer", m.Raw)
 	}
+	// session/close: its answer on the session's stream, which stays; the
+	// session is no longer attached.
+	if r := s.post(t, conn, `{"jsonrpc":"2.0","id":4,"method":"session/close","params":{"sessionId":"s1"}}`, onS1...); r.status != 202 {
+		t.Fatalf("close: %d %q", r.status, r.body)
+	}
+	if m := sess.next(t); m.Key() != "n:4" {
+		t.Errorf("got %s on the session's stream, want close's answer", m.Raw)
+	}
+	if r := s.post(t, conn, `{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`, onS1...); r.status != http.StatusConflict {
+		t.Errorf("prompt after close: %d %q, want 409", r.status, r.body)
+	}
 }
 
 func TestACPHandler_sessionStreamBuffersUntilOpened(t *testing.T) {

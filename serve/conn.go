@@ -1,9 +1,7 @@
 package serve
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +83,10 @@ func overflow(max int) error { return fmt.Errorf("%w (%d bytes)", ErrOverflow, m
 
 // ConnOptions configure a Conn.
 type ConnOptions struct {
+	// ID is the connection's id, if the client names it (sandbox-agent's
+	// server id); "" makes a random one (a UUID, as the SDK's connection
+	// ids are). Start fails with ErrIDTaken for an id in use.
+	ID string
 	// Agent names the agent of the connection's new sessions ("" for the
 	// bridge's default); the Connector gets it.
 	Agent string
@@ -93,9 +95,8 @@ type ConnOptions struct {
 	// not block: it pushes onto Mailboxes. nil drops them.
 	Route func(Msg)
 	// Detached, if set, is told when another connection of the Registry
-	// attaches a session this one had (session/load, session/resume), or
-	// this one's session/close or session/delete succeeded. It must not
-	// block.
+	// attaches a session this one had (session/load, session/resume). It
+	// must not block.
 	Detached func(sessionID string)
 	// Transport is the transport's own value for the connection
 	// (Conn.Transport).
@@ -190,9 +191,9 @@ func (c *Conn) Start(connect Connector) error {
 }
 
 // run serves the connection until its Connector returns, then joins the
-// watchdog and deregisters it. The Registry's wait group joins run.
+// watchdog and deregisters it. Closing Done is its last act: whoever waits
+// on Done (CloseAll) joins it.
 func (c *Conn) run(connect Connector) {
-	defer c.reg.wg.Done()
 	var wg sync.WaitGroup
 	wg.Go(c.watch)
 	err := connect(c.ctx, c.inR, writer{c}, c.opts.Agent)
@@ -341,10 +342,10 @@ func (c *Conn) unwait(key string, ch chan Msg) bool {
 }
 
 // WaitRoom waits while the connection holds half of Limits.MaxBuffered of
-// output or more, so that a client that is not reading cannot make the
-// agent side write more: send a request that will be answered only once it
-// returns nil. It fails when ctx ends or the connection is closed; past
-// Limits.MaxStall the connection is.
+// output or more. A transport calls it before it sends a request, whose
+// answer adds output, so that a client that is not reading cannot make the
+// agent side write more. It fails when ctx ends or the connection is
+// closed (as it is once output has waited Limits.MaxStall).
 func (c *Conn) WaitRoom(ctx context.Context) error {
 	for {
 		c.mu.Lock()
@@ -394,331 +395,4 @@ func (c *Conn) tookLocked(n int) {
 		close(c.room)
 		c.room = nil
 	}
-}
-
-// watch closes the connection when output has waited Limits.MaxStall with
-// none of it taken.
-func (c *Conn) watch() {
-	t := time.NewTimer(c.limits.MaxStall)
-	t.Stop()
-	defer t.Stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-c.over:
-			return
-		case <-c.kick:
-		case <-t.C:
-		}
-		wait := c.stallLeft()
-		if wait < 0 {
-			c.log.Warn("closing a connection whose client reads none of its output", "conn", c.id, "stall", c.limits.MaxStall)
-			c.Close(fmt.Errorf("%w for %v", ErrStalled, c.limits.MaxStall))
-			return
-		}
-		if wait > 0 {
-			t.Reset(wait)
-		}
-	}
-}
-
-// stallLeft is how long output may still wait untaken: 0 when none waits,
-// negative when it has waited too long.
-func (c *Conn) stallLeft() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.buffered <= 0 {
-		return 0
-	}
-	left := c.limits.MaxStall - time.Since(c.progressAt)
-	if left == 0 {
-		left = -1
-	}
-	return left
-}
-
-// writer is the agent side's output: it splits it into lines and hands
-// each on (deliver) without waiting for the client.
-type writer struct{ c *Conn }
-
-func (w writer) Write(p []byte) (int, error) {
-	c := w.c
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if err := c.Err(); err != nil {
-		return 0, fmt.Errorf("writing to the client: %w", err)
-	}
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.line = append(c.line, p...)
-			if len(c.line) > c.limits.MaxBuffered {
-				c.line = nil
-				c.Close(overflow(c.limits.MaxBuffered))
-				return n, fmt.Errorf("writing to the client: %w", c.Err())
-			}
-			break
-		}
-		line := bytes.Clone(p[:i])
-		if c.line != nil {
-			line = append(c.line, p[:i]...)
-			c.line = nil
-		}
-		p = p[i+1:]
-		c.deliver(line)
-	}
-	return n, nil
-}
-
-// deliver hands one line of the agent side's on: to the Call that awaits
-// it, else to Route. c.wmu is held.
-func (c *Conn) deliver(line []byte) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
-	m, err := parseCompact(line)
-	if err != nil {
-		c.log.Warn("the agent side wrote a line that is no JSON-RPC message; dropped", "conn", c.id, "err", err)
-		return
-	}
-	if m.Kind == Response {
-		c.answered(m)
-		if c.await(m) {
-			return
-		}
-	}
-	if c.opts.Route != nil {
-		c.opts.Route(m)
-	}
-}
-
-// await hands a response to the Call waiting for it, if one is.
-func (c *Conn) await(m Msg) bool {
-	key := m.Key()
-	c.mu.Lock()
-	ch, ok := c.waiters[key]
-	delete(c.waiters, key)
-	c.mu.Unlock()
-	if ok {
-		ch <- m // 1-buffered, and only ever sent once
-	}
-	return ok
-}
-
-// track notes a request whose answer attaches or detaches a session, and
-// reports whether m is one.
-func (c *Conn) track(m Msg) bool {
-	if m.Kind != Request {
-		return false
-	}
-	switch m.Method {
-	case "session/new", "session/fork", "session/load", "session/resume", "session/close", "session/delete":
-	default:
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.asked[m.Key()] = asked{m.Method, m.SessionID}
-	return true
-}
-
-// untrack forgets a request that track noted and Send did not send.
-func (c *Conn) untrack(m Msg, tracked bool) {
-	if !tracked {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.asked, m.Key())
-}
-
-// answered attaches or detaches the session of the request response m
-// answers, if it did.
-func (c *Conn) answered(m Msg) {
-	key := m.Key()
-	c.mu.Lock()
-	a, ok := c.asked[key]
-	delete(c.asked, key)
-	c.mu.Unlock()
-	if !ok || m.IsError {
-		return
-	}
-	switch a.method {
-	case "session/new", "session/fork":
-		c.attach(m.ResultSessionID)
-	case "session/load", "session/resume":
-		c.attach(a.session)
-	default:
-		c.detach(a.session)
-	}
-}
-
-// attach attaches session id to c and detaches it from every other
-// connection of the Registry.
-func (c *Conn) attach(id string) {
-	if id == "" {
-		return
-	}
-	c.mu.Lock()
-	c.attached[id] = true
-	c.mu.Unlock()
-	for _, o := range c.reg.others(c) {
-		o.detach(id)
-	}
-}
-
-// detach detaches session id, telling ConnOptions.Detached if it was
-// attached.
-func (c *Conn) detach(id string) {
-	c.mu.Lock()
-	was := c.attached[id]
-	delete(c.attached, id)
-	c.mu.Unlock()
-	if was && c.opts.Detached != nil {
-		c.opts.Detached(id)
-	}
-}
-
-// A Registry holds the connections of one server, by id: every transport
-// that shares the server's Connector (and so its sessions) should share
-// one, so that a session one connection attaches is detached from the
-// others. CloseAll ends them all at shutdown.
-type Registry struct {
-	limits Limits
-	log    *slog.Logger
-	wg     sync.WaitGroup // each started Conn's run
-
-	mu     sync.Mutex // protects the fields below
-	conns  map[string]*Conn
-	closed bool
-}
-
-// NewRegistry returns a Registry whose connections have limits (a zero
-// field takes its default).
-func NewRegistry(limits Limits, log *slog.Logger) *Registry {
-	return &Registry{limits: limits.withDefaults(), log: log, conns: map[string]*Conn{}}
-}
-
-// Limits are the Registry's limits, defaults filled in.
-func (r *Registry) Limits() Limits { return r.limits }
-
-// NewConn makes a connection with a new id, for Start to run. Make its
-// Mailboxes before Start, so that ConnOptions.Route has them from the
-// first message on.
-func (r *Registry) NewConn(o ConnOptions) *Conn {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	inR, inW := io.Pipe()
-	return &Conn{
-		id: newID(), reg: r, limits: r.limits, log: r.log, opts: o,
-		ctx: ctx, cancel: cancel, inR: inR, inW: inW,
-		kick: make(chan struct{}, 1), over: make(chan struct{}), done: make(chan struct{}),
-		waiters: map[string]chan Msg{}, asked: map[string]asked{}, attached: map[string]bool{},
-	}
-}
-
-// add registers c, unless CloseAll has begun.
-func (r *Registry) add(c *Conn) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return ErrShutdown
-	}
-	r.conns[c.id] = c
-	r.wg.Add(1)
-	return nil
-}
-
-// forget deregisters c, once it is over.
-func (r *Registry) forget(c *Conn) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.conns[c.id] == c {
-		delete(r.conns, c.id)
-	}
-}
-
-// Get returns the connection id names, or nil if there is none or it is
-// ending.
-func (r *Registry) Get(id string) *Conn {
-	r.mu.Lock()
-	c := r.conns[id]
-	r.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stoppedLocked() {
-		return nil
-	}
-	return c
-}
-
-// Delete closes the connection id names (ErrClosed), and reports whether
-// there was one; like the SDK's, it finds one that is already ending.
-func (r *Registry) Delete(id string) bool {
-	r.mu.Lock()
-	c := r.conns[id]
-	r.mu.Unlock()
-	if c == nil {
-		return false
-	}
-	c.Close(ErrClosed)
-	return true
-}
-
-// others are the Registry's connections but c.
-func (r *Registry) others(c *Conn) []*Conn {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var cs []*Conn
-	for _, o := range r.conns {
-		if o != c {
-			cs = append(cs, o)
-		}
-	}
-	return cs
-}
-
-// Len is how many connections are registered.
-func (r *Registry) Len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.conns)
-}
-
-// CloseAll closes every connection (ErrShutdown) and waits until their
-// goroutines have returned, or ctx ends. No connection starts after it
-// has begun.
-func (r *Registry) CloseAll(ctx context.Context) error {
-	r.mu.Lock()
-	r.closed = true
-	cs := make([]*Conn, 0, len(r.conns))
-	for _, c := range r.conns {
-		cs = append(cs, c)
-	}
-	r.mu.Unlock()
-	for _, c := range cs {
-		c.Close(ErrShutdown)
-	}
-	for _, c := range cs {
-		select {
-		case <-c.Done():
-		case <-ctx.Done():
-			return fmt.Errorf("closing connections: %w", ctx.Err())
-		}
-	}
-	return nil
-}
-
-// newID is a random UUID (version 4), as the SDK's connection ids are.
-func newID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }

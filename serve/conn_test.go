@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -100,11 +101,15 @@ func TestConn_takeover(t *testing.T) {
 	if a.Attached("s1") || !b.Attached("s1") {
 		t.Errorf("attached: a %v, b %v; want s1 on b only", a.Attached("s1"), b.Attached("s1"))
 	}
-	b.Send(msg(t, `{"jsonrpc":"2.0","id":2,"method":"session/close","params":{"sessionId":"s1"}}`))
-	// The fake answers session/close with method not found: still attached.
+	b.Send(msg(t, `{"jsonrpc":"2.0","id":2,"method":"session/close","params":{"sessionId":"s9"}}`))
 	next(t, lb)
 	if !b.Attached("s1") {
-		t.Error("a failed session/close detached s1")
+		t.Error("closing another session detached s1")
+	}
+	b.Send(msg(t, `{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"s1"}}`))
+	next(t, lb)
+	if b.Attached("s1") {
+		t.Error("s1 is still attached after session/close")
 	}
 }
 
@@ -334,5 +339,33 @@ func TestParse(t *testing.T) {
 		if m.Kind != tc.kind || m.Key() != tc.key || m.SessionID != tc.session {
 			t.Errorf("Parse(%s) = kind %v key %q session %q", tc.in, m.Kind, m.Key(), m.SessionID)
 		}
+	}
+}
+
+func TestRegistry_chosenIDs(t *testing.T) {
+	reg := newRegistry(t, Limits{})
+	a := reg.NewConn(ConnOptions{ID: "server-1"})
+	if err := a.Start(fakeAgent); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(nil); <-a.Done() })
+	if err := reg.NewConn(ConnOptions{ID: "server-1"}).Start(fakeAgent); !errors.Is(err, ErrIDTaken) {
+		t.Errorf("a second server-1: %v", err)
+	}
+	b, _ := startConn(t, reg, nil, nil)
+	ids := []string{}
+	for _, c := range reg.Conns() {
+		ids = append(ids, c.ID())
+	}
+	want := []string{b.ID(), "server-1"}
+	slices.Sort(ids)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("Conns() = %v, want %v", ids, want)
+	}
+	a.Close(nil)
+	<-a.Done()
+	if cs := reg.Conns(); len(cs) != 1 || cs[0] != b {
+		t.Errorf("Conns() after closing server-1 = %v", cs)
 	}
 }

@@ -10,12 +10,15 @@
 //     shutdown; guard.go: the Host and Origin checks, CORS and the token;
 //     state.go: the token made at start, serve.json and serve.token;
 //     listener.go: the cap on connections served at once.
-//   - conn.go: one client connection: its Connector, the messages it
-//     writes routed by JSON-RPC id and session, bounded buffering, and the
-//     Registry of connections; mailbox.go: the bounded queues of a
-//     connection's output, one receiver each; msg.go: JSON-RPC messages.
-//   - acphttp.go, ws.go: ACP over Streamable HTTP and WebSocket at /acp,
-//     as @agentclientprotocol/sdk 2.4.0's transports implement the RFD.
+//   - conn.go: one client connection: its Connector on in-memory pipes,
+//     the client's messages (Send, Call), bounded buffering; output.go:
+//     the agent side's messages, routed without waiting, and the stall
+//     watchdog; mailbox.go: the bounded queues of a connection's output,
+//     one receiver each; registry.go: the server's connections, and the
+//     sessions each has attached; msg.go: JSON-RPC messages.
+//   - acphttp.go, sse.go, ws.go: ACP over Streamable HTTP (its POSTs, its
+//     SSE streams) and WebSocket at /acp, as @agentclientprotocol/sdk
+//     2.4.0's transports implement the RFD.
 //   - sandbox.go: sandbox-agent 0.4's API under /v1 (NewSandboxHandler);
 //     sandbox_acp.go: its ACP servers (POST, the SSE stream, DELETE);
 //     sandbox_log.go: the bounded log each server's streams replay;

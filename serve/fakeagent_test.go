@@ -15,7 +15,8 @@ import (
 
 // fakeAgent is a Connector for the tests: a tiny ACP agent that answers
 // initialize, session/new (s1, s2, ...), session/load and session/resume
-// (one session/update first), session/list, and session/prompt (a
+// (one session/update first), session/close, session/list, and
+// session/prompt (a
 // session/update, a session/request_permission the client must answer,
 // then end_turn, or "cancelled" if it answered cancelled). "flood" writes
 // params.bytes bytes of notifications as fast as it can and answers with
@@ -93,6 +94,8 @@ func (a *fake) handle(ctx context.Context, id json.RawMessage, method string, pa
 		a.result(id, map[string]any{"sessionId": fmt.Sprintf("s%d", n)})
 	case "session/load", "session/resume":
 		a.update(p.SessionID, "replayed")
+		a.result(id, map[string]any{})
+	case "session/close":
 		a.result(id, map[string]any{})
 	case "session/list":
 		a.result(id, map[string]any{"sessions": []any{}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -152,7 +153,12 @@ func TestWebSocket_shutdown(t *testing.T) {
 // TestWebSocket_unreadDropped: a client that stops reading has its
 // connection dropped, and the agent side is not held up.
 func TestWebSocket_unreadDropped(t *testing.T) {
-	s := newACPServer(t, Limits{MaxBuffered: 1 << 20}, nil)
+	sw := &slowWriter{}
+	connect := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
+		sw.w = w
+		return fakeAgent(ctx, r, sw, agent)
+	}
+	s := newACPServer(t, Limits{MaxBuffered: 1 << 20}, connect)
 	ws, id := s.dial(t)
 	wsSend(t, ws, initialize)
 	wsRead(t, ws)
@@ -165,6 +171,9 @@ func TestWebSocket_unreadDropped(t *testing.T) {
 	}
 	if !errors.Is(c.Err(), ErrOverflow) {
 		t.Errorf("Err() = %v", c.Err())
+	}
+	if sw.longest > time.Second {
+		t.Errorf("a write of the agent side took %v", sw.longest)
 	}
 	if code, _ := wsClosed(t, ws); code != websocket.StatusPolicyViolation {
 		t.Errorf("closed %v, want 1008", code)
