@@ -162,36 +162,69 @@ func TestSandboxHandler_noLeak(t *testing.T) {
 	}
 }
 
-// A stream whose client reads nothing never holds up the agent side: a
-// flood of messages is written at once, another stream gets them (or
-// skips what the log dropped), and the stuck stream is dropped after
-// Limits.MaxStall.
-func TestSandboxHandler_slowStream(t *testing.T) {
-	st := newSandboxTest(t, Limits{MaxStall: 300 * time.Millisecond}, SandboxOptions{LogBytes: 256 << 10}, nil)
-	st.start(t, "srv", "a")
-	stuck, err := net.Dial("tcp", st.Listener.Addr().String())
+// openStuck opens server id's SSE stream on a connection that never
+// reads.
+func (st *sandboxTest) openStuck(t *testing.T, id string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", st.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stuck.Close()
-	fmt.Fprintf(stuck, "GET /v1/acp/srv HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", st.Listener.Addr())
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "GET /v1/acp/%s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", id, st.Listener.Addr())
+	return c
+}
+
+// flood has the fake agent write n bytes of notifications at once, and
+// returns how long the answer took.
+func (st *sandboxTest) flood(t *testing.T, id string, n int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var flood struct{ Written, Failed int }
+	rpcResult(t, "flood", st.post(t, id, fmt.Sprintf(`{"jsonrpc":"2.0","id":"f","method":"flood","params":{"bytes":%d}}`, n)), &flood)
+	if flood.Failed != 0 || flood.Written < n {
+		t.Errorf("the flood: %+v", flood)
+	}
+	return time.Since(start)
+}
+
+// A stream whose client reads nothing never holds up the agent side: with
+// MaxStall long, a flood of messages is still written at once, and
+// another stream gets them (or skips what the log dropped).
+func TestSandboxHandler_slowStream(t *testing.T) {
+	const stall = 30 * time.Second
+	st := newSandboxTest(t, Limits{MaxStall: stall}, SandboxOptions{LogBytes: 256 << 10}, nil)
+	st.start(t, "srv", "a")
+	st.openStuck(t, "srv")
 	_, live := st.open(t, "srv")
 	s := st.h.lookup("srv")
 	waitFor(t, "both streams open", func() bool { return s.log.streamsOpen() == 2 })
-
-	start := time.Now()
-	var flood struct{ Written, Failed int }
-	rpcResult(t, "flood", st.post(t, "srv", `{"jsonrpc":"2.0","id":"f","method":"flood","params":{"bytes":16777216}}`), &flood)
-	if flood.Failed != 0 || flood.Written < 16<<20 || time.Since(start) > 10*time.Second {
-		t.Errorf("the flood: %+v in %v", flood, time.Since(start))
+	if took := st.flood(t, "srv", 8<<20); took >= stall {
+		t.Errorf("the flood took %v: it waited for the stuck stream", took)
 	}
 	live.until(t, func(m Msg) bool { return m.Key() == "s:f" })
-	waitFor(t, "the stuck stream dropped", func() bool { return s.log.streamsOpen() == 1 })
 	if r := st.post(t, "srv", `{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}`); r.status != 200 {
 		t.Errorf("after the flood: %d %s", r.status, r.body)
 	}
 	if kept := s.log.keptBytes(); kept > 256<<10 {
 		t.Errorf("the log keeps %d bytes, over its bound", kept)
+	}
+}
+
+// A stream whose client reads nothing is dropped once a write has waited
+// Limits.MaxStall.
+func TestSandboxHandler_stuckStreamDropped(t *testing.T) {
+	st := newSandboxTest(t, Limits{MaxStall: 200 * time.Millisecond}, SandboxOptions{LogBytes: 256 << 10}, nil)
+	st.start(t, "srv", "a")
+	st.openStuck(t, "srv")
+	s := st.h.lookup("srv")
+	waitFor(t, "the stream open", func() bool { return s.log.streamsOpen() == 1 })
+	for sent := 0; s.log.streamsOpen() > 0; sent += 1 << 20 {
+		if sent > 64<<20 {
+			t.Fatal("64 MiB written and the stream that reads none is still open")
+		}
+		st.flood(t, "srv", 1<<20)
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
