@@ -38,8 +38,9 @@ type SandboxOptions struct {
 	// Logger logs what goes wrong; nil discards.
 	Logger *slog.Logger
 	// Hold is how long a POSTed request waits for its answer to be the
-	// POST's 200 body; past it the POST answers 202 and the answer comes
-	// on the SSE stream, as a later daemon answers every session/prompt.
+	// POST's 200 body; past it, if an SSE stream of its server is open,
+	// the POST answers 202 and the answer comes on the stream, as a later
+	// daemon answers every session/prompt (with none open it waits on).
 	// Default DefaultSandboxHold.
 	Hold time.Duration
 	// MaxServers bounds the ACP servers at once. Default
@@ -72,9 +73,10 @@ func (o SandboxOptions) withDefaults() SandboxOptions {
 //   - POST /v1/acp/{server}?agent=NAME: the first POST to a server id
 //     makes the ACP server (a connection of connect, whose new sessions
 //     run agent NAME); every POST carries one JSON-RPC message. A request
-//     is answered with 200 and its answer, or 202 when the answer takes
-//     longer than SandboxOptions.Hold (it comes on the SSE stream); a
-//     notification or a response (to a permission ask) with 202.
+//     is answered with 200 and its answer, or, when that takes longer than
+//     SandboxOptions.Hold and an SSE stream is open, 202 (the answer comes
+//     on the stream); a notification or a response (to a permission ask)
+//     with 202.
 //   - GET /v1/acp/{server}: the server's SSE stream, every message the
 //     agent side writes (answers too) as "event: message" with an "id:";
 //     Last-Event-ID resumes after that id. The newest messages are kept

@@ -164,11 +164,17 @@ func (h *sandboxHandler) create(w http.ResponseWriter, id, agent string) (*sbSer
 }
 
 // call passes a request on and answers with its answer, or 202 if that
-// takes longer than SandboxOptions.Hold.
+// takes longer than SandboxOptions.Hold while a stream is open to carry
+// it. With no stream open it waits on: a client whose stream has gone
+// (the SDK's first GET can come before its initialize POST has made the
+// server, and it opens another only with its next POST) must get the
+// answer in the body.
 func (h *sandboxHandler) call(w http.ResponseWriter, r *http.Request, s *sbServer, m Msg) {
 	s.asking(m)
-	ctx, cancel := context.WithTimeout(r.Context(), h.o.Hold)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stop := s.hold(ctx, cancel, h.o.Hold)
+	defer stop()
 	res, err := s.c.Call(ctx, m)
 	switch {
 	case err == nil:
@@ -176,11 +182,36 @@ func (h *sandboxHandler) call(w http.ResponseWriter, r *http.Request, s *sbServe
 		h.answer(w, r, s, res.Raw)
 	case r.Context().Err() != nil:
 		// The client is gone; the answer goes to the stream when it comes.
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(context.Cause(ctx), errHeld):
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		h.ended(w, s, err)
 	}
+}
+
+// errHeld ends a request's wait for its answer (call): the answer will go
+// on the stream.
+var errHeld = errors.New("held past SandboxOptions.Hold with a stream open")
+
+// hold cancels ctx with errHeld once d has passed and a stream is open,
+// checking again every second (at most d) while none is. stop stops it.
+func (s *sbServer) hold(ctx context.Context, cancel context.CancelCauseFunc, d time.Duration) (stop func()) {
+	var mu sync.Mutex // makes the callback wait until t is set
+	var t *time.Timer
+	mu.Lock()
+	defer mu.Unlock()
+	t = time.AfterFunc(d, func() {
+		if s.log.streamsOpen() > 0 {
+			cancel(errHeld)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() == nil {
+			t.Reset(min(d, time.Second))
+		}
+	})
+	return func() { t.Stop() }
 }
 
 // answer answers a POST with the answer to its request. The answer goes on

@@ -121,7 +121,7 @@ func sandboxSettle(t *testing.T, st *sandboxTest, max int) {
 // A thousand bad requests, and servers made and deleted with a request
 // in flight, leave no goroutine behind; the handler goes on serving.
 func TestSandboxHandler_noLeak(t *testing.T) {
-	st := newSandboxTest(t, Limits{MaxMessage: 1000}, SandboxOptions{Hold: 10 * time.Millisecond}, nil)
+	st := newSandboxTest(t, Limits{MaxMessage: 1000}, SandboxOptions{}, nil)
 	st.start(t, "warm", "a")
 	st.req(t, "DELETE", "/v1/acp/warm", "")
 	sandboxSettle(t, st, 0)
@@ -151,8 +151,15 @@ func TestSandboxHandler_noLeak(t *testing.T) {
 			id := fmt.Sprintf("s%d", i)
 			st.start(t, id, "a")
 			st.post(t, id, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
-			st.post(t, id, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+			prompt := make(chan reply, 1)
+			go func() {
+				prompt <- st.post(t, id, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+			}()
+			time.Sleep(time.Millisecond)
 			st.req(t, "DELETE", "/v1/acp/"+id, "")
+			if r := <-prompt; r.status == 200 {
+				t.Errorf("a prompt waiting on an ask when its server was deleted: %d %s", r.status, r.body)
+			}
 		}
 	}
 	sandboxSettle(t, st, before)

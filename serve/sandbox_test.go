@@ -313,20 +313,33 @@ func TestSandboxHandler_flow(t *testing.T) {
 	}
 }
 
-// A request answered later than the hold is 202, and its answer comes on
-// the stream.
+// A request answered later than the hold is 202 while a stream is open,
+// and its answer comes on the stream; with no stream open its POST waits
+// for it.
 func TestSandboxHandler_hold(t *testing.T) {
 	st := newSandboxTest(t, Limits{}, SandboxOptions{Hold: 50 * time.Millisecond}, nil)
 	st.start(t, "srv", "a")
 	st.post(t, "srv", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
-	r := st.post(t, "srv", `{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
-	if r.status != 202 || r.body != "" {
-		t.Fatalf("a prompt waiting on a permission ask: %d %q, want 202", r.status, r.body)
+	prompt := make(chan reply, 1)
+	go func() {
+		prompt <- st.post(t, "srv", `{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	}()
+	time.Sleep(200 * time.Millisecond) // past the hold, with no stream open
+	if r := st.post(t, "srv", `{"jsonrpc":"2.0","id":"perm-1","result":{"outcome":{"outcome":"selected","optionId":"allow"}}}`); r.status != 202 {
+		t.Fatalf("the answer to the ask: %d %s", r.status, r.body)
 	}
+	if r := <-prompt; r.status != 200 || !strings.Contains(r.body, `"stopReason":"end_turn"`) {
+		t.Errorf("a prompt held past the hold with no stream open: %d %q, want its answer", r.status, r.body)
+	}
+
 	_, events := st.open(t, "srv")
-	ask := events.until(t, func(m Msg) bool { return m.Method == "session/request_permission" })
+	r := st.post(t, "srv", `{"jsonrpc":"2.0","id":"p2","method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	if r.status != 202 || r.body != "" {
+		t.Fatalf("a prompt waiting on a permission ask, a stream open: %d %q, want 202", r.status, r.body)
+	}
+	ask := events.until(t, func(m Msg) bool { return m.Method == "session/request_permission" && m.Key() == "s:perm-2" })
 	st.post(t, "srv", fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"cancelled"}}}`, ask.msg.ID))
-	if e := events.next(t); e.msg.Key() != `s:p` || !strings.Contains(string(e.msg.Raw), `"stopReason":"cancelled"`) {
+	if e := events.next(t); e.msg.Key() != `s:p2` || !strings.Contains(string(e.msg.Raw), `"stopReason":"cancelled"`) {
 		t.Errorf("after the ask %s, want the prompt's answer", e.msg.Raw)
 	}
 }
