@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,7 +52,8 @@ type sandboxRun struct {
 // turn streamed to onEvent whose permission ask onPermissionRequest
 // answers, list_models, listSessions, resumeSession from a second client
 // and a turn there, session/list, session/load of the first session and a
-// turn, destroySession, dispose.
+// turn, destroySession, dispose. With a hold of 1 ms, the answers but
+// initialize's come on the SSE stream instead of in the POSTs' bodies.
 func TestSandboxHandler_sdk(t *testing.T) {
 	node, dir := toolbin.NodeModules(t, "sandbox-agent's SDK", "SANDBOX_AGENT_SDK_DIR", "sandbox-agent", "sandbox-agent")
 	script, err := os.ReadFile(filepath.Join("testdata", "sandboxclient.mjs"))
@@ -60,19 +63,74 @@ func TestSandboxHandler_sdk(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "sandboxclient.mjs"), script, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, hold := range []time.Duration{0, time.Millisecond} {
+		t.Run("hold="+hold.String(), func(t *testing.T) {
+			r, held := startSandboxServer(t, SandboxOptions{Hold: hold})
+			run := runSandboxSDK(t, node, dir, r)
+			checkSandboxRun(t, run)
+			if n := held.Load(); (hold == time.Millisecond) != (n > 0) {
+				t.Errorf("%d requests answered 202", n)
+			}
+			if resp, body := r.do(t, http.MethodGet, "/v1/acp", map[string]string{"Authorization": r.bearer()}); resp.StatusCode != 200 || body != `{"servers":[]}` {
+				t.Errorf("servers after dispose: %d %s", resp.StatusCode, body)
+			}
+			if resp, _ := r.do(t, http.MethodGet, "/v1/health", nil); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("/v1 without the token: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// startSandboxServer runs a Server with a token, the real bridge (the mock
+// agent) as its Connector and NewSandboxHandler mounted at /v1/; held
+// counts the requests (not notifications nor responses) answered 202.
+func startSandboxServer(t *testing.T, o SandboxOptions) (r *running, held *atomic.Int64) {
+	t.Helper()
 	connect := bridgeConnector(t)
-	agents := func(context.Context) []AgentStatus {
+	o.Agents = func(context.Context) []AgentStatus {
 		return []AgentStatus{{ID: "mock", Title: "Mock agent (offline)", Installed: true, Version: "builtin", CredentialsAvailable: true}}
 	}
-	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token", Connector: connect, Agents: agents})
+	o.Logger = testLogger()
+	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token", Connector: connect, Agents: o.Agents})
 	reg := NewRegistry(Limits{}, testLogger())
-	s.mount("/v1/", NewSandboxHandler(reg, connect, SandboxOptions{Agents: agents, Logger: testLogger()}), func() {
+	held = &atomic.Int64{}
+	h := NewSandboxHandler(reg, connect, o)
+	count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		m, _ := Parse(body)
+		h.ServeHTTP(&statusWriter{ResponseWriter: w, accepted: func() {
+			if m.Kind == Request {
+				held.Add(1)
+			}
+		}}, r)
+	})
+	s.mount("/v1/", count, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		defer cancel()
 		reg.CloseAll(ctx)
 	})
-	r := start(t, s, stderr)
+	return start(t, s, stderr), held
+}
 
+// statusWriter calls accepted when its response is 202.
+type statusWriter struct {
+	http.ResponseWriter
+	accepted func()
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if status == http.StatusAccepted {
+		w.accepted()
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// runSandboxSDK runs sandboxclient.mjs against r and returns what it saw.
+func runSandboxSDK(t *testing.T, node, dir string, r *running) sandboxRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "sandboxclient.mjs", r.URL(), r.Token(), t.TempDir())
@@ -91,13 +149,7 @@ func TestSandboxHandler_sdk(t *testing.T) {
 		logged.AgainAnswer = "…" + logged.AgainAnswer[n-200:]
 	}
 	t.Logf("%+v", logged)
-	checkSandboxRun(t, run)
-	if resp, body := r.do(t, http.MethodGet, "/v1/acp", map[string]string{"Authorization": r.bearer()}); resp.StatusCode != 200 || body != `{"servers":[]}` {
-		t.Errorf("servers after dispose: %d %s", resp.StatusCode, body)
-	}
-	if resp, _ := r.do(t, http.MethodGet, "/v1/health", nil); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("/v1 without the token: %d", resp.StatusCode)
-	}
+	return run
 }
 
 func checkSandboxRun(t *testing.T, run sandboxRun) {
