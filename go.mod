@@ -20,3 +20,5 @@ require (
 	github.com/creachadair/mds v0.31.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
+
+replace github.com/coder/acp-go-sdk => ./third_party/acp-go-sdk

@@ -173,7 +173,7 @@ func TestConn_stalledDropped(t *testing.T) {
 }
 
 func TestConn_readingIsNotStalled(t *testing.T) {
-	reg := newRegistry(t, Limits{MaxStall: 300 * time.Millisecond})
+	reg := newRegistry(t, Limits{MaxStall: 500 * time.Millisecond})
 	c, box := startConn(t, reg, nil, nil)
 	l := box.Acquire()
 	for i := range 8 {
@@ -183,7 +183,7 @@ func TestConn_readingIsNotStalled(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // nothing waits: no stall
+	time.Sleep(800 * time.Millisecond) // nothing waits: no stall
 	if err := c.Err(); err != nil {
 		t.Errorf("Err() = %v on a connection whose client reads", err)
 	}
@@ -200,10 +200,10 @@ func TestConn_waitRoom(t *testing.T) {
 	if err := c.WaitRoom(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	c.Send(msg(t, `{"jsonrpc":"2.0","id":2,"method":"flood","params":{"bytes":7000}}`))
+	waitFor(t, "the flood queued", func() bool { return box.Queued() == 9 }) // the first answer, 7 updates and the second
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	c.Send(msg(t, `{"jsonrpc":"2.0","id":2,"method":"flood","params":{"bytes":7000}}`))
-	time.Sleep(50 * time.Millisecond)
 	if err := c.WaitRoom(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("WaitRoom with 7 KB of 10 KB held = %v, want it to wait", err)
 	}
@@ -367,5 +367,15 @@ func TestRegistry_chosenIDs(t *testing.T) {
 	<-a.Done()
 	if cs := reg.Conns(); len(cs) != 1 || cs[0] != b {
 		t.Errorf("Conns() after closing server-1 = %v", cs)
+	}
+}
+
+// waitFor polls ok for up to 10 s.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }

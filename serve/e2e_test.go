@@ -24,11 +24,16 @@ import (
 // Manager of the mock agent, persisting into a temporary directory.
 func bridgeConnector(t *testing.T) Connector {
 	t.Helper()
+	return bridgeConnectorOn(t, mock.New())
+}
+
+// bridgeConnectorOn is bridgeConnector for backend b.
+func bridgeConnectorOn(t *testing.T, b agent.Backend) Connector {
+	t.Helper()
 	st, err := persist.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := mock.New()
 	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Store: st,
 		Persist: bridge.PersistAuto, Logger: testLogger(), CancelGrace: 2 * time.Second})
 	if err != nil {
@@ -65,14 +70,7 @@ type sdkRun struct {
 // turn (in a second session), session/list, and a second connection
 // loading the first session and prompting it.
 func TestACPHandler_typeScriptSDK(t *testing.T) {
-	node, dir := toolbin.NodeModules(t, "the ACP TypeScript SDK", "ACP_SDK_DIR", "acp-sdk", "@agentclientprotocol/sdk")
-	script, err := os.ReadFile(filepath.Join("testdata", "acpclient.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "acpclient.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, dir := sdkScript(t)
 	connect := bridgeConnector(t)
 	s := newACPServer(t, Limits{}, connect)
 	for _, mode := range []string{"http", "ws"} {
@@ -84,12 +82,27 @@ func TestACPHandler_typeScriptSDK(t *testing.T) {
 	settle(t, s, 0)
 }
 
-func runSDK(t *testing.T, node, dir, mode, url string) sdkRun {
+// sdkScript finds node and the installed ACP TypeScript SDK, and puts
+// testdata/acpclient.mjs beside it.
+func sdkScript(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, dir = toolbin.NodeModules(t, "the ACP TypeScript SDK", "ACP_SDK_DIR", "acp-sdk", "@agentclientprotocol/sdk")
+	script, err := os.ReadFile(filepath.Join("testdata", "acpclient.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "acpclient.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return node, dir
+}
+
+func runSDK(t *testing.T, node, dir, mode, url string, env ...string) sdkRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "acpclient.mjs", mode, url, t.TempDir())
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -186,12 +186,17 @@ func (m *Mailbox) abortLocked(err error) {
 	m.signal()
 }
 
+// keepQueue is the most messages' room an emptied queue keeps.
+const keepQueue = 16
+
 // dequeueLocked takes the oldest queued message. c.mu is held.
 func (m *Mailbox) dequeueLocked() Msg {
 	msg := m.queue[m.head]
 	m.queue[m.head] = Msg{}
 	m.head++
 	switch {
+	case m.head == len(m.queue) && cap(m.queue) > keepQueue:
+		m.queue, m.head = nil, 0 // a burst's array goes; an idle connection holds little
 	case m.head == len(m.queue):
 		m.queue, m.head = m.queue[:0], 0
 	case m.head >= 1024 && 2*m.head >= len(m.queue):

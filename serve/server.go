@@ -168,9 +168,11 @@ func (s *Server) Token() string { return s.token }
 // routes mounts the edges, one line each.
 func (s *Server) routes() {
 	s.mux.Handle("/", http.HandlerFunc(notFound))
-	// TODO(lead, merging branch acphttp): the /acp edge (ACP Streamable HTTP
-	// and WebSocket, conn.go's registry), one line:
-	//	s.mount("/acp", <its handler on s.opts.Connector>, <its registry's closeAll>)
+	// One registry of client connections for every edge, so that a session
+	// taken over on one transport is let go on the other.
+	reg := NewRegistry(Limits{}, s.log)
+	closeAll := func() { reg.CloseAll(context.Background()) }
+	s.mount("/acp", NewACPHandler(reg, s.opts.Connector, s.log), closeAll)
 	// TODO(lead, merging branch sandbox): sandbox-agent's API, one line:
 	//	s.mount("/v1/", <its handler on s.opts.Connector and s.opts.Agents>, <its closeAll, or nil>)
 }

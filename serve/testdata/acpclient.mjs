@@ -10,6 +10,10 @@
 // second connection: session/load of A's session (its conversation
 // replayed) and a prompt. It prints one JSON object of what it saw, for
 // the Go test (serve/e2e_test.go) to check; any failure exits 1.
+//
+// For an agent other than the mock, the environment says what to ask:
+// ACP_E2E_PROMPT is the first prompt (one that runs a tool the agent asks
+// permission for), ACP_E2E_MODE a mode to set on the session first.
 import { client } from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -59,9 +63,12 @@ const a = recorder();
 const seen = await a.app.connectWith(stream(), async (agent) => {
   const init = await agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
   const { sessionId } = await agent.request("session/new", { cwd, mcpServers: [] });
+  if (process.env.ACP_E2E_MODE) {
+    await agent.request("session/set_mode", { sessionId, modeId: process.env.ACP_E2E_MODE });
+  }
   const first = await agent.request("session/prompt", {
     sessionId,
-    prompt: [{ type: "text", text: "Please think, make a plan, read the README and edit mock.txt." }],
+    prompt: [{ type: "text", text: process.env.ACP_E2E_PROMPT || "Please think, make a plan, read the README and edit mock.txt." }],
   });
   // A second session, whose slow turn is cancelled once it streams.
   const other = (await agent.request("session/new", { cwd, mcpServers: [] })).sessionId;
@@ -89,7 +96,7 @@ const loaded = await b.app.connectWith(stream(), async (agent) => {
   await agent.request("session/load", { sessionId: seen.sessionId, cwd, mcpServers: [] });
   // Over HTTP the replay comes on the session's stream, the answer on the
   // connection's: the replay may still be arriving.
-  await b.until("the replay", () => text(b.of(seen.sessionId), "agent_message_chunk").includes("You said"));
+  await b.until("the replay", () => text(b.of(seen.sessionId), "agent_message_chunk").length > 0).catch((e) => { console.error(JSON.stringify(b.updates)); throw e; });
   const replayed = text(b.of(seen.sessionId), "user_message_chunk");
   const before = b.of(seen.sessionId).length;
   const third = await agent.request("session/prompt", { sessionId: seen.sessionId, prompt: [{ type: "text", text: "hello again" }] });
