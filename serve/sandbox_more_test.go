@@ -235,16 +235,6 @@ func TestSandboxHandler_stuckStreamDropped(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-	}
-}
-
 // The registry's CloseAll ends every server and its streams, and no
 // server is made after it.
 func TestSandboxHandler_closeAll(t *testing.T) {
