@@ -173,8 +173,7 @@ func (s *Server) routes() {
 	reg := NewRegistry(Limits{}, s.log)
 	closeAll := func() { reg.CloseAll(context.Background()) }
 	s.mount("/acp", NewACPHandler(reg, s.opts.Connector, s.log), closeAll)
-	// TODO(lead, merging branch sandbox): sandbox-agent's API, one line:
-	//	s.mount("/v1/", <its handler on s.opts.Connector and s.opts.Agents>, <its closeAll, or nil>)
+	s.mount("/v1/", NewSandboxHandler(reg, s.opts.Connector, SandboxOptions{Agents: s.opts.Agents, Logger: s.log}), nil)
 }
 
 // mount routes pattern to h; closeAll, if not nil, ends the client
