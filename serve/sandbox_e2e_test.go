@@ -90,12 +90,14 @@ func startSandboxServer(t *testing.T, o SandboxOptions) (r *running, held *atomi
 	o.Agents = func(context.Context) []AgentStatus {
 		return []AgentStatus{{ID: "mock", Title: "Mock agent (offline)", Installed: true, Version: "builtin", CredentialsAvailable: true}}
 	}
-	o.Logger = testLogger()
-	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token", Connector: connect, Agents: o.Agents})
-	reg := NewRegistry(Limits{}, testLogger())
+	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token", Connector: connect, Agents: o.Agents, Logger: testLogger(), Sandbox: o})
 	held = &atomic.Int64{}
-	h := NewSandboxHandler(reg, connect, o)
-	count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := s.http.Handler
+	s.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") || r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		m, _ := Parse(body)
@@ -104,11 +106,6 @@ func startSandboxServer(t *testing.T, o SandboxOptions) (r *running, held *atomi
 				held.Add(1)
 			}
 		}}, r)
-	})
-	s.mount("/v1/", count, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-		defer cancel()
-		reg.CloseAll(ctx)
 	})
 	return start(t, s, stderr), held
 }
