@@ -35,6 +35,14 @@
 #           Streamable HTTP and WebSocket clients drive acpbridge serve's
 #           /acp in serve's end-to-end tests (serve/testdata/acpclient.mjs);
 #           a library, so the path printed is the SDK's package directory
+#   sandbox-agent  sandbox-agent's TypeScript SDK (npm sandbox-agent) and its
+#           ACP-over-HTTP client (npm acp-http-client), into
+#           .tools/sandbox-agent: they drive acpbridge serve's /v1 in serve's
+#           end-to-end tests (serve/testdata/sandboxclient.mjs); the SDK's
+#           optional dependency @sandbox-agent/cli brings the sandbox-agent
+#           daemon, which scripts/bench-serve-sandbox.sh runs beside
+#           acpbridge serve. A library, so the path printed is the SDK's
+#           package directory
 #   ai-sdk  the Vercel AI SDK (npm ai, with its peer zod) into .tools/ai-sdk:
 #           the web edges' end-to-end tests (serve/testdata/web/*.mjs) check
 #           POST /api/chat with its own stream parser and chat core; a
@@ -393,6 +401,35 @@ install_acp_sdk() {
 	echo "$PWD/$dir"
 }
 
+# install_sandbox_agent installs sandbox-agent and acp-http-client into
+# .tools/sandbox-agent unless both are there at their pinned versions, and
+# prints the SDK's package directory. Neither has a binary to check, so the
+# versions are; the daemon binary (an optional dependency, for the
+# benchmark only) is reported if it is missing, not required.
+install_sandbox_agent() {
+	local prefix="$TOOLS_DIR/sandbox-agent" version=0.4.2
+	local dir="$prefix/node_modules/sandbox-agent"
+	if [[ $(installed_version "$prefix" sandbox-agent) != "$version" || $(installed_version "$prefix" acp-http-client) != "$version" ]]; then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install sandbox-agent" >&2
+			return 1
+		}
+		echo "install-tools: installing sandbox-agent@$version and acp-http-client@$version into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "sandbox-agent@$version" "acp-http-client@$version" >&2
+		local have pkg
+		for pkg in sandbox-agent acp-http-client; do
+			have=$(installed_version "$prefix" "$pkg")
+			[[ $have == "$version" ]] || {
+				echo "install-tools: $prefix has $pkg@${have:-nothing}, want $version" >&2
+				return 1
+			}
+		done
+	fi
+	[[ -x $prefix/node_modules/.bin/sandbox-agent ]] ||
+		echo "install-tools: note: no sandbox-agent daemon in $prefix (its optional dependency @sandbox-agent/cli); only scripts/bench-serve-sandbox.sh needs it" >&2
+	echo "$PWD/$dir"
+}
+
 # main_latest installs the named agent CLIs (all four without names) at
 # their newest versions into .tools-latest, and prints NAME_BIN=path for
 # each.
@@ -440,10 +477,11 @@ main() {
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
 			acp-sdk) install_acp_sdk ;;
+			sandbox-agent) install_sandbox_agent ;;
 			ai-sdk) install_ai_sdk ;;
 			ag-ui) install_ag_ui ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk, ai-sdk, ag-ui)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk, sandbox-agent, ai-sdk, ag-ui)" >&2
 				return 2
 				;;
 			esac
@@ -458,6 +496,7 @@ main() {
 	install_zed_claude_adapter
 	install_acp_codex_adapter
 	install_acp_sdk
+	install_sandbox_agent
 	install_ai_sdk
 	install_ag_ui
 }

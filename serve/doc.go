@@ -19,7 +19,11 @@
 //   - acphttp.go, sse.go, ws.go: ACP over Streamable HTTP (its POSTs, its
 //     SSE streams) and WebSocket at /acp, as @agentclientprotocol/sdk
 //     2.4.0's transports implement the RFD.
-//   - sandbox.go: sandbox-agent 0.4's API under /v1.
+//   - sandbox.go: sandbox-agent 0.4's API under /v1 (NewSandboxHandler);
+//     sandbox_acp.go: its ACP servers (POST, the SSE stream, DELETE);
+//     sandbox_log.go: the bounded log each server's streams replay;
+//     sandbox_ext.go: its _sandboxagent/session methods; sandbox_agents.go:
+//     GET /v1/agents.
 //   - The web edges, each an ACP client of the core like any editor:
 //     webconn.go, their in-process connections (a peer) and the sessions
 //     opened on them; weblink.go, how a connection reaches the Connector

@@ -73,6 +73,9 @@ type Options struct {
 	Connector Connector
 	// Agents lists the agents for sandbox-agent's GET /v1/agents.
 	Agents Agents
+	// Sandbox tunes sandbox-agent's API (its Agents and Logger are the
+	// Server's); the zero value has its defaults.
+	Sandbox SandboxOptions
 }
 
 // Server is acpbridge serve's HTTP server: New listens, Run serves until
@@ -173,8 +176,9 @@ func (s *Server) routes() {
 	reg := NewRegistry(Limits{}, s.log)
 	closeAll := func() { reg.CloseAll(context.Background()) }
 	s.mount("/acp", NewACPHandler(reg, s.opts.Connector, s.log), closeAll)
-	// TODO(lead, merging branch sandbox): sandbox-agent's API, one line:
-	//	s.mount("/v1/", <its handler on s.opts.Connector and s.opts.Agents>, <its closeAll, or nil>)
+	sandbox := s.opts.Sandbox
+	sandbox.Agents, sandbox.Logger = s.opts.Agents, s.log
+	s.mount("/v1/", NewSandboxHandler(reg, s.opts.Connector, sandbox), nil)
 }
 
 // mount routes pattern to h; closeAll, if not nil, ends the client
