@@ -227,7 +227,7 @@ func (h *ChatHandler) sessions(w http.ResponseWriter, r *http.Request) {
 	if page.Sessions == nil {
 		page.Sessions = []sdk.SessionInfo{}
 	}
-	writeJSON(w, page)
+	webJSON(w, page)
 }
 
 // messages serves GET /v1/sessions/{id}/messages.
@@ -238,5 +238,5 @@ func (h *ChatHandler) messages(w http.ResponseWriter, r *http.Request) {
 		webError(w, statusOf(err), fmt.Sprintf("session %s: %v", id, err))
 		return
 	}
-	writeJSON(w, replayMessages(id, history))
+	webJSON(w, replayMessages(id, history))
 }

@@ -322,8 +322,8 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// writeJSON answers v as JSON.
-func writeJSON(w http.ResponseWriter, v any) {
+// webJSON answers v as JSON.
+func webJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(v)
