@@ -36,13 +36,10 @@ type AGUIHandler struct {
 }
 
 // NewAGUIHandler returns an AGUIHandler whose in-process ACP connections
-// connect makes. Close it to end them.
-func NewAGUIHandler(connect Connector, o WebOptions) (*AGUIHandler, error) {
-	cs, err := newChats(connect, o, "agui-threads.json")
-	if err != nil {
-		return nil, err
-	}
-	return &AGUIHandler{chats: cs}, nil
+// connect makes (through o.Registry's Conns if set). Mount it at
+// AGUIPattern, and Close it at shutdown to end them.
+func NewAGUIHandler(connect Connector, o WebOptions) *AGUIHandler {
+	return &AGUIHandler{chats: newChats(connect, o, "agui-threads.json")}
 }
 
 // Close cancels the running turns, ends the in-process connections and

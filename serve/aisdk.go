@@ -46,18 +46,15 @@ type ChatHandler struct {
 }
 
 // NewChatHandler returns a ChatHandler whose in-process ACP connections
-// connect makes. Close it to end them.
-func NewChatHandler(connect Connector, o WebOptions) (*ChatHandler, error) {
-	cs, err := newChats(connect, o, "webchats.json")
-	if err != nil {
-		return nil, err
-	}
-	h := &ChatHandler{chats: cs, mux: http.NewServeMux()}
+// connect makes (through o.Registry's Conns if set). Mount it at each of
+// ChatPatterns, and Close it at shutdown to end them.
+func NewChatHandler(connect Connector, o WebOptions) *ChatHandler {
+	h := &ChatHandler{chats: newChats(connect, o, "webchats.json"), mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.post)
 	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)
 	h.mux.HandleFunc("GET /v1/sessions", h.sessions)
 	h.mux.HandleFunc("GET /v1/sessions/{id}/messages", h.messages)
-	return h, nil
+	return h
 }
 
 func (h *ChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }

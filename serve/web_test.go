@@ -101,14 +101,8 @@ func startWebServerWith(t testing.TB, wb *webBridge, o WebOptions) *webServer {
 	if o.Registry == nil {
 		o.Registry = NewRegistry(Limits{}, webLogger())
 	}
-	chat, err := NewChatHandler(wb.connect, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agui, err := NewAGUIHandler(wb.connect, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	chat := NewChatHandler(wb.connect, o)
+	agui := NewAGUIHandler(wb.connect, o)
 	mux := http.NewServeMux()
 	for _, p := range ChatPatterns {
 		mux.Handle(p, chat)

@@ -49,19 +49,21 @@ type WebOptions struct {
 	Registry *Registry
 }
 
-// withDefaults fills the zero fields it can.
-func (o WebOptions) withDefaults() (WebOptions, error) {
+// withDefaults fills the zero fields it can. A cwd that can't be had is
+// the root (and logged): a request may still name its own.
+func (o WebOptions) withDefaults() WebOptions {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return o, fmt.Errorf("web edge: the default cwd: %w", err)
+			o.Logger.Error("web edge: no working directory for new sessions; using /", "err", err)
+			wd = string(filepath.Separator)
 		}
 		o.Cwd = wd
 	}
-	return o, nil
+	return o
 }
 
 // Errors a web request may get, each mapped to an HTTP status by
@@ -85,24 +87,25 @@ type chats struct {
 	live map[string]*chat
 }
 
-func newChats(connect Connector, o WebOptions, file string) (*chats, error) {
-	o, err := o.withDefaults()
-	if err != nil {
-		return nil, err
-	}
+// newChats makes an edge's chats, their map kept in o.StateDir/file. A
+// map that can't be read is logged, and the edge keeps its chats in memory
+// only.
+func newChats(connect Connector, o WebOptions, file string) *chats {
+	o = o.withDefaults()
 	path := ""
 	if o.StateDir != "" {
 		path = filepath.Join(o.StateDir, file)
 	}
 	st, err := openChatStore(path, o.Logger)
 	if err != nil {
-		return nil, err
+		o.Logger.Error("web edge: chats will not outlive a restart", "err", err)
+		st = &chatStore{chats: map[string]chatRecord{}}
 	}
 	dial := pipeDialer(connect)
 	if o.Registry != nil {
 		dial = registryDialer(o.Registry, connect)
 	}
-	return &chats{p: newPeer(dial, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*chat{}}, nil
+	return &chats{p: newPeer(dial, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*chat{}}
 }
 
 // Close ends every turn's pump and connection.
