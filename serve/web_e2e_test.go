@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,4 +154,36 @@ func envOf(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// Behind acpbridge serve's own Server (its token, Host and Origin guard,
+// its shutdown), mounted as its routes mount the edges: the AI SDK's chat
+// core and AG-UI's HttpAgent run their exchanges with the token, and a
+// request without it is refused.
+func TestWebE2E_behindTheServer(t *testing.T) {
+	wb := startWebBridge(t)
+	s, stderr := newServer(t, Options{Connector: wb.connect, StateDir: t.TempDir()})
+	reg := NewRegistry(Limits{}, webLogger())
+	web := WebOptions{Registry: reg, StateDir: t.TempDir(), Cwd: t.TempDir(), Logger: webLogger()}
+	chat := NewChatHandler(wb.connect, web)
+	for i, p := range ChatPatterns {
+		closeAll := func() { reg.CloseAll(context.Background()); chat.Close() }
+		if i > 0 {
+			closeAll = nil
+		}
+		s.mount(p, chat, closeAll)
+	}
+	agui := NewAGUIHandler(wb.connect, web)
+	s.mount(AGUIPattern, agui, agui.Close)
+	r := start(t, s, stderr)
+
+	resp, _ := r.do(t, "GET", "/v1/sessions", nil)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /v1/sessions without the token: %d, want 401", resp.StatusCode)
+	}
+	runWebScript(t, aiSDK, "aisdk_chat.mjs", r.URL(), "WEB_TOKEN="+r.Token())
+	runWebScript(t, agUI, "agui.mjs", r.URL(), "WEB_TOKEN="+r.Token())
+	if err := r.stop(); err != nil {
+		t.Errorf("the server's shutdown: %v", err)
+	}
 }
