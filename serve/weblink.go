@@ -45,7 +45,12 @@ func pipeDialer(connect Connector) dialer {
 // round), and reg's CloseAll ends the web edges' connections too. The
 // client's messages go to the Conn's Send as it writes them; the agent
 // side's come back through Route, written to the client's pipe at once
-// (its reader, the SDK's, only queues them).
+// (its reader, the SDK's, only queues them). The pipe is synchronous on
+// purpose: an agent that streams faster than the web client is sent its
+// chunks is held to that pace, so that the first chunk is not kept
+// waiting behind the production of the rest (measured: a pipe that
+// buffers makes the mock's per-chunk cost 17 µs instead of 44, but its
+// first chunk 1.3 ms later).
 func registryDialer(reg *Registry, connect Connector) dialer {
 	return func(_ context.Context, agent string, tasks *sync.WaitGroup) (*link, error) {
 		a2cR, a2cW := io.Pipe()
