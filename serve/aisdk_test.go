@@ -234,11 +234,17 @@ func TestChat_clientGoneMidStream(t *testing.T) {
 // no turn runs it answers 204.
 func TestChat_resumeStream(t *testing.T) {
 	ws := startWebServer(t, startWebBridge(t), "")
-	done := make(chan []map[string]any, 1)
+	done := make(chan string, 1) // the POST's body
 	go func() {
-		resp := post(t, ws.URL+"/api/chat", map[string]any{"id": "c1", "messages": []any{userMsg("u1", "slow down")}})
+		b, _ := json.Marshal(map[string]any{"id": "c1", "messages": []any{userMsg("u1", "slow down")}})
+		resp, err := http.Post(ws.URL+"/api/chat", "application/json", bytes.NewReader(b))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
 		defer resp.Body.Close()
-		done <- sseEvents(t, resp.Body)
+		body, _ := io.ReadAll(resp.Body)
+		done <- string(body)
 	}()
 	var resumed []map[string]any
 	for deadline := time.Now().Add(10 * time.Second); resumed == nil; {
@@ -255,7 +261,7 @@ func TestChat_resumeStream(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	posted := <-done
+	posted := sseEvents(t, strings.NewReader(<-done))
 	if mustJSON(resumed) != mustJSON(posted) {
 		t.Errorf("the resumed stream differs from the POST's:\n%v\n%v", types(resumed), types(posted))
 	}
