@@ -64,7 +64,8 @@ func (s *session) turnsNow(ctx context.Context) (json.RawMessage, error) {
 	}
 	var res threadResult
 	if err := srv.call(ctx, "thread/read", map[string]any{"threadId": thread, "includeTurns": true}, &res); err != nil {
-		return nil, fmt.Errorf("reading codex thread %s: %w", thread, err)
+		s.log.Warn("codex: can't read the thread again; its history is what it was when the session opened", "thread", thread, "err", err)
+		return raw, nil
 	}
 	s.mu.Lock()
 	s.history, s.prompted = res.Thread.Turns, false
