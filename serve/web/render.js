@@ -172,19 +172,28 @@ function lineClass(op) {
   return op === '+' ? 'add' : op === '-' ? 'del' : op === '@' ? 'gap' : 'same';
 }
 
-/** outputText is what a tool call's output says: its text content, else its JSON. */
+/**
+ * outputText is what a tool call's output says beyond its diffs (drawn
+ * apart): its text content, else the rest of it as JSON.
+ */
 function outputText(output) {
   if (output == null) return '';
   if (typeof output === 'string') return output;
-  const texts = [];
   const blocks = Array.isArray(output.content) ? output.content : Array.isArray(output) ? output : null;
+  const texts = [];
   for (const b of blocks ?? []) {
     const t = b?.content?.text ?? (b?.type === 'text' ? b.text : undefined);
     if (typeof t === 'string') texts.push(t);
     else if (b?.type === 'terminal') texts.push(`(terminal ${b.terminalId})`);
   }
   if (texts.length > 0) return texts.join('\n');
-  return pretty(output);
+  if (Array.isArray(output)) return blocks.every((b) => b?.type === 'diff') ? '' : pretty(output);
+  const rest = { ...output };
+  if (Array.isArray(rest.content) && rest.content.every((b) => b?.type === 'diff')) delete rest.content;
+  delete rest.status;
+  const keys = Object.keys(rest);
+  if (keys.length === 0) return '';
+  return pretty(keys.length === 1 && keys[0] === 'rawOutput' ? rest.rawOutput : rest);
 }
 
 function pretty(v) {
@@ -203,7 +212,7 @@ function plan(data) {
   const entries = Array.isArray(data) ? data : Array.isArray(data?.entries) ? data.entries : [];
   return el('div', { class: 'plan' }, el('div', { class: 'plan-head' }, 'Plan'),
     el('ol', {}, entries.map((e) => el('li', { class: `plan-${e.status ?? 'pending'}`, 'data-status': e.status ?? 'pending' },
-      el('span', { class: 'mark' }, planMarks[e.status] ?? '○'), ' ', e.content ?? e.title ?? pretty(e)))));
+      el('span', { class: 'mark' }, planMarks[e.status] ?? '○'), el('span', { class: 'entry' }, e.content ?? e.title ?? pretty(e))))));
 }
 
 function file(p) {

@@ -1,0 +1,385 @@
+package serve
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeChat is a TEST DOUBLE of the chat endpoints the page calls: POST
+// /api/chat (the AI SDK's UI message stream), GET /api/chat/{id}/stream
+// (always 204), GET /v1/agents, GET /v1/sessions and GET
+// /v1/sessions/{id}/messages, behind a bearer token. It plays the mock
+// agent's words ("think", "edit", "plan", "slow") in the chunks the real
+// endpoint sends for them, and writes its SSE awkwardly on purpose (CRLF
+// and CR line ends, comments, events split across writes, "[DONE]"), so
+// that a browser test checks the page's stream parsing beyond what the
+// real server happens to send.
+type fakeChat struct {
+	token string
+
+	mu        sync.Mutex
+	sessions  map[string]*fakeSession
+	order     []string // session ids, oldest first
+	bodies    []chatBody
+	urls      []string // every request's URL, to check no token is in one
+	unauthAPI []string // API requests that came without the token
+	cancelled []string // chat ids whose stream the client aborted
+}
+
+type fakeSession struct {
+	agent    string
+	messages []json.RawMessage
+	asked    string // the prompt of the turn waiting on an approval
+	updated  time.Time
+}
+
+// chatBody is what DefaultChatTransport POSTs.
+type chatBody struct {
+	ID        string            `json:"id"`
+	Messages  []json.RawMessage `json:"messages"`
+	Trigger   string            `json:"trigger"`
+	MessageID string            `json:"messageId,omitempty"`
+	Agent     string            `json:"agent,omitempty"`
+}
+
+func newFakeChat(token string) *fakeChat {
+	return &fakeChat{token: token, sessions: map[string]*fakeSession{}}
+}
+
+// handler is the fake's server: the real page, the fake endpoints, and a
+// token check that lets the page's files through (PageRequest).
+func (f *fakeChat) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", NewPageHandler())
+	mux.HandleFunc("POST /api/chat", f.chat)
+	mux.HandleFunc("GET /api/chat/{id}/stream", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	mux.HandleFunc("GET /v1/agents", f.agents)
+	mux.HandleFunc("GET /v1/sessions", f.list)
+	mux.HandleFunc("GET /v1/sessions/{id}/messages", f.messages)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.urls = append(f.urls, r.URL.String())
+		f.mu.Unlock()
+		if !PageRequest(r) && !f.authorized(r) {
+			f.mu.Lock()
+			f.unauthAPI = append(f.unauthAPI, r.Method+" "+r.URL.Path)
+			f.mu.Unlock()
+			http.Error(w, "want Authorization: Bearer TOKEN", http.StatusUnauthorized)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func (f *fakeChat) authorized(r *http.Request) bool {
+	want := "Bearer " + f.token
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
+}
+
+func (f *fakeChat) agents(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{"agents": []map[string]any{
+		{"id": "mock", "title": "Mock agent (offline)", "installed": true, "credentialsAvailable": true},
+		{"id": "claude", "title": "Claude Code", "installed": false, "problem": "claude: not found"},
+	}})
+}
+
+func (f *fakeChat) list(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for i := len(f.order) - 1; i >= 0; i-- {
+		id := f.order[i]
+		s := f.sessions[id]
+		out = append(out, map[string]any{"id": id, "agent": s.agent, "title": "fake " + id[:8],
+			"updatedAt": s.updated.UTC().Format(time.RFC3339Nano)})
+	}
+	writeJSON(w, map[string]any{"sessions": out})
+}
+
+func (f *fakeChat) messages(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	s := f.sessions[r.PathValue("id")]
+	var msgs []json.RawMessage
+	if s != nil {
+		msgs = s.messages
+	}
+	f.mu.Unlock()
+	if s == nil {
+		http.Error(w, "no such session", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, msgs)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// chat answers one POST /api/chat: a new prompt, or the answer to the
+// approval the turn waits on.
+func (f *fakeChat) chat(w http.ResponseWriter, r *http.Request) {
+	var b chatBody
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil || b.ID == "" || len(b.Messages) == 0 {
+		http.Error(w, fmt.Sprintf("not a chat request: %v", err), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.bodies = append(f.bodies, b)
+	s := f.sessions[b.ID]
+	if s == nil {
+		s = &fakeSession{agent: b.Agent}
+		f.sessions[b.ID] = s
+		f.order = append(f.order, b.ID)
+	}
+	f.mu.Unlock()
+	st := newUIStream(w)
+	last := lastMessage(b.Messages)
+	var msg *fakeMessage
+	switch {
+	case last.Role == "user":
+		msg = f.prompt(st, s, last.text())
+	case last.Role == "assistant" && last.approved() != nil:
+		msg = f.approved(st, s, last, *last.approved())
+	default:
+		st.chunk(map[string]any{"type": "error", "errorText": "the last message is neither a prompt nor an approval"})
+	}
+	if r.Context().Err() != nil {
+		f.mu.Lock()
+		f.cancelled = append(f.cancelled, b.ID)
+		f.mu.Unlock()
+	}
+	f.save(s, b, last, msg)
+}
+
+// save keeps the transcript: the messages posted, with the assistant
+// message of this response.
+func (f *fakeChat) save(s *fakeSession, b chatBody, last uiMessage, msg *fakeMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s.messages = b.Messages
+	s.updated = time.Now()
+	if msg == nil {
+		return
+	}
+	raw, _ := json.Marshal(msg)
+	if last.Role == "assistant" {
+		s.messages = append(append([]json.RawMessage{}, b.Messages[:len(b.Messages)-1]...), raw)
+	} else {
+		s.messages = append(append([]json.RawMessage{}, b.Messages...), raw)
+	}
+}
+
+// prompt streams a turn; one with "edit" stops at the approval.
+func (f *fakeChat) prompt(st *uiStream, s *fakeSession, text string) *fakeMessage {
+	words := strings.ToLower(text)
+	m := &fakeMessage{ID: fmt.Sprintf("msg-%d", time.Now().UnixNano()), Role: "assistant"}
+	st.delay = 0
+	if strings.Contains(words, "slow") {
+		st.delay = 60 * time.Millisecond
+	}
+	st.chunk(map[string]any{"type": "start", "messageId": m.ID})
+	st.chunk(map[string]any{"type": "start-step"})
+	m.Parts = append(m.Parts, map[string]any{"type": "step-start"})
+	if strings.Contains(words, "think") {
+		st.streamed(m, "reasoning", "r1", "The user wants a demonstration. I will answer in small chunks.")
+	}
+	if strings.Contains(words, "edit") {
+		st.askEdit(m)
+		s.asked = text
+		st.end("stop")
+		return m
+	}
+	st.answer(m, text)
+	return m
+}
+
+const (
+	fakeEditPath = "/tmp/work/mock.txt"
+	fakeCallID   = "mock_call_1"
+	fakeAskID    = "ask_1"
+)
+
+func fakeDiff() map[string]any {
+	return map[string]any{"type": "diff", "path": fakeEditPath, "oldText": "hello, world\n", "newText": "hello\n"}
+}
+
+// askEdit streams an edit tool call that waits on the user's approval.
+func (st *uiStream) askEdit(m *fakeMessage) {
+	input := map[string]any{"path": fakeEditPath, "content": "hello, world\n"}
+	meta := map[string]any{"kind": "edit", "locations": []any{map[string]any{"path": fakeEditPath}}, "content": []any{fakeDiff()}}
+	title := "Edit " + fakeEditPath
+	st.chunk(map[string]any{"type": "tool-input-start", "toolCallId": fakeCallID, "toolName": "edit", "dynamic": true, "title": title})
+	st.chunk(map[string]any{"type": "tool-input-available", "toolCallId": fakeCallID, "toolName": "edit", "dynamic": true,
+		"title": title, "input": input, "toolMetadata": meta})
+	st.chunk(map[string]any{"type": "tool-approval-request", "approvalId": fakeAskID, "toolCallId": fakeCallID})
+	m.Parts = append(m.Parts, map[string]any{"type": "dynamic-tool", "toolName": "edit", "toolCallId": fakeCallID, "title": title,
+		"state": "approval-requested", "input": input, "toolMetadata": meta, "approval": map[string]any{"id": fakeAskID}})
+}
+
+// approved goes on with the turn waiting on the approval, in the message
+// that asked.
+func (f *fakeChat) approved(st *uiStream, s *fakeSession, last uiMessage, yes bool) *fakeMessage {
+	m := &fakeMessage{ID: last.ID, Role: "assistant", Parts: last.Parts}
+	tool := m.Parts[len(m.Parts)-1]
+	st.chunk(map[string]any{"type": "start", "messageId": m.ID})
+	st.chunk(map[string]any{"type": "start-step"})
+	m.Parts = append(m.Parts, map[string]any{"type": "step-start"})
+	if yes {
+		out := map[string]any{"status": "completed", "content": []any{fakeDiff()}, "rawOutput": map[string]any{"applied": true}}
+		st.chunk(map[string]any{"type": "tool-output-available", "toolCallId": fakeCallID, "output": out, "dynamic": true})
+		tool["state"], tool["output"] = "output-available", out
+	} else {
+		st.chunk(map[string]any{"type": "tool-output-denied", "toolCallId": fakeCallID})
+		tool["state"] = "output-denied"
+	}
+	st.answer(m, s.asked)
+	return m
+}
+
+// answer streams the mock's echo and the plan, and ends the response.
+func (st *uiStream) answer(m *fakeMessage, prompt string) {
+	st.streamed(m, "text", "t1", "You said: "+prompt)
+	plan := map[string]any{"entries": []any{
+		map[string]any{"content": "Read the README", "status": "completed", "priority": "medium"},
+		map[string]any{"content": "Edit mock.txt", "status": "completed", "priority": "medium"},
+		map[string]any{"content": "Answer the user", "status": "in_progress", "priority": "medium"},
+	}}
+	st.chunk(map[string]any{"type": "data-plan", "id": "plan", "data": plan})
+	m.Parts = append(m.Parts, map[string]any{"type": "data-plan", "id": "plan", "data": plan})
+	st.end("stop")
+}
+
+// uiStream writes a UI message stream, each event in a different framing.
+type uiStream struct {
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	n     int
+	delay time.Duration // between the deltas of a streamed part
+	done  bool          // the client went away
+}
+
+func newUIStream(w http.ResponseWriter) *uiStream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return &uiStream{w: w, rc: http.NewResponseController(w)}
+}
+
+// chunk writes one chunk. Every few it uses CRLF or CR line ends, puts a
+// comment first, or splits the event across two flushes.
+func (st *uiStream) chunk(v any) {
+	b, _ := json.Marshal(v)
+	st.n++
+	switch st.n % 4 {
+	case 0:
+		st.write("data: " + string(b) + "\r\n\r\n")
+	case 1:
+		st.write(": keep-alive\n\ndata: " + string(b) + "\n\n")
+	case 2:
+		half := len(b) / 2
+		st.write("data: " + string(b[:half]))
+		st.write(string(b[half:]) + "\r")
+		st.write("\r")
+	default:
+		st.write("data:" + string(b) + "\n\n")
+	}
+}
+
+func (st *uiStream) write(s string) {
+	if st.done {
+		return
+	}
+	if _, err := st.w.Write([]byte(s)); err != nil {
+		st.done = true
+		return
+	}
+	if err := st.rc.Flush(); err != nil {
+		st.done = true
+	}
+}
+
+// streamed streams text as a text or reasoning part, a word per delta.
+func (st *uiStream) streamed(m *fakeMessage, kind, id, text string) {
+	st.chunk(map[string]any{"type": kind + "-start", "id": id})
+	for _, w := range strings.SplitAfter(text, " ") {
+		if st.delay > 0 {
+			time.Sleep(st.delay)
+		}
+		st.chunk(map[string]any{"type": kind + "-delta", "id": id, "delta": w})
+	}
+	st.chunk(map[string]any{"type": kind + "-end", "id": id})
+	m.Parts = append(m.Parts, map[string]any{"type": kind, "text": text, "state": "done"})
+}
+
+// end closes the response as the SDK's streams end.
+func (st *uiStream) end(reason string) {
+	st.chunk(map[string]any{"type": "finish-step"})
+	st.chunk(map[string]any{"type": "finish", "finishReason": reason})
+	st.write("data: [DONE]\n\n")
+}
+
+// fakeMessage is a UIMessage the fake keeps.
+type fakeMessage struct {
+	ID    string           `json:"id"`
+	Role  string           `json:"role"`
+	Parts []map[string]any `json:"parts"`
+}
+
+// uiMessage is a posted UIMessage, read loosely.
+type uiMessage struct {
+	ID    string           `json:"id"`
+	Role  string           `json:"role"`
+	Parts []map[string]any `json:"parts"`
+}
+
+func lastMessage(msgs []json.RawMessage) uiMessage {
+	var m uiMessage
+	json.Unmarshal(msgs[len(msgs)-1], &m)
+	return m
+}
+
+func (m uiMessage) text() string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p["type"] == "text" {
+			s, _ := p["text"].(string)
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// approved is the answer a posted assistant message carries for the
+// fake's approval, or nil.
+func (m uiMessage) approved() *bool {
+	for _, p := range m.Parts {
+		a, _ := p["approval"].(map[string]any)
+		if p["state"] != "approval-responded" || a == nil || a["id"] != fakeAskID {
+			continue
+		}
+		yes, ok := a["approved"].(bool)
+		if ok {
+			return &yes
+		}
+	}
+	return nil
+}
+
+// snapshot returns what the fake saw, for a test's checks.
+func (f *fakeChat) snapshot(t *testing.T) (bodies []chatBody, urls, unauth, cancelled []string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]chatBody(nil), f.bodies...), append([]string(nil), f.urls...),
+		append([]string(nil), f.unauthAPI...), append([]string(nil), f.cancelled...)
+}

@@ -1,0 +1,76 @@
+package serve
+
+import (
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPage_inChromium_fakeChat drives the page in headless Chromium
+// against fakeChat, the test double of /api/chat (awkward SSE framing on
+// purpose), and checks what the page sent: the AI SDK's request bodies,
+// the approval as addToolApprovalResponse leaves it, the token only in the
+// Authorization header, and the cancel reaching the server.
+func TestPage_inChromium_fakeChat(t *testing.T) {
+	bin := chromium(t)
+	const token = "t0k+en/with=odd~chars"
+	fake := newFakeChat(token)
+	srv := httptest.NewServer(fake.handler())
+	defer srv.Close()
+	b := newBrowser(t, bin)
+
+	id := exercisePage(t, b, srv.URL, token)
+
+	bodies, urls, unauth, _ := fake.snapshot(t)
+	checkBodies(t, bodies, id)
+	for _, u := range urls {
+		if strings.Contains(u, "t0k") {
+			t.Errorf("a request's URL holds the token: %s", u)
+		}
+	}
+	if len(unauth) > 0 {
+		t.Errorf("API requests without the token: %q", unauth)
+	}
+	waitCancelled(t, fake)
+	b.checkClean(token)
+}
+
+// checkBodies checks the first chat's three POSTs: two prompts, then the
+// approval, as DefaultChatTransport sends them.
+func checkBodies(t *testing.T, bodies []chatBody, id string) {
+	t.Helper()
+	if len(bodies) < 3 {
+		t.Fatalf("the fake got %d chat requests, want 3 or more", len(bodies))
+	}
+	for i, b := range bodies[:3] {
+		if b.ID != id || b.Trigger != "submit-message" || b.Agent != "mock" {
+			t.Errorf("request %d: id %q trigger %q agent %q; want %q, submit-message, mock", i, b.ID, b.Trigger, b.Agent, id)
+		}
+	}
+	if n := len(bodies[2].Messages); n != 4 {
+		t.Errorf("the approval carries %d messages, want 4 (two prompts, two answers)", n)
+	}
+	last := lastMessage(bodies[2].Messages)
+	if bodies[2].MessageID == "" || bodies[2].MessageID != last.ID || last.approved() == nil || !*last.approved() {
+		t.Errorf("the approval: messageId %q, last message %q with approval %v; want the asking message, approved", bodies[2].MessageID, last.ID, last.approved())
+	}
+}
+
+// waitCancelled waits for the fake to see the cancelled turn's request end.
+func waitCancelled(t *testing.T, fake *fakeChat) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		bodies, _, _, cancelled := fake.snapshot(t)
+		last := bodies[len(bodies)-1]
+		if slices.Contains(cancelled, last.ID) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not see the cancelled request end (cancelled: %q)", cancelled)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,118 @@
+package serve
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The prompts of the browser tests: the mock's words (think, edit, slow)
+// make it think, ask to edit with a diff, and stream slowly.
+const (
+	promptSlow = "slow: please say hello"
+	promptEdit = "think, then edit mock.txt"
+	promptLong = "slow slow: a long answer to cancel"
+)
+
+// exercisePage drives the page at base with a browser, as a user would:
+// it opens the page with its token, prompts the mock and sees the answer
+// stream, approves an edit and sees its diff, saves a screenshot, reopens
+// the session from the list, and cancels a slow turn. It returns the
+// chat's id.
+func exercisePage(t *testing.T, b *browser, base, token string) (chatID string) {
+	openWithToken(t, b, base, token)
+	b.watchStreaming()
+	b.prompt(promptSlow)
+	waitAnswer(b, promptSlow)
+	if n := b.streamedLengths(); n < 3 {
+		t.Errorf("the answer appeared in %d steps; want it streamed (3 or more)", n)
+	}
+
+	b.prompt(promptEdit)
+	b.wait("the approval buttons", `document.querySelector('.tool[data-state="approval-requested"] button.approve')`)
+	folded := eval[bool](b, `(() => { const d = document.querySelector('details.reasoning'); return d !== null && !d.open && d.textContent.includes('demonstration'); })()`)
+	if !folded {
+		t.Error("the thought is not shown folded")
+	}
+	b.run("approving the edit", clickQuery(`.tool[data-state="approval-requested"] button.approve`))
+	waitAnswer(b, promptEdit)
+	checkDiff(t, b)
+	b.screenshot("page.png")
+
+	b.wait("the chat in the session list", `document.querySelector('#sessions li.current')`)
+	chatID = eval[string](b, `document.querySelector('#sessions li.current').dataset.id`)
+	reopen(t, b, chatID)
+	cancelTurn(t, b)
+	return chatID
+}
+
+func navigate(url string) chromedp.Action[chromedp.Void] { return chromedp.Navigate(url) }
+
+func clickQuery(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+
+// openWithToken opens base/#token=… and checks that the token left the
+// address bar for sessionStorage and that the agents are listed.
+func openWithToken(t *testing.T, b *browser, base, token string) {
+	b.run("opening the page", navigate(base+"/#token="+token))
+	b.wait("the mock in the agent picker", `document.querySelector('#agent option[value="mock"]:checked') !== null`)
+	href := eval[string](b, `location.href`)
+	stored := eval[string](b, `sessionStorage.getItem('acpbridge.token') ?? ''`)
+	if strings.Contains(href, token) || strings.Contains(href, "#") {
+		t.Errorf("the address bar still holds the token: %s", href)
+	}
+	if stored != token {
+		t.Errorf("sessionStorage holds %q, want the token", stored)
+	}
+}
+
+// waitAnswer waits for the mock's echo of prompt and the turn's end.
+func waitAnswer(b *browser, prompt string) {
+	b.t.Helper()
+	b.wait("the answer to "+js(prompt), `[...document.querySelectorAll('.message.assistant .text')].some((e) => e.textContent.includes(`+js("You said: "+prompt)+`))
+		&& document.querySelector('#status').dataset.status === 'ready'`)
+}
+
+// checkDiff checks that the approved edit shows its diff.
+func checkDiff(t *testing.T, b *browser) {
+	t.Helper()
+	b.wait("the edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello')`)
+	del := eval[string](b, `document.querySelector('.tool .diff .line.del')?.textContent ?? ''`)
+	add := eval[string](b, `document.querySelector('.tool .diff .line.add')?.textContent ?? ''`)
+	state := eval[string](b, `document.querySelector('.tool[data-tool-call-id]')?.dataset.state ?? ''`)
+	if !strings.Contains(del, "hello, world") || strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(add), "+")) != "hello" {
+		t.Errorf("the diff shows -%q +%q, want -\"hello, world\" +\"hello\"", del, add)
+	}
+	if state != "output-available" {
+		t.Errorf("the approved edit is in state %q, want output-available", state)
+	}
+}
+
+// reopen starts a new chat, then reopens the session from the list and
+// checks its transcript: both prompts, the answer and the diff.
+func reopen(t *testing.T, b *browser, id string) {
+	t.Helper()
+	b.run("starting a new chat", clickQuery(`#new-chat`))
+	b.wait("an empty chat", `document.querySelectorAll('#messages .message').length === 0`)
+	b.run("reopening the session", clickQuery(`#sessions li[data-id="`+id+`"] button`))
+	waitAnswer(b, promptSlow)
+	b.wait("the reopened edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello')`)
+	users := eval[int](b, `document.querySelectorAll('.message.user').length`)
+	if users != 2 {
+		t.Errorf("the reopened session shows %d prompts, want 2", users)
+	}
+}
+
+// cancelTurn starts a slow turn in a new chat and cancels it.
+func cancelTurn(t *testing.T, b *browser) {
+	t.Helper()
+	b.run("starting a new chat", clickQuery(`#new-chat`))
+	b.prompt(promptLong)
+	b.wait("the slow answer to start", `document.querySelector('.message.assistant .text')?.textContent.length > 0`)
+	b.run("cancelling", clickQuery(`#cancel`))
+	b.wait("the cancel", `document.querySelector('#status').textContent === 'Cancelled' && document.querySelector('#cancel').hidden`)
+	text := eval[string](b, `document.querySelector('.message.assistant .text')?.textContent ?? ''`)
+	if strings.Contains(text, "You said: "+promptLong) {
+		t.Errorf("the cancelled answer ran to its end: %q", text)
+	}
+}
