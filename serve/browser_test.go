@@ -113,13 +113,13 @@ func (b *browser) listen(ev any) {
 	}
 }
 
-// timeout bounds each step of a browser test.
-const timeout = 20 * time.Second
+// browserStepTimeout bounds each step of a browser test.
+const browserStepTimeout = 20 * time.Second
 
 // run runs actions, failing the test with what the page shows if they fail.
 func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		b.t.Fatalf("%s: %v\n%s", what, err, b.describe())
@@ -129,7 +129,7 @@ func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 // wait polls a JavaScript expression until it is truthy.
 func (b *browser) wait(what, expr string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")",
 		chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
@@ -139,9 +139,9 @@ func (b *browser) wait(what, expr string) {
 }
 
 // eval evaluates a JavaScript expression in b's page.
-func eval[T any](b *browser, expr string) T {
+func evalJS[T any](b *browser, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
@@ -188,7 +188,7 @@ func (b *browser) checkClean(token string) {
 // in t.ArtifactDir (kept with go test -artifacts -outputdir DIR).
 func (b *browser) screenshot(name string) string {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -210,7 +210,7 @@ func (b *browser) screenshot(name string) string {
 }
 
 // js quotes s as a JavaScript string.
-func js(s string) string {
+func jsString(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
@@ -218,7 +218,7 @@ func js(s string) string {
 func (b *browser) prompt(text string) {
 	b.t.Helper()
 	b.wait("the composer to be free", `!document.querySelector('#send').disabled`)
-	b.run("sending "+js(text),
+	b.run("sending "+jsString(text),
 		chromedp.SetValue(chromedp.CSS("#prompt"), text),
 		chromedp.Click(chromedp.CSS("#send")))
 }
@@ -227,7 +227,7 @@ func (b *browser) prompt(text string) {
 // text shows while it streams (streamedLengths reads the count).
 func (b *browser) watchStreaming() {
 	b.t.Helper()
-	eval[bool](b, `(() => {
+	evalJS[bool](b, `(() => {
 		window.__lengths = new Set();
 		const seen = () => {
 			const t = [...document.querySelectorAll('.message.assistant .text')].pop();
@@ -240,5 +240,5 @@ func (b *browser) watchStreaming() {
 
 func (b *browser) streamedLengths() int {
 	b.t.Helper()
-	return eval[int](b, `window.__lengths.size`)
+	return evalJS[int](b, `window.__lengths.size`)
 }

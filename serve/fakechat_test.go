@@ -24,8 +24,9 @@ type fakeChat struct {
 	token string
 
 	mu        sync.Mutex
-	sessions  map[string]*fakeSession
-	order     []string // session ids, oldest first
+	sessions  map[string]*fakeSession // by session id
+	chats     map[string]string       // chat id → session id, as the real edge maps them
+	order     []string                // session ids, oldest first
 	bodies    []chatBody
 	urls      []string // every request's URL, to check no token is in one
 	unauthAPI []string // API requests that came without the token
@@ -33,6 +34,7 @@ type fakeChat struct {
 }
 
 type fakeSession struct {
+	id       string
 	agent    string
 	messages []json.RawMessage
 	asked    string // the prompt of the turn waiting on an approval
@@ -49,7 +51,7 @@ type chatBody struct {
 }
 
 func newFakeChat(token string) *fakeChat {
-	return &fakeChat{token: token, sessions: map[string]*fakeSession{}}
+	return &fakeChat{token: token, sessions: map[string]*fakeSession{}, chats: map[string]string{}}
 }
 
 // handler is the fake's server: the real page, the fake endpoints, and a
@@ -83,7 +85,7 @@ func (f *fakeChat) authorized(r *http.Request) bool {
 }
 
 func (f *fakeChat) agents(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string]any{"agents": []map[string]any{
+	fakeJSON(w, map[string]any{"agents": []map[string]any{
 		{"id": "mock", "title": "Mock agent (offline)", "installed": true, "credentialsAvailable": true},
 		{"id": "claude", "title": "Claude Code", "installed": false, "problem": "claude: not found"},
 	}})
@@ -96,10 +98,10 @@ func (f *fakeChat) list(w http.ResponseWriter, r *http.Request) {
 	for i := len(f.order) - 1; i >= 0; i-- {
 		id := f.order[i]
 		s := f.sessions[id]
-		out = append(out, map[string]any{"id": id, "agent": s.agent, "title": "fake " + id[:8],
-			"updatedAt": s.updated.UTC().Format(time.RFC3339Nano)})
+		out = append(out, map[string]any{"sessionId": id, "cwd": "/tmp/work", "title": "fake " + id,
+			"updatedAt": s.updated.UTC().Format(time.RFC3339Nano), "_meta": map[string]any{"acpbridge": map[string]any{"agent": s.agent}}})
 	}
-	writeJSON(w, map[string]any{"sessions": out})
+	fakeJSON(w, map[string]any{"sessions": out})
 }
 
 func (f *fakeChat) messages(w http.ResponseWriter, r *http.Request) {
@@ -114,10 +116,10 @@ func (f *fakeChat) messages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such session", http.StatusNotFound)
 		return
 	}
-	writeJSON(w, msgs)
+	fakeJSON(w, msgs)
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func fakeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
 }
@@ -130,17 +132,9 @@ func (f *fakeChat) chat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("not a chat request: %v", err), http.StatusBadRequest)
 		return
 	}
-	f.mu.Lock()
-	f.bodies = append(f.bodies, b)
-	s := f.sessions[b.ID]
-	if s == nil {
-		s = &fakeSession{agent: b.Agent}
-		f.sessions[b.ID] = s
-		f.order = append(f.order, b.ID)
-	}
-	f.mu.Unlock()
-	st := newUIStream(w)
-	last := lastMessage(b.Messages)
+	s := f.session(b)
+	st := newFakeSSE(w)
+	last := lastPosted(b.Messages)
 	var msg *fakeMessage
 	switch {
 	case last.Role == "user":
@@ -158,9 +152,28 @@ func (f *fakeChat) chat(w http.ResponseWriter, r *http.Request) {
 	f.save(s, b, last, msg)
 }
 
+// session is the session of a chat: the one its id names (a session
+// reopened from the list), the one it was mapped to, or a new one.
+func (f *fakeChat) session(b chatBody) *fakeSession {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bodies = append(f.bodies, b)
+	if s := f.sessions[b.ID]; s != nil {
+		return s
+	}
+	if s := f.sessions[f.chats[b.ID]]; s != nil {
+		return s
+	}
+	s := &fakeSession{id: fmt.Sprintf("sess-%d", len(f.order)+1), agent: b.Agent}
+	f.sessions[s.id] = s
+	f.chats[b.ID] = s.id
+	f.order = append(f.order, s.id)
+	return s
+}
+
 // save keeps the transcript: the messages posted, with the assistant
 // message of this response.
-func (f *fakeChat) save(s *fakeSession, b chatBody, last uiMessage, msg *fakeMessage) {
+func (f *fakeChat) save(s *fakeSession, b chatBody, last postedMessage, msg *fakeMessage) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s.messages = b.Messages
@@ -177,23 +190,21 @@ func (f *fakeChat) save(s *fakeSession, b chatBody, last uiMessage, msg *fakeMes
 }
 
 // prompt streams a turn; one with "edit" stops at the approval.
-func (f *fakeChat) prompt(st *uiStream, s *fakeSession, text string) *fakeMessage {
+func (f *fakeChat) prompt(st *fakeSSE, s *fakeSession, text string) *fakeMessage {
 	words := strings.ToLower(text)
 	m := &fakeMessage{ID: fmt.Sprintf("msg-%d", time.Now().UnixNano()), Role: "assistant"}
 	st.delay = 0
 	if strings.Contains(words, "slow") {
 		st.delay = 60 * time.Millisecond
 	}
-	st.chunk(map[string]any{"type": "start", "messageId": m.ID})
-	st.chunk(map[string]any{"type": "start-step"})
-	m.Parts = append(m.Parts, map[string]any{"type": "step-start"})
+	st.start(m, s)
 	if strings.Contains(words, "think") {
 		st.streamed(m, "reasoning", "r1", "The user wants a demonstration. I will answer in small chunks.")
 	}
 	if strings.Contains(words, "edit") {
 		st.askEdit(m)
 		s.asked = text
-		st.end("stop")
+		st.end("tool-calls")
 		return m
 	}
 	st.answer(m, text)
@@ -211,7 +222,7 @@ func fakeDiff() map[string]any {
 }
 
 // askEdit streams an edit tool call that waits on the user's approval.
-func (st *uiStream) askEdit(m *fakeMessage) {
+func (st *fakeSSE) askEdit(m *fakeMessage) {
 	input := map[string]any{"path": fakeEditPath, "content": "hello, world\n"}
 	meta := map[string]any{"kind": "edit", "locations": []any{map[string]any{"path": fakeEditPath}}, "content": []any{fakeDiff()}}
 	title := "Edit " + fakeEditPath
@@ -225,12 +236,10 @@ func (st *uiStream) askEdit(m *fakeMessage) {
 
 // approved goes on with the turn waiting on the approval, in the message
 // that asked.
-func (f *fakeChat) approved(st *uiStream, s *fakeSession, last uiMessage, yes bool) *fakeMessage {
+func (f *fakeChat) approved(st *fakeSSE, s *fakeSession, last postedMessage, yes bool) *fakeMessage {
 	m := &fakeMessage{ID: last.ID, Role: "assistant", Parts: last.Parts}
 	tool := m.Parts[len(m.Parts)-1]
-	st.chunk(map[string]any{"type": "start", "messageId": m.ID})
-	st.chunk(map[string]any{"type": "start-step"})
-	m.Parts = append(m.Parts, map[string]any{"type": "step-start"})
+	st.start(m, s)
 	if yes {
 		out := map[string]any{"status": "completed", "content": []any{fakeDiff()}, "rawOutput": map[string]any{"applied": true}}
 		st.chunk(map[string]any{"type": "tool-output-available", "toolCallId": fakeCallID, "output": out, "dynamic": true})
@@ -243,8 +252,17 @@ func (f *fakeChat) approved(st *uiStream, s *fakeSession, last uiMessage, yes bo
 	return m
 }
 
+// start begins a response: the message (the one that asked, after an
+// approval), the session's id in its metadata, and a step.
+func (st *fakeSSE) start(m *fakeMessage, s *fakeSession) {
+	st.chunk(map[string]any{"type": "start", "messageId": m.ID, "messageMetadata": map[string]any{"sessionId": s.id}})
+	st.chunk(map[string]any{"type": "start-step"})
+	m.Metadata = map[string]any{"sessionId": s.id}
+	m.Parts = append(m.Parts, map[string]any{"type": "step-start"})
+}
+
 // answer streams the mock's echo and the plan, and ends the response.
-func (st *uiStream) answer(m *fakeMessage, prompt string) {
+func (st *fakeSSE) answer(m *fakeMessage, prompt string) {
 	st.streamed(m, "text", "t1", "You said: "+prompt)
 	plan := map[string]any{"entries": []any{
 		map[string]any{"content": "Read the README", "status": "completed", "priority": "medium"},
@@ -256,8 +274,8 @@ func (st *uiStream) answer(m *fakeMessage, prompt string) {
 	st.end("stop")
 }
 
-// uiStream writes a UI message stream, each event in a different framing.
-type uiStream struct {
+// fakeSSE writes a UI message stream, each event in a different framing.
+type fakeSSE struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	n     int
@@ -265,19 +283,19 @@ type uiStream struct {
 	done  bool          // the client went away
 }
 
-func newUIStream(w http.ResponseWriter) *uiStream {
+func newFakeSSE(w http.ResponseWriter) *fakeSSE {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &uiStream{w: w, rc: http.NewResponseController(w)}
+	return &fakeSSE{w: w, rc: http.NewResponseController(w)}
 }
 
 // chunk writes one chunk. Every few it uses CRLF or CR line ends, puts a
 // comment first, or splits the event across two flushes.
-func (st *uiStream) chunk(v any) {
+func (st *fakeSSE) chunk(v any) {
 	b, _ := json.Marshal(v)
 	st.n++
 	switch st.n % 4 {
@@ -295,7 +313,7 @@ func (st *uiStream) chunk(v any) {
 	}
 }
 
-func (st *uiStream) write(s string) {
+func (st *fakeSSE) write(s string) {
 	if st.done {
 		return
 	}
@@ -309,7 +327,7 @@ func (st *uiStream) write(s string) {
 }
 
 // streamed streams text as a text or reasoning part, a word per delta.
-func (st *uiStream) streamed(m *fakeMessage, kind, id, text string) {
+func (st *fakeSSE) streamed(m *fakeMessage, kind, id, text string) {
 	st.chunk(map[string]any{"type": kind + "-start", "id": id})
 	for _, w := range strings.SplitAfter(text, " ") {
 		if st.delay > 0 {
@@ -322,7 +340,7 @@ func (st *uiStream) streamed(m *fakeMessage, kind, id, text string) {
 }
 
 // end closes the response as the SDK's streams end.
-func (st *uiStream) end(reason string) {
+func (st *fakeSSE) end(reason string) {
 	st.chunk(map[string]any{"type": "finish-step"})
 	st.chunk(map[string]any{"type": "finish", "finishReason": reason})
 	st.write("data: [DONE]\n\n")
@@ -330,25 +348,26 @@ func (st *uiStream) end(reason string) {
 
 // fakeMessage is a UIMessage the fake keeps.
 type fakeMessage struct {
+	ID       string           `json:"id"`
+	Role     string           `json:"role"`
+	Metadata map[string]any   `json:"metadata,omitempty"`
+	Parts    []map[string]any `json:"parts"`
+}
+
+// postedMessage is a posted UIMessage, read loosely.
+type postedMessage struct {
 	ID    string           `json:"id"`
 	Role  string           `json:"role"`
 	Parts []map[string]any `json:"parts"`
 }
 
-// uiMessage is a posted UIMessage, read loosely.
-type uiMessage struct {
-	ID    string           `json:"id"`
-	Role  string           `json:"role"`
-	Parts []map[string]any `json:"parts"`
-}
-
-func lastMessage(msgs []json.RawMessage) uiMessage {
-	var m uiMessage
+func lastPosted(msgs []json.RawMessage) postedMessage {
+	var m postedMessage
 	json.Unmarshal(msgs[len(msgs)-1], &m)
 	return m
 }
 
-func (m uiMessage) text() string {
+func (m postedMessage) text() string {
 	var b strings.Builder
 	for _, p := range m.Parts {
 		if p["type"] == "text" {
@@ -361,7 +380,7 @@ func (m uiMessage) text() string {
 
 // approved is the answer a posted assistant message carries for the
 // fake's approval, or nil.
-func (m uiMessage) approved() *bool {
+func (m postedMessage) approved() *bool {
 	for _, p := range m.Parts {
 		a, _ := p["approval"].(map[string]any)
 		if p["state"] != "approval-responded" || a == nil || a["id"] != fakeAskID {

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func get(t *testing.T, h http.Handler, method, path string, header http.Header) *http.Response {
+func getPage(t *testing.T, h http.Handler, method, path string, header http.Header) *http.Response {
 	t.Helper()
 	r := httptest.NewRequest(method, path, nil)
 	for k, v := range header {
@@ -30,7 +30,7 @@ func TestPageHandler_servesTheFiles(t *testing.T) {
 		"/app.css":     "text/css; charset=utf-8",
 		"/favicon.svg": "image/svg+xml",
 	} {
-		res := get(t, h, "GET", path, nil)
+		res := getPage(t, h, "GET", path, nil)
 		body, _ := io.ReadAll(res.Body)
 		if res.StatusCode != 200 || len(body) == 0 {
 			t.Errorf("GET %s: %d, %d bytes", path, res.StatusCode, len(body))
@@ -59,7 +59,7 @@ func TestPageHandler_refuses(t *testing.T) {
 		{"DELETE", "/app.js", 405},
 	}
 	for _, c := range cases {
-		if res := get(t, h, c.method, c.path, nil); res.StatusCode != c.status {
+		if res := getPage(t, h, c.method, c.path, nil); res.StatusCode != c.status {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, res.StatusCode, c.status)
 		}
 	}
@@ -67,12 +67,12 @@ func TestPageHandler_refuses(t *testing.T) {
 
 func TestPageHandler_revalidates(t *testing.T) {
 	h := NewPageHandler()
-	etag := get(t, h, "GET", "/app.js", nil).Header.Get("ETag")
-	res := get(t, h, "GET", "/app.js", http.Header{"If-None-Match": {etag}})
+	etag := getPage(t, h, "GET", "/app.js", nil).Header.Get("ETag")
+	res := getPage(t, h, "GET", "/app.js", http.Header{"If-None-Match": {etag}})
 	if res.StatusCode != http.StatusNotModified {
 		t.Errorf("GET /app.js with its ETag: %d, want 304", res.StatusCode)
 	}
-	if res := get(t, h, "HEAD", "/", nil); res.StatusCode != 200 {
+	if res := getPage(t, h, "HEAD", "/", nil); res.StatusCode != 200 {
 		t.Errorf("HEAD /: %d", res.StatusCode)
 	}
 }

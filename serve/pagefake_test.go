@@ -21,10 +21,16 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	defer srv.Close()
 	b := newBrowser(t, bin)
 
-	id := exercisePage(t, b, srv.URL, token)
+	session := exercisePage(t, b, srv.URL, token)
 
 	bodies, urls, unauth, _ := fake.snapshot(t)
-	checkBodies(t, bodies, id)
+	checkBodies(t, bodies)
+	fake.mu.Lock()
+	mapped := fake.chats[bodies[0].ID]
+	fake.mu.Unlock()
+	if mapped != session {
+		t.Errorf("the page reopened session %q; its chat %q has session %q", session, bodies[0].ID, mapped)
+	}
 	for _, u := range urls {
 		if strings.Contains(u, "t0k") {
 			t.Errorf("a request's URL holds the token: %s", u)
@@ -39,10 +45,14 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 
 // checkBodies checks the first chat's three POSTs: two prompts, then the
 // approval, as DefaultChatTransport sends them.
-func checkBodies(t *testing.T, bodies []chatBody, id string) {
+func checkBodies(t *testing.T, bodies []chatBody) {
 	t.Helper()
 	if len(bodies) < 3 {
 		t.Fatalf("the fake got %d chat requests, want 3 or more", len(bodies))
+	}
+	id := bodies[0].ID
+	if len(id) != 36 {
+		t.Errorf("the chat id %q is no UUID", id)
 	}
 	for i, b := range bodies[:3] {
 		if b.ID != id || b.Trigger != "submit-message" || b.Agent != "mock" {
@@ -52,7 +62,7 @@ func checkBodies(t *testing.T, bodies []chatBody, id string) {
 	if n := len(bodies[2].Messages); n != 4 {
 		t.Errorf("the approval carries %d messages, want 4 (two prompts, two answers)", n)
 	}
-	last := lastMessage(bodies[2].Messages)
+	last := lastPosted(bodies[2].Messages)
 	if bodies[2].MessageID == "" || bodies[2].MessageID != last.ID || last.approved() == nil || !*last.approved() {
 		t.Errorf("the approval: messageId %q, last message %q with approval %v; want the asking message, approved", bodies[2].MessageID, last.ID, last.approved())
 	}

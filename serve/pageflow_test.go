@@ -31,7 +31,7 @@ func exercisePage(t *testing.T, b *browser, base, token string) (chatID string) 
 
 	b.prompt(promptEdit)
 	b.wait("the approval buttons", `document.querySelector('.tool[data-state="approval-requested"] button.approve')`)
-	folded := eval[bool](b, `(() => { const d = document.querySelector('details.reasoning'); return d !== null && !d.open && d.textContent.includes('demonstration'); })()`)
+	folded := evalJS[bool](b, `(() => { const d = document.querySelector('details.reasoning'); return d !== null && !d.open && d.textContent.includes('demonstration'); })()`)
 	if !folded {
 		t.Error("the thought is not shown folded")
 	}
@@ -41,7 +41,7 @@ func exercisePage(t *testing.T, b *browser, base, token string) (chatID string) 
 	b.screenshot("page.png")
 
 	b.wait("the chat in the session list", `document.querySelector('#sessions li.current')`)
-	chatID = eval[string](b, `document.querySelector('#sessions li.current').dataset.id`)
+	chatID = evalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
 	reopen(t, b, chatID)
 	cancelTurn(t, b)
 	return chatID
@@ -56,8 +56,8 @@ func clickQuery(sel string) chromedp.Action[chromedp.Void] { return chromedp.Cli
 func openWithToken(t *testing.T, b *browser, base, token string) {
 	b.run("opening the page", navigate(base+"/#token="+token))
 	b.wait("the mock in the agent picker", `document.querySelector('#agent option[value="mock"]:checked') !== null`)
-	href := eval[string](b, `location.href`)
-	stored := eval[string](b, `sessionStorage.getItem('acpbridge.token') ?? ''`)
+	href := evalJS[string](b, `location.href`)
+	stored := evalJS[string](b, `sessionStorage.getItem('acpbridge.token') ?? ''`)
 	if strings.Contains(href, token) || strings.Contains(href, "#") {
 		t.Errorf("the address bar still holds the token: %s", href)
 	}
@@ -69,7 +69,7 @@ func openWithToken(t *testing.T, b *browser, base, token string) {
 // waitAnswer waits for the mock's echo of prompt and the turn's end.
 func waitAnswer(b *browser, prompt string) {
 	b.t.Helper()
-	b.wait("the answer to "+js(prompt), `[...document.querySelectorAll('.message.assistant .text')].some((e) => e.textContent.includes(`+js("You said: "+prompt)+`))
+	b.wait("the answer to "+jsString(prompt), `[...document.querySelectorAll('.message.assistant .text')].some((e) => e.textContent.includes(`+jsString("You said: "+prompt)+`))
 		&& document.querySelector('#status').dataset.status === 'ready'`)
 }
 
@@ -77,9 +77,9 @@ func waitAnswer(b *browser, prompt string) {
 func checkDiff(t *testing.T, b *browser) {
 	t.Helper()
 	b.wait("the edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello')`)
-	del := eval[string](b, `document.querySelector('.tool .diff .line.del')?.textContent ?? ''`)
-	add := eval[string](b, `document.querySelector('.tool .diff .line.add')?.textContent ?? ''`)
-	state := eval[string](b, `document.querySelector('.tool[data-tool-call-id]')?.dataset.state ?? ''`)
+	del := evalJS[string](b, `document.querySelector('.tool .diff .line.del')?.textContent ?? ''`)
+	add := evalJS[string](b, `document.querySelector('.tool .diff .line.add')?.textContent ?? ''`)
+	state := evalJS[string](b, `document.querySelector('.tool[data-tool-call-id]')?.dataset.state ?? ''`)
 	if !strings.Contains(del, "hello, world") || strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(add), "+")) != "hello" {
 		t.Errorf("the diff shows -%q +%q, want -\"hello, world\" +\"hello\"", del, add)
 	}
@@ -97,7 +97,7 @@ func reopen(t *testing.T, b *browser, id string) {
 	b.run("reopening the session", clickQuery(`#sessions li[data-id="`+id+`"] button`))
 	waitAnswer(b, promptSlow)
 	b.wait("the reopened edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello')`)
-	users := eval[int](b, `document.querySelectorAll('.message.user').length`)
+	users := evalJS[int](b, `document.querySelectorAll('.message.user').length`)
 	if users != 2 {
 		t.Errorf("the reopened session shows %d prompts, want 2", users)
 	}
@@ -111,7 +111,7 @@ func cancelTurn(t *testing.T, b *browser) {
 	b.wait("the slow answer to start", `document.querySelector('.message.assistant .text')?.textContent.length > 0`)
 	b.run("cancelling", clickQuery(`#cancel`))
 	b.wait("the cancel", `document.querySelector('#status').textContent === 'Cancelled' && document.querySelector('#cancel').hidden`)
-	text := eval[string](b, `document.querySelector('.message.assistant .text')?.textContent ?? ''`)
+	text := evalJS[string](b, `document.querySelector('.message.assistant .text')?.textContent ?? ''`)
 	if strings.Contains(text, "You said: "+promptLong) {
 		t.Errorf("the cancelled answer ran to its end: %q", text)
 	}

@@ -106,6 +106,19 @@ class Chat {
   busy() {
     return this.status === 'submitted' || this.status === 'streaming';
   }
+
+  /**
+   * session is the bridge session's id: the chat's own, or the one the
+   * bridge named in a response's metadata (a new chat's session gets an
+   * id of the bridge's).
+   */
+  session() {
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const id = this.messages[i].metadata?.sessionId;
+      if (typeof id === 'string' && id) return id;
+    }
+    return this.id;
+  }
 }
 
 let chat = new Chat();
@@ -141,8 +154,8 @@ function drawStatus() {
   $('error').hidden = !chat.error;
   $('error').textContent = chat.error;
   $('chat-info').textContent = chat.known || chat.messages.length > 0
-    ? `${chat.agent || 'default agent'} · ${chat.id.slice(0, 8)}` : '';
-  for (const li of $('sessions').children) li.classList.toggle('current', li.dataset.id === chat.id);
+    ? `${chat.agent || 'default agent'} · ${chat.session().slice(0, 8)}` : '';
+  for (const li of $('sessions').children) li.classList.toggle('current', li.dataset.id === chat.session());
 }
 
 /** send prompts the agent with text, as a new user message. */

@@ -97,7 +97,7 @@ export class Renderer {
   tool(m, p, key) {
     const kind = p.toolMetadata?.kind;
     const title = p.title || toolName(p);
-    const diffs = findDiffs([p.output, p.toolMetadata, p.input]);
+    const diffs = findDiffs([p.output, p.toolMetadata, p.approval?.descriptor, p.input]);
     const head = el('div', { class: 'tool-head' },
       el('span', { class: `badge state-${p.state}` }, stateLabel(p)),
       kind && el('span', { class: 'kind muted' }, kind),

@@ -240,7 +240,11 @@ const handlers = {
     const part = st.tool(c.toolCallId);
     part.state = 'approval-requested';
     part.approval = { id: c.approvalId };
+    if (c.approvalDescriptor != null) part.approval.descriptor = c.approvalDescriptor;
+    if (Object.hasOwn(c, 'inputSchemaInput')) part.approval.inputSchemaInput = c.inputSchemaInput;
     if (c.reason != null) part.approval.requestReason = c.reason;
+    if (c.isAutomatic === true) part.approval.isAutomatic = true;
+    if (c.signature != null) part.approval.signature = c.signature;
   },
   'tool-approval-response'(st, c) {
     const part = st.message.parts.find((p) => isToolPart(p) && p.approval?.id === c.approvalId);
