@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +13,7 @@ import (
 // fakeChat is a TEST DOUBLE of the chat endpoints the page calls: POST
 // /api/chat (the AI SDK's UI message stream), GET /api/chat/{id}/stream
 // (always 204), GET /v1/agents, GET /v1/sessions and GET
-// /v1/sessions/{id}/messages, behind a bearer token. It plays the mock
+// /v1/sessions/{id}/messages. It plays the mock
 // agent's words ("think", "edit", "plan", "slow") in the chunks the real
 // endpoint sends for them, and writes its SSE awkwardly on purpose (CRLF
 // and CR line ends, comments, events split across writes, "[DONE]"), so
@@ -54,11 +53,11 @@ func newFakeChat(token string) *fakeChat {
 	return &fakeChat{token: token, sessions: map[string]*fakeSession{}, chats: map[string]string{}}
 }
 
-// handler is the fake's server: the real page, the fake endpoints, and a
-// token check that lets the page's files through (PageRequest).
+// handler is the fake's endpoints, for a Server to mount at /api/ and
+// /v1/ (its guard checks the token); it notes every request's URL, and
+// those that came without the token.
 func (f *fakeChat) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/", NewPageHandler())
 	mux.HandleFunc("POST /api/chat", f.chat)
 	mux.HandleFunc("GET /api/chat/{id}/stream", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /v1/agents", f.agents)
@@ -67,21 +66,12 @@ func (f *fakeChat) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.urls = append(f.urls, r.URL.String())
-		f.mu.Unlock()
-		if !PageRequest(r) && !f.authorized(r) {
-			f.mu.Lock()
+		if r.Header.Get("Authorization") != "Bearer "+f.token {
 			f.unauthAPI = append(f.unauthAPI, r.Method+" "+r.URL.Path)
-			f.mu.Unlock()
-			http.Error(w, "want Authorization: Bearer TOKEN", http.StatusUnauthorized)
-			return
 		}
+		f.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	})
-}
-
-func (f *fakeChat) authorized(r *http.Request) bool {
-	want := "Bearer " + f.token
-	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) == 1
 }
 
 func (f *fakeChat) agents(w http.ResponseWriter, r *http.Request) {

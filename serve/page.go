@@ -123,7 +123,7 @@ func newAsset(name string, body []byte) asset {
 func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, ok := p.assets[r.URL.Path]
 	if !ok {
-		http.Error(w, "404 Not Found: no such endpoint: "+r.URL.Path, http.StatusNotFound)
+		notFound(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -1,27 +1,28 @@
 package serve
 
 import (
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestPage_inChromium_fakeChat drives the page in headless Chromium
-// against fakeChat, the test double of /api/chat (awkward SSE framing on
-// purpose), and checks what the page sent: the AI SDK's request bodies,
+// TestPage_inChromium_fakeChat drives the page in headless Chromium, on
+// the Server (its guard, the page at /) with fakeChat, the test double of
+// /api/chat and the /v1 lists (awkward SSE framing on purpose), and checks what the page sent: the AI SDK's request bodies,
 // the approval as addToolApprovalResponse leaves it, the token only in the
 // Authorization header, and the cancel reaching the server.
 func TestPage_inChromium_fakeChat(t *testing.T) {
 	bin := chromium(t)
-	const token = "t0k+en/with=odd~chars"
+	const token = "t0k+en/with~odd.chars=="
 	fake := newFakeChat(token)
-	srv := httptest.NewServer(fake.handler())
-	defer srv.Close()
+	s, stderr := newServer(t, Options{Token: token})
+	s.mount("/api/", fake.handler(), nil)
+	s.mount("/v1/", fake.handler(), nil)
+	srv := start(t, s, stderr)
 	b := newBrowser(t, bin)
 
-	session := exercisePage(t, b, srv.URL, token)
+	session := exercisePage(t, b, srv.URL(), token)
 
 	bodies, urls, unauth, _ := fake.snapshot(t)
 	checkBodies(t, bodies)

@@ -167,7 +167,7 @@ func (s *Server) Token() string { return s.token }
 
 // routes mounts the edges, one line each.
 func (s *Server) routes() {
-	s.mux.Handle("/", http.HandlerFunc(notFound))
+	s.mount("/", NewPageHandler(), nil) // the chat page; 404 for any other path no edge serves
 	// TODO(lead, merging branch acphttp): the /acp edge (ACP Streamable HTTP
 	// and WebSocket, conn.go's registry), one line:
 	//	s.mount("/acp", <its handler on s.opts.Connector>, <its registry's closeAll>)
