@@ -207,8 +207,9 @@ const (
 	fakeAskID    = "ask_1"
 )
 
+// fakeDiff is the mock's edit: "hello" becomes "hello, world".
 func fakeDiff() map[string]any {
-	return map[string]any{"type": "diff", "path": fakeEditPath, "oldText": "hello, world\n", "newText": "hello\n"}
+	return map[string]any{"type": "diff", "path": fakeEditPath, "oldText": "hello\n", "newText": "hello, world\n"}
 }
 
 // askEdit streams an edit tool call that waits on the user's approval.

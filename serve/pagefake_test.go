@@ -22,15 +22,18 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	srv := start(t, s, stderr)
 	b := newBrowser(t, bin)
 
-	session := exercisePage(t, b, srv.URL(), token)
+	ex := exercisePage(t, b, srv.URL(), token)
+	if !ex.diffWhileAsking {
+		t.Error("the edit's diff (in the tool's metadata) did not show while it asked for approval")
+	}
 
 	bodies, urls, unauth, _ := fake.snapshot(t)
 	checkBodies(t, bodies)
 	fake.mu.Lock()
 	mapped := fake.chats[bodies[0].ID]
 	fake.mu.Unlock()
-	if mapped != session {
-		t.Errorf("the page reopened session %q; its chat %q has session %q", session, bodies[0].ID, mapped)
+	if mapped != ex.session {
+		t.Errorf("the page reopened session %q; its chat %q has session %q", ex.session, bodies[0].ID, mapped)
 	}
 	for _, u := range urls {
 		if strings.Contains(u, "t0k") {

@@ -7,20 +7,25 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The prompts of the browser tests: the mock's words (think, edit, slow)
-// make it think, ask to edit with a diff, and stream slowly.
+// The prompts of the browser tests: the mock's words (think, plan, edit,
+// slow) make it think, plan, ask to edit with a diff, and stream slowly.
 const (
 	promptSlow = "slow: please say hello"
-	promptEdit = "think, then edit mock.txt"
+	promptEdit = "think, plan, then edit mock.txt"
 	promptLong = "slow slow: a long answer to cancel"
 )
 
+// exercised is what exercisePage saw that its callers check.
+type exercised struct {
+	session         string // the session reopened from the list
+	diffWhileAsking bool   // the edit's diff showed while it waited for approval
+}
+
 // exercisePage drives the page at base with a browser, as a user would:
 // it opens the page with its token, prompts the mock and sees the answer
-// stream, approves an edit and sees its diff, saves a screenshot, reopens
-// the session from the list, and cancels a slow turn. It returns the
-// chat's id.
-func exercisePage(t *testing.T, b *browser, base, token string) (chatID string) {
+// stream, approves an edit and sees its diff and the plan, saves a
+// screenshot, reopens the session from the list, and cancels a slow turn.
+func exercisePage(t *testing.T, b *browser, base, token string) (ex exercised) {
 	openWithToken(t, b, base, token)
 	b.watchStreaming()
 	b.prompt(promptSlow)
@@ -35,16 +40,18 @@ func exercisePage(t *testing.T, b *browser, base, token string) (chatID string) 
 	if !folded {
 		t.Error("the thought is not shown folded")
 	}
+	ex.diffWhileAsking = evalJS[bool](b, `document.querySelector('.tool[data-state="approval-requested"] .diff .line.add') !== null`)
 	b.run("approving the edit", clickQuery(`.tool[data-state="approval-requested"] button.approve`))
 	waitAnswer(b, promptEdit)
 	checkDiff(t, b)
+	checkPlan(t, b)
 	b.screenshot("page.png")
 
 	b.wait("the chat in the session list", `document.querySelector('#sessions li.current')`)
-	chatID = evalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
-	reopen(t, b, chatID)
+	ex.session = evalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
+	reopen(t, b, ex.session)
 	cancelTurn(t, b)
-	return chatID
+	return ex
 }
 
 func navigate(url string) chromedp.Action[chromedp.Void] { return chromedp.Navigate(url) }
@@ -73,18 +80,29 @@ func waitAnswer(b *browser, prompt string) {
 		&& document.querySelector('#status').dataset.status === 'ready'`)
 }
 
-// checkDiff checks that the approved edit shows its diff.
+// checkDiff checks that the approved edit shows its diff: the mock's
+// edit makes "hello" "hello, world".
 func checkDiff(t *testing.T, b *browser) {
 	t.Helper()
-	b.wait("the edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello')`)
+	b.wait("the edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello, world')`)
 	del := evalJS[string](b, `document.querySelector('.tool .diff .line.del')?.textContent ?? ''`)
 	add := evalJS[string](b, `document.querySelector('.tool .diff .line.add')?.textContent ?? ''`)
 	state := evalJS[string](b, `document.querySelector('.tool[data-tool-call-id]')?.dataset.state ?? ''`)
-	if !strings.Contains(del, "hello, world") || strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(add), "+")) != "hello" {
-		t.Errorf("the diff shows -%q +%q, want -\"hello, world\" +\"hello\"", del, add)
+	if strings.TrimSpace(del) != "- hello" || strings.TrimSpace(add) != "+ hello, world" {
+		t.Errorf("the diff shows %q %q, want \"- hello\" \"+ hello, world\"", del, add)
 	}
 	if state != "output-available" {
 		t.Errorf("the approved edit is in state %q, want output-available", state)
+	}
+}
+
+// checkPlan checks the turn's plan: the mock's three steps, the last one
+// in progress or done.
+func checkPlan(t *testing.T, b *browser) {
+	t.Helper()
+	steps := evalJS[[]string](b, `[...[...document.querySelectorAll('.message.assistant')].pop().querySelectorAll('.plan li')].map((li) => li.dataset.status + ' ' + li.textContent)`)
+	if len(steps) != 3 || !strings.Contains(steps[0], "completed") || !strings.Contains(steps[2], "Answer the user") {
+		t.Errorf("the plan shows %q, want the mock's three steps", steps)
 	}
 }
 
@@ -96,7 +114,7 @@ func reopen(t *testing.T, b *browser, id string) {
 	b.wait("an empty chat", `document.querySelectorAll('#messages .message').length === 0`)
 	b.run("reopening the session", clickQuery(`#sessions li[data-id="`+id+`"] button`))
 	waitAnswer(b, promptSlow)
-	b.wait("the reopened edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello')`)
+	b.wait("the reopened edit's diff", `document.querySelector('.tool .diff .line.add')?.textContent.includes('hello, world')`)
 	users := evalJS[int](b, `document.querySelectorAll('.message.user').length`)
 	if users != 2 {
 		t.Errorf("the reopened session shows %d prompts, want 2", users)

@@ -191,6 +191,7 @@ function outputText(output) {
   const rest = { ...output };
   if (Array.isArray(rest.content) && rest.content.every((b) => b?.type === 'diff')) delete rest.content;
   delete rest.status;
+  delete rest.locations; // the title names them
   const keys = Object.keys(rest);
   if (keys.length === 0) return '';
   return pretty(keys.length === 1 && keys[0] === 'rawOutput' ? rest.rawOutput : rest);
