@@ -47,6 +47,7 @@ type chatBody struct {
 	Trigger   string            `json:"trigger"`
 	MessageID string            `json:"messageId,omitempty"`
 	Agent     string            `json:"agent,omitempty"`
+	OptionIDs map[string]string `json:"optionIds,omitempty"` // the bridge's: the ACP option an approval chose
 }
 
 func newFakeChat(token string) *fakeChat {
@@ -220,7 +221,13 @@ func (st *fakeSSE) askEdit(m *fakeMessage) {
 	st.chunk(map[string]any{"type": "tool-input-start", "toolCallId": fakeCallID, "toolName": "edit", "dynamic": true, "title": title})
 	st.chunk(map[string]any{"type": "tool-input-available", "toolCallId": fakeCallID, "toolName": "edit", "dynamic": true,
 		"title": title, "input": input, "toolMetadata": meta})
-	st.chunk(map[string]any{"type": "tool-approval-request", "approvalId": fakeAskID, "toolCallId": fakeCallID})
+	options := []any{
+		map[string]any{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+		map[string]any{"optionId": "always", "name": "Always allow edits", "kind": "allow_always"},
+		map[string]any{"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+	}
+	st.chunk(map[string]any{"type": "tool-approval-request", "approvalId": fakeAskID, "toolCallId": fakeCallID,
+		"approvalDescriptor": map[string]any{"title": title, "options": options}})
 	m.Parts = append(m.Parts, map[string]any{"type": "dynamic-tool", "toolName": "edit", "toolCallId": fakeCallID, "title": title,
 		"state": "approval-requested", "input": input, "toolMetadata": meta, "approval": map[string]any{"id": fakeAskID}})
 }

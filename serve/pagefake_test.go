@@ -27,6 +27,9 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 		t.Error("the edit's diff (in the tool's metadata) did not show while it asked for approval")
 	}
 
+	waitCancelled(t, fake)
+	alwaysAllow(t, b, fake)
+
 	bodies, urls, unauth, _ := fake.snapshot(t)
 	checkBodies(t, bodies)
 	fake.mu.Lock()
@@ -43,7 +46,6 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	if len(unauth) > 0 {
 		t.Errorf("API requests without the token: %q", unauth)
 	}
-	waitCancelled(t, fake)
 	b.checkClean(token)
 }
 
@@ -86,5 +88,22 @@ func waitCancelled(t *testing.T, fake *fakeChat) {
 			t.Fatalf("the server did not see the cancelled request end (cancelled: %q)", cancelled)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alwaysAllow answers an edit's ask with its "always allow" option, which
+// the page sends in the body's optionIds.
+func alwaysAllow(t *testing.T, b *browser, fake *fakeChat) {
+	t.Helper()
+	b.run("starting a new chat", clickQuery(`#new-chat`))
+	const prompt = "edit it again"
+	b.prompt(prompt)
+	b.run("choosing always allow", clickQuery(`.tool[data-state="approval-requested"] button.approve-always`))
+	waitAnswer(b, prompt)
+	bodies, _, _, _ := fake.snapshot(t)
+	body := bodies[len(bodies)-1]
+	yes := lastPosted(body.Messages).approved()
+	if body.OptionIDs[fakeAskID] != "always" || yes == nil || !*yes {
+		t.Errorf("the approval sent optionIds %v, approved %v; want {%s: always}, approved", body.OptionIDs, yes, fakeAskID)
 	}
 }

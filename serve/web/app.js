@@ -99,6 +99,7 @@ class Chat {
     this.status = 'ready'; // ready | submitted | streaming | error
     this.error = '';
     this.note = ''; // what the last request ended with, when not an error (cancelled)
+    this.optionIds = {}; // approval id → the ACP option chosen, for the next request
     this.abort = null; // the AbortController of the request in flight
     this.active = null; // its MessageState
   }
@@ -177,7 +178,8 @@ async function request({ trigger, messageId }) {
   const index = messageId != null ? c.messages.findIndex((m) => m.id === messageId) : c.messages.length - 1;
   const original = c.messages[index];
   const state = new MessageState(original, genID());
-  const body = { id: c.id, messages: c.messages, trigger, messageId, ...bodyFields(c) };
+  const body = { ...bodyFields(c), id: c.id, messages: c.messages, trigger, messageId };
+  c.optionIds = {};
   await run(c, state, original, (signal) => api('/api/chat', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -189,9 +191,16 @@ async function request({ trigger, messageId }) {
   }
 }
 
-/** bodyFields are DefaultChatTransport's extra body fields: the agent of a new chat. */
+/**
+ * bodyFields are the extra body fields (DefaultChatTransport's body): the
+ * chat's agent, and the bridge's optionIds for an approval that chose an
+ * option other than the first that allows.
+ */
 function bodyFields(c) {
-  return c.agent ? { agent: c.agent } : {};
+  const f = {};
+  if (c.agent) f.agent = c.agent;
+  if (Object.keys(c.optionIds).length > 0) f.optionIds = c.optionIds;
+  return f;
 }
 
 /** resume picks up a running turn of a reopened chat (GET /api/chat/{id}/stream; 204: none). */
@@ -258,10 +267,12 @@ function write(c, state, original) {
 /**
  * answerApproval is addToolApprovalResponse: the tool part goes to
  * approval-responded, and once the turn's response has ended and every
- * ask of the step is answered, the chat is sent again carrying it.
+ * ask of the step is answered, the chat is sent again carrying it (and
+ * optionId, an ACP option such as "always allow", in the body's optionIds).
  */
-function answerApproval(messageId, approvalId, approved) {
+function answerApproval(messageId, approvalId, approved, optionId) {
   const c = chat;
+  if (optionId) c.optionIds[approvalId] = optionId;
   const respond = (parts) => parts.map((p) => (isToolPart(p) && p.state === 'approval-requested' && p.approval?.id === approvalId
     ? { ...p, state: 'approval-responded', approval: { ...p.approval, approved } } : p));
   const i = c.messages.findIndex((m) => m.id === messageId);

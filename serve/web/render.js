@@ -115,11 +115,18 @@ export class Renderer {
     return el('div', { class: 'tool', 'data-tool-call-id': p.toolCallId, 'data-state': p.state }, head, body);
   }
 
+  /**
+   * approval is the ask's buttons: Approve and Deny, and Always allow when
+   * the ask offers it (the bridge's descriptor lists the ACP options).
+   */
   approval(m, p) {
-    const answer = (approved) => () => this.onApproval(m.id, p.approval.id, approved);
+    const answer = (approved, optionId) => () => this.onApproval(m.id, p.approval.id, approved, optionId);
+    const options = Array.isArray(p.approval?.descriptor?.options) ? p.approval.descriptor.options : [];
+    const always = options.find((o) => o?.kind === 'allow_always');
     return el('div', { class: 'approval' },
       el('span', {}, p.approval?.requestReason || 'The agent asks to run this.'),
       el('button', { type: 'button', class: 'approve', onclick: answer(true) }, 'Approve'),
+      always && el('button', { type: 'button', class: 'approve-always', title: always.name ?? '', onclick: answer(true, always.optionId) }, 'Always allow'),
       el('button', { type: 'button', class: 'deny', onclick: answer(false) }, 'Deny'));
   }
 }
