@@ -9,9 +9,11 @@ import (
 
 // TestPage_inChromium_fakeChat drives the page in headless Chromium, on
 // the Server (its guard, the page at /) with fakeChat, the test double of
-// /api/chat and the /v1 lists (awkward SSE framing on purpose), and checks what the page sent: the AI SDK's request bodies,
-// the approval as addToolApprovalResponse leaves it, the token only in the
-// Authorization header, and the cancel reaching the server.
+// /api/chat and the /v1 lists (awkward SSE framing on purpose), and checks
+// what the page sent: the AI SDK's request bodies, the approval as
+// addToolApprovalResponse leaves it (and an "always allow" as optionIds),
+// the token only in the Authorization header, and the cancel reaching the
+// server.
 func TestPage_inChromium_fakeChat(t *testing.T) {
 	bin := chromium(t)
 	const token = "t0k+en/with~odd.chars=="
