@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,6 +182,14 @@ func (b *browser) checkClean(token string) {
 			b.t.Errorf("the page logged the token: %q", c)
 		}
 	}
+}
+
+// forgetProblems drops the problems so far that hold text: those a test
+// caused on purpose.
+func (b *browser) forgetProblems(text string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.problems = slices.DeleteFunc(b.problems, func(p string) bool { return strings.Contains(p, text) })
 }
 
 // screenshot saves a PNG of the whole page as the test's artifact:

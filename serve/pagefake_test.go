@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestPage_inChromium_fakeChat drives the page in headless Chromium, on
@@ -24,6 +26,7 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	srv := start(t, s, stderr)
 	b := newBrowser(t, bin)
 
+	wrongToken(t, b, srv.URL(), token)
 	ex := exercisePage(t, b, srv.URL(), token)
 	if !ex.diffWhileAsking {
 		t.Error("the edit's diff (in the tool's metadata) did not show while it asked for approval")
@@ -108,4 +111,20 @@ func alwaysAllow(t *testing.T, b *browser, fake *fakeChat) {
 	if body.OptionIDs[fakeAskID] != "always" || yes == nil || !*yes {
 		t.Errorf("the approval sent optionIds %v, approved %v; want {%s: always}, approved", body.OptionIDs, yes, fakeAskID)
 	}
+}
+
+// wrongToken opens the page with a wrong token: the server's 401 has the
+// page ask for the token, and the one typed in works.
+func wrongToken(t *testing.T, b *browser, base, token string) {
+	t.Helper()
+	b.run("opening the page with a wrong token", navigate(base+"/#token=wrong"))
+	b.wait("the page to ask for the token", `document.querySelector('#login').open && !sessionStorage.getItem('acpbridge.token')`)
+	b.run("typing the token",
+		chromedp.SetValue(chromedp.CSS("#login-token"), token),
+		clickQuery(`#login-form button`))
+	b.wait("the agents, with the typed token", `!document.querySelector('#login').open && document.querySelector('#agent option[value="mock"]')`)
+	if got := evalJS[string](b, `sessionStorage.getItem('acpbridge.token') ?? ''`); got != token {
+		t.Errorf("sessionStorage holds %q after typing the token", got)
+	}
+	b.forgetProblems(`status of 401`) // the wrong token's, in the browser's log
 }

@@ -423,5 +423,12 @@ function start() {
 }
 
 wire();
+// A URL with another token opened in this tab changes only the fragment.
+window.addEventListener('hashchange', () => {
+  if (!location.hash.includes('token=')) return;
+  takeToken();
+  if ($('login').open) $('login').close();
+  start();
+});
 if (takeToken()) start();
 else askToken();
