@@ -30,6 +30,13 @@
 #           @agentclientprotocol/codex-acp), the "CXT" anchor, into
 #           .tools/codex-acp: scripts/bench-agent.sh codex, and the ACP proxy's
 #           end-to-end tests
+#   ai-sdk  the Vercel AI SDK (npm ai, with its peer zod) into .tools/ai-sdk:
+#           the web edge's end-to-end tests (serve/testdata/web/*.mjs) check
+#           POST /api/chat with its own stream parser and chat core
+#   ag-ui   AG-UI's client (npm @ag-ui/client and @ag-ui/core) into
+#           .tools/ag-ui: the same tests run POST /ag-ui through HttpAgent
+# These two are libraries, not commands: the path printed is their
+# node_modules.
 #
 # Not installed by default (only a benchmark needs it; large):
 #   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
@@ -129,6 +136,36 @@ install_npm_tool() {
 		}
 	fi
 	echo "$PWD/$path"
+}
+
+# install_npm_lib DIR PACKAGE@VERSION...: installs npm packages that have
+# no command (libraries the tests' node scripts import) into .tools/DIR
+# unless every one is there at its version, then prints the path of
+# .tools/DIR/node_modules.
+install_npm_lib() {
+	local dir=$1
+	shift
+	local prefix="$TOOLS_DIR/$dir" spec name version need=0
+	for spec in "$@"; do
+		name=${spec%@*} version=${spec##*@}
+		[[ $(installed_version "$prefix" "$name") == "$version" ]] || need=1
+	done
+	if ((need == 1)); then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install $*" >&2
+			return 1
+		}
+		echo "install-tools: installing $* into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "$@" >&2
+		for spec in "$@"; do
+			name=${spec%@*} version=${spec##*@}
+			[[ $(installed_version "$prefix" "$name") == "$version" ]] || {
+				echo "install-tools: $prefix has $name@$(installed_version "$prefix" "$name"), want $version" >&2
+				return 1
+			}
+		done
+	fi
+	echo "$PWD/$prefix/node_modules"
 }
 
 # need_native PACKAGE PATH fails, saying why, unless PATH, the native
@@ -323,8 +360,9 @@ install_acp_codex_adapter() {
 }
 
 # chromium_path prints the headless Chromium the browser test would run:
-# $CHROMIUM_BIN, else chromium-headless-shell on the PATH or where Debian's
-# package puts it; nothing if there is none.
+# $CHROMIUM_BIN, else the binary of Debian's package (its
+# /usr/bin/chromium-headless-shell is a script that runs it as a child),
+# else chromium-headless-shell on the PATH; nothing if there is none.
 chromium_path() {
 	if [[ -n ${CHROMIUM_BIN:-} ]]; then
 		echo "$CHROMIUM_BIN"
@@ -385,6 +423,17 @@ install_chromium() {
 	echo "$path"
 }
 
+# install_ai_sdk installs the AI SDK (ai 7.x; zod is its peer dependency)
+# into .tools/ai-sdk.
+install_ai_sdk() {
+	install_npm_lib ai-sdk ai@7.0.173 zod@4.6.7
+}
+
+# install_ag_ui installs AG-UI's client and core (1.0) into .tools/ag-ui.
+install_ag_ui() {
+	install_npm_lib ag-ui @ag-ui/client@1.0.0 @ag-ui/core@1.0.0
+}
+
 # main_latest installs the named agent CLIs (all four without names) at
 # their newest versions into .tools-latest, and prints NAME_BIN=path for
 # each.
@@ -431,9 +480,11 @@ main() {
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
+			ai-sdk) install_ai_sdk ;;
+			ag-ui) install_ag_ui ;;
 			chromium) install_chromium ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, chromium)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, ai-sdk, ag-ui, chromium)" >&2
 				return 2
 				;;
 			esac
@@ -447,6 +498,8 @@ main() {
 	install_amp
 	install_zed_claude_adapter
 	install_acp_codex_adapter
+	install_ai_sdk
+	install_ag_ui
 }
 
 main "$@"
