@@ -180,8 +180,22 @@ export class MessageState {
 
   metadata(m) {
     if (m == null) return;
-    this.message.metadata = { ...(this.message.metadata ?? {}), ...m };
+    this.message.metadata = this.message.metadata == null ? m : mergeObjects(this.message.metadata, m);
   }
+}
+
+/** mergeObjects merges plain objects deeply, as the chat core merges message metadata. */
+function mergeObjects(base, over) {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined || k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
+    out[k] = isPlain(v) && isPlain(base[k]) ? mergeObjects(base[k], v) : v;
+  }
+  return out;
+}
+
+function isPlain(v) {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Date) && !(v instanceof RegExp);
 }
 
 // streamed returns the handlers for one streamed kind of part (text or
