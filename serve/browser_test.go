@@ -192,10 +192,10 @@ func (b *browser) forgetProblems(text string) {
 	b.problems = slices.DeleteFunc(b.problems, func(p string) bool { return strings.Contains(p, text) })
 }
 
-// screenshot saves a PNG of the whole page as the test's artifact:
-// under $ACPBRIDGE_ARTIFACTS/serve if set (scripts/test.sh sets it), else
-// in t.ArtifactDir (kept with go test -artifacts -outputdir DIR).
-func (b *browser) screenshot(name string) string {
+// screenshot saves a PNG of the page as the test's artifact, named after
+// the test: under $ACPBRIDGE_ARTIFACTS/serve if set (scripts/test.sh sets
+// it), else in t.ArtifactDir (kept with go test -artifacts -outputdir DIR).
+func (b *browser) screenshot() string {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
 	defer cancel()
@@ -210,7 +210,7 @@ func (b *browser) screenshot(name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
 	}
-	path := filepath.Join(dir, name)
+	path := filepath.Join(dir, strings.ReplaceAll(b.t.Name(), "/", "_")+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}

@@ -10,9 +10,10 @@ import (
 // The prompts of the browser tests: the mock's words (think, plan, edit,
 // slow) make it think, plan, ask to edit with a diff, and stream slowly.
 const (
-	promptSlow = "slow: please say hello"
-	promptEdit = "think, plan, then edit mock.txt"
-	promptLong = "slow slow: a long answer to cancel"
+	promptSlow  = "slow: please say hello"
+	promptEdit  = "think, plan, then edit mock.txt"
+	promptLong  = "slow slow: a long answer to cancel"
+	promptAfter = "and now a short one"
 )
 
 // exercised is what exercisePage saw that its callers check.
@@ -24,7 +25,8 @@ type exercised struct {
 // exercisePage drives the page at base with a browser, as a user would:
 // it opens the page with its token, prompts the mock and sees the answer
 // stream, approves an edit and sees its diff and the plan, saves a
-// screenshot, reopens the session from the list, and cancels a slow turn.
+// screenshot, reopens the session from the list, and cancels a slow turn
+// and prompts again.
 func exercisePage(t *testing.T, b *browser, base, token string) (ex exercised) {
 	openWithToken(t, b, base, token)
 	b.watchStreaming()
@@ -45,7 +47,7 @@ func exercisePage(t *testing.T, b *browser, base, token string) (ex exercised) {
 	waitAnswer(b, promptEdit)
 	checkDiff(t, b)
 	checkPlan(t, b)
-	b.screenshot("page.png")
+	b.screenshot()
 
 	b.wait("the chat in the session list", `document.querySelector('#sessions li.current')`)
 	ex.session = evalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
@@ -121,7 +123,8 @@ func reopen(t *testing.T, b *browser, id string) {
 	}
 }
 
-// cancelTurn starts a slow turn in a new chat and cancels it.
+// cancelTurn starts a slow turn in a new chat, cancels it, and prompts
+// the chat again.
 func cancelTurn(t *testing.T, b *browser) {
 	t.Helper()
 	b.run("starting a new chat", clickQuery(`#new-chat`))
@@ -133,4 +136,6 @@ func cancelTurn(t *testing.T, b *browser) {
 	if strings.Contains(text, "You said: "+promptLong) {
 		t.Errorf("the cancelled answer ran to its end: %q", text)
 	}
+	b.prompt(promptAfter)
+	waitAnswer(b, promptAfter)
 }
