@@ -15,6 +15,10 @@
 //   - acphttp.go, ws.go: ACP over Streamable HTTP and WebSocket at /acp,
 //     as @agentclientprotocol/sdk 2.4.0's transports implement the RFD.
 //   - sandbox.go: sandbox-agent 0.4's API under /v1.
+//   - page.go, web/: the chat page at /, compiled in (plain ES modules, no
+//     build step): it chats over POST /api/chat as the AI SDK's useChat
+//     does; its browser tests drive it in headless Chromium
+//     (browser_test.go, pageflow_test.go).
 package serve
 
 import (
