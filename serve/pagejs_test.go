@@ -71,6 +71,18 @@ func TestPageJS_inChromium(t *testing.T) {
 					map[string]any{"type": "text", "text": "Hello", "state": "done"},
 					map[string]any{"type": "data-plan", "id": "plan", "data": map[string]any{"entries": []any{2.0}}},
 				}}},
+		{"what an agent sends is text, and only its web links are links", `
+			const { Renderer } = await import('/render.js');
+			const root = document.createElement('div');
+			new Renderer(root, { onApproval() {} }).render([{ id: 'm', role: 'assistant', parts: [
+				{ type: 'source-url', sourceId: 'a', url: 'javascript:alert(1)', title: 'bad' },
+				{ type: 'source-url', sourceId: 'b', url: 'https://example.com/', title: 'good' },
+				{ type: 'file', mediaType: 'image/png', url: '//evil.example/x.png' },
+				{ type: 'text', text: '<img src=x onerror=alert(1)>' },
+			] }]);
+			return [root.querySelectorAll('a').length, root.querySelector('a').href, root.querySelectorAll('img').length,
+				root.querySelector('.text').textContent];`,
+			[]any{1.0, "https://example.com/", 0.0, "<img src=x onerror=alert(1)>"}},
 		{"a diff", `return (await import('/diff.js')).diffLines('a\nb\nc\nd\ne\nf\ng\nh\n', 'a\nB\nc\nd\ne\nf\ng\nH\n', 1).map((l) => l.op + l.text);`,
 			[]any{" a", "-b", "+B", " c", "@…", " g", "-h", "+H"}},
 	} {

@@ -100,6 +100,7 @@ class Chat {
     this.error = '';
     this.note = ''; // what the last request ended with, when not an error (cancelled)
     this.optionIds = {}; // approval id → the ACP option chosen, for the next request
+    this.sentApprovals = new Set(); // the approval ids a request has carried
     this.abort = null; // the AbortController of the request in flight
     this.active = null; // its MessageState
   }
@@ -180,15 +181,28 @@ async function request({ trigger, messageId }) {
   const state = new MessageState(original, genID());
   const body = { ...bodyFields(c), id: c.id, messages: c.messages, trigger, messageId };
   c.optionIds = {};
+  for (const p of c.messages[c.messages.length - 1]?.parts ?? []) {
+    if (isToolPart(p) && p.state === 'approval-responded') c.sentApprovals.add(p.approval?.id);
+  }
   await run(c, state, original, (signal) => api('/api/chat', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
     signal,
   }));
-  if (c === chat && c.status === 'ready' && completeWithApprovalResponses(c.messages)) {
+  if (c === chat && c.status === 'ready' && completeWithApprovalResponses(c.messages) && unsentApprovals(c)) {
     request({ trigger: 'submit-message', messageId: c.messages[c.messages.length - 1].id });
   }
+}
+
+/**
+ * unsentApprovals is whether the last message answers an approval no
+ * request has carried yet: a response that left an answered part as it
+ * was must not make the page send it again and again.
+ */
+function unsentApprovals(c) {
+  const parts = c.messages[c.messages.length - 1]?.parts ?? [];
+  return parts.some((p) => isToolPart(p) && p.state === 'approval-responded' && !c.sentApprovals.has(p.approval?.id));
 }
 
 /**
@@ -280,7 +294,7 @@ function answerApproval(messageId, approvalId, approved, optionId) {
   c.messages[i] = { ...c.messages[i], parts: respond(c.messages[i].parts) };
   if (c.active) c.active.message.parts = respond(c.active.message.parts);
   draw();
-  if (!c.busy() && completeWithApprovalResponses(c.messages)) request({ trigger: 'submit-message', messageId });
+  if (!c.busy() && completeWithApprovalResponses(c.messages) && unsentApprovals(c)) request({ trigger: 'submit-message', messageId });
 }
 
 function cancel() {

@@ -82,7 +82,7 @@ export class Renderer {
     if (isToolPart(p)) return this.tool(m, p, key);
     if (p.type === 'data-plan') return plan(p.data);
     if (p.type === 'file') return file(p);
-    if (p.type === 'source-url') return el('div', { class: 'source' }, el('a', { href: p.url, rel: 'noopener noreferrer', target: '_blank' }, p.title || p.url));
+    if (p.type === 'source-url') return el('div', { class: 'source' }, link(p.url, p.title || p.url));
     return null; // step-start, other data parts, custom: nothing to show
   }
 
@@ -224,8 +224,14 @@ function plan(data) {
 }
 
 function file(p) {
-  if (p.mediaType?.startsWith('image') && /^data:|^\//.test(p.url)) return el('img', { class: 'file', src: p.url, alt: p.filename ?? 'image' });
-  return el('div', { class: 'file' }, el('a', { href: p.url, rel: 'noopener noreferrer', target: '_blank' }, p.filename || p.mediaType || 'file'));
+  if (p.mediaType?.startsWith('image') && /^data:image\/|^\/(?!\/)/.test(p.url ?? '')) return el('img', { class: 'file', src: p.url, alt: p.filename ?? 'image' });
+  return el('div', { class: 'file' }, link(p.url, p.filename || p.mediaType || 'file'));
+}
+
+/** link is a link to an agent's URL if it is a web or mail one; anything else (javascript:, data:) is shown as text. */
+function link(url, label) {
+  if (!/^(https?|mailto):/i.test(url ?? '')) return el('span', { class: 'muted', title: String(url ?? '') }, label);
+  return el('a', { href: url, rel: 'noopener noreferrer', target: '_blank' }, label);
 }
 
 /** usageLine says a message's token usage, if its metadata has any. */
