@@ -14,7 +14,7 @@ import (
 // /api/chat (the AI SDK's UI message stream), GET /api/chat/{id}/stream
 // (always 204), GET /v1/agents, GET /v1/sessions and GET
 // /v1/sessions/{id}/messages. It plays the mock
-// agent's words ("think", "edit", "plan", "slow") in the chunks the real
+// agent's words ("think", "edit", "plan", "slow", "fail") in the chunks the real
 // endpoint sends for them, and writes its SSE awkwardly on purpose (CRLF
 // and CR line ends, comments, events split across writes, "[DONE]"), so
 // that a browser test checks the page's stream parsing beyond what the
@@ -196,6 +196,14 @@ func (f *fakeChat) prompt(st *fakeSSE, s *fakeSession, text string) *fakeMessage
 		st.askEdit(m)
 		s.asked = text
 		st.end("tool-calls")
+		return m
+	}
+	if strings.Contains(words, "fail") {
+		st.streamed(m, "text", "t1", "You said: "+text)
+		st.chunk(map[string]any{"type": "finish-step"})
+		st.chunk(map[string]any{"type": "error", "errorText": `mock: simulated agent failure (the prompt said "fail")`})
+		st.chunk(map[string]any{"type": "finish", "finishReason": "error"})
+		st.write("data: [DONE]\n\n")
 		return m
 	}
 	st.answer(m, text)

@@ -14,6 +14,7 @@ const (
 	promptEdit  = "think, plan, then edit mock.txt"
 	promptLong  = "slow slow: a long answer to cancel"
 	promptAfter = "and now a short one"
+	promptFail  = "now fail, please"
 )
 
 // exercised is what exercisePage saw that its callers check.
@@ -25,8 +26,8 @@ type exercised struct {
 // exercisePage drives the page at base with a browser, as a user would:
 // it opens the page with its token, prompts the mock and sees the answer
 // stream, approves an edit and sees its diff and the plan, saves a
-// screenshot, reopens the session from the list, and cancels a slow turn
-// and prompts again.
+// screenshot, reopens the session from the list, cancels a slow turn and
+// prompts again, and sees a failing turn's error.
 func exercisePage(t *testing.T, b *browser, base, token string) (ex exercised) {
 	openWithToken(t, b, base, token)
 	b.watchStreaming()
@@ -53,6 +54,7 @@ func exercisePage(t *testing.T, b *browser, base, token string) (ex exercised) {
 	ex.session = evalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
 	reopen(t, b, ex.session)
 	cancelTurn(t, b)
+	failTurn(t, b)
 	return ex
 }
 
@@ -138,4 +140,12 @@ func cancelTurn(t *testing.T, b *browser) {
 	}
 	b.prompt(promptAfter)
 	waitAnswer(b, promptAfter)
+}
+
+// failTurn prompts a turn that fails: the page shows the agent's error.
+func failTurn(t *testing.T, b *browser) {
+	t.Helper()
+	b.prompt(promptFail)
+	b.wait("the turn's error", `!document.querySelector('#error').hidden && document.querySelector('#error').textContent.includes('simulated agent failure')
+		&& document.querySelector('#status').dataset.status === 'error'`)
 }

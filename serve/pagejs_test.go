@@ -46,7 +46,7 @@ func TestPageJS_inChromium(t *testing.T) {
 				try { chunks.forEach((c) => st.apply(c)); refused.push('accepted'); } catch (e) { refused.push(e.name); }
 			}
 			return refused;`,
-			[]any{"StreamError", "StreamError", "StreamError", "StreamError", "StreamError", "StreamError"}},
+			[]any{"StreamError", "StreamError", "StreamError", "StreamError", "StreamError", "ErrorChunk"}},
 		{"a turn's message", `
 			const m = await import('/stream.js');
 			const st = new m.MessageState(undefined, 'm1');

@@ -8,7 +8,7 @@
 // sessionStorage, removes it from the address bar, and sends it only as
 // Authorization: Bearer. It is never logged nor put in a URL.
 
-import { MessageState, StreamError, completeWithApprovalResponses, isToolPart, uiChunks } from './stream.js';
+import { ErrorChunk, MessageState, StreamError, completeWithApprovalResponses, isToolPart, uiChunks } from './stream.js';
 import { Renderer, el } from './render.js';
 
 const tokenKey = 'acpbridge.token';
@@ -260,7 +260,8 @@ function fail(c, e, ac) {
   }
   c.status = 'error';
   if (e instanceof AuthError) c.error = 'The server wants a token.';
-  else if (e instanceof StreamError) c.error = `The agent's stream: ${e.message}`;
+  else if (e instanceof ErrorChunk) c.error = e.message;
+  else if (e instanceof StreamError) c.error = `The server's stream is not what the AI SDK reads: ${e.message}`;
   else c.error = e.message || String(e);
 }
 

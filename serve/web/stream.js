@@ -91,6 +91,14 @@ export class StreamError extends Error {
   }
 }
 
+/** ErrorChunk is the stream's own error chunk: the turn failed, and the chat core stops there. */
+export class ErrorChunk extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ErrorChunk';
+  }
+}
+
 /** isToolPart is whether part is a tool call (static or dynamic). */
 export function isToolPart(part) {
   return part.type === 'dynamic-tool' || part.type.startsWith('tool-');
@@ -331,7 +339,7 @@ const handlers = {
   },
   error(st, c) {
     st.errorText = c.errorText;
-    throw new StreamError(c.errorText);
+    throw new ErrorChunk(c.errorText);
   },
 };
 
