@@ -168,7 +168,7 @@ func idleRun(c *chat, info aguiSegment, sessionID string) (*segment, *psession, 
 	seg := newSegment(info)
 	seg.add(aguiEvent{Type: "RUN_STARTED", ThreadID: info.threadID, RunID: info.runID})
 	seg.add(info.preface...)
-	seg.add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: &aguiOutcome{Type: "success"},
+	seg.add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: succeeded(),
 		Result: map[string]any{"sessionId": sessionID}})
 	seg.close()
 	return seg, nil, nil

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strconv"
 
@@ -35,7 +36,13 @@ type aguiEvent struct {
 type aguiOutcome struct {
 	Type       string          `json:"type"`
 	Interrupts []aguiInterrupt `json:"interrupts,omitempty"`
+	// PendingToolCallIDs is empty on success: every tool call is the
+	// agent's, none the application's to answer.
+	PendingToolCallIDs *[]string `json:"pendingToolCallIds,omitempty"`
 }
+
+// succeeded is the success outcome.
+func succeeded() *aguiOutcome { return &aguiOutcome{Type: "success", PendingToolCallIDs: &[]string{}} }
 
 // aguiInterrupt is one thing a run waits for: here, a permission ask.
 type aguiInterrupt struct {
@@ -311,9 +318,10 @@ func (t *aguiRun) ask(a *ask) []any {
 }
 
 // end ends the turn's last run: success (with its stop reason and usage),
-// cancelled, or RUN_ERROR.
+// cancelled, or RUN_ERROR. Tool calls the turn left open get a result
+// saying so.
 func (t *aguiRun) end(e turnEnd) []any {
-	out := t.closeAll()
+	out := append(t.closeAll(), t.closeTools(e)...)
 	switch {
 	case e.err != nil:
 		return append(out, aguiEvent{Type: "RUN_ERROR", Message: e.err.Error(), Code: "agent_error"})
@@ -322,12 +330,33 @@ func (t *aguiRun) end(e turnEnd) []any {
 			Outcome: &aguiOutcome{Type: "cancelled"}})
 	}
 	ev := aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
-		Outcome: &aguiOutcome{Type: "success"}, Result: map[string]any{"stopReason": e.resp.StopReason, "sessionId": t.sessionID}}
+		Outcome: succeeded(), Result: map[string]any{"stopReason": e.resp.StopReason, "sessionId": t.sessionID}}
 	if u := e.resp.Usage; u != nil {
 		ev.Usage = []aguiUsage{{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
 			ReasoningTokens: u.ThoughtTokens, CachedInputTokens: u.CachedReadTokens}}
 	}
 	return append(out, ev)
+}
+
+// closeTools gives the tool calls the turn left unfinished a result that
+// says so.
+func (t *aguiRun) closeTools(e turnEnd) []any {
+	var out []any
+	for _, id := range t.order {
+		tool := t.tools[id]
+		if tool.done {
+			continue
+		}
+		tool.done = true
+		why := "the turn ended before the tool call did"
+		if e.err == nil && e.resp.StopReason != "" {
+			why = fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
+		}
+		b, _ := json.Marshal(map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": "unfinished", "error": why})
+		out = append(out, aguiEvent{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(id), ToolCallID: string(id),
+			Role: "tool", Content: string(b)})
+	}
+	return out
 }
 
 // orEmpty is v, or an empty object for nil.

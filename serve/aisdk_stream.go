@@ -418,12 +418,12 @@ func toolError(tool *uiTool) string {
 	return "the tool call failed"
 }
 
-// rejected reports whether the ask was answered with a reject option or
-// cancelled.
+// rejected reports whether the web client answered the ask with an option
+// that rejects (not one cancelled, which the client never answered).
 func (a *ask) rejected() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.outcome != nil && (a.outcome.Cancelled != nil || a.outcome.Selected != nil && isReject(a.kindOf(string(a.outcome.Selected.OptionId))))
+	return a.outcome != nil && a.outcome.Selected != nil && isReject(a.kindOf(string(a.outcome.Selected.OptionId)))
 }
 
 func isReject(k sdk.PermissionOptionKind) bool {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,18 +30,23 @@ func webLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// webBridge is a bridge running the mock agent, its transcripts in a
-// directory of the test, served to in-process connections as acpbridge
-// serve serves them (acp.Server.ServeConn).
+// webBridge is a bridge running the mock agent, its transcripts in dir,
+// served to in-process connections as acpbridge serve serves them
+// (acp.Server.ServeConn).
 type webBridge struct {
-	connect  Connector
-	stateDir string
-	m        *bridge.Manager
+	connect Connector
+	dir     string
+	m       *bridge.Manager
+	stopped sync.Once
 }
 
-func startWebBridge(t testing.TB) *webBridge {
+// startWebBridge starts a bridge with its transcripts in a new directory.
+func startWebBridge(t testing.TB) *webBridge { return startWebBridgeIn(t, t.TempDir()) }
+
+// startWebBridgeIn starts a bridge with its transcripts in dir; it stops
+// at the end of the test if not before.
+func startWebBridgeIn(t testing.TB, dir string) *webBridge {
 	t.Helper()
-	dir := t.TempDir()
 	st, err := persist.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -51,27 +57,44 @@ func startWebBridge(t testing.TB) *webBridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := m.Shutdown(); err != nil {
+	wb := &webBridge{connect: acp.NewServer(m, "test", webLogger()).ServeConn, dir: dir, m: m}
+	t.Cleanup(func() { wb.stop(t) })
+	return wb
+}
+
+// stop shuts the bridge down (once).
+func (wb *webBridge) stop(t testing.TB) {
+	wb.stopped.Do(func() {
+		if err := wb.m.Shutdown(); err != nil {
 			t.Error(err)
 		}
 	})
-	return &webBridge{connect: acp.NewServer(m, "test", webLogger()).ServeConn, stateDir: dir, m: m}
 }
 
 // webServer is the web edges mounted on an httptest server (127.0.0.1).
 type webServer struct {
 	*httptest.Server
-	chat *ChatHandler
-	agui *AGUIHandler
+	chat    *ChatHandler
+	agui    *AGUIHandler
+	stopped sync.Once
 }
 
 // startWebServer serves a ChatHandler and an AGUIHandler on wb, with
-// their maps in stateDir ("" for none); both close at the end of the test,
-// before the bridge.
+// their maps in stateDir ("" for none); they stop at the end of the test
+// if not before, and before the bridge.
 func startWebServer(t testing.TB, wb *webBridge, stateDir string) *webServer {
 	t.Helper()
-	o := WebOptions{StateDir: stateDir, Cwd: t.TempDir(), Logger: webLogger()}
+	return startWebServerWith(t, wb, WebOptions{StateDir: stateDir})
+}
+
+// startWebServerWith is startWebServer with options (a cwd and the
+// logger are filled in).
+func startWebServerWith(t testing.TB, wb *webBridge, o WebOptions) *webServer {
+	t.Helper()
+	if o.Cwd == "" {
+		o.Cwd = t.TempDir()
+	}
+	o.Logger = webLogger()
 	chat, err := NewChatHandler(wb.connect, o)
 	if err != nil {
 		t.Fatal(err)
@@ -86,12 +109,17 @@ func startWebServer(t testing.TB, wb *webBridge, stateDir string) *webServer {
 	}
 	mux.Handle(AGUIPattern, agui)
 	ws := &webServer{Server: httptest.NewServer(mux), chat: chat, agui: agui}
-	t.Cleanup(func() {
-		ws.Close()
-		chat.Close()
-		agui.Close()
-	})
+	t.Cleanup(ws.stop)
 	return ws
+}
+
+// stop closes the server and the handlers (once).
+func (ws *webServer) stop() {
+	ws.stopped.Do(func() {
+		ws.Close()
+		ws.chat.Close()
+		ws.agui.Close()
+	})
 }
 
 // sseEvents reads an SSE body's data lines, each decoded as JSON; the

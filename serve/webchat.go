@@ -342,9 +342,11 @@ type run struct {
 	done chan struct{} // closed when the pump has returned
 
 	// Under the chat's mu:
-	seg       *segment // being written, or the last one while waiting
-	waiting   bool     // seg ended on an ask; the next segment continues
-	abandoned bool     // cancelled because its client went away
+	seg     *segment // being written, or the last one while waiting
+	waiting bool     // seg ended on an ask; the next segment continues
+
+	abandoned chan struct{} // closed once cancelled because its client went away
+	abandon   sync.Once
 }
 
 // current is c's run, or nil.
@@ -367,7 +369,7 @@ func (cs *chats) start(c *chat, blocks []sdk.ContentBlock, tr translator, info a
 		return nil, err
 	}
 	seg := newSegment(info)
-	r := &run{tr: tr, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg}
+	r := &run{tr: tr, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
 	c.run = r
 	cs.pumps.Go(func() { cs.pump(c, r, seg) })
 	return seg, nil
@@ -393,44 +395,58 @@ func (cs *chats) resume(c *chat, info any, answer func(*psession) error) (*segme
 }
 
 // settleTimeout bounds how long a new prompt waits for the turn before it
-// to end once cancelled.
-const settleTimeout = 10 * time.Second
+// to end once cancelled; busyGrace how long it waits for a streaming turn
+// whose client may be going away (a stop in a web client is a closed
+// request, which the server sees a moment later) to be cancelled.
+const (
+	settleTimeout = 10 * time.Second
+	busyGrace     = 2 * time.Second
+)
 
 // settle makes way for a new prompt: a turn of c that waits on an ask is
 // cancelled (its asks answered cancelled), and one cancelled so or by its
-// client's going away is waited for; a turn that streams is
-// errTurnRunning. The caller holds c.op.
+// client's going away is waited for; a turn that still streams after
+// busyGrace is errTurnRunning. The caller holds c.op.
 func (cs *chats) settle(ctx context.Context, c *chat) error {
 	c.mu.Lock()
 	r := c.run
-	waiting, abandoned := r != nil && r.waiting, r != nil && r.abandoned
+	waiting := r != nil && r.waiting
 	c.mu.Unlock()
 	if r == nil {
 		return nil
 	}
-	if !waiting && !abandoned {
-		return errTurnRunning
-	}
 	if waiting {
 		c.sess.cancel()
+	} else if err := waitFor(ctx, r.abandoned, r.done, busyGrace); err != nil {
+		return errTurnRunning
 	}
-	timer := time.NewTimer(settleTimeout)
+	if err := waitFor(ctx, r.done, nil, settleTimeout); err != nil {
+		return fmt.Errorf("%w: it was cancelled and has not ended: %w", errTurnRunning, err)
+	}
+	return nil
+}
+
+// waitFor waits until a or b (if not nil) is closed, for at most d.
+func waitFor(ctx context.Context, a, b <-chan struct{}, d time.Duration) error {
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-r.done:
+	case <-a:
+		return nil
+	case <-b:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	case <-timer.C:
-		return fmt.Errorf("%w: it was cancelled %v ago and has not ended", errTurnRunning, settleTimeout)
+		return fmt.Errorf("still running after %v", d)
 	}
 }
 
 // abandon cancels c's turn, whose client went away mid-stream.
 func (cs *chats) abandon(c *chat, s *psession) {
 	c.mu.Lock()
-	if c.run != nil {
-		c.run.abandoned = true
+	if r := c.run; r != nil {
+		r.abandon.Do(func() { close(r.abandoned) })
 	}
 	c.mu.Unlock()
 	s.cancel()
