@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -124,7 +125,7 @@ func (f *fakeChat) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := f.session(b)
-	st := newFakeSSE(w)
+	st := newFakeSSE(r.Context(), w)
 	last := lastPosted(b.Messages)
 	var msg *fakeMessage
 	switch {
@@ -282,6 +283,7 @@ func (st *fakeSSE) answer(m *fakeMessage, prompt string) {
 
 // fakeSSE writes a UI message stream, each event in a different framing.
 type fakeSSE struct {
+	ctx   context.Context // the request's: done when the client goes away
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	n     int
@@ -289,14 +291,14 @@ type fakeSSE struct {
 	done  bool          // the client went away
 }
 
-func newFakeSSE(w http.ResponseWriter) *fakeSSE {
+func newFakeSSE(ctx context.Context, w http.ResponseWriter) *fakeSSE {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return &fakeSSE{w: w, rc: http.NewResponseController(w)}
+	return &fakeSSE{ctx: ctx, w: w, rc: http.NewResponseController(w)}
 }
 
 // chunk writes one chunk. Every few it uses CRLF or CR line ends, puts a
@@ -337,7 +339,12 @@ func (st *fakeSSE) streamed(m *fakeMessage, kind, id, text string) {
 	st.chunk(map[string]any{"type": kind + "-start", "id": id})
 	for _, w := range strings.SplitAfter(text, " ") {
 		if st.delay > 0 {
-			time.Sleep(st.delay)
+			select {
+			case <-time.After(st.delay):
+			case <-st.ctx.Done():
+				st.done = true
+				return
+			}
 		}
 		st.chunk(map[string]any{"type": kind + "-delta", "id": id, "delta": w})
 	}

@@ -12,7 +12,7 @@ import (
 const (
 	promptSlow  = "slow: please say hello"
 	promptEdit  = "think, plan, then edit mock.txt"
-	promptLong  = "slow slow: a long answer to cancel"
+	promptLong  = "slow: a long answer to cancel, which streams for about two seconds, one word at a time, so that the cancel lands while it streams even on a busy machine: one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
 	promptAfter = "and now a short one"
 	promptFail  = "now fail, please"
 )
