@@ -3,6 +3,8 @@ module github.com/acpbridge/acpbridge
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/coder/websocket v1.8.15
 	github.com/creachadair/jrpc2 v1.3.6
@@ -18,6 +20,7 @@ require (
 
 require (
 	github.com/creachadair/mds v0.31.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
 

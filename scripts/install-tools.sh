@@ -56,6 +56,15 @@
 #           @zed-industries/codex-acp), the "CXR" anchor, into
 #           .tools/zed-codex-acp (scripts/bench-agent.sh codex)
 #
+# Not installed by default, because it changes the machine, not .tools
+# (scripts/test.sh asks for it by name):
+#   chromium  Debian's chromium-headless-shell package (apt), the real
+#           browser serve/browser_test.go drives; apt-get installs it when
+#           it is missing and this script runs as root or with
+#           passwordless sudo, else it says how and fails. The path printed
+#           is the binary found ($CHROMIUM_BIN, then the PATH). Not pinned:
+#           Debian's security archive keeps only the newest build.
+#
 # With arguments, installs only the named tools, e.g.
 #   bash scripts/install-tools.sh zed-claude-adapter
 #
@@ -363,6 +372,70 @@ install_acp_codex_adapter() {
 	install_npm_tool @agentclientprotocol/codex-acp 2.6.0 codex-acp codex-acp
 }
 
+# chromium_path prints the headless Chromium the browser test would run:
+# $CHROMIUM_BIN, else the binary of Debian's package (its
+# /usr/bin/chromium-headless-shell is a script that runs it as a child),
+# else chromium-headless-shell on the PATH; nothing if there is none.
+chromium_path() {
+	if [[ -n ${CHROMIUM_BIN:-} ]]; then
+		echo "$CHROMIUM_BIN"
+		return
+	fi
+	local p
+	for p in /usr/lib/chromium/chromium-headless-shell "$(command -v chromium-headless-shell || true)"; do
+		[[ -n $p && -x $p ]] && {
+			echo "$p"
+			return
+		}
+	done
+	return 0
+}
+
+# as_root runs a command as root: directly when this script is root, else
+# through passwordless sudo; it fails, without asking for a password, when
+# neither can.
+as_root() {
+	if ((EUID == 0)); then
+		"$@"
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		sudo -n "$@"
+	else
+		return 1
+	fi
+}
+
+# install_chromium installs Debian's chromium-headless-shell with apt-get
+# unless a headless Chromium is already there (chromium_path), and prints
+# its path. apt's package, not a browser a tool downloads itself: it comes
+# from the distribution's archive (those downloads are not reachable
+# everywhere the tests run), with its libraries, and its security updates.
+install_chromium() {
+	local path
+	path=$(chromium_path)
+	if [[ -z $path ]]; then
+		if ! command -v apt-get >/dev/null; then
+			echo "install-tools: no headless Chromium here and no apt-get to install Debian's chromium-headless-shell; install Chromium (or Chrome) and set CHROMIUM_BIN to it" >&2
+			return 1
+		fi
+		echo "install-tools: installing chromium-headless-shell with apt-get" >&2
+		if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium-headless-shell >&2; then
+			as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2 &&
+				as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium-headless-shell >&2 || {
+				echo "install-tools: could not install chromium-headless-shell (this needs root or passwordless sudo): run" >&2
+				echo "install-tools:   sudo apt-get install chromium-headless-shell" >&2
+				echo "install-tools: or set CHROMIUM_BIN to a Chromium or Chrome" >&2
+				return 1
+			}
+		fi
+		path=$(chromium_path)
+	fi
+	[[ -n $path && -x $path ]] || {
+		echo "install-tools: chromium-headless-shell is installed but no binary was found (PATH, /usr/lib/chromium)" >&2
+		return 1
+	}
+	echo "$path"
+}
+
 # install_ai_sdk installs the AI SDK (ai 7.x; zod is its peer dependency)
 # into .tools/ai-sdk.
 install_ai_sdk() {
@@ -480,8 +553,9 @@ main() {
 			sandbox-agent) install_sandbox_agent ;;
 			ai-sdk) install_ai_sdk ;;
 			ag-ui) install_ag_ui ;;
+			chromium) install_chromium ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk, sandbox-agent, ai-sdk, ag-ui)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk, sandbox-agent, ai-sdk, ag-ui, chromium)" >&2
 				return 2
 				;;
 			esac

@@ -40,6 +40,10 @@
 //     UIMessages in and out; agui.go is AG-UI 1.0 (POST /ag-ui),
 //     agui_events.go its translation into events, agui_messages.go its
 //     messages in and out.
+//   - page.go, web/: the chat page at /, compiled in (plain ES modules, no
+//     build step): it chats over POST /api/chat as the AI SDK's useChat
+//     does; its browser tests drive it in headless Chromium
+//     (browser_test.go, pageflow_test.go).
 package serve
 
 import (

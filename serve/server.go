@@ -170,7 +170,7 @@ func (s *Server) Token() string { return s.token }
 
 // routes mounts the edges, one line each.
 func (s *Server) routes() {
-	s.mux.Handle("/", http.HandlerFunc(notFound))
+	s.mount("/", NewPageHandler(), nil) // the chat page; 404 for any other path no edge serves
 	// One registry of client connections for every edge, so that a session
 	// taken over on one transport is let go on the other.
 	reg := NewRegistry(Limits{}, s.log)
@@ -179,6 +179,17 @@ func (s *Server) routes() {
 	sandbox := s.opts.Sandbox
 	sandbox.Agents, sandbox.Logger = s.opts.Agents, s.log
 	s.mount("/v1/", NewSandboxHandler(reg, s.opts.Connector, sandbox), nil)
+	web := WebOptions{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
+	chat := NewChatHandler(s.opts.Connector, web)
+	for i, p := range ChatPatterns {
+		var close func()
+		if i == 0 {
+			close = chat.Close
+		}
+		s.mount(p, chat, close)
+	}
+	agui := NewAGUIHandler(s.opts.Connector, web)
+	s.mount(AGUIPattern, agui, agui.Close)
 }
 
 // mount routes pattern to h; closeAll, if not nil, ends the client

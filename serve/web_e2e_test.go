@@ -157,24 +157,12 @@ func envOf(env []string, name string) string {
 }
 
 // Behind acpbridge serve's own Server (its token, Host and Origin guard,
-// its shutdown), mounted as its routes mount the edges: the AI SDK's chat
+// its shutdown), as its routes mount the edges: the AI SDK's chat
 // core and AG-UI's HttpAgent run their exchanges with the token, and a
 // request without it is refused.
 func TestWebE2E_behindTheServer(t *testing.T) {
 	wb := startWebBridge(t)
 	s, stderr := newServer(t, Options{Connector: wb.connect, StateDir: t.TempDir()})
-	reg := NewRegistry(Limits{}, webLogger())
-	web := WebOptions{Registry: reg, StateDir: t.TempDir(), Cwd: t.TempDir(), Logger: webLogger()}
-	chat := NewChatHandler(wb.connect, web)
-	for i, p := range ChatPatterns {
-		closeAll := func() { reg.CloseAll(context.Background()); chat.Close() }
-		if i > 0 {
-			closeAll = nil
-		}
-		s.mount(p, chat, closeAll)
-	}
-	agui := NewAGUIHandler(wb.connect, web)
-	s.mount(AGUIPattern, agui, agui.Close)
 	r := start(t, s, stderr)
 
 	resp, _ := r.do(t, "GET", "/v1/sessions", nil)
