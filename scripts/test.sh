@@ -136,7 +136,8 @@ n=0
 fuzzers=()
 ((latest == 1)) || fuzzers=("./persist FuzzParseTranscript" "./acp FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
-	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite")
+	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite" \
+	"./serve FuzzParse" "./serve FuzzWebMessages")
 for target in "${fuzzers[@]}"; do
 	n=$((n + 1))
 	# shellcheck disable=SC2086 # two words: package and fuzzer
