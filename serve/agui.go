@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -172,33 +171,14 @@ func idleRun(c *chat, info aguiSegment, sessionID string) (*segment, *psession, 
 	return seg, nil, nil
 }
 
-// answerInterrupts answers the session's open asks that entries resume;
-// entries for asks that are gone are passed over, unless none is left:
-// errNoAsk.
+// answerInterrupts answers the session's open asks that entries resume
+// (see psession.answerAsks).
 func answerInterrupts(s *psession, entries []resumeEntry) error {
-	var gone []string
-	answered := 0
-	for _, e := range entries {
-		a := s.openAsk(e.InterruptID)
-		if a == nil {
-			gone = append(gone, e.InterruptID)
-			continue
-		}
-		out, err := resumeOutcome(a, e)
-		if err != nil {
-			return err
-		}
-		if err := s.answerAsk(a.id, out); err != nil {
-			gone = append(gone, a.id)
-			continue
-		}
-		answered++
+	answers := make([]askAnswer, len(entries))
+	for i, e := range entries {
+		answers[i] = askAnswer{id: e.InterruptID, outcome: func(a *ask) (sdk.RequestPermissionOutcome, error) { return resumeOutcome(a, e) }}
 	}
-	if answered == 0 {
-		return fmt.Errorf("%w: the interrupts %s (the turn ended, the ask timed out, or it was answered already)",
-			errNoAsk, strings.Join(gone, ", "))
-	}
-	return nil
+	return s.answerAsks("interrupts", answers)
 }
 
 // resumeOutcome is the permission outcome a resume entry gives.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -151,35 +150,20 @@ func hasApprovalAnswer(m uiMessageIn) bool {
 
 // answerApprovals answers the session's open asks that m's tool parts
 // answer: approved with the option optionIDs names for it, else the first
-// that allows; denied with the first that rejects. Parts answering asks
-// that are gone are passed over, unless none is left: errNoAsk.
+// that allows; denied with the first that rejects (see
+// psession.answerAsks).
 func answerApprovals(s *psession, m uiMessageIn, optionIDs map[string]string) error {
-	var gone []string
-	answered := 0
+	var answers []askAnswer
 	for _, p := range m.Parts {
 		if !p.isTool() || p.State != "approval-responded" || p.Approval == nil {
 			continue
 		}
-		a := s.openAsk(p.Approval.ID)
-		if a == nil {
-			gone = append(gone, p.Approval.ID)
-			continue
-		}
-		out, err := outcomeOf(a, p.Approval.Approved != nil && *p.Approval.Approved, optionIDs[a.id])
-		if err != nil {
-			return err
-		}
-		if err := s.answerAsk(a.id, out); err != nil {
-			gone = append(gone, a.id)
-			continue
-		}
-		answered++
+		approved := p.Approval.Approved != nil && *p.Approval.Approved
+		answers = append(answers, askAnswer{id: p.Approval.ID, outcome: func(a *ask) (sdk.RequestPermissionOutcome, error) {
+			return outcomeOf(a, approved, optionIDs[a.id])
+		}})
 	}
-	if answered == 0 {
-		return fmt.Errorf("%w: the approval answers %s (the turn ended, the ask timed out, or it was answered already)",
-			errNoAsk, strings.Join(gone, ", "))
-	}
-	return nil
+	return s.answerAsks("approval answers", answers)
 }
 
 // outcomeOf is the permission outcome for an approval: the option

@@ -246,6 +246,42 @@ func (s *psession) request(ctx context.Context, req sdk.RequestPermissionRequest
 	return sdk.NewRequestPermissionOutcomeCancelled()
 }
 
+// askAnswer is a web client's answer to one ask: its id, and the outcome
+// it gives the ask.
+type askAnswer struct {
+	id      string
+	outcome func(*ask) (sdk.RequestPermissionOutcome, error)
+}
+
+// answerAsks answers the session's open asks; answers to asks that are
+// gone are passed over, unless none is left: errNoAsk, saying which
+// (what names them, for the client).
+func (s *psession) answerAsks(what string, answers []askAnswer) error {
+	var gone []string
+	answered := 0
+	for _, ans := range answers {
+		a := s.openAsk(ans.id)
+		if a == nil {
+			gone = append(gone, ans.id)
+			continue
+		}
+		out, err := ans.outcome(a)
+		if err != nil {
+			return err
+		}
+		if err := s.answerAsk(a.id, out); err != nil {
+			gone = append(gone, a.id)
+			continue
+		}
+		answered++
+	}
+	if answered == 0 {
+		return fmt.Errorf("%w: the %s %s (the turn ended, the ask timed out, or it was answered already)",
+			errNoAsk, what, strings.Join(gone, ", "))
+	}
+	return nil
+}
+
 // answerAsk answers the open ask with id.
 func (s *psession) answerAsk(id string, out sdk.RequestPermissionOutcome) error {
 	s.mu.Lock()
