@@ -73,7 +73,7 @@ func (c *conn) start(r io.Reader, w io.Writer) stream {
 	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
 	in.own = c.own
 	sc := sdk.NewAgentSideConnection(c, out, in)
-	sc.SetLogger(slog.New(quieter{c.log.Handler()}))
+	sc.SetLogger(QuietSDK(c.log))
 	c.bc.SetClient(client{sc, out, c.own})
 	return stream{in, out, sc}
 }
@@ -339,8 +339,12 @@ func deref(p *string) string {
 	return *p
 }
 
-// quieter passes the SDK's warnings and errors on, and its chatter (such as
-// "connection closed" at every exit) only at debug level.
+// QuietSDK is log for an acp-go-sdk connection (SetLogger): it passes the
+// SDK's warnings and errors on, and its chatter (such as "connection
+// closed" at every exit) only at debug level.
+func QuietSDK(log *slog.Logger) *slog.Logger { return slog.New(quieter{log.Handler()}) }
+
+// quieter is QuietSDK's handler.
 type quieter struct{ slog.Handler }
 
 func (q quieter) Handle(ctx context.Context, r slog.Record) error {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 )
 
@@ -114,26 +113,3 @@ func randomID() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-// quietHandler passes the SDK's warnings and errors on, and its chatter
-// (a "connection closed" at every end) only at debug level.
-type quietHandler struct{ slog.Handler }
-
-func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level < slog.LevelWarn {
-		r.Level = slog.LevelDebug
-	}
-	if !q.Handler.Enabled(ctx, r.Level) {
-		return nil
-	}
-	return q.Handler.Handle(ctx, r)
-}
-
-func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return q.Handler.Enabled(ctx, min(l, slog.LevelDebug)) || q.Handler.Enabled(ctx, l)
-}
-
-func (q quietHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return quietHandler{q.Handler.WithAttrs(as)}
-}
-func (q quietHandler) WithGroup(g string) slog.Handler { return quietHandler{q.Handler.WithGroup(g)} }
