@@ -296,11 +296,22 @@ func (t *uiStream) ask(a *ask) []any {
 	}
 	out = append(out,
 		uiChunk{Type: "tool-approval-request", ApprovalID: a.id, ToolCallID: string(tc.ToolCallId),
-			ApprovalDescriptor: map[string]any{"title": tool.title, "options": a.req.Options}},
+			ApprovalDescriptor: approvalDescriptor(tool.title, a.req)},
 		uiChunk{Type: "finish-step"},
 		uiChunk{Type: "finish", FinishReason: "tool-calls"},
 		sseDone{})
 	return out
+}
+
+// approvalDescriptor says what an approval is for: the tool call's title,
+// the ask's options, and the call's content (an edit's diff), so that a
+// client can show what it approves before it does.
+func approvalDescriptor(title string, req sdk.RequestPermissionRequest) map[string]any {
+	d := map[string]any{"title": title, "options": req.Options}
+	if len(req.ToolCall.Content) > 0 {
+		d["content"] = req.ToolCall.Content
+	}
+	return d
 }
 
 // end ends the turn: its tool calls still open, the step, and the message
