@@ -83,3 +83,37 @@ func KillTree(pid int) {
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 }
+
+// MemoryOf is what pid holds, from /proc/PID/smaps_rollup; false if it
+// can't be read (pid gone, or another user's).
+func MemoryOf(pid int) (Memory, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return Memory{}, false
+	}
+	var m Memory
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "Rss" && k != "Pss") {
+			continue
+		}
+		kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if k == "Rss" {
+			m.RSS = kib << 10
+		} else {
+			m.PSS = kib << 10
+		}
+	}
+	return m, true
+}
+
+// TreeMemory is what pid and every process under it hold together.
+func TreeMemory(pid int) Memory {
+	var total Memory
+	for _, p := range append([]int{pid}, Descendants(pid)...) {
+		if m, ok := MemoryOf(p); ok {
+			total = total.Add(m)
+		}
+	}
+	return total
+}

@@ -33,6 +33,7 @@ type Backend struct {
 	models   agentkit.Lazy[[]modelDoc]   // model/list
 	spare    agentkit.Spare[spareThread] // a thread started by Warm, by directory
 	warming  agentkit.Tasks              // Warm's; Close waits for them
+	fallback agentkit.Fallback           // the shared app-server could not be had
 }
 
 // spareThread is a thread started ahead of need in the bridge's directory,
@@ -222,10 +223,15 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	return srv, nil
 }
 
-// open starts the app-server on stdio, or connects to the shared one.
+// open connects to the shared app-server, or starts one on stdio: when
+// not shared, or when the shared one can't be had (saying so once).
 func (b *Backend) open(ctx context.Context, path string, args []string) (agentkit.Link, channel.Channel, error) {
 	if b.Shared() > 0 {
-		return b.attend(ctx, path, args)
+		l, ch, err := b.attend(ctx, path, args)
+		if err == nil || ctx.Err() != nil {
+			return l, ch, err
+		}
+		b.fallback.Warn(b.Log(), "codex app-server", err)
 	}
 	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.Env()})
 	if err != nil {
@@ -388,10 +394,15 @@ func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "lo
 // environment, or the login `codex login` keeps in CODEX_HOME.
 func (b *Backend) Login() agent.Login {
 	env := b.Env()
-	home := agentkit.EnvValue(env, "CODEX_HOME")
-	if home == "" {
-		home = filepath.Join(agentkit.HomeOf(env), ".codex")
-	}
-	return agentkit.LoginFrom(env, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, []string{filepath.Join(home, "auth.json")},
+	return agentkit.LoginFrom(env, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, []string{filepath.Join(codexHome(env), "auth.json")},
 		"run `codex login`, or set OPENAI_API_KEY (a provider in config.toml may need neither)")
+}
+
+// codexHome is where codex keeps its login and config.toml, by the
+// environment env: $CODEX_HOME, else ~/.codex.
+func codexHome(env []string) string {
+	if home := agentkit.EnvValue(env, "CODEX_HOME"); home != "" {
+		return home
+	}
+	return filepath.Join(agentkit.HomeOf(env), ".codex")
 }

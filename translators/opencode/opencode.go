@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ type Backend struct {
 	sessions agentkit.Registry[*session] // by OpenCode session id
 	cat      agentkit.Lazy[*catalog]     // agents and models
 	warming  agentkit.Tasks              // Warm's; Close waits for them
+	fallback agentkit.Fallback           // the shared server could not be had
 }
 
 var _ agent.Backend = (*Backend)(nil)
@@ -110,13 +112,9 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := startServer
-	if b.Shared() > 0 {
-		start = b.attend
-	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	l, base, password, err := start(ctx, path, b.Args(), b.Env())
+	l, base, password, err := b.serve(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +124,20 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	}
 	b.Log().Debug("opencode serve ready", "pid", l.Pid(), "url", base, "shared", b.Shared() > 0)
 	return srv, nil
+}
+
+// serve takes a lease on the shared opencode serve, or starts one of the
+// bridge's own: when not shared, or when the shared one can't be had
+// (saying so once).
+func (b *Backend) serve(ctx context.Context, path string) (agentkit.Link, *url.URL, string, error) {
+	if b.Shared() > 0 {
+		l, base, password, err := b.attend(ctx, path, b.Args(), b.Env())
+		if err == nil || ctx.Err() != nil {
+			return l, base, password, err
+		}
+		b.fallback.Warn(b.Log(), "opencode serve", err)
+	}
+	return startServer(ctx, path, b.Args(), b.Env())
 }
 
 // gone ends the turns running on a server that died; the next prompt
