@@ -73,7 +73,7 @@ func lentExit(r *bufio.Reader) error {
 	}
 	switch {
 	case err != nil || a.Exit == nil:
-		return fmt.Errorf("the spares server that lent it went away (%v)", err)
+		return fmt.Errorf("the shared spares server that lent it went away (%v)", err)
 	case *a.Exit != "":
 		return errors.New(*a.Exit)
 	}

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -630,4 +631,19 @@ func TestE2E_slashCommand(t *testing.T) {
 	if !strings.Contains(string(body), "Say hello to the team please") {
 		t.Errorf("the model request lacks the command's prompt: %.2000s", body)
 	}
+}
+
+// TestE2E_noDaemonFallsBack: with its daemons' directory read-only, a
+// bridge runs its own claude (see editortest.CheckNoDaemon).
+func TestE2E_noDaemonFallsBack(t *testing.T) {
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	editortest.CheckNoDaemon(t, editortest.NoDaemon{
+		Backend: func(root string, log *slog.Logger) agent.Backend {
+			env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute, Logger: log})
+		},
+		Dir: t.TempDir,
+	})
 }

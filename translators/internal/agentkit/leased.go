@@ -79,6 +79,9 @@ func (l *Leased) Stop() {
 // Pid is the server's process.
 func (l *Leased) Pid() int { return l.lease.Pid() }
 
+// Keeper is the process of the daemon's keeper.
+func (l *Leased) Keeper() int { return l.lease.Keeper() }
+
 // Fallback is a backend's note that the daemon of its shared server (or
 // spares) could not be had, so that the bridge says so once and runs its
 // own instead.
