@@ -245,7 +245,7 @@ func config(o *options, log *slog.Logger) (bridge.Config, error) {
 	if err := sharedTime(o, log); err != nil {
 		return bridge.Config{}, err
 	}
-	all := append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries}), named...)
+	all := append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries, Catalogs: catalogDir()}), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
 		o.agent = autoAgent(bs)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -57,4 +58,18 @@ func parseShared(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("want a duration such as 10m, or 0 for off")
 	}
 	return d, nil
+}
+
+// catalogDir is where backends keep the last catalog of models and
+// options their servers gave (agentkit.Options.Catalogs), so that a
+// session/new answers before the server has started: acpbridge/catalogs
+// in the user's cache directory ($XDG_CACHE_HOME, else ~/.cache; on
+// macOS ~/Library/Caches, on Windows %LocalAppData%). "" if there is
+// none: every session/new then waits for its server's catalog.
+func catalogDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "acpbridge", "catalogs")
 }

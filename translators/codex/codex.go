@@ -69,10 +69,13 @@ func (b *Backend) Info() agent.Info {
 	return info
 }
 
-// Open waits for the server and its models (started by Warm, or here by
-// the first session), so that the session's options are complete, then
-// starts the thread (or resumes opts.NativeID, or forks opts.ForkOf) in
-// the background.
+// Open offers the models the server listed, or, until it has, those it
+// listed last time (kept on disk, Options.Catalogs); with neither, it
+// waits for the server and its models (started by Warm, or here by the
+// first session), so that the session's options are complete. It starts
+// the thread (or resumes opts.NativeID, or forks opts.ForkOf) in the
+// background, where a session opened on the models kept on disk checks
+// them against the server's.
 func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -80,12 +83,39 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 	if _, err := mcpConfig(opts.MCPServers); err != nil {
 		return nil, err
 	}
-	if err := b.catalog(ctx); err != nil {
+	docs, kept, err := b.sessionModels(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s := newSession(ctx, b, opts, ev)
-	s.tasks.Go(func() { s.connect() })
+	s := newSession(ctx, b, docs, opts, ev)
+	s.tasks.Go(func() { s.connect(kept) })
 	return s, nil
+}
+
+// sessionModels are the models a new session offers: the server's, or
+// those it listed last time (kept), or, with neither, the server's once
+// it has listed them.
+func (b *Backend) sessionModels(ctx context.Context) (docs []modelDoc, kept bool, err error) {
+	if docs, ok := b.models.Peek(); ok {
+		return docs, false, nil
+	}
+	if agentkit.LoadCatalog(b.catalogFile(), &docs) {
+		return docs, true, nil
+	}
+	if err := b.catalog(ctx); err != nil {
+		return nil, false, err
+	}
+	return b.modelDocs(), false, nil
+}
+
+// catalogFile is where the models of this configuration are kept.
+func (b *Backend) catalogFile() string {
+	path, err := b.Find()
+	if err != nil {
+		return ""
+	}
+	env := b.Env()
+	return b.CatalogFile(path, b.serverArgs(), env, agentkit.Contents(filepath.Join(codexHome(env), "config.toml")))
 }
 
 // Warm starts the server in the background, then asks for its models and,
@@ -159,7 +189,9 @@ func (b *Backend) catalog(ctx context.Context) error {
 		}
 		if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
 			b.Log().Warn("listing codex models", "err", err)
+			return nil, nil
 		}
+		b.SaveCatalog(b.catalogFile(), res.Data)
 		return res.Data, nil
 	})
 	return err
@@ -190,8 +222,8 @@ type server struct {
 	cli *jrpc2.Client
 }
 
-// start runs `codex app-server` (with the plan tool on, so that turns can
-// report plans), or connects to the shared one, and does the handshake.
+// start runs `codex app-server` (serverArgs), or connects to the shared
+// one, and does the handshake.
 func (b *Backend) start(ctx context.Context) (*server, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -199,8 +231,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := b.Args("app-server", "-c", "tools.update_plan={enabled=true}")
-	l, ch, err := b.open(ctx, path, args)
+	l, ch, err := b.open(ctx, path, b.serverArgs())
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +252,12 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	}
 	b.Log().Debug("codex app-server ready", "shared", b.Shared() > 0)
 	return srv, nil
+}
+
+// serverArgs is the app-server's command line, with the plan tool on, so
+// that turns can report plans.
+func (b *Backend) serverArgs() []string {
+	return b.Args("app-server", "-c", "tools.update_plan={enabled=true}")
 }
 
 // open connects to the shared app-server, or starts one on stdio: when

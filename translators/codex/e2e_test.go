@@ -605,3 +605,25 @@ func TestE2E_noDaemonFallsBack(t *testing.T) {
 		Dir: t.TempDir,
 	})
 }
+
+// TestE2E_keptCatalog: session/new answers from the models kept on disk,
+// then offers the server's (see editortest.CheckKeptCatalog).
+func TestE2E_keptCatalog(t *testing.T) {
+	w := newWorld(t)
+	editortest.CheckKeptCatalog(t, editortest.KeptCatalog{
+		Backend: func(catalogs string) agent.Backend {
+			return New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome), Catalogs: catalogs})
+		},
+		Dir: t.TempDir,
+		Stale: func(t *testing.T, file, model string) {
+			var docs []modelDoc
+			if !agentkit.LoadCatalog(file, &docs) {
+				t.Fatalf("no catalog in %s", file)
+			}
+			b, _ := json.Marshal(append(docs, modelDoc{ID: model, Model: model}))
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+}

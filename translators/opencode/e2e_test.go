@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -542,5 +543,29 @@ func TestE2E_noDaemonFallsBack(t *testing.T) {
 			return New(Options{Path: w.bin, Env: env, Shared: time.Minute, Logger: log})
 		},
 		Dir: func() string { return workspace(t) },
+	})
+}
+
+// TestE2E_keptCatalog: session/new answers from the catalog kept on disk,
+// then offers the server's (see editortest.CheckKeptCatalog).
+func TestE2E_keptCatalog(t *testing.T) {
+	t.Parallel() // servers of its own
+	w := newWorld(t)
+	editortest.CheckKeptCatalog(t, editortest.KeptCatalog{
+		Backend: func(catalogs string) agent.Backend {
+			return New(Options{Path: w.bin, Env: fakechat.Env(w.home, fakechat.ConfigPath(w.home)), Catalogs: catalogs})
+		},
+		Dir: func() string { return workspace(t) },
+		Stale: func(t *testing.T, file, model string) {
+			var k keptCatalog
+			if !agentkit.LoadCatalog(file, &k) {
+				t.Fatalf("no catalog in %s", file)
+			}
+			k.Models = append(k.Models, keptModel{Ref: model, Name: model})
+			b, _ := json.Marshal(k)
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }

@@ -52,10 +52,13 @@ func (b *Backend) Info() agent.Info {
 	return info
 }
 
-// Open waits for the server and its catalog (started by Warm, or here by
-// the first session), so that the session's options are complete, then
-// creates, forks (opts.ForkOf) or checks the OpenCode session in the
-// background.
+// Open offers the server's catalog, or, until it has been read, the one
+// it gave last time (kept on disk, Options.Catalogs); with neither, it
+// waits for the server and its catalog (started by Warm, or here by the
+// first session), so that the session's options are complete. It creates,
+// forks (opts.ForkOf) or checks the OpenCode session in the background,
+// where a session opened on the catalog kept on disk checks it against
+// the server's.
 func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -67,13 +70,41 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 	if err != nil {
 		return nil, err
 	}
-	cat, err := b.catalog(ctx, opts.Cwd)
+	cat, kept, err := b.sessionCatalog(ctx, opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	s := newSession(ctx, b, cat, opts, mcp, ev)
-	s.tasks.Go(s.connect)
+	s.tasks.Go(func() { s.connect(kept) })
 	return s, nil
+}
+
+// sessionCatalog is the catalog a new session in dir offers: the
+// server's, or the one it gave last time (kept on disk,
+// Options.Catalogs), or, with neither, the server's once it is read for
+// dir.
+func (b *Backend) sessionCatalog(ctx context.Context, dir string) (cat *catalog, kept bool, err error) {
+	if cat, ok := b.cat.Peek(); ok {
+		return cat, false, nil
+	}
+	var k keptCatalog
+	if agentkit.LoadCatalog(b.catalogFile(), &k) {
+		return k.catalog(), true, nil
+	}
+	cat, err = b.catalog(ctx, dir)
+	return cat, false, err
+}
+
+// catalogFile is where the catalog of this configuration is kept. Like
+// the bridge, which reads its catalog once, for its first directory, it
+// leaves out what a project's own config may add.
+func (b *Backend) catalogFile() string {
+	path, err := b.Find()
+	if err != nil {
+		return ""
+	}
+	env := b.Env()
+	return b.CatalogFile(path, serveArgs(b.Args()), env, agentkit.Contents(configFiles(env)...))
 }
 
 // Warm starts the server and reads its catalog for the bridge's
@@ -102,7 +133,11 @@ func (b *Backend) catalog(ctx context.Context, dir string) (*catalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		return readCatalog(ctx, srv, dir)
+		cat, err := readCatalog(ctx, srv, dir)
+		if err == nil {
+			b.SaveCatalog(b.catalogFile(), cat.kept())
+		}
+		return cat, err
 	})
 }
 

@@ -31,6 +31,11 @@ type Options struct {
 	// that runs a process per session (claude) has its spare processes
 	// kept by such a daemon (SharedSpares).
 	Shared time.Duration
+	// Catalogs, if not "", is the directory where a backend keeps the
+	// last catalog of models and options its server gave, per
+	// configuration, so that a session/new answers before the server
+	// has started (see CatalogFile).
+	Catalogs string
 	// Retries is how many retries of a failed model request an agent may
 	// report in one turn before the bridge gives up on the turn with the
 	// provider's error; 0 means DefaultRetries.
