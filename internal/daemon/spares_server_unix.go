@@ -99,10 +99,29 @@ func (s *spareServer) serve(ctx context.Context, conn *net.UnixConn) {
 	p, ok := s.pool.take(ask.spec().Kind())
 	if !ok {
 		writeAnswer(conn, spareAnswer{None: true}, nil)
-		s.pool.warm(ask.spec()) // for the next take
+		s.refill(ctx, ask.spec())
 		return
 	}
 	s.lend(ctx, conn, p, ask)
+}
+
+// refillDelay is how long after a take the server starts the next spare
+// of its kind: not at once, beside the agent the bridge has just taken
+// (or started itself, when there was none) and is starting its first
+// turn on, which would share the CPU with a second agent's start-up
+// (most of a second of CPU for Claude Code).
+const refillDelay = time.Second
+
+// refill starts the next spare of s's kind, refillDelay from now (unless
+// the server stops first).
+func (sv *spareServer) refill(ctx context.Context, s proc.Spec) {
+	t := time.NewTimer(refillDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		sv.pool.warm(s)
+	case <-ctx.Done():
+	}
 }
 
 // readAsk reads a bridge's request, within ioTimeout.
@@ -123,15 +142,26 @@ func readAsk(conn *net.UnixConn) (spareAsk, error) {
 	return ask, nil
 }
 
-// lend hands p to the bridge on conn, starts the next spare of its kind,
-// and tells the bridge when p exits (unless the server stops first: ctx).
+// lend hands p to the bridge on conn, starts the next spare of its kind
+// (refillDelay later, or when p exits if that comes first), and tells the
+// bridge when p exits (unless the server stops first: ctx).
 func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Process, ask spareAsk) {
 	files := p.Lend()
 	err := writeAnswer(conn, spareAnswer{Pid: p.Pid()}, files)
 	closeAll(files) // the bridge's now, or nobody's: p ends at its stdin's end
-	s.pool.warm(ask.spec())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge spares: lending %s (pid %d): %v\n", ask.Path, p.Pid(), err)
+		s.pool.warm(ask.spec())
+		return
+	}
+	refill := time.NewTimer(refillDelay)
+	defer refill.Stop()
+	select {
+	case <-refill.C:
+		s.pool.warm(ask.spec())
+	case <-p.Done():
+		s.pool.warm(ask.spec())
+	case <-ctx.Done():
 		return
 	}
 	select {

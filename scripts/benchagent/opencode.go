@@ -22,7 +22,7 @@ const (
 // -only.
 const nameAnchor = "opencode-acp"
 
-var opencodeAgentOrder = []string{benchkit.NameBridge, benchkit.NameShared, nameAnchor}
+var opencodeAgentOrder = []string{benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn, nameAnchor}
 
 // opencodeOptions are benchagent opencode's flags.
 type opencodeOptions struct {
@@ -36,13 +36,13 @@ type opencodeOptions struct {
 type opencodeAgent struct {
 	benchkit.Agent
 	// shared, if set, is the one HOME of every run, as a user's bridges
-	// have: acpbridge --shared's daemon is per HOME. Its model requests
-	// are under opencodeSharedPrefix.
+	// have: acpbridge's daemon is per HOME. Its model requests are under
+	// opencodeSharedPrefix.
 	shared *benchkit.Shared
 }
 
-// opencodeSharedPrefix is where acpbridge-shared's model requests go.
-const opencodeSharedPrefix = "/" + benchkit.NameShared
+// opencodeSharedPrefix is where acpbridge's model requests go.
+const opencodeSharedPrefix = "/" + benchkit.NameBridge
 
 // opencodeResult is one run's measurements.
 type opencodeResult struct {
@@ -55,11 +55,11 @@ type opencodeResult struct {
 // opencodeBench is a run of benchagent opencode: the pinned opencode,
 // the agents, and the fake Chat Completions API.
 type opencodeBench struct {
-	o                      opencodeOptions
-	ocPath, ocReal         string
-	ocVersion              string
-	bridge, shared, anchor opencodeAgent
-	srv                    *fakechat.Server
+	o                         opencodeOptions
+	ocPath, ocReal            string
+	ocVersion                 string
+	cold, own, shared, anchor opencodeAgent // shared: acpbridge
+	srv                       *fakechat.Server
 }
 
 // opencodeRun is benchagent opencode; it returns the exit status.
@@ -75,7 +75,7 @@ func opencodeRun(args []string) int {
 	}
 	// A failed acpbridge run is a bug to look at; the anchor is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	return benchkit.Run[opencodeAgent, opencodeResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameShared)
+	return benchkit.Run[opencodeAgent, opencodeResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn)
 }
 
 // parseOpencodeOptions parses the flags and sets benchkit.PSSEvery; if
@@ -102,29 +102,30 @@ func parseOpencodeOptions(args []string) (o opencodeOptions, status int, ok bool
 }
 
 // newOpencodeBench finds the opencode binary, describes the agents and
-// starts the fake; with acpbridge-shared selected, it makes its HOME.
+// starts the fake; with acpbridge selected, it makes its HOME.
 func newOpencodeBench(o opencodeOptions) (*opencodeBench, error) {
 	ocPath, ocReal, err := benchkit.Executable(o.opencode)
 	if err != nil {
 		return nil, fmt.Errorf("no opencode binary at %q (run scripts/install-tools.sh opencode): %v", o.opencode, err)
 	}
 	b := &opencodeBench{o: o, ocPath: ocPath, ocReal: ocReal, ocVersion: opencodeVersionOf(ocPath)}
-	b.bridge = opencodeAgent{Agent: benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)}
+	b.cold = opencodeAgent{Agent: benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)}
+	b.own = opencodeAgent{Agent: b.cold.Own()}
 	b.anchor = opencodeAgent{Agent: benchkit.Agent{Name: nameAnchor, Argv: []string{ocPath, "acp", "--cwd", "CWD"},
 		Version: "opencode " + b.ocVersion, Anchor: true}}
 	b.srv = fakechat.New(fakechat.Directives())
-	if o.Selects(benchkit.NameShared) {
+	if o.Selects(benchkit.NameBridge) {
 		sh, err := newOpencodeShared(b.srv)
 		if err != nil {
 			b.srv.Close()
 			return nil, err
 		}
-		b.shared = opencodeAgent{Agent: b.bridge.AsShared(sh), shared: sh}
+		b.shared = opencodeAgent{Agent: b.cold.AsShared(sh), shared: sh}
 	}
 	return b, nil
 }
 
-// newOpencodeShared makes the HOME of acpbridge-shared's runs, its model
+// newOpencodeShared makes the HOME of acpbridge's runs, its model
 // requests under opencodeSharedPrefix.
 func newOpencodeShared(srv *fakechat.Server) (*benchkit.Shared, error) {
 	sh, err := benchkit.NewShared("benchopencode-shared-")
@@ -138,7 +139,7 @@ func newOpencodeShared(srv *fakechat.Server) (*benchkit.Shared, error) {
 	return sh, nil
 }
 
-// Shared is acpbridge-shared, if it runs.
+// Shared is acpbridge (its daemons running), if it runs.
 func (b *opencodeBench) Shared() (opencodeAgent, bool) { return b.shared, b.shared.shared != nil }
 
 // Close stops the shared daemon and the fake.
@@ -150,7 +151,7 @@ func (b *opencodeBench) Close() {
 // Agents are the agents to run, in order.
 func (b *opencodeBench) Agents() []opencodeAgent {
 	var agents []opencodeAgent
-	for _, a := range []opencodeAgent{b.bridge, b.shared, b.anchor} {
+	for _, a := range []opencodeAgent{b.shared, b.cold, b.own, b.anchor} {
 		if b.o.Selects(a.Name) {
 			agents = append(agents, a)
 		}
@@ -162,11 +163,13 @@ func (b *opencodeBench) Agents() []opencodeAgent {
 func (b *opencodeBench) Header() {
 	fmt.Printf("opencode:      %s (%s), run by both agents\n", b.ocReal, b.ocVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", b.srv.URL, fakechat.ModelRef)
-	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", b.o.Acpbridge, b.bridge.Version, b.ocPath)
+	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", b.o.Acpbridge, b.cold.Version, b.ocPath)
 	if b.shared.shared != nil {
-		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
-			benchkit.NameShared+":", strings.Join(b.shared.Argv, " "))
+		fmt.Printf("%-14s %s, default flags, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
+			benchkit.NameBridge+":", strings.Join(b.shared.Argv, " "))
 	}
+	fmt.Printf("%-14s default flags, each run a new HOME, its daemon started by the run\n", benchkit.NameCold+":")
+	fmt.Printf("%-14s %s\n", benchkit.NameOwn+":", strings.Join(b.own.Argv, " "))
 	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(b.anchor.Argv, " "), "CWD", "<run cwd>"), b.anchor.Version)
 	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
 		b.o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(b.o.pssEvery, 1))*benchkit.SampleEvery)
@@ -248,12 +251,16 @@ func opencodeCheckAnswer(prompt, text string) error {
 
 // opencodeTableNote explains the table's ratios.
 const opencodeTableNote = `
-anchor/bridge is opencode-acp's median over acpbridge's. acpbridge starts ` + "`opencode serve`" + ` and reads its
-catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its
-in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp
-"agent process alone" is the opencode process itself, and the tree minus it is any helper it spawned.
-acpbridge-shared is acpbridge --shared on a daemon opencode serve already running (started by a run not
-counted): its memory columns leave the daemon out, which all of a user's bridges share.
+anchor/bridge is opencode-acp's median over acpbridge's. acpbridge is its default flags on a daemon
+opencode serve already running (started by a run not counted), as for every bridge of a user but the first
+in --shared's time: its memory columns leave the daemon out, which all of a user's bridges share (its idle
+memory is below the table). acpbridge-cold is the default flags with nothing running yet (the run starts
+the daemon, which its memory leaves out too); acpbridge-own is --shared=0, a server of the bridge's own.
+acpbridge answers session/new from the catalog kept on disk, or, when there is none (every run of -cold
+and -own has a new HOME), waits for the server and its catalog, which it starts reading at initialize;
+opencode-acp starts its in-process server inside initialize. So compare start → end of turn 1, not its
+parts. For opencode-acp "agent process alone" is the opencode process itself, and the tree minus it is
+any helper it spawned.
 `
 
 // Report prints the notes, the table of results and what each agent's
@@ -267,9 +274,10 @@ func (b *opencodeBench) Report(results map[string][]opencodeResult) {
 		Agents:  opencodeAgentOrder,
 		Results: results,
 		Ratios: []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: benchkit.NameBridge},
-			{Title: "anchor/shared", Num: nameAnchor, Den: benchkit.NameShared}},
-		Width: 24,
+			{Title: "anchor/cold", Num: nameAnchor, Den: benchkit.NameCold}, {Title: "anchor/own", Num: nameAnchor, Den: benchkit.NameOwn}},
+		Width: 16,
 	}.Print(os.Stdout)
+	b.shared.shared.PrintDaemons(os.Stdout)
 	fmt.Print(opencodeTableNote)
 	benchkit.PrintRuns(opencodeAgentOrder, results, func(r opencodeResult) []string { return r.userAgents })
 	fmt.Println()

@@ -211,6 +211,10 @@ func TestE2E_sharedSpares(t *testing.T) {
 			t.Fatal(err)
 		}
 		server := daemonServer(t, root)
+		// The daemon starts the next spare a moment after a take.
+		for deadline := time.Now().Add(10 * time.Second); len(in(server)) < 2 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		mine, daemons = in(os.Getpid()), in(server)
 		e.Stop()
 		return mine, daemons

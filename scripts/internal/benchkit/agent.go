@@ -35,8 +35,8 @@ type Bench[A Candidate, R Outcome] interface {
 	Header()
 	// Agents are the agents to run, in order.
 	Agents() []A
-	// Shared is acpbridge-shared, if it runs: a run of it that is not
-	// counted starts its daemon first.
+	// Shared is acpbridge (its daemons running), if it runs: a run of it
+	// that is not counted starts its daemons first.
 	Shared() (a A, ok bool)
 	// RunOnce runs a once, its fake model requests under prefix, and
 	// returns its measurements.
@@ -62,29 +62,46 @@ func Run[A Candidate, R Outcome](o Options, b Bench[A, R], e2e bool, must ...str
 	return Status(results, must...)
 }
 
-// The names of acpbridge's columns, in every benchmark.
+// The names of acpbridge's columns, in every benchmark:
+//
+//	acpbridge       its default flags, its daemons already running (started
+//	                by a run not counted), as for every bridge of a user but
+//	                the first in --shared's time: one HOME and project for
+//	                every run (a Shared)
+//	acpbridge-cold  its default flags, nothing running yet: each run a new
+//	                HOME and project, and daemons of its own that it starts
+//	                and that are stopped after it (DaemonsOfTheRun)
+//	acpbridge-own   --shared=0: each run a new HOME and project, its servers
+//	                its own
 const (
 	NameBridge = "acpbridge"
-	NameShared = "acpbridge-shared"
+	NameCold   = "acpbridge-cold"
+	NameOwn    = "acpbridge-own"
 )
 
 // Bridge is o.Acpbridge as the agent named agent, running the CLI at
-// cli, which the environment variable env tells it.
+// cli, which the environment variable env tells it: acpbridge-cold.
 func Bridge(o Options, agent, env, cli string) Agent {
 	return Agent{
-		Name:    NameBridge,
+		Name:    NameCold,
 		Argv:    []string{o.Acpbridge, "--agent", agent, "--state-dir", "STATE"},
-		Env:     []string{env + "=" + cli},
+		Env:     []string{env + "=" + cli, DaemonsOfTheRun},
 		Version: CommandLine(os.Environ(), o.Acpbridge, "--version"),
 	}
 }
 
-// AsShared is a, acpbridge, as acpbridge-shared: with SharedFlag, and
-// with the environment that names sh's daemons.
+// Own is a, acpbridge-cold, as acpbridge-own: with --shared=0.
+func (a Agent) Own() Agent {
+	a.Name = NameOwn
+	a.Argv = append(slices.Clone(a.Argv), "--shared=0")
+	return a
+}
+
+// AsShared is a, acpbridge-cold, as acpbridge: with the environment that
+// names sh's daemons.
 func (a Agent) AsShared(sh *Shared) Agent {
-	a.Name = NameShared
-	a.Argv = append(slices.Clone(a.Argv), SharedFlag)
-	a.Env = append(slices.Clone(a.Env), sh.Env())
+	a.Name = NameBridge
+	a.Env = append(slices.DeleteFunc(slices.Clone(a.Env), func(kv string) bool { return kv == DaemonsOfTheRun }), sh.Env())
 	return a
 }
 
@@ -99,11 +116,11 @@ func (o Options) Failf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, o.Program+": "+format+"\n", args...)
 }
 
-// StartDaemon does the run of acpbridge-shared that starts its daemon, as
-// a user's first bridge does, and that is not counted: run with the
-// prefix "/acpbridge-shared-0". It says on stderr if the run failed.
+// StartDaemon does the run of acpbridge that starts its daemons, as a
+// user's first bridge does, and that is not counted: run with the prefix
+// "/acpbridge-0". It says on stderr if the run failed.
 func StartDaemon[R Outcome](o Options, run func(prefix string) R) (ok bool) {
-	if err := run("/" + NameShared + "-0").Base().Err; err != nil {
+	if err := run("/" + NameBridge + "-0").Base().Err; err != nil {
 		o.Failf("the run that starts the shared daemon failed: %v", err)
 		return false
 	}

@@ -28,6 +28,8 @@ type SharedSpares struct {
 	ctx    context.Context // ends at Close; set with ready
 	cancel context.CancelFunc
 
+	warming map[string]chan struct{} // by proc.Spec.Kind: closed once the daemon has the spare Warm asked for
+
 	tasks    Tasks // attending and warming; Close waits for them
 	fallback Fallback
 }
@@ -83,8 +85,9 @@ func (s *SharedSpares) lease1(ctx context.Context, sp proc.Spec) (*daemon.Lease,
 // Warm has a process started as sp kept ready, in the background; if the
 // daemon can't be had, it calls local instead, to keep one in the bridge.
 func (s *SharedSpares) Warm(sp proc.Spec, local func(proc.Spec)) {
-	ready := s.attend(sp)
+	ready, warmed := s.attend(sp), s.warmingOf(sp.Kind())
 	s.tasks.Go(func() {
+		defer close(warmed)
 		<-ready
 		sock, ok := s.attended()
 		if !ok {
@@ -99,6 +102,35 @@ func (s *SharedSpares) Warm(sp proc.Spec, local func(proc.Spec)) {
 			s.cli.log.Warn("warming a shared spare", "err", err)
 		}
 	})
+}
+
+// warmingOf notes that a spare of kind is being warmed, and returns the
+// channel to close once it has been.
+func (s *SharedSpares) warmingOf(kind string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.warming == nil {
+		s.warming = map[string]chan struct{}{}
+	}
+	c := make(chan struct{})
+	s.warming[kind] = c
+	return c
+}
+
+// warmed waits, while ctx lasts, until the daemon has the spare of kind
+// this bridge asked it to warm, if it did: a take that came first would
+// find none, and start a second claude beside the spare.
+func (s *SharedSpares) warmed(ctx context.Context, kind string) {
+	s.mu.Lock()
+	c := s.warming[kind]
+	s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	select {
+	case <-c:
+	case <-ctx.Done():
+	}
 }
 
 // isClosed reports whether Close was called.
@@ -120,6 +152,7 @@ func (s *SharedSpares) Take(ctx context.Context, sp proc.Spec) *proc.Process {
 	if !ok {
 		return nil
 	}
+	s.warmed(ctx, sp.Kind())
 	p, err := daemon.TakeSpare(ctx, sock, sp)
 	if err != nil {
 		s.cli.log.Warn("taking a shared spare", "err", err)
