@@ -80,26 +80,64 @@ type check struct {
 
 // checkBackend checks an agent without starting it.
 func checkBackend(ctx context.Context, b agent.Backend) check {
+	return inspect(ctx, b, agentVersion).check()
+}
+
+// inspection is what can be told of an agent without starting it (doctor
+// prints it; acpbridge serve's GET /v1/agents reports it).
+type inspection struct {
+	unavailable error  // why it can't run here (Caps.Check); nil if it can
+	hasVersion  bool   // it tells a version (Caps.Version)
+	version     string // its CLI's --version
+	versionErr  error
+	login       *agent.Login // nil: it needs no login the bridge can see
+}
+
+// inspect checks an agent without starting it; version runs its
+// --version (agentVersion, or a cache of it).
+func inspect(ctx context.Context, b agent.Backend, version func(context.Context, agent.Backend) (string, error)) inspection {
 	caps := b.Info().Caps
+	var in inspection
+	if caps.Login != nil { // a key in the environment counts before the agent is installed
+		login := caps.Login()
+		in.login = &login
+	}
 	if caps.Check != nil {
-		if err := caps.Check(); err != nil {
-			return check{lines: []string{err.Error()}}
+		if in.unavailable = caps.Check(); in.unavailable != nil {
+			return in
 		}
+	}
+	if in.hasVersion = caps.Version != nil; in.hasVersion {
+		in.version, in.versionErr = version(ctx, b)
+	}
+	return in
+}
+
+// agentVersion runs b's --version (Caps.Version, which b has).
+func agentVersion(ctx context.Context, b agent.Backend) (string, error) {
+	return b.Info().Caps.Version(ctx)
+}
+
+// credentials is whether the agent has what it needs to log in: a login
+// found, or none needed.
+func (in inspection) credentials() bool { return in.login == nil || in.login.OK }
+
+// check is the inspection as doctor shows it.
+func (in inspection) check() check {
+	if in.unavailable != nil {
+		return check{lines: []string{in.unavailable.Error()}}
 	}
 	c := check{ok: true}
-	if caps.Version != nil {
-		ver, err := caps.Version(ctx)
-		if err != nil {
-			c.lines = append(c.lines, "version: "+err.Error())
-		} else {
-			c.lines = append(c.lines, "version: "+ver)
-		}
+	switch {
+	case in.versionErr != nil:
+		c.lines = append(c.lines, "version: "+in.versionErr.Error())
+	case in.hasVersion:
+		c.lines = append(c.lines, "version: "+in.version)
 	}
-	if caps.Login != nil {
-		login := caps.Login()
-		c.lines = append(c.lines, "login: "+login.Detail)
-		c.ok = login.OK || !login.Required
-		if !login.OK {
+	if in.login != nil {
+		c.lines = append(c.lines, "login: "+in.login.Detail)
+		c.ok = in.login.OK || !in.login.Required
+		if !in.login.OK {
 			c.note = " (no credentials found; see login below)"
 		}
 	}

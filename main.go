@@ -122,17 +122,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return doctor(opts, stdout)
 	}
+	if len(args) > 0 && args[0] == ServeCommand {
+		return serveHTTP(args[1:], stdout, stderr)
+	}
 	fs, opts := flags(stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, opts, args); err != nil {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
-		return 2
-	}
-	opts.sharedAsked = fs.Changed("shared")
-	if dash := fs.ArgsLenAtDash(); dash >= 0 {
-		opts.command = fs.Args()[dash:]
-	}
-	if len(fs.Args()) > len(opts.command) {
-		fmt.Fprintf(stderr, "acpbridge: unexpected arguments %q (an ACP agent's command goes after --)\n", fs.Args())
 		return 2
 	}
 	switch {
@@ -147,11 +142,27 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case opts.login:
 		return login(opts, stdin, stdout, stderr)
 	}
-	if err := serve(opts, stdin, stdout, stderr); err != nil {
+	if err := serveStdio(opts, stdin, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// parse parses args into fs; what follows -- is the ACP agent's command
+// (o.command), and nothing else may be left over.
+func parse(fs *pflag.FlagSet, o *options, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.sharedAsked = fs.Changed("shared")
+	if dash := fs.ArgsLenAtDash(); dash >= 0 {
+		o.command = fs.Args()[dash:]
+	}
+	if len(fs.Args()) > len(o.command) {
+		return fmt.Errorf("unexpected arguments %q (an ACP agent's command goes after --)", fs.Args())
+	}
+	return nil
 }
 
 const usage = `acpbridge is an ACP agent: an editor (or any ACP client) runs it and speaks
@@ -163,6 +174,9 @@ Usage: acpbridge doctor [--agent NAME]   says which agents this machine can run
                  [--idle-timeout 30m] [--max-agents 8] [--shared 10m|0] [--log-level debug|info|warn|error]
                  [--version] [--help] [-- ACP-AGENT ARGS...]
        acpbridge --agent NAME --login       runs the agent's own login in this terminal
+       acpbridge serve [the flags above] [--listen 127.0.0.1:2468] [--no-token]
+                 [--allow-host HOST]... [--allow-origin ORIGIN]...
+                                            serves the sessions over HTTP (acpbridge serve --help)
 
 With --agent acp, everything after -- is the command of an agent that speaks
 ACP itself, which acpbridge then serves with its transcripts.
@@ -192,12 +206,13 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	return fs, o
 }
 
-func serve(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
+// serveStdio is acpbridge itself: ACP with one client on stdin/stdout.
+func serveStdio(o *options, stdin io.Reader, stdout, stderr io.Writer) error {
 	log, err := logger(o.logLevel, stderr)
 	if err != nil {
 		return err
 	}
-	cfg, err := config(o, log)
+	cfg, _, err := config(o, log)
 	if err != nil {
 		return err
 	}
@@ -234,45 +249,47 @@ func supervise(log *slog.Logger) {
 	}
 }
 
-func config(o *options, log *slog.Logger) (bridge.Config, error) {
+// config is the bridge's configuration from the flags; all is every agent
+// it knows, runnable here or not (cfg.Backends are those that run).
+func config(o *options, log *slog.Logger) (cfg bridge.Config, all []agent.Backend, err error) {
 	named, err := downstreams(o, log)
 	if err != nil {
-		return bridge.Config{}, err
+		return bridge.Config{}, nil, err
 	}
 	if o.agent == "acp" && len(o.command) == 0 {
-		return bridge.Config{}, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
+		return bridge.Config{}, nil, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
 	}
 	if err := sharedTime(o, log); err != nil {
-		return bridge.Config{}, err
+		return bridge.Config{}, nil, err
 	}
-	all := append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries, Catalogs: catalogDir()}), named...)
+	all = append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries, Catalogs: catalogDir()}), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
 		o.agent = autoAgent(bs)
 		log.Info("--agent auto: the first agent this machine can run", "agent", o.agent)
 	}
-	cfg := bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log,
+	cfg = bridge.Config{Backends: bs, Default: o.agent, Persist: bridge.PersistMode(o.persist), Logger: log,
 		IdleTimeout: o.idleTimeout, MaxAgents: o.maxAgents}
 	cfg.Cwd, _ = os.Getwd() // editors start agents in the project's directory
 	if err := missing[o.agent]; err != nil {
-		return cfg, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps agent.ErrAgentUnavailable
+		return cfg, all, fmt.Errorf("--agent %s: %w", o.agent, err) // err wraps agent.ErrAgentUnavailable
 	}
 	if err := checkAgent(o.agent, cfg.Backends, all); err != nil {
-		return cfg, err
+		return cfg, all, err
 	}
 	switch cfg.Persist {
 	case bridge.PersistNever:
-		return cfg, nil
+		return cfg, all, nil
 	case bridge.PersistAuto, bridge.PersistAlways:
 	default:
-		return cfg, fmt.Errorf("--persist %q: want auto, always or never", o.persist)
+		return cfg, all, fmt.Errorf("--persist %q: want auto, always or never", o.persist)
 	}
 	dir, err := stateDir(o.stateDir)
 	if err != nil {
-		return cfg, err
+		return cfg, all, err
 	}
 	cfg.Store, err = persist.Open(dir)
-	return cfg, err
+	return cfg, all, err
 }
 
 func checkAgent(name string, runs, all []agent.Backend) error {

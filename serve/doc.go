@@ -6,8 +6,10 @@
 // and knows no agent.
 //
 // Where things are:
-//   - server.go: the listener, token auth, Host and Origin checks, CORS,
-//     serve.json, and shutdown.
+//   - server.go: Options, New and Run: the listener, the routes (mount),
+//     shutdown; guard.go: the Host and Origin checks, CORS and the token;
+//     state.go: the token made at start, serve.json and serve.token;
+//     listener.go: the cap on connections served at once.
 //   - conn.go: one client connection: its Connector, the messages it
 //     writes routed by JSON-RPC id and session, bounded buffering.
 //   - acphttp.go, ws.go: ACP over Streamable HTTP and WebSocket at /acp,

@@ -1,0 +1,156 @@
+package serve
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// 1,000 hostile requests — half-open connections that send part of a
+// request and wait, bad tokens, headers past the limit — leave the
+// server's goroutines and descriptors where they were, and a normal
+// request answers during the flood and after it.
+func TestServer_hostileRequestsLeaveNothing(t *testing.T) {
+	s, stderr := newServer(t, Options{})
+	s.http.ReadHeaderTimeout = 500 * time.Millisecond // 10 s in use
+	s.mount("/stub", ok, nil)
+	r := start(t, s, stderr)
+	addr := strings.TrimPrefix(r.URL(), "http://")
+	normal(t, r)
+	goroutines, fds := settled(0, 0, time.Second)
+
+	half := halfOpen(t, addr, 334)
+	normal(t, r) // while they hang
+	refusals(t, r, addr, 666)
+	for i, c := range half {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err := c.Read(make([]byte, 512))
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("half-open connection %d still open 5 s after ReadHeaderTimeout", i)
+		}
+		c.Close()
+	}
+	g, f := settled(goroutines, fds, 5*time.Second)
+	t.Logf("goroutines %d → %d, descriptors %d → %d", goroutines, g, fds, f)
+	if g > goroutines+2 || f > fds+2 {
+		t.Errorf("after 1,000 hostile requests: %d goroutines (%d before), %d descriptors (%d before)", g, goroutines, f, fds)
+	}
+	normal(t, r)
+}
+
+// normal sends a request as a client should, and wants it answered.
+func normal(t *testing.T, r *running) {
+	t.Helper()
+	if resp, body := r.do(t, "GET", "/stub", map[string]string{"Authorization": r.bearer()}); resp.StatusCode != 200 || body != "ok" {
+		t.Fatalf("a normal request: %s %q", resp.Status, body)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// halfOpen opens n connections that each send part of a request (the
+// request line, or headers without their end) and then nothing.
+func halfOpen(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
+	parts := []string{"GET /stub HTT", "GET /stub HTTP/1.1\r\nHost: " + addr + "\r\nX-Slow: 1\r\n", "P"}
+	conns := make([]net.Conn, 0, n)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for i := range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("half-open connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := c.Write([]byte(parts[i%len(parts)])); err != nil {
+			t.Fatalf("half-open connection %d: %v", i, err)
+		}
+	}
+	return conns
+}
+
+// refusals sends n requests, 16 at a time, each on a connection of its
+// own: bad tokens (401) and headers past the limit (431).
+func refusals(t *testing.T, r *running, addr string, n int) {
+	t.Helper()
+	big := strings.Repeat("a", maxHeaderBytes+8<<10)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	errs := make(chan error, n)
+	for i := range n {
+		req, want := fmt.Sprintf("GET /stub HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer bad%d\r\n\r\n", addr, i), 401
+		if i%2 == 1 {
+			req, want = fmt.Sprintf("GET /stub HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nX-Big: %s\r\n\r\n", addr, r.bearer(), big), 431
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs <- exchange(addr, req, want)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// exchange sends req on a connection of its own and wants status back.
+func exchange(addr, req string, want int) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	go c.Write([]byte(req)) // the server may answer before it has read it all
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return fmt.Errorf("a request wanting %d: %v", want, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("a request wanting %d: %s", want, resp.Status)
+	}
+	return nil
+}
+
+// settled waits up to wait for the goroutine and descriptor counts to
+// come down to at most g and f (0: until they stop changing), and returns
+// them. Descriptors are counted on Linux only (0 elsewhere).
+func settled(g, f int, wait time.Duration) (int, int) {
+	deadline := time.Now().Add(wait)
+	lastG, lastF := -1, -1
+	for {
+		runtime.GC()
+		ng, nf := runtime.NumGoroutine(), openFDs()
+		done := g == 0 && ng == lastG && nf == lastF || g != 0 && ng <= g && nf <= f
+		if done || time.Now().After(deadline) {
+			return ng, nf
+		}
+		lastG, lastF = ng, nf
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// openFDs counts this process's open descriptors (Linux).
+func openFDs() int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}

@@ -1,0 +1,132 @@
+package serve
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The files Run keeps in Options.StateDir while it serves.
+const (
+	// InfoFile is {"url": "http://HOST:PORT", "pid": N}: where this
+	// machine's clients find the server.
+	InfoFile = "serve.json"
+	// TokenFile holds the token New made (no newline), for this machine's
+	// clients.
+	TokenFile = "serve.token"
+)
+
+// info is serve.json.
+type info struct {
+	URL string `json:"url"`
+	PID int    `json:"pid"`
+}
+
+// setToken takes o.Token, or makes one unless o.NoToken.
+func (s *Server) setToken() error {
+	switch {
+	case s.opts.NoToken && s.opts.Token != "":
+		return fmt.Errorf("--no-token, and a token is given ($ACPBRIDGE_TOKEN): choose one")
+	case s.opts.NoToken:
+		return nil
+	case s.opts.Token != "":
+		if !bearerToken(s.opts.Token) {
+			return fmt.Errorf("the token ($ACPBRIDGE_TOKEN) may hold only letters, digits and -._~+/ (then =)")
+		}
+		s.token = s.opts.Token
+		return nil
+	}
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	s.token, s.generated = hex.EncodeToString(b), true
+	return nil
+}
+
+// bearerToken is whether t is an RFC 6750 b64token.
+func bearerToken(t string) bool {
+	body := bytes.TrimRight([]byte(t), "=")
+	if len(body) == 0 {
+		return false
+	}
+	for _, c := range body {
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || bytes.IndexByte([]byte("-._~+/"), c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// announce writes serve.token (for a token New made) and serve.json, then
+// prints the token and, last, the serving line: once it is out, the
+// server is ready.
+func (s *Server) announce() error {
+	where := ""
+	if s.opts.StateDir != "" {
+		if err := os.MkdirAll(s.opts.StateDir, 0o700); err != nil {
+			return fmt.Errorf("state directory: %w", err)
+		}
+		if s.generated {
+			path := filepath.Join(s.opts.StateDir, TokenFile)
+			if err := writePrivate(path, []byte(s.token)); err != nil {
+				return err
+			}
+			where = " (saved in " + path + ")"
+		}
+		data, _ := json.Marshal(info{URL: s.url, PID: os.Getpid()})
+		if err := writePrivate(filepath.Join(s.opts.StateDir, InfoFile), append(data, '\n')); err != nil {
+			return err
+		}
+	}
+	if s.generated {
+		fmt.Fprintf(s.stderr, "acpbridge: token %s%s\n", s.token, where)
+	}
+	fmt.Fprintf(s.stderr, "acpbridge: serving on %s\n", s.url)
+	return nil
+}
+
+// withdraw removes the files announce wrote, if they are still this
+// server's (another acpbridge serve on the same state directory may have
+// written its own since).
+func (s *Server) withdraw() {
+	if s.opts.StateDir == "" {
+		return
+	}
+	path := filepath.Join(s.opts.StateDir, InfoFile)
+	var in info
+	if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &in) == nil && in.PID == os.Getpid() {
+		os.Remove(path)
+	}
+	path = filepath.Join(s.opts.StateDir, TokenFile)
+	if data, err := os.ReadFile(path); s.generated && err == nil && string(data) == s.token {
+		os.Remove(path)
+	}
+}
+
+// writePrivate writes data to path, mode 0600, replacing it whole: a
+// reader sees the old file or the new one.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // once renamed, there is nothing to remove
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o600) // CreateTemp's mode already is; Windows ignores it
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
