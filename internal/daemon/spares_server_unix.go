@@ -105,12 +105,18 @@ func (s *spareServer) serve(ctx context.Context, conn *net.UnixConn) {
 	s.lend(ctx, conn, p, ask)
 }
 
-// refillDelay is how long after a take the server starts the next spare
-// of its kind: not at once, beside the agent the bridge has just taken
-// (or started itself, when there was none) and is starting its first
-// turn on, which would share the CPU with a second agent's start-up
-// (most of a second of CPU for Claude Code).
-const refillDelay = time.Second
+// The server starts the next spare of a kind not at once after a take,
+// beside the agent the bridge has just taken (or started itself, when
+// there was none) and is starting its first turn on, which would then
+// share the CPU with a second agent's start-up (most of a second of CPU
+// for Claude Code): once the one lent has settled (used no CPU for
+// refillQuiet: started, its first turn likely done), at most refillMax
+// after the take; refillDelay after a take that found none.
+const (
+	refillDelay = time.Second
+	refillQuiet = 300 * time.Millisecond
+	refillMax   = 10 * time.Second
+)
 
 // refill starts the next spare of s's kind, refillDelay from now (unless
 // the server stops first).
@@ -154,14 +160,7 @@ func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Proc
 		s.pool.warm(ask.spec())
 		return
 	}
-	refill := time.NewTimer(refillDelay)
-	defer refill.Stop()
-	select {
-	case <-refill.C:
-		s.pool.warm(ask.spec())
-	case <-p.Done():
-		s.pool.warm(ask.spec())
-	case <-ctx.Done():
+	if !s.refillOnceSettled(ctx, p, ask.spec()) {
 		return
 	}
 	select {
@@ -171,6 +170,28 @@ func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Proc
 	}
 	status := errText(p.ExitStatus())
 	writeAnswer(conn, spareAnswer{Exit: &status}, nil)
+}
+
+// refillOnceSettled starts the next spare like lent once lent has settled,
+// or exited; false if the server stops first (ctx).
+func (s *spareServer) refillOnceSettled(ctx context.Context, lent *proc.Process, like proc.Spec) bool {
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel, below, which ends Settle
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	settled := make(chan struct{})
+	wg.Go(func() {
+		defer close(settled)
+		proc.Settle(ctx, lent.Pid(), refillQuiet, refillMax)
+	})
+	select {
+	case <-settled:
+	case <-lent.Done():
+	case <-ctx.Done():
+		return false
+	}
+	s.pool.warm(like)
+	return true
 }
 
 // writeAnswer writes a as a JSON line, with files (SCM_RIGHTS) if any.

@@ -82,17 +82,24 @@ func newClaudeBench(o claudeOptions) (*claudeBench, error) {
 	}
 	b := &claudeBench{o: o, claudePath: claudePath, claudeReal: claudeReal,
 		claudeVersion: benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")}
-	b.cold = claudeAgent{Agent: benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)}
-	b.own = claudeAgent{Agent: b.cold.Own()}
+	base := benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)
+	b.own = claudeAgent{Agent: base.Own()}
 	b.adapter, b.adapterMissing = zedAdapter(o.adapter, claudePath)
 	b.srv = fakemessages.New(fakemessages.Directives())
-	if o.Selects(benchkit.NameBridge) {
-		sh, err := benchkit.NewShared("benchclaude-shared-", ".claude")
+	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold} {
+		if !o.Selects(name) {
+			continue
+		}
+		sh, err := benchkit.NewShared("benchclaude-"+name+"-", ".claude")
 		if err != nil {
-			b.srv.Close()
+			b.Close()
 			return nil, err
 		}
-		b.shared = claudeAgent{Agent: b.cold.AsShared(sh), shared: sh}
+		if name == benchkit.NameBridge {
+			b.shared = claudeAgent{Agent: base.AsShared(sh), shared: sh}
+		} else {
+			b.cold = claudeAgent{Agent: base.Cold(), shared: sh}
+		}
 	}
 	return b, nil
 }
@@ -109,25 +116,29 @@ func zedAdapter(path, claude string) (a claudeAgent, missing string) {
 	return a, ""
 }
 
-// Shared is acpbridge (its daemons running), if it runs.
-func (b *claudeBench) Shared() (claudeAgent, bool) { return b.shared, b.shared.shared != nil }
+// Warmups are acpbridge and acpbridge-cold, those that run.
+func (b *claudeBench) Warmups() []claudeAgent {
+	var ws []claudeAgent
+	for _, a := range []claudeAgent{b.shared, b.cold} {
+		if a.shared != nil {
+			ws = append(ws, a)
+		}
+	}
+	return ws
+}
 
-// Close stops the shared daemon and the fake.
+// Close stops the daemons and the fake.
 func (b *claudeBench) Close() {
 	b.shared.shared.Close()
+	b.cold.shared.Close()
 	b.srv.Close()
 }
 
 // Agents are the agents to run, in order.
 func (b *claudeBench) Agents() []claudeAgent {
-	var agents []claudeAgent
-	if b.shared.shared != nil {
-		agents = append(agents, b.shared)
-	}
-	for _, a := range []claudeAgent{b.cold, b.own} {
-		if b.o.Selects(a.Name) {
-			agents = append(agents, a)
-		}
+	agents := b.Warmups()
+	if b.o.Selects(benchkit.NameOwn) {
+		agents = append(agents, b.own)
 	}
 	if b.o.Selects(nameZed) && b.adapterMissing == "" {
 		agents = append(agents, b.adapter)
@@ -139,16 +150,13 @@ func (b *claudeBench) Agents() []claudeAgent {
 func (b *claudeBench) Header() {
 	fmt.Printf("claude CLI: %s (%s), run by both agents\n", b.claudeReal, b.claudeVersion)
 	fmt.Printf("fake API:   %s (fakemessages.Directives)\n", b.srv.URL)
-	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.cold.Version)
+	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.own.Version)
 	if b.adapterMissing == "" {
 		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", b.o.adapter, b.adapter.Version, b.claudePath)
 	}
-	if b.shared.shared != nil {
-		fmt.Printf("%s: %s, default flags, every run with one HOME and project; its daemon started by a run not counted, as after a user's first bridge\n",
-			benchkit.NameBridge, strings.Join(b.shared.Argv, " "))
-	}
-	fmt.Printf("%s: default flags, each run a new HOME and project, its daemon started by the run; %s: %s\n",
-		benchkit.NameCold, benchkit.NameOwn, strings.Join(b.own.Argv, " "))
+	fmt.Printf("%s: %s (default flags), every run with one HOME and project, its daemon started by a run not counted "+
+		"and settled before each run; %s: the same with no daemon running, each run's started by it and stopped after it; %s: %s\n",
+		benchkit.NameBridge, strings.Join(b.shared.Argv, " "), benchkit.NameCold, benchkit.NameOwn, strings.Join(b.own.Argv, " "))
 	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", b.o.N, claudePrompt1, claudePrompt2)
 }
 
@@ -165,7 +173,8 @@ func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result
 	// requests are counted from the run's start.
 	before := 0
 	if sh := a.shared; sh != nil {
-		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+benchkit.NameBridge, len(b.srv.Requests())
+		sh.Settle()
+		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+a.Name, len(b.srv.Requests())
 	}
 	p, err := dirs.Start(a.Argv, append(fakemessages.Env(b.srv.URL+prefix, dirs.Home), a.Env...), b.claudeReal)
 	if err != nil {

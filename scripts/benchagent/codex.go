@@ -137,20 +137,27 @@ func newCodexBench(o codexOptions, selected func(string) bool) (*codexBench, err
 	}
 	b := &codexBench{o: o, selected: selected, codexPath: codexPath, codexReal: codexReal,
 		codexVersion: codexVersionOf(codexPath), missing: map[string]string{}}
-	b.cold = codexAgent{Agent: benchkit.Bridge(o.Options, "codex", "ACPBRIDGE_CODEX", codexPath)}
-	b.own = codexAgent{Agent: b.cold.Own()}
+	base := benchkit.Bridge(o.Options, "codex", "ACPBRIDGE_CODEX", codexPath)
+	b.own = codexAgent{Agent: base.Own()}
 	b.direct = codexAgent{Agent: benchkit.Agent{Name: nameDirect, Version: b.codexVersion,
 		Argv: []string{codexPath, "app-server", "-c", "tools.update_plan={enabled=true}"}}, direct: true}
 	b.cxt, b.missing[nameCXT] = cxtAdapter(o.cxt, codexPath)
 	b.cxr, b.missing[nameCXR] = cxrAdapter(o.cxr)
 	b.srv = fakeresponses.New(fakeresponses.Directives())
-	if selected(benchkit.NameBridge) {
-		sh, err := newSharedHome(b.srv)
+	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold} {
+		if !selected(name) {
+			continue
+		}
+		sh, err := newSharedHome(b.srv, name)
 		if err != nil {
-			b.srv.Close()
+			b.Close()
 			return nil, err
 		}
-		b.shared = codexAgent{Agent: b.cold.AsShared(sh.Shared), shared: sh}
+		if name == benchkit.NameBridge {
+			b.shared = codexAgent{Agent: base.AsShared(sh.Shared), shared: sh}
+		} else {
+			b.cold = codexAgent{Agent: base.Cold(), shared: sh}
+		}
 	}
 	return b, nil
 }
@@ -190,14 +197,14 @@ func cxrAdapter(path string) (a codexAgent, missing string) {
 	return a, ""
 }
 
-// newSharedHome makes the HOME of acpbridge's runs, its model requests
-// under its own prefix.
-func newSharedHome(srv *fakeresponses.Server) (*sharedHome, error) {
-	sh, err := benchkit.NewShared("benchcodex-shared-", "tmp")
+// newSharedHome makes the HOME of the runs of name (acpbridge or
+// acpbridge-cold), its model requests under its own prefix.
+func newSharedHome(srv *fakeresponses.Server, name string) (*sharedHome, error) {
+	sh, err := benchkit.NewShared("benchcodex-"+name+"-", "tmp")
 	if err != nil {
 		return nil, err
 	}
-	h := &sharedHome{Shared: sh, codexHome: filepath.Join(sh.Home, ".codex"), prefix: "/" + benchkit.NameBridge}
+	h := &sharedHome{Shared: sh, codexHome: filepath.Join(sh.Home, ".codex"), prefix: "/" + name}
 	if err := writeCodexHome(h.codexHome, srv, h.prefix); err != nil {
 		sh.Close()
 		return nil, err
@@ -212,13 +219,21 @@ func writeCodexHome(codexHome string, srv *fakeresponses.Server, prefix string) 
 	return fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{})
 }
 
-// Shared is acpbridge (its daemons running), if it runs.
-func (b *codexBench) Shared() (codexAgent, bool) { return b.shared, b.shared.shared != nil }
+// Warmups are acpbridge and acpbridge-cold, those that run.
+func (b *codexBench) Warmups() []codexAgent {
+	var ws []codexAgent
+	for _, a := range []codexAgent{b.shared, b.cold} {
+		if a.shared != nil {
+			ws = append(ws, a)
+		}
+	}
+	return ws
+}
 
-// Close stops the shared daemon and the fake.
+// Close stops the daemons and the fake.
 func (b *codexBench) Close() {
-	if b.shared.shared != nil {
-		b.shared.shared.Close()
+	for _, a := range b.Warmups() {
+		a.shared.Close()
 	}
 	b.srv.Close()
 }
@@ -239,13 +254,11 @@ func (b *codexBench) Agents() []codexAgent {
 func (b *codexBench) Header() {
 	fmt.Printf("codex:         %s (%s); run by acpbridge, app-server and codex-acp\n", b.codexReal, b.codexVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakeresponses.Directives, model %s)\n", strings.TrimSuffix(b.srv.URL, "/v1"), fakeresponses.Model)
-	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", b.o.Acpbridge, b.cold.Version, b.codexPath)
-	if b.shared.shared != nil {
-		fmt.Printf("%-14s %s, default flags, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
-			benchkit.NameBridge+":", strings.Join(b.shared.Argv, " "))
-	}
-	fmt.Printf("%-14s default flags, each run a new HOME, its daemon started by the run\n", benchkit.NameCold+":")
-	fmt.Printf("%-14s %s\n", benchkit.NameOwn+":", strings.Join(b.own.Argv, " "))
+	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", b.o.Acpbridge, b.own.Version, b.codexPath)
+	fmt.Printf("%-14s %s (default flags), every run with one HOME; its daemon started by a run not counted, and settled before each run\n",
+		benchkit.NameBridge+":", strings.Join(b.shared.Argv, " "))
+	fmt.Printf("%-14s the same with no daemon running: each run's started by it, stopped after it\n", benchkit.NameCold+":")
+	fmt.Printf("%-14s %s, each run a new HOME\n", benchkit.NameOwn+":", strings.Join(b.own.Argv, " "))
 	fmt.Printf("app-server:    %s\n", strings.Join(b.direct.Argv, " "))
 	for _, a := range []codexAgent{b.cxt, b.cxr} {
 		if !b.selected(a.Name) {
@@ -273,6 +286,7 @@ func (b *codexBench) RunOnce(a codexAgent, prefix string) (res codexResult) {
 	// shared runs' one, whose requests are counted from the run's start.
 	home, codexHome, before := dirs.Home, filepath.Join(dirs.Home, ".codex"), 0
 	if sh := a.shared; sh != nil {
+		sh.Settle()
 		home, codexHome, prefix, before = sh.Home, sh.codexHome, sh.prefix, len(b.srv.Requests())
 	} else if err := writeCodexHome(codexHome, b.srv, prefix); err != nil {
 		return fail(err)

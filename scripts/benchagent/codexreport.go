@@ -23,13 +23,14 @@ const codexTableNote = `
 acpbridge is its default flags on a daemon app-server already running (started by a run not counted), as
 for every bridge of a user but the first in --shared's time: its memory columns leave the daemon out,
 which all of a user's bridges share (its idle memory is below the table). acpbridge-cold is the default
-flags with nothing running yet: the run starts the daemon (and its memory leaves it out too).
-acpbridge-own is --shared=0, an app-server of the bridge's own. own/direct is acpbridge's overhead over
-codex app-server driven directly (for "agent process alone" it compares acpbridge's own process with the
-app-server's). acpbridge answers session/new from the models kept on disk, or waits for model/list when
-there are none (every run of acpbridge-cold and -own has a new HOME), and its first prompt waits for the
-server and thread/start: so compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare
-each npm adapter with acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).
+flags with no daemon running, as a user's first bridge of the day: the run starts the daemon (which its
+memory leaves out too), and finds the models a run not counted kept in its HOME. acpbridge-own is
+--shared=0, an app-server of the bridge's own, each run a new HOME. own/direct is acpbridge's overhead
+over codex app-server driven directly (for "agent process alone" it compares acpbridge's own process with
+the app-server's). acpbridge answers session/new from the models kept on disk, or waits for model/list
+when there are none (acpbridge-own), and its first prompt waits for the server and thread/start: so
+compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare each npm adapter with
+acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).
 `
 
 // Report prints the notes on the agents, the table of results and what

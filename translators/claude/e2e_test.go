@@ -651,3 +651,24 @@ func TestE2E_noDaemonFallsBack(t *testing.T) {
 		Dir: t.TempDir,
 	})
 }
+
+// TestE2E_keeperKilled: the keeper of the spares daemon SIGKILLed while
+// two bridges' turns run on claude processes it lent (see
+// editortest.CheckKeeperKilled).
+func TestE2E_keeperKilled(t *testing.T) {
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
+		Backend: func() agent.Backend {
+			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
+		},
+		Keeper: func(b agent.Backend) int { return b.(*Backend).shared.Keeper() },
+		Dir:    t.TempDir,
+		Slow:   "slow",
+		Spares: true,
+	})
+}

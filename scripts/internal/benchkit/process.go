@@ -1,6 +1,7 @@
 package benchkit
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // Dirs are the directories of one run, in a fresh temporary directory
@@ -217,6 +219,18 @@ func (s *Shared) PrintDaemons(w io.Writer) {
 	for _, r := range daemon.List(s.Daemons) {
 		fmt.Fprintf(w, "daemon %s, idle after the runs (keeper, server and what runs under it): RSS %.1f MiB, PSS %.1f MiB\n",
 			r.Name, MiB(r.Memory.RSS>>10), MiB(r.Memory.PSS>>10))
+	}
+}
+
+// Settle waits until the daemons that run have settled (used no CPU for a
+// second: the last run's spare gone, the next one started), for at most
+// 10 s each: a bridge of a user rarely comes within seconds of the last.
+func (s *Shared) Settle() {
+	if s == nil {
+		return
+	}
+	for _, r := range daemon.List(s.Daemons) {
+		proc.Settle(context.Background(), r.Keeper, time.Second, 10*time.Second)
 	}
 }
 

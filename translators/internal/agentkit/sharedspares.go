@@ -2,7 +2,10 @@ package agentkit
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
@@ -154,13 +157,46 @@ func (s *SharedSpares) Take(ctx context.Context, sp proc.Spec) *proc.Process {
 	}
 	s.warmed(ctx, sp.Kind())
 	p, err := daemon.TakeSpare(ctx, sock, sp)
-	if err != nil {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
+		s.cli.log.Info("the shared spares daemon has gone; the next session attends a new one", "err", err)
+		s.forget()
+	} else if err != nil {
 		s.cli.log.Warn("taking a shared spare", "err", err)
 	}
 	if p != nil {
 		s.cli.log.Debug("took a shared spare", "pid", p.Pid())
 	}
 	return p
+}
+
+// forget lets go of a daemon that has gone (killed, say), so that the next
+// use attends a new one.
+func (s *SharedSpares) forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.ready == nil {
+		return
+	}
+	select {
+	case <-s.ready:
+	default:
+		return // still attending
+	}
+	if s.lease != nil {
+		s.lease.Close()
+	}
+	s.cancel()
+	s.ready, s.lease, s.sock = nil, nil, ""
+}
+
+// Keeper is the pid of the keeper of the daemon the bridge attends, or 0.
+func (s *SharedSpares) Keeper() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease == nil {
+		return 0
+	}
+	return s.lease.Keeper()
 }
 
 // attended returns the daemon's socket, if there is a lease on it.
