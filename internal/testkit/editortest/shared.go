@@ -136,6 +136,12 @@ func CheckKeeperKilled(t *testing.T, c KeeperKilled) {
 		e := StartEditorIn(t, b, st, bridge.PersistAlways, cwd)
 		eds, ids, dirs, backend = append(eds, e), append(ids, e.NewSession(dir)), append(dirs, dir), b
 	}
+	for i, e := range eds { // each agent up, so that the slow turns run at once even on a loaded machine
+		if _, err := e.Prompt(ids[i], "Say hi first"); err != nil {
+			t.Fatal(err)
+		}
+		e.Client.Take()
+	}
 	errs := make(chan error, 2)
 	for i, e := range eds {
 		go func() { _, err := e.Prompt(ids[i], c.Slow); errs <- err }()
