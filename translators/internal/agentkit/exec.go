@@ -73,15 +73,17 @@ func (c CLI) Shared() time.Duration { return c.opts.Shared }
 func (c CLI) Retries() int { return cmp.Or(c.opts.Retries, DefaultRetries) }
 
 // stableEnv is env sorted, without what differs between two launches of
-// the same program in the same place (PWD, OLDPWD, SHLVL, _): what keys
-// a shared server, which runs everything with the environment of the
-// bridge that started it.
+// the same program in the same place (PWD, OLDPWD, SHLVL, _) and what
+// only the bridge reads about its daemons (ACPBRIDGE_DAEMONS,
+// ACPBRIDGE_SHARED): what keys a shared server, which runs everything
+// with the environment of the bridge that started it, and the catalog
+// kept of it.
 func stableEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PWD", "OLDPWD", "SHLVL", "_":
+		case "PWD", "OLDPWD", "SHLVL", "_", "ACPBRIDGE_DAEMONS", "ACPBRIDGE_SHARED":
 		default:
 			out = append(out, kv)
 		}
