@@ -154,7 +154,8 @@ func TestServe_process(t *testing.T) {
 	}
 	p := startServe(t, []string{tokenEnv + "="}, "--agent", "mock", "--allow-origin", "https://app.example")
 	token := readPrivate(t, filepath.Join(p.state, serve.TokenFile))
-	want := []string{"acpbridge: token " + token + " (saved in " + filepath.Join(p.state, serve.TokenFile) + ")", "acpbridge: serving on " + p.url}
+	want := []string{"acpbridge: token " + token + " (saved in " + filepath.Join(p.state, serve.TokenFile) + ")",
+		"acpbridge: the chat page: " + p.url + "/#token=" + token, "acpbridge: serving on " + p.url}
 	if got := strings.Split(strings.TrimSpace(p.stderr.String()), "\n"); fmt.Sprint(got) != fmt.Sprint(want) || len(token) != 64 {
 		t.Errorf("stderr %q, want %q", got, want)
 	}

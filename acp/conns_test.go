@@ -160,3 +160,31 @@ func TestServeConn_unknownAgent(t *testing.T) {
 		t.Errorf("ServeConn for agent nope: %v", err)
 	}
 }
+
+// A cancel one connection sent does not cancel the prompts of the next to
+// take the session over: each connection counts its own messages.
+func TestServeConn_cancelsStayWithTheirConnection(t *testing.T) {
+	sh := startShared(t)
+	a := sh.connect()
+	cwd := t.TempDir()
+	id := a.NewSession(cwd)
+	a.Say(id, "one", "two", "three") // a's messages now arrive late on its connection
+	a.Client.Take()
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, _ := a.Prompt(id, "slow answer please")
+		done <- resp
+	}()
+	a.WaitFor(func(u sdk.SessionUpdate) bool { return u.AgentMessageChunk != nil })
+	if err := a.CS.Cancel(a.Ctx(), sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if resp := <-done; resp.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("a's cancelled prompt ended %q", resp.StopReason)
+	}
+	b := sh.connect()
+	b.Load(id, cwd)
+	if resp := b.MustPrompt(id, "hello again"); resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("b's first prompt after a's cancel ended %q, want end_turn", resp.StopReason)
+	}
+}

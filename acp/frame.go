@@ -74,7 +74,7 @@ func (in *input) Close() error {
 }
 
 func (in *input) copy(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 16<<10)
 	for {
 		line, size, err := readLine(br, in.max)
 		if size > 0 {

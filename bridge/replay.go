@@ -79,7 +79,7 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 func (s *Session) takeOver(c *Conn, replay bool) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	s.conn.Store(c)
+	s.attachTo(c)
 	if !replay {
 		return nil
 	}

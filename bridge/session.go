@@ -174,7 +174,7 @@ func (s *Session) reattach(ctx context.Context, c *Conn, replay bool) error {
 	if busy {
 		return fmt.Errorf("%w: session %s has a prompt running", ErrBusy, s.id)
 	}
-	s.conn.Store(c)
+	s.attachTo(c)
 	if !replay {
 		return nil
 	}
@@ -202,6 +202,18 @@ func titleOf(prompt []acp.ContentBlock) string {
 		return line
 	}
 	return ""
+}
+
+// attachTo attaches the session to connection c. Where messages arrived
+// (Order) is counted per connection, so the cancels another connection
+// sent no longer apply.
+func (s *Session) attachTo(c *Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn.Swap(c) != c {
+		s.cancels = 0
+		clear(s.dropped)
+	}
 }
 
 // caps is what the client the session is attached to offers.

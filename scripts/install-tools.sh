@@ -30,11 +30,40 @@
 #           @agentclientprotocol/codex-acp), the "CXT" anchor, into
 #           .tools/codex-acp: scripts/bench-agent.sh codex, and the ACP proxy's
 #           end-to-end tests
+#   acp-sdk  the ACP TypeScript SDK (npm @agentclientprotocol/sdk) with ws
+#           (Node 20 has no WebSocket of its own), into .tools/acp-sdk: its
+#           Streamable HTTP and WebSocket clients drive acpbridge serve's
+#           /acp in serve's end-to-end tests (serve/testdata/acpclient.mjs);
+#           a library, so the path printed is the SDK's package directory
+#   sandbox-agent  sandbox-agent's TypeScript SDK (npm sandbox-agent) and its
+#           ACP-over-HTTP client (npm acp-http-client), into
+#           .tools/sandbox-agent: they drive acpbridge serve's /v1 in serve's
+#           end-to-end tests (serve/testdata/sandboxclient.mjs); the SDK's
+#           optional dependency @sandbox-agent/cli brings the sandbox-agent
+#           daemon, which scripts/bench-serve-sandbox.sh runs beside
+#           acpbridge serve. A library, so the path printed is the SDK's
+#           package directory
+#   ai-sdk  the Vercel AI SDK (npm ai, with its peer zod) into .tools/ai-sdk:
+#           the web edges' end-to-end tests (serve/testdata/web/*.mjs) check
+#           POST /api/chat with its own stream parser and chat core; a
+#           library, so the path printed is its node_modules
+#   ag-ui   AG-UI's client (npm @ag-ui/client and @ag-ui/core) into
+#           .tools/ag-ui: the same tests run POST /ag-ui through HttpAgent;
+#           a library, so the path printed is its node_modules
 #
 # Not installed by default (only a benchmark needs it; large):
 #   zed-codex-adapter  Zed's Rust Codex ACP adapter (npm
 #           @zed-industries/codex-acp), the "CXR" anchor, into
 #           .tools/zed-codex-acp (scripts/bench-agent.sh codex)
+#
+# Not installed by default, because it changes the machine, not .tools
+# (scripts/test.sh asks for it by name):
+#   chromium  Debian's chromium-headless-shell package (apt), the real
+#           browser serve/browser_test.go drives; apt-get installs it when
+#           it is missing and this script runs as root or with
+#           passwordless sudo, else it says how and fails. The path printed
+#           is the binary found ($CHROMIUM_BIN, then the PATH). Not pinned:
+#           Debian's security archive keeps only the newest build.
 #
 # With arguments, installs only the named tools, e.g.
 #   bash scripts/install-tools.sh zed-claude-adapter
@@ -120,6 +149,36 @@ install_npm_tool() {
 		}
 	fi
 	echo "$PWD/$path"
+}
+
+# install_npm_lib DIR PACKAGE@VERSION...: installs npm packages that have
+# no command (libraries the tests' node scripts import) into .tools/DIR
+# unless every one is there at its version, then prints the path of
+# .tools/DIR/node_modules.
+install_npm_lib() {
+	local dir=$1
+	shift
+	local prefix="$TOOLS_DIR/$dir" spec name version need=0
+	for spec in "$@"; do
+		name=${spec%@*} version=${spec##*@}
+		[[ $(installed_version "$prefix" "$name") == "$version" ]] || need=1
+	done
+	if ((need == 1)); then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install $*" >&2
+			return 1
+		}
+		echo "install-tools: installing $* into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "$@" >&2
+		for spec in "$@"; do
+			name=${spec%@*} version=${spec##*@}
+			[[ $(installed_version "$prefix" "$name") == "$version" ]] || {
+				echo "install-tools: $prefix has $name@$(installed_version "$prefix" "$name"), want $version" >&2
+				return 1
+			}
+		done
+	fi
+	echo "$PWD/$prefix/node_modules"
 }
 
 # need_native PACKAGE PATH fails, saying why, unless PATH, the native
@@ -313,6 +372,137 @@ install_acp_codex_adapter() {
 	install_npm_tool @agentclientprotocol/codex-acp 2.6.0 codex-acp codex-acp
 }
 
+# chromium_path prints the headless Chromium the browser test would run:
+# $CHROMIUM_BIN, else the binary of Debian's package (its
+# /usr/bin/chromium-headless-shell is a script that runs it as a child),
+# else chromium-headless-shell on the PATH; nothing if there is none.
+chromium_path() {
+	if [[ -n ${CHROMIUM_BIN:-} ]]; then
+		echo "$CHROMIUM_BIN"
+		return
+	fi
+	local p
+	for p in /usr/lib/chromium/chromium-headless-shell "$(command -v chromium-headless-shell || true)"; do
+		[[ -n $p && -x $p ]] && {
+			echo "$p"
+			return
+		}
+	done
+	return 0
+}
+
+# as_root runs a command as root: directly when this script is root, else
+# through passwordless sudo; it fails, without asking for a password, when
+# neither can.
+as_root() {
+	if ((EUID == 0)); then
+		"$@"
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		sudo -n "$@"
+	else
+		return 1
+	fi
+}
+
+# install_chromium installs Debian's chromium-headless-shell with apt-get
+# unless a headless Chromium is already there (chromium_path), and prints
+# its path. apt's package, not a browser a tool downloads itself: it comes
+# from the distribution's archive (those downloads are not reachable
+# everywhere the tests run), with its libraries, and its security updates.
+install_chromium() {
+	local path
+	path=$(chromium_path)
+	if [[ -z $path ]]; then
+		if ! command -v apt-get >/dev/null; then
+			echo "install-tools: no headless Chromium here and no apt-get to install Debian's chromium-headless-shell; install Chromium (or Chrome) and set CHROMIUM_BIN to it" >&2
+			return 1
+		fi
+		echo "install-tools: installing chromium-headless-shell with apt-get" >&2
+		if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium-headless-shell >&2; then
+			as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2 &&
+				as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium-headless-shell >&2 || {
+				echo "install-tools: could not install chromium-headless-shell (this needs root or passwordless sudo): run" >&2
+				echo "install-tools:   sudo apt-get install chromium-headless-shell" >&2
+				echo "install-tools: or set CHROMIUM_BIN to a Chromium or Chrome" >&2
+				return 1
+			}
+		fi
+		path=$(chromium_path)
+	fi
+	[[ -n $path && -x $path ]] || {
+		echo "install-tools: chromium-headless-shell is installed but no binary was found (PATH, /usr/lib/chromium)" >&2
+		return 1
+	}
+	echo "$path"
+}
+
+# install_ai_sdk installs the AI SDK (ai 7.x; zod is its peer dependency)
+# into .tools/ai-sdk.
+install_ai_sdk() {
+	install_npm_lib ai-sdk ai@7.0.173 zod@4.6.7
+}
+
+# install_ag_ui installs AG-UI's client and core (1.0) into .tools/ag-ui.
+install_ag_ui() {
+	install_npm_lib ag-ui @ag-ui/client@1.0.0 @ag-ui/core@1.0.0
+}
+
+# install_acp_sdk installs @agentclientprotocol/sdk and ws into
+# .tools/acp-sdk unless both are there at their pinned versions, and
+# prints the SDK's package directory. Neither has a binary to check, so
+# the versions are.
+install_acp_sdk() {
+	local prefix="$TOOLS_DIR/acp-sdk" sdk=2.4.0 ws=8.23.0
+	local dir="$prefix/node_modules/@agentclientprotocol/sdk"
+	if [[ $(installed_version "$prefix" @agentclientprotocol/sdk) != "$sdk" || $(installed_version "$prefix" ws) != "$ws" ]]; then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install @agentclientprotocol/sdk" >&2
+			return 1
+		}
+		echo "install-tools: installing @agentclientprotocol/sdk@$sdk and ws@$ws into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "@agentclientprotocol/sdk@$sdk" "ws@$ws" >&2
+		local have
+		for pkg in "@agentclientprotocol/sdk $sdk" "ws $ws"; do
+			set -- $pkg
+			have=$(installed_version "$prefix" "$1")
+			[[ $have == "$2" ]] || {
+				echo "install-tools: $prefix has $1@${have:-nothing}, want $2" >&2
+				return 1
+			}
+		done
+	fi
+	echo "$PWD/$dir"
+}
+
+# install_sandbox_agent installs sandbox-agent and acp-http-client into
+# .tools/sandbox-agent unless both are there at their pinned versions, and
+# prints the SDK's package directory. Neither has a binary to check, so the
+# versions are; the daemon binary (an optional dependency, for the
+# benchmark only) is reported if it is missing, not required.
+install_sandbox_agent() {
+	local prefix="$TOOLS_DIR/sandbox-agent" version=0.4.2
+	local dir="$prefix/node_modules/sandbox-agent"
+	if [[ $(installed_version "$prefix" sandbox-agent) != "$version" || $(installed_version "$prefix" acp-http-client) != "$version" ]]; then
+		command -v npm >/dev/null || {
+			echo "install-tools: npm is needed to install sandbox-agent" >&2
+			return 1
+		}
+		echo "install-tools: installing sandbox-agent@$version and acp-http-client@$version into $prefix" >&2
+		npm install --prefix "$prefix" --no-audit --no-fund --save-exact "sandbox-agent@$version" "acp-http-client@$version" >&2
+		local have pkg
+		for pkg in sandbox-agent acp-http-client; do
+			have=$(installed_version "$prefix" "$pkg")
+			[[ $have == "$version" ]] || {
+				echo "install-tools: $prefix has $pkg@${have:-nothing}, want $version" >&2
+				return 1
+			}
+		done
+	fi
+	[[ -x $prefix/node_modules/.bin/sandbox-agent ]] ||
+		echo "install-tools: note: no sandbox-agent daemon in $prefix (its optional dependency @sandbox-agent/cli); only scripts/bench-serve-sandbox.sh needs it" >&2
+	echo "$PWD/$dir"
+}
+
 # main_latest installs the named agent CLIs (all four without names) at
 # their newest versions into .tools-latest, and prints NAME_BIN=path for
 # each.
@@ -359,8 +549,13 @@ main() {
 			zed-claude-adapter | claude-agent-acp) install_zed_claude_adapter ;;
 			zed-codex-adapter) install_zed_codex_adapter ;;
 			acp-codex-adapter) install_acp_codex_adapter ;;
+			acp-sdk) install_acp_sdk ;;
+			sandbox-agent) install_sandbox_agent ;;
+			ai-sdk) install_ai_sdk ;;
+			ag-ui) install_ag_ui ;;
+			chromium) install_chromium ;;
 			*)
-				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter)" >&2
+				echo "install-tools: unknown tool $tool (acpx, claude, codex, opencode, amp, zed-claude-adapter, zed-codex-adapter, acp-codex-adapter, acp-sdk, sandbox-agent, ai-sdk, ag-ui, chromium)" >&2
 				return 2
 				;;
 			esac
@@ -374,6 +569,10 @@ main() {
 	install_amp
 	install_zed_claude_adapter
 	install_acp_codex_adapter
+	install_acp_sdk
+	install_sandbox_agent
+	install_ai_sdk
+	install_ag_ui
 }
 
 main "$@"

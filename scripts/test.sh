@@ -11,6 +11,9 @@
 # (scripts/testreport), what is still running when a package is slow, every
 # skipped test with its reason, and the time of each step and of the whole.
 #
+# The browser tests' screenshots go to $ACPBRIDGE_ARTIFACTS (default
+# .artifacts/, git-ignored).
+#
 # FUZZTIME (default 10s) is how long each fuzzer runs; the fuzzers run side
 # by side, one worker each, at the lowest priority while the tests run.
 #
@@ -49,8 +52,14 @@ done_step() {
 
 step "tools (scripts/install-tools.sh; installs only what is missing)"
 bash scripts/install-tools.sh >/dev/null
+# The browser tests' Chromium comes from apt, not npm: install-tools.sh
+# installs it by name (root or passwordless sudo), and fails saying how
+# when it can't.
+bash scripts/install-tools.sh chromium >/dev/null
 done_step
 export ACPBRIDGE_REQUIRE_E2E=1
+# Test artifacts (the browser tests' screenshots) are kept here.
+export ACPBRIDGE_ARTIFACTS=${ACPBRIDGE_ARTIFACTS:-$PWD/.artifacts}
 
 if ((latest == 1)); then
 	step "the newest agent CLIs (scripts/install-tools.sh --latest, into .tools-latest)"
@@ -172,4 +181,4 @@ if [[ -n $left ]]; then
 fi
 done_step
 
-echo "all tests passed in $((SECONDS - start))s"
+echo "all tests passed in $((SECONDS - start))s; artifacts (screenshots) in $ACPBRIDGE_ARTIFACTS"

@@ -15,7 +15,8 @@ import (
 // guard checks every request before a route sees it, in this order: its
 // Host (against DNS rebinding), its Origin (browsers; allowed origins get
 // CORS headers, and their preflights are answered here, before auth), then
-// its bearer token.
+// its bearer token, which the chat page's files (PageRequest) need not
+// carry.
 type guard struct {
 	hosts    map[string]bool // Host values allowed exactly, lowercase host:port
 	anyPort  map[string]bool // host names allowed on any port, lowercase, IPv6 unbracketed
@@ -115,6 +116,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			preflight(w, r)
 			return
 		}
+	}
+	if PageRequest(r) { // the page's files hold no secret, and a browser's navigation no token
+		g.next.ServeHTTP(w, r)
+		return
 	}
 	if status := g.authorize(w, r); status != 0 {
 		g.refuse(w, r, status, "this server wants Authorization: Bearer TOKEN (the token acpbridge serve printed, or $ACPBRIDGE_TOKEN)")

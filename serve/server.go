@@ -73,6 +73,9 @@ type Options struct {
 	Connector Connector
 	// Agents lists the agents for sandbox-agent's GET /v1/agents.
 	Agents Agents
+	// Sandbox tunes sandbox-agent's API (its Agents and Logger are the
+	// Server's); the zero value has its defaults.
+	Sandbox SandboxOptions
 }
 
 // Server is acpbridge serve's HTTP server: New listens, Run serves until
@@ -167,12 +170,26 @@ func (s *Server) Token() string { return s.token }
 
 // routes mounts the edges, one line each.
 func (s *Server) routes() {
-	s.mux.Handle("/", http.HandlerFunc(notFound))
-	// TODO(lead, merging branch acphttp): the /acp edge (ACP Streamable HTTP
-	// and WebSocket, conn.go's registry), one line:
-	//	s.mount("/acp", <its handler on s.opts.Connector>, <its registry's closeAll>)
-	// TODO(lead, merging branch sandbox): sandbox-agent's API, one line:
-	//	s.mount("/v1/", <its handler on s.opts.Connector and s.opts.Agents>, <its closeAll, or nil>)
+	s.mount("/", NewPageHandler(), nil) // the chat page; 404 for any other path no edge serves
+	// One registry of client connections for every edge, so that a session
+	// taken over on one transport is let go on the other.
+	reg := NewRegistry(Limits{}, s.log)
+	closeAll := func() { reg.CloseAll(context.Background()) }
+	s.mount("/acp", NewACPHandler(reg, s.opts.Connector, s.log), closeAll)
+	sandbox := s.opts.Sandbox
+	sandbox.Agents, sandbox.Logger = s.opts.Agents, s.log
+	s.mount("/v1/", NewSandboxHandler(reg, s.opts.Connector, sandbox), nil)
+	web := WebOptions{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
+	chat := NewChatHandler(s.opts.Connector, web)
+	for i, p := range ChatPatterns {
+		var close func()
+		if i == 0 {
+			close = chat.Close
+		}
+		s.mount(p, chat, close)
+	}
+	agui := NewAGUIHandler(s.opts.Connector, web)
+	s.mount(AGUIPattern, agui, agui.Close)
 }
 
 // mount routes pattern to h; closeAll, if not nil, ends the client

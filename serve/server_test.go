@@ -114,7 +114,8 @@ func TestServer_announcesAndCleansUp(t *testing.T) {
 	s, stderr := newServer(t, Options{StateDir: state})
 	r := start(t, s, stderr)
 	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
-	want := []string{"acpbridge: token " + r.Token() + " (saved in " + filepath.Join(state, TokenFile) + ")", "acpbridge: serving on " + r.URL()}
+	want := []string{"acpbridge: token " + r.Token() + " (saved in " + filepath.Join(state, TokenFile) + ")",
+		"acpbridge: the chat page: " + r.URL() + "/#token=" + r.Token(), "acpbridge: serving on " + r.URL()}
 	if fmt.Sprint(lines) != fmt.Sprint(want) {
 		t.Errorf("stderr lines %q, want %q", lines, want)
 	}
@@ -156,8 +157,9 @@ func TestServer_givenToken(t *testing.T) {
 	state := t.TempDir()
 	s, stderr := newServer(t, Options{StateDir: state, Token: "s3cret-token"})
 	r := start(t, s, stderr)
-	if strings.Contains(stderr.String(), "s3cret") || strings.Count(stderr.String(), "\n") != 1 {
-		t.Errorf("stderr %q: want the serving line alone", stderr.String())
+	want := "acpbridge: the chat page: " + r.URL() + "/ (it asks for the token)\nacpbridge: serving on " + r.URL() + "\n"
+	if strings.Contains(stderr.String(), "s3cret") || stderr.String() != want {
+		t.Errorf("stderr %q: want the page's line, without the token, and the serving line: %q", stderr.String(), want)
 	}
 	if _, err := os.Stat(filepath.Join(state, TokenFile)); err == nil {
 		t.Errorf("a given token was saved")

@@ -62,8 +62,8 @@ func bearerToken(t string) bool {
 }
 
 // announce writes serve.token (for a token New made) and serve.json, then
-// prints the token and, last, the serving line: once it is out, the
-// server is ready.
+// prints the token, the chat page's URL and, last, the serving line: once
+// it is out, the server is ready.
 func (s *Server) announce() error {
 	where := ""
 	if s.opts.StateDir != "" {
@@ -85,8 +85,23 @@ func (s *Server) announce() error {
 	if s.generated {
 		fmt.Fprintf(s.stderr, "acpbridge: token %s%s\n", s.token, where)
 	}
+	fmt.Fprintf(s.stderr, "acpbridge: the chat page: %s\n", s.pageURL())
 	fmt.Fprintf(s.stderr, "acpbridge: serving on %s\n", s.url)
 	return nil
+}
+
+// pageURL is the chat page's address: with the token in its fragment
+// (which no request carries; the page moves it to sessionStorage) when the
+// server made the token and prints it anyway; a token given
+// ($ACPBRIDGE_TOKEN) is not printed, and the page asks for it.
+func (s *Server) pageURL() string {
+	switch {
+	case s.token == "":
+		return s.url + "/"
+	case s.generated:
+		return s.url + "/#token=" + s.token
+	}
+	return s.url + "/ (it asks for the token)"
 }
 
 // withdraw removes the files announce wrote, if they are still this

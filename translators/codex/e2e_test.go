@@ -627,3 +627,18 @@ func TestE2E_keptCatalog(t *testing.T) {
 		},
 	})
 }
+
+// A session loaded while it is open in this bridge replays the turns it
+// ran here: codex's history is read again, not kept from the thread's
+// opening.
+func TestE2E_loadOfALiveSessionReplaysItsTurns(t *testing.T) {
+	e, _ := newWorld(t).bridge(t, t.TempDir(), bridge.PersistAuto)
+	cwd := t.TempDir()
+	id := e.NewSession(cwd)
+	e.Say(id, "hello live load")
+	e.Client.Take()
+	e.Load(id, cwd)
+	if got := e.Client.Conversation(); !strings.Contains(got, "hello live load") || !strings.Contains(got, "agent: ") {
+		t.Errorf("the load of the live session replayed:%s", got)
+	}
+}

@@ -246,6 +246,8 @@ func (f *fakeServer) handle(line []byte) {
 		f.threadResume(msg.ID, p)
 	case "thread/fork":
 		f.threadFork(msg.ID, p)
+	case "thread/read":
+		f.threadRead(msg.ID, p)
 	case "turn/start":
 		f.turnStart(msg.ID, p)
 	case "turn/interrupt":
@@ -345,6 +347,25 @@ func (f *fakeServer) threadResume(id json.RawMessage, p map[string]any) {
 	f.notify("deprecationNotice", map[string]any{"summary": "Full-history hydration is deprecated for paginated threads; use `excludeTurns: true`, then page with `thread/turns/list` and `thread/items/list`.", "details": nil})
 	f.reply(id, res)
 	f.notify("thread/status/changed", map[string]any{"threadId": tid, "status": map[string]any{"type": "idle"}})
+}
+
+// threadRead answers a thread this process knows, with its turns if
+// asked, without loading it.
+func (f *fakeServer) threadRead(id json.RawMessage, p map[string]any) {
+	tid, _ := p["threadId"].(string)
+	turns, _ := p["includeTurns"].(bool)
+	f.mu.Lock()
+	th := f.threads[tid]
+	var doc map[string]any
+	if th != nil {
+		doc = f.threadDoc(th, turns)
+	}
+	f.mu.Unlock()
+	if th == nil {
+		f.fail(id, -32600, "no rollout found for thread id "+tid)
+		return
+	}
+	f.reply(id, map[string]any{"thread": doc})
 }
 
 // threadFork copies a thread this process knows (or its state file

@@ -13,16 +13,18 @@ import (
 // Caps: a thread's history is codex's own (thread/resume returns it).
 func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{History: s.History} }
 
-// History is the thread's conversation as thread/resume returned it, as
-// ACP updates: user messages, agent messages, reasoning and tool calls in
-// their final state.
+// History is the thread's conversation as thread/resume returned it (or,
+// once the session has been prompted since, as thread/read returns it
+// now), as ACP updates: user messages, agent messages, reasoning and tool
+// calls in their final state.
 func (s *session) History(ctx context.Context) ([]acp.SessionUpdate, error) {
 	if err := s.at.Ready(ctx); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	raw := s.history
-	s.mu.Unlock()
+	raw, err := s.turnsNow(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -44,6 +46,31 @@ func (s *session) History(ctx context.Context) ([]acp.SessionUpdate, error) {
 		}
 	}
 	return out, nil
+}
+
+// turnsNow is the thread's turns: as opened, unless it was prompted since,
+// when they are read again (an editor loading a session that is live in
+// this bridge, or another connection taking it over, must see its turns).
+func (s *session) turnsNow(ctx context.Context) (json.RawMessage, error) {
+	s.mu.Lock()
+	raw, stale, thread := s.history, s.prompted, s.thread
+	s.mu.Unlock()
+	if !stale {
+		return raw, nil
+	}
+	srv, err := s.at.Server(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var res threadResult
+	if err := srv.call(ctx, "thread/read", map[string]any{"threadId": thread, "includeTurns": true}, &res); err != nil {
+		s.log.Warn("codex: can't read the thread again; its history is what it was when the session opened", "thread", thread, "err", err)
+		return raw, nil
+	}
+	s.mu.Lock()
+	s.history, s.prompted = res.Thread.Turns, false
+	s.mu.Unlock()
+	return res.Thread.Turns, nil
 }
 
 // historyItem replays one stored item: a user message as the user's

@@ -63,7 +63,9 @@ type session struct {
 	turnErr string          // the last error notification's message in the running turn
 	retries int             // the running turn's model-request retries so far
 	history json.RawMessage // thread/resume's turns, for History
-	running turnProcs       // what ran under the server when the turn began
+	// prompted: a turn was sent since history was read, which it lacks.
+	prompted bool
+	running  turnProcs // what ran under the server when the turn began
 }
 
 // turnProcs is the server a turn runs on and the processes under it when
@@ -288,6 +290,9 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 	if err != nil {
 		return agent.TurnResult{}, err
 	}
+	s.mu.Lock()
+	s.prompted = true
+	s.mu.Unlock()
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*TurnEnd, *server]{
 		Ready: s.at.Server,
 		Send: func(_ context.Context, srv *server) error {

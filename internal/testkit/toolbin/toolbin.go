@@ -1,5 +1,6 @@
-// Package toolbin finds the pinned agent CLIs that end-to-end tests run,
-// as scripts/install-tools.sh installs them under the repository's .tools,
+// Package toolbin finds the pinned agent CLIs that end-to-end tests run
+// (and the npm libraries their Node scripts import: NodeModules), as
+// scripts/install-tools.sh installs them under the repository's .tools,
 // or the ones their *_BIN variables name: scripts/test.sh --latest points
 // those at the newest CLIs, in .tools-latest, and sets ACPBRIDGE_LATEST=1
 // (see Latest).
@@ -8,6 +9,7 @@ package toolbin
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,4 +97,31 @@ func RepoRoot(dir string) (string, error) {
 		}
 		dir = up
 	}
+}
+
+// NodeModules returns what a test needs to run a Node script that imports
+// npm packages scripts/install-tools.sh installed: node (from PATH), and a
+// new directory under t.TempDir() whose node_modules links to
+// .tools/<dir>/node_modules (or to $env/node_modules when env is set), for
+// the script to be copied into (Node's import looks for packages beside
+// the script, not in NODE_PATH). pkg is a package of the installation,
+// whose package.json must be there. It skips and fails as Find does.
+func NodeModules(t testing.TB, name, env, dir, pkg string) (node, scriptDir string) {
+	t.Helper()
+	installed := Find(t, name, env, func(root string) string { return filepath.Join(root, ".tools", dir) })
+	if _, err := os.Stat(filepath.Join(installed, "node_modules", pkg, "package.json")); err != nil {
+		t.Fatalf("%s: %v (run scripts/install-tools.sh)", name, err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
+			t.Fatalf("node is not on PATH and ACPBRIDGE_REQUIRE_E2E=1: %v", err)
+		}
+		t.Skip("SKIPPED: node is not on PATH; " + name + " needs it")
+	}
+	scriptDir = t.TempDir()
+	if err := os.Symlink(filepath.Join(installed, "node_modules"), filepath.Join(scriptDir, "node_modules")); err != nil {
+		t.Fatalf("linking %s's node_modules: %v", name, err)
+	}
+	return node, scriptDir
 }

@@ -68,6 +68,7 @@ type Process struct {
 	Started time.Time // when it was started
 
 	pid        int
+	proc       *os.Process
 	daemons    string // the run's own daemons (DaemonsOfTheRun), stopped with it
 	stderrPath string
 	stderr     *os.File
@@ -118,7 +119,7 @@ func (d Dirs) Start(argv, env []string, match string) (*Process, error) {
 		p.stderr.Close()
 		return nil, err
 	}
-	p.pid = cmd.Process.Pid
+	p.pid, p.proc = cmd.Process.Pid, cmd.Process
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
@@ -146,6 +147,16 @@ func (p *Process) Stop(grace time.Duration) (exited bool) {
 	p.stderr.Close()
 	daemon.StopAll(p.daemons)
 	return exited
+}
+
+// Signal sends sig to the agent process (a server that does not stop when
+// its stdin closes, SIGTERM), and waits at most grace for it to exit; it
+// says whether it did. Stop then ends what is left of its tree.
+func (p *Process) Signal(sig os.Signal, grace time.Duration) (exited bool) {
+	if err := p.proc.Signal(sig); err != nil {
+		return false
+	}
+	return p.wait(grace)
 }
 
 // wait waits at most d for the agent to exit, and says whether it did.

@@ -1,0 +1,368 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// aguiEvent is one AG-UI 1.0 event (@ag-ui/core's EventSchema): the fields
+// of every event type the bridge sends, each set only for the types that
+// have it.
+type aguiEvent struct {
+	Type            string         `json:"type"`
+	ThreadID        string         `json:"threadId,omitempty"`
+	RunID           string         `json:"runId,omitempty"`
+	MessageID       string         `json:"messageId,omitempty"`
+	Role            string         `json:"role,omitempty"`
+	Delta           any            `json:"delta,omitempty"` // text, or a JSON Patch for STATE_DELTA
+	ToolCallID      string         `json:"toolCallId,omitempty"`
+	ToolCallName    string         `json:"toolCallName,omitempty"`
+	ParentMessageID string         `json:"parentMessageId,omitempty"`
+	Content         any            `json:"content,omitempty"`
+	Snapshot        any            `json:"snapshot,omitempty"`
+	Messages        *[]aguiMessage `json:"messages,omitempty"`
+	Outcome         *aguiOutcome   `json:"outcome,omitempty"`
+	Result          any            `json:"result,omitempty"`
+	Usage           []aguiUsage    `json:"usage,omitempty"`
+	Message         string         `json:"message,omitempty"`
+	Code            string         `json:"code,omitempty"`
+}
+
+// aguiOutcome is RUN_FINISHED's outcome: success, interrupt or cancelled.
+type aguiOutcome struct {
+	Type       string          `json:"type"`
+	Interrupts []aguiInterrupt `json:"interrupts,omitempty"`
+	// PendingToolCallIDs is empty on success: every tool call is the
+	// agent's, none the application's to answer.
+	PendingToolCallIDs *[]string `json:"pendingToolCallIds,omitempty"`
+}
+
+// succeeded is the success outcome.
+func succeeded() *aguiOutcome { return &aguiOutcome{Type: "success", PendingToolCallIDs: &[]string{}} }
+
+// aguiInterrupt is one thing a run waits for: here, a permission ask.
+type aguiInterrupt struct {
+	ID             string         `json:"id"`
+	Reason         string         `json:"reason"`
+	Message        string         `json:"message,omitempty"`
+	ToolCallID     string         `json:"toolCallId,omitempty"`
+	ResponseSchema map[string]any `json:"responseSchema,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+}
+
+// aguiUsage is AG-UI's TokenUsage.
+type aguiUsage struct {
+	InputTokens       int  `json:"inputTokens"`
+	OutputTokens      int  `json:"outputTokens"`
+	TotalTokens       int  `json:"totalTokens"`
+	ReasoningTokens   *int `json:"reasoningTokens,omitempty"`
+	CachedInputTokens *int `json:"cachedInputTokens,omitempty"`
+}
+
+// aguiMessage is an AG-UI message the bridge sends (MESSAGES_SNAPSHOT).
+type aguiMessage struct {
+	ID         string         `json:"id"`
+	Role       string         `json:"role"`
+	Content    any            `json:"content,omitempty"`
+	ToolCalls  []aguiToolCall `json:"toolCalls,omitempty"`
+	ToolCallID string         `json:"toolCallId,omitempty"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// aguiToolCall is an assistant message's tool call.
+type aguiToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// aguiSegment is what a run's request tells the translator of the segment
+// it streams.
+type aguiSegment struct {
+	threadID, runID string
+	state           any   // the run's input state, which a plan snapshot keeps
+	preface         []any // events after RUN_STARTED (MESSAGES_SNAPSHOT)
+}
+
+// aguiRun translates one turn's ACP events into AG-UI runs: a run per
+// segment (the turn's first, and one per resume after a permission ask,
+// which ends a run with an interrupt). Agent message chunks are text
+// messages (one per ACP message id, or per run of chunks), thoughts
+// reasoning messages, tool calls tool calls named by their kind with their
+// raw input as arguments and their output (content, raw output) as a
+// result, the plan the state's "plan". It is not safe for concurrent use.
+type aguiRun struct {
+	sessionID       string
+	seg             aguiSegment
+	text, reasoning uiPart
+	tools           map[sdk.ToolCallId]*uiTool
+	order           []sdk.ToolCallId
+	started, ended  map[sdk.ToolCallId]bool // TOOL_CALL_START and _END sent, in this run
+	asked           map[sdk.ToolCallId]*ask
+	planSent        bool // a STATE_SNAPSHOT went out in this run
+	seq             int
+}
+
+func newAGUIRun(sessionID string) *aguiRun {
+	return &aguiRun{sessionID: sessionID, tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}}
+}
+
+var _ translator = (*aguiRun)(nil)
+
+// open begins a run.
+func (t *aguiRun) open(info any) []any {
+	t.seg, _ = info.(aguiSegment)
+	t.started, t.ended, t.planSent = map[sdk.ToolCallId]bool{}, map[sdk.ToolCallId]bool{}, false
+	out := []any{aguiEvent{Type: "RUN_STARTED", ThreadID: t.seg.threadID, RunID: t.seg.runID}}
+	return append(out, t.seg.preface...)
+}
+
+// update is the events one session update adds.
+func (t *aguiRun) update(u sdk.SessionUpdate) []any {
+	switch {
+	case u.AgentMessageChunk != nil:
+		return t.textChunk(u.AgentMessageChunk.MessageId, u.AgentMessageChunk.Content)
+	case u.AgentThoughtChunk != nil:
+		return t.thoughtChunk(u.AgentThoughtChunk.MessageId, u.AgentThoughtChunk.Content)
+	case u.ToolCall != nil:
+		c := u.ToolCall
+		upd := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
+			Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
+		if c.Status != "" {
+			upd.Status = &c.Status
+		}
+		return t.toolCallUpdate(upd)
+	case u.ToolCallUpdate != nil:
+		return t.toolCallUpdate(u.ToolCallUpdate)
+	case u.Plan != nil:
+		return append(t.closeMessages(), t.plan(u.Plan.Entries))
+	}
+	return nil
+}
+
+func (t *aguiRun) textChunk(acpID *string, c sdk.ContentBlock) []any {
+	if c.Text == nil || c.Text.Text == "" {
+		return nil
+	}
+	var out []any
+	if t.text.id == "" || (deref(acpID) != "" && t.text.acpID != "" && deref(acpID) != t.text.acpID) {
+		out = t.closeMessages()
+		t.seq++
+		t.text = uiPart{id: "m_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
+		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_START", MessageID: t.text.id, Role: "assistant"})
+	}
+	return append(out, aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: t.text.id, Delta: c.Text.Text})
+}
+
+func (t *aguiRun) thoughtChunk(acpID *string, c sdk.ContentBlock) []any {
+	if c.Text == nil || c.Text.Text == "" {
+		return nil
+	}
+	var out []any
+	if t.reasoning.id == "" || (deref(acpID) != "" && t.reasoning.acpID != "" && deref(acpID) != t.reasoning.acpID) {
+		out = t.closeMessages()
+		t.seq++
+		t.reasoning = uiPart{id: "r_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
+		out = append(out, aguiEvent{Type: "REASONING_START", MessageID: t.reasoning.id},
+			aguiEvent{Type: "REASONING_MESSAGE_START", MessageID: t.reasoning.id, Role: "reasoning"})
+	}
+	return append(out, aguiEvent{Type: "REASONING_MESSAGE_CONTENT", MessageID: t.reasoning.id, Delta: c.Text.Text})
+}
+
+// closeMessages ends the open text and reasoning messages.
+func (t *aguiRun) closeMessages() []any {
+	var out []any
+	if t.text.id != "" {
+		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_END", MessageID: t.text.id})
+		t.text = uiPart{}
+	}
+	if t.reasoning.id != "" {
+		out = append(out, aguiEvent{Type: "REASONING_MESSAGE_END", MessageID: t.reasoning.id},
+			aguiEvent{Type: "REASONING_END", MessageID: t.reasoning.id})
+		t.reasoning = uiPart{}
+	}
+	return out
+}
+
+// toolCallUpdate merges an update into its tool call: its arguments once
+// known (or once it runs), its result once it ends.
+func (t *aguiRun) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
+	tool := t.tools[u.ToolCallId]
+	if tool == nil {
+		tool = &uiTool{}
+		t.tools[u.ToolCallId] = tool
+		t.order = append(t.order, u.ToolCallId)
+	}
+	merge(tool, u)
+	if tool.done {
+		return nil
+	}
+	st := sdk.ToolCallStatus("")
+	if u.Status != nil {
+		st = *u.Status
+	}
+	var out []any
+	if !tool.inputSent { // a call is started and ended in one run, never again
+		out = t.startTool(u.ToolCallId, tool)
+		if u.RawInput != nil || (st != "" && st != sdk.ToolCallStatusPending) {
+			out = append(out, t.endTool(u.ToolCallId, tool)...)
+		}
+	}
+	if st == sdk.ToolCallStatusCompleted || st == sdk.ToolCallStatusFailed {
+		tool.done = true
+		out = append(out, aguiEvent{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(u.ToolCallId),
+			ToolCallID: string(u.ToolCallId), Role: "tool", Content: t.result(u.ToolCallId, tool, st)})
+	}
+	return out
+}
+
+// startTool opens a tool call not yet open in this run.
+func (t *aguiRun) startTool(id sdk.ToolCallId, tool *uiTool) []any {
+	if t.started[id] {
+		return nil
+	}
+	t.started[id] = true
+	out := t.closeMessages()
+	return append(out, aguiEvent{Type: "TOOL_CALL_START", ToolCallID: string(id), ToolCallName: toolName(tool.kind)})
+}
+
+// endTool sends a started tool call's arguments and closes it.
+func (t *aguiRun) endTool(id sdk.ToolCallId, tool *uiTool) []any {
+	if !t.started[id] || t.ended[id] {
+		return nil
+	}
+	t.ended[id] = true
+	var out []any
+	if !tool.inputSent {
+		tool.inputSent = true
+		args, _ := json.Marshal(orEmpty(tool.input))
+		out = append(out, aguiEvent{Type: "TOOL_CALL_ARGS", ToolCallID: string(id), Delta: string(args)})
+	}
+	return append(out, aguiEvent{Type: "TOOL_CALL_END", ToolCallID: string(id)})
+}
+
+// result is a finished tool call's result as JSON text: its title, kind,
+// status, content (text, diffs, terminals as ACP has them) and raw output,
+// or its error; denied if its permission ask was rejected.
+func (t *aguiRun) result(id sdk.ToolCallId, tool *uiTool, st sdk.ToolCallStatus) string {
+	r := map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": st}
+	maps.Copy(r, toolOutput(tool))
+	if st == sdk.ToolCallStatusFailed {
+		r["error"] = toolError(tool)
+		if a := t.asked[id]; a != nil && a.rejected() {
+			r["denied"] = true
+		}
+	}
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// plan is the plan as the state's "plan": a snapshot of the run's input
+// state with it the first time in a run, then a patch replacing it.
+func (t *aguiRun) plan(entries []sdk.PlanEntry) aguiEvent {
+	if entries == nil {
+		entries = []sdk.PlanEntry{}
+	}
+	if t.planSent {
+		return aguiEvent{Type: "STATE_DELTA", Delta: []map[string]any{{"op": "replace", "path": "/plan", "value": entries}}}
+	}
+	t.planSent = true
+	snap := map[string]any{}
+	if m, ok := t.seg.state.(map[string]any); ok {
+		maps.Copy(snap, m)
+	}
+	snap["plan"] = entries
+	return aguiEvent{Type: "STATE_SNAPSHOT", Snapshot: snap}
+}
+
+// closeAll ends what is open before a run finishes.
+func (t *aguiRun) closeAll() []any {
+	out := t.closeMessages()
+	for _, id := range t.order {
+		out = append(out, t.endTool(id, t.tools[id])...)
+	}
+	return out
+}
+
+// ask is a permission ask: it ends the run with an interrupt, answered by
+// the next run's resume entry {"optionId": …} (an option of the ask's,
+// which the response schema lists) or "cancelled".
+func (t *aguiRun) ask(a *ask) []any {
+	tc := a.req.ToolCall
+	upd := &sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind, Content: tc.Content,
+		Locations: tc.Locations, RawInput: tc.RawInput}
+	out := t.toolCallUpdate(upd)
+	t.asked[tc.ToolCallId] = a
+	out = append(out, t.closeAll()...)
+	ids := make([]string, 0, len(a.req.Options))
+	for _, o := range a.req.Options {
+		ids = append(ids, string(o.OptionId))
+	}
+	title := ""
+	if tool := t.tools[tc.ToolCallId]; tool != nil {
+		title = tool.title
+	}
+	in := aguiInterrupt{ID: a.id, Reason: "permission", Message: title, ToolCallID: string(tc.ToolCallId),
+		ResponseSchema: map[string]any{"type": "object", "required": []string{"optionId"}, "additionalProperties": false,
+			"properties": map[string]any{"optionId": map[string]any{"type": "string", "enum": ids}}},
+		Metadata: map[string]any{"options": a.req.Options}}
+	return append(out, aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
+		Outcome: &aguiOutcome{Type: "interrupt", Interrupts: []aguiInterrupt{in}}})
+}
+
+// end ends the turn's last run: success (with its stop reason and usage),
+// cancelled, or RUN_ERROR. Tool calls the turn left open get a result
+// saying so.
+func (t *aguiRun) end(e turnEnd) []any {
+	out := append(t.closeAll(), t.closeTools(e)...)
+	switch {
+	case e.err != nil:
+		return append(out, aguiEvent{Type: "RUN_ERROR", Message: e.err.Error(), Code: "agent_error"})
+	case e.resp.StopReason == sdk.StopReasonCancelled:
+		return append(out, aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
+			Outcome: &aguiOutcome{Type: "cancelled"}})
+	}
+	ev := aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
+		Outcome: succeeded(), Result: map[string]any{"stopReason": e.resp.StopReason, "sessionId": t.sessionID}}
+	if u := e.resp.Usage; u != nil {
+		ev.Usage = []aguiUsage{{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+			ReasoningTokens: u.ThoughtTokens, CachedInputTokens: u.CachedReadTokens}}
+	}
+	return append(out, ev)
+}
+
+// closeTools gives the tool calls the turn left unfinished a result that
+// says so.
+func (t *aguiRun) closeTools(e turnEnd) []any {
+	var out []any
+	for _, id := range t.order {
+		tool := t.tools[id]
+		if tool.done {
+			continue
+		}
+		tool.done = true
+		why := "the turn ended before the tool call did"
+		if e.err == nil && e.resp.StopReason != "" {
+			why = fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
+		}
+		b, _ := json.Marshal(map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": "unfinished", "error": why})
+		out = append(out, aguiEvent{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(id), ToolCallID: string(id),
+			Role: "tool", Content: string(b)})
+	}
+	return out
+}
+
+// orEmpty is v, or an empty object for nil.
+func orEmpty(v any) any {
+	if v == nil {
+		return map[string]any{}
+	}
+	return v
+}

@@ -1,0 +1,200 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// aguiPart is a content part of an AG-UI user message.
+type aguiPart struct {
+	Type   string `json:"type"`
+	Text   string `json:"text"`
+	Source struct {
+		Type     string `json:"type"`
+		Value    string `json:"value"`
+		MimeType string `json:"mimeType"`
+	} `json:"source"`
+}
+
+// contentOf decodes an AG-UI message's content: a string, or parts.
+func contentOf(raw json.RawMessage) (string, []aguiPart, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil, nil
+	}
+	var parts []aguiPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", nil, fmt.Errorf("%w: a message's content is neither text nor parts", errBadRequest)
+	}
+	return "", parts, nil
+}
+
+// aguiPrompt is a user message as an ACP prompt: text as text, images
+// carried inline as images, anything at a URL as a link.
+func aguiPrompt(m aguiMessageIn) ([]sdk.ContentBlock, error) {
+	text, parts, err := contentOf(m.Content)
+	if err != nil {
+		return nil, err
+	}
+	var blocks []sdk.ContentBlock
+	if text != "" {
+		blocks = append(blocks, sdk.TextBlock(text))
+	}
+	for _, p := range parts {
+		switch {
+		case p.Type == "text" && p.Text != "":
+			blocks = append(blocks, sdk.TextBlock(p.Text))
+		case p.Type == "image" && p.Source.Type == "data":
+			blocks = append(blocks, sdk.ImageBlock(p.Source.Value, p.Source.MimeType))
+		case p.Source.Type == "url" && p.Source.Value != "":
+			blocks = append(blocks, sdk.ResourceLinkBlock(p.Source.Value, p.Source.Value))
+		}
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("%w: the user message %q has no text, image or link", errBadRequest, m.ID)
+	}
+	return blocks, nil
+}
+
+// aguiToldHistory puts a thread's earlier messages (as agent.HistoryText
+// tells them) before a new session's first prompt.
+func aguiToldHistory(earlier []aguiMessageIn, prompt []sdk.ContentBlock) []sdk.ContentBlock {
+	var us []sdk.SessionUpdate
+	for _, m := range earlier {
+		text, parts, _ := contentOf(m.Content)
+		for _, p := range parts {
+			if p.Type == "text" {
+				text += p.Text
+			}
+		}
+		switch {
+		case m.Role == "user" && text != "":
+			us = append(us, sdk.UpdateUserMessageText(text))
+		case m.Role == "assistant" && text != "":
+			us = append(us, sdk.UpdateAgentMessageText(text))
+		}
+		for _, tc := range m.ToolCalls {
+			var input any
+			json.Unmarshal([]byte(tc.Function.Arguments), &input)
+			us = append(us, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(tc.ID),
+				Title: tc.Function.Name, Status: sdk.ToolCallStatusCompleted, RawInput: input}})
+		}
+	}
+	text := agent.HistoryText(us, agent.HistoryBudget, historyIntro)
+	if text == "" {
+		return prompt
+	}
+	return append([]sdk.ContentBlock{sdk.TextBlock(text)}, prompt...)
+}
+
+// messagesSnapshot is a reopened thread's conversation (a session/load
+// replay) as MESSAGES_SNAPSHOT, with the run's user message after it when
+// the run prompts it.
+func messagesSnapshot(history []sdk.SessionUpdate, last *aguiMessageIn, prompting bool) aguiEvent {
+	msgs := replayAGUIMessages(history)
+	if prompting && last != nil {
+		var content any
+		json.Unmarshal(last.Content, &content)
+		msgs = append(msgs, aguiMessage{ID: last.ID, Role: "user", Content: content})
+	}
+	return aguiEvent{Type: "MESSAGES_SNAPSHOT", Messages: &msgs}
+}
+
+// aguiReplay builds AG-UI messages from a replay.
+type aguiReplay struct {
+	msgs  []aguiMessage
+	tools map[sdk.ToolCallId]*aguiReplayTool
+}
+
+// aguiReplayTool is a tool call of the replay: where its call is, and
+// what is known of it.
+type aguiReplayTool struct {
+	msg, call int
+	tool      uiTool
+}
+
+// replayAGUIMessages turns a session/load replay into AG-UI messages:
+// user messages, assistant messages with their tool calls, a tool message
+// per finished call, and reasoning messages.
+func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
+	r := &aguiReplay{msgs: []aguiMessage{}, tools: map[sdk.ToolCallId]*aguiReplayTool{}}
+	for _, u := range us {
+		switch {
+		case u.UserMessageChunk != nil:
+			r.say("user", u.UserMessageChunk.Content)
+		case u.AgentMessageChunk != nil:
+			r.say("assistant", u.AgentMessageChunk.Content)
+		case u.AgentThoughtChunk != nil:
+			r.say("reasoning", u.AgentThoughtChunk.Content)
+		case u.ToolCall != nil:
+			c := u.ToolCall
+			upd := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
+				Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
+			if c.Status != "" {
+				upd.Status = &c.Status
+			}
+			r.toolCall(upd)
+		case u.ToolCallUpdate != nil:
+			r.toolCall(u.ToolCallUpdate)
+		}
+	}
+	return r.msgs
+}
+
+// say adds a content block to the last message if it has role (text
+// joined), else to a new one.
+func (r *aguiReplay) say(role string, c sdk.ContentBlock) {
+	if c.Text == nil {
+		return
+	}
+	if n := len(r.msgs); n > 0 && r.msgs[n-1].Role == role && r.msgs[n-1].ToolCalls == nil {
+		s, _ := r.msgs[n-1].Content.(string)
+		r.msgs[n-1].Content = s + c.Text.Text
+		return
+	}
+	r.msgs = append(r.msgs, aguiMessage{ID: "h" + strconv.Itoa(len(r.msgs)+1), Role: role, Content: c.Text.Text})
+}
+
+// toolCall adds a tool call to the last assistant message (a new one if
+// the last message is not the assistant's), keeps its arguments current,
+// and adds its result once it ends.
+func (r *aguiReplay) toolCall(u *sdk.SessionToolCallUpdate) {
+	rt := r.tools[u.ToolCallId]
+	if rt == nil {
+		n := len(r.msgs)
+		if n == 0 || r.msgs[n-1].Role != "assistant" {
+			r.msgs = append(r.msgs, aguiMessage{ID: "h" + strconv.Itoa(n+1), Role: "assistant"})
+			n++
+		}
+		rt = &aguiReplayTool{msg: n - 1, call: len(r.msgs[n-1].ToolCalls)}
+		r.msgs[n-1].ToolCalls = append(r.msgs[n-1].ToolCalls, aguiToolCall{ID: string(u.ToolCallId), Type: "function"})
+		r.tools[u.ToolCallId] = rt
+	}
+	merge(&rt.tool, u)
+	call := &r.msgs[rt.msg].ToolCalls[rt.call]
+	args, _ := json.Marshal(orEmpty(rt.tool.input))
+	call.Function.Name, call.Function.Arguments = toolName(rt.tool.kind), string(args)
+	if u.Status == nil || rt.tool.done || (*u.Status != sdk.ToolCallStatusCompleted && *u.Status != sdk.ToolCallStatusFailed) {
+		return
+	}
+	rt.tool.done = true
+	res := map[string]any{"title": rt.tool.title, "kind": toolName(rt.tool.kind), "status": *u.Status}
+	for k, v := range toolOutput(&rt.tool) {
+		res[k] = v
+	}
+	m := aguiMessage{ID: "tr_" + string(u.ToolCallId), Role: "tool", ToolCallID: string(u.ToolCallId)}
+	if *u.Status == sdk.ToolCallStatusFailed {
+		m.Error = toolError(&rt.tool)
+		res["error"] = m.Error
+	}
+	b, _ := json.Marshal(res)
+	m.Content = string(b)
+	r.msgs = append(r.msgs, m)
+}

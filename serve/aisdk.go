@@ -1,0 +1,239 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// ChatPatterns are the routes a ChatHandler serves (net/http patterns);
+// mount it at each.
+var ChatPatterns = []string{
+	"POST /api/chat",
+	"GET /api/chat/{id}/stream",
+	"GET /v1/sessions",
+	"GET /v1/sessions/{id}/messages",
+}
+
+// ChatHandler serves the AI SDK's chat protocol (package ai 5.x to 7.x,
+// what useChat's DefaultChatTransport speaks) on the bridge's sessions:
+//
+//   - POST /api/chat: a chat's next turn as a UI message stream. The chat
+//     id is the client's; the first POST of an id the bridge doesn't know
+//     starts a session (the body's agent, model, mode and cwd choose it), told
+//     the messages before the last if there are any; later POSTs prompt it
+//     with the last user message. A permission ask ends the response with a
+//     tool approval request; the POST that carries the answer (the tool part
+//     approval-responded) answers it and streams the rest of the turn. A
+//     client that goes away mid-stream cancels the turn.
+//   - GET /api/chat/{id}/stream: the running turn's current response from
+//     its start, then as it goes on; 204 when no turn runs.
+//   - GET /v1/sessions: the bridge's sessions, every agent's (session/list;
+//     cursor and cwd as query parameters).
+//   - GET /v1/sessions/{id}/messages: a session's conversation as
+//     UIMessages, from its session/load replay.
+//
+// The map from chat ids to sessions is kept in WebOptions.StateDir
+// (webchats.json), and a chat whose id is a session id (one reopened from
+// GET /v1/sessions) is that session.
+type ChatHandler struct {
+	chats *chats
+	mux   *http.ServeMux
+}
+
+// NewChatHandler returns a ChatHandler whose in-process ACP connections
+// connect makes (through o.Registry's Conns if set). Mount it at each of
+// ChatPatterns, and Close it at shutdown to end them.
+func NewChatHandler(connect Connector, o WebOptions) *ChatHandler {
+	h := &ChatHandler{chats: newChats(connect, o, "webchats.json"), mux: http.NewServeMux()}
+	h.mux.HandleFunc("POST /api/chat", h.post)
+	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)
+	h.mux.HandleFunc("GET /v1/sessions", h.sessions)
+	h.mux.HandleFunc("GET /v1/sessions/{id}/messages", h.messages)
+	return h
+}
+
+func (h *ChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Close cancels the running turns, ends the in-process connections and
+// waits for them; requests after it answer 503.
+func (h *ChatHandler) Close() { h.chats.Close() }
+
+// post serves POST /api/chat.
+func (h *ChatHandler) post(w http.ResponseWriter, r *http.Request) {
+	var req chatRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		webError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.ID == "" {
+		webError(w, http.StatusBadRequest, "not a chat request: it has no chat id")
+		return
+	}
+	c := h.chats.get(req.ID)
+	c.op.Lock()
+	seg, sess, err := h.begin(r.Context(), c, &req)
+	h.chats.forget(c)
+	c.op.Unlock()
+	if err != nil {
+		webError(w, statusOf(err), fmt.Sprintf("chat %s: %v", req.ID, err))
+		return
+	}
+	sseHeaders(w, "X-Vercel-Ai-Ui-Message-Stream", "v1")
+	if !streamSegment(r.Context(), w, seg) && !segmentDone(seg) {
+		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
+	}
+}
+
+// segmentDone reports whether seg was written to its end.
+func segmentDone(seg *segment) bool {
+	_, c, _ := seg.from(0)
+	return c
+}
+
+// begin sets up what a POST asks: answering asks, or a new turn. The
+// caller holds c.op.
+func (h *ChatHandler) begin(ctx context.Context, c *chat, req *chatRequest) (*segment, *psession, error) {
+	var last *uiMessageIn
+	if n := len(req.Messages); n > 0 {
+		last = &req.Messages[n-1]
+	}
+	if last != nil && last.Role == "assistant" && hasApprovalAnswer(*last) {
+		seg, err := h.chats.resume(c, nil, func(s *psession) error { return answerApprovals(s, *last, req.OptionIDs) })
+		return seg, c.sess, err
+	}
+	if req.Trigger != "" && req.Trigger != "submit-message" {
+		return nil, nil, fmt.Errorf("%w: trigger %q: an ACP session can't take back a turn; send a new message instead", errBadRequest, req.Trigger)
+	}
+	_, _, err := h.chats.open(ctx, c, false)
+	known := err == nil
+	if err != nil && !errors.Is(err, errUnknownChat) {
+		return nil, nil, err
+	}
+	if last == nil || last.Role != "user" {
+		if !known {
+			return nil, nil, fmt.Errorf("%w: no session has this chat id, and the request has no user message to start one with", errUnknownChat)
+		}
+		return nil, nil, fmt.Errorf("%w: the last message is not a user message: nothing to send", errBadRequest)
+	}
+	prompt, err := promptOf(*last)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !known {
+		n := newChat{agent: req.Agent, cwd: req.Cwd, mode: req.Mode, model: req.Model}
+		if err := h.chats.create(ctx, c, n); err != nil {
+			return nil, nil, err
+		}
+		prompt = toldHistory(req.Messages[:len(req.Messages)-1], prompt)
+	}
+	if err := h.chats.settle(ctx, c); err != nil {
+		return nil, nil, err
+	}
+	seg, err := h.chats.start(c, prompt, newUIStream(c.sess.id, "msg_"+randomID()), nil)
+	return seg, c.sess, err
+}
+
+// hasApprovalAnswer tells an assistant message with a tool part in state
+// approval-responded: a POST that answers asks.
+func hasApprovalAnswer(m uiMessageIn) bool {
+	for _, p := range m.Parts {
+		if p.isTool() && p.State == "approval-responded" && p.Approval != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// answerApprovals answers the session's open asks that m's tool parts
+// answer: approved with the option optionIDs names for it, else the first
+// that allows; denied with the first that rejects. Parts answering asks
+// that are gone are passed over, unless none is left: errNoAsk.
+func answerApprovals(s *psession, m uiMessageIn, optionIDs map[string]string) error {
+	var gone []string
+	answered := 0
+	for _, p := range m.Parts {
+		if !p.isTool() || p.State != "approval-responded" || p.Approval == nil {
+			continue
+		}
+		a := s.openAsk(p.Approval.ID)
+		if a == nil {
+			gone = append(gone, p.Approval.ID)
+			continue
+		}
+		out, err := outcomeOf(a, p.Approval.Approved != nil && *p.Approval.Approved, optionIDs[a.id])
+		if err != nil {
+			return err
+		}
+		if err := s.answerAsk(a.id, out); err != nil {
+			gone = append(gone, a.id)
+			continue
+		}
+		answered++
+	}
+	if answered == 0 {
+		return fmt.Errorf("%w: the approval answers %s (the turn ended, the ask timed out, or it was answered already)",
+			errNoAsk, strings.Join(gone, ", "))
+	}
+	return nil
+}
+
+// outcomeOf is the permission outcome for an approval: the option
+// optionID if given, else the ask's first that allows (approved) or
+// rejects; cancelled if it has none.
+func outcomeOf(a *ask, approved bool, optionID string) (sdk.RequestPermissionOutcome, error) {
+	if optionID != "" {
+		if a.option(optionID) == nil {
+			return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: option %q is not one of ask %s's", errBadRequest, optionID, a.id)
+		}
+		return sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(optionID)), nil
+	}
+	o := a.optionOf(sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways)
+	if approved {
+		o = a.optionOf(sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways)
+	}
+	if o == nil {
+		return sdk.NewRequestPermissionOutcomeCancelled(), nil
+	}
+	return sdk.NewRequestPermissionOutcomeSelected(o.OptionId), nil
+}
+
+// resumeStream serves GET /api/chat/{id}/stream.
+func (h *ChatHandler) resumeStream(w http.ResponseWriter, r *http.Request) {
+	seg := h.chats.segmentOf(r.PathValue("id"))
+	if seg == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	sseHeaders(w, "X-Vercel-Ai-Ui-Message-Stream", "v1")
+	streamSegment(r.Context(), w, seg)
+}
+
+// sessions serves GET /v1/sessions.
+func (h *ChatHandler) sessions(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	page, err := h.chats.p.list(r.Context(), q.Get("cwd"), q.Get("cursor"))
+	if err != nil {
+		webError(w, statusOf(err), err.Error())
+		return
+	}
+	if page.Sessions == nil {
+		page.Sessions = []sdk.SessionInfo{}
+	}
+	webJSON(w, page)
+}
+
+// messages serves GET /v1/sessions/{id}/messages.
+func (h *ChatHandler) messages(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	history, err := h.chats.replay(r.Context(), id, r.URL.Query().Get("cwd"))
+	if err != nil {
+		webError(w, statusOf(err), fmt.Sprintf("session %s: %v", id, err))
+		return
+	}
+	webJSON(w, replayMessages(id, history))
+}

@@ -1,0 +1,439 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// uiChunk is one chunk of the AI SDK's UI message stream (package ai,
+// 5.x to 7.x; uiMessageChunkSchema): the fields of every chunk type the
+// bridge sends, each set only for the types that have it.
+type uiChunk struct {
+	Type               string         `json:"type"`
+	ID                 string         `json:"id,omitempty"`
+	Delta              string         `json:"delta,omitempty"`
+	MessageID          string         `json:"messageId,omitempty"`
+	MessageMetadata    any            `json:"messageMetadata,omitempty"`
+	ToolCallID         string         `json:"toolCallId,omitempty"`
+	ToolName           string         `json:"toolName,omitempty"`
+	Dynamic            bool           `json:"dynamic,omitempty"`
+	ProviderExecuted   bool           `json:"providerExecuted,omitempty"`
+	Title              string         `json:"title,omitempty"`
+	Input              any            `json:"input,omitempty"`
+	Output             any            `json:"output,omitempty"`
+	ToolMetadata       map[string]any `json:"toolMetadata,omitempty"`
+	ErrorText          string         `json:"errorText,omitempty"`
+	ApprovalID         string         `json:"approvalId,omitempty"`
+	ApprovalDescriptor any            `json:"approvalDescriptor,omitempty"`
+	Data               any            `json:"data,omitempty"`
+	URL                string         `json:"url,omitempty"`
+	MediaType          string         `json:"mediaType,omitempty"`
+	SourceID           string         `json:"sourceId,omitempty"`
+	FinishReason       string         `json:"finishReason,omitempty"`
+	Reason             string         `json:"reason,omitempty"`
+}
+
+// uiStream translates one turn's ACP events into UI message stream
+// chunks: the assistant's reply is one UI message (messageID) across every
+// segment of the turn. Agent message chunks are text parts (one per ACP
+// message id, or per run of chunks), thoughts reasoning parts, tool calls
+// dynamic tool parts the agent executes (providerExecuted) named by their
+// kind, with title and kind kept, their raw input as input, and their
+// content (text, diffs, terminals), raw output and locations as output; a
+// permission ask is a tool approval request; the plan is one data-plan
+// part, replaced as it changes. It is not safe for concurrent use.
+type uiStream struct {
+	sessionID string
+	messageID string
+
+	text, reasoning uiPart
+	tools           map[sdk.ToolCallId]*uiTool
+	order           []sdk.ToolCallId        // the tool calls, as they started
+	asked           map[sdk.ToolCallId]*ask // the tool calls' permission asks
+	seq             int                     // numbers the parts
+}
+
+// uiPart is the text or reasoning part being streamed, if open.
+type uiPart struct {
+	id    string // the chunk id, "" when none is open
+	acpID string // the ACP message id it streams, if the agent gave one
+}
+
+// uiTool is what the stream knows of a tool call.
+type uiTool struct {
+	title     string
+	kind      sdk.ToolKind
+	input     any
+	content   []sdk.ToolCallContent
+	rawOutput any
+	locations []sdk.ToolCallLocation
+	inputSent bool // tool-input-available went out
+	done      bool // its output (or error) went out
+}
+
+func newUIStream(sessionID, messageID string) *uiStream {
+	return &uiStream{sessionID: sessionID, messageID: messageID,
+		tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}}
+}
+
+var _ translator = (*uiStream)(nil)
+
+// open begins a response: the message (the same one in every response of
+// the turn) and a step.
+func (t *uiStream) open(any) []any {
+	return []any{
+		uiChunk{Type: "start", MessageID: t.messageID, MessageMetadata: map[string]any{"sessionId": t.sessionID}},
+		uiChunk{Type: "start-step"},
+	}
+}
+
+// update is the chunks one session update adds.
+func (t *uiStream) update(u sdk.SessionUpdate) []any {
+	switch {
+	case u.AgentMessageChunk != nil:
+		return t.content(&t.text, "text", u.AgentMessageChunk.MessageId, u.AgentMessageChunk.Content)
+	case u.AgentThoughtChunk != nil:
+		return t.content(&t.reasoning, "reasoning", u.AgentThoughtChunk.MessageId, u.AgentThoughtChunk.Content)
+	case u.ToolCall != nil:
+		return t.toolCall(u.ToolCall)
+	case u.ToolCallUpdate != nil:
+		return t.toolCallUpdate(u.ToolCallUpdate)
+	case u.Plan != nil:
+		return append(t.closeParts(), uiChunk{Type: "data-plan", ID: "plan", Data: map[string]any{"entries": u.Plan.Entries}})
+	case u.UsageUpdate != nil:
+		return []any{uiChunk{Type: "message-metadata", MessageMetadata: map[string]any{
+			"context": map[string]any{"used": u.UsageUpdate.Used, "size": u.UsageUpdate.Size}}}}
+	}
+	return nil
+}
+
+// content streams a message or thought chunk into p: text as deltas,
+// images as file parts, links as sources.
+func (t *uiStream) content(p *uiPart, kind string, acpID *string, c sdk.ContentBlock) []any {
+	switch {
+	case c.Text != nil:
+		if c.Text.Text == "" {
+			return nil
+		}
+		out := t.openPart(p, kind, deref(acpID))
+		return append(out, uiChunk{Type: kind + "-delta", ID: p.id, Delta: c.Text.Text})
+	case c.Image != nil && kind == "text":
+		url := c.Image.Data
+		if url != "" {
+			url = "data:" + c.Image.MimeType + ";base64," + url
+		} else {
+			url = deref(c.Image.Uri)
+		}
+		return append(t.closeParts(), uiChunk{Type: "file", URL: url, MediaType: c.Image.MimeType})
+	case c.ResourceLink != nil && kind == "text":
+		t.seq++
+		return append(t.closeParts(), uiChunk{Type: "source-url", SourceID: "src" + strconv.Itoa(t.seq),
+			URL: c.ResourceLink.Uri, Title: c.ResourceLink.Name})
+	}
+	return nil
+}
+
+// openPart opens a text or reasoning part in p unless the one open there
+// streams the same ACP message, closing any other part open first.
+func (t *uiStream) openPart(p *uiPart, kind, acpID string) []any {
+	if p.id != "" && (acpID == "" || p.acpID == "" || acpID == p.acpID) {
+		return nil
+	}
+	out := t.closeParts()
+	t.seq++
+	p.id, p.acpID = kind[:1]+strconv.Itoa(t.seq), acpID
+	return append(out, uiChunk{Type: kind + "-start", ID: p.id})
+}
+
+// closeParts ends the open text and reasoning parts.
+func (t *uiStream) closeParts() []any {
+	var out []any
+	for _, p := range []struct {
+		part *uiPart
+		kind string
+	}{{&t.text, "text"}, {&t.reasoning, "reasoning"}} {
+		if p.part.id != "" {
+			out = append(out, uiChunk{Type: p.kind + "-end", ID: p.part.id})
+			*p.part = uiPart{}
+		}
+	}
+	return out
+}
+
+// toolCall starts a tool part (or updates it, for an id already seen).
+func (t *uiStream) toolCall(c *sdk.SessionUpdateToolCall) []any {
+	upd := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
+		Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
+	if c.Status != "" {
+		upd.Status = &c.Status
+	}
+	return t.toolCallUpdate(upd)
+}
+
+// toolCallUpdate merges an update into its tool part: its input once
+// known (or once the call runs), its output once it ends.
+func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
+	tool, out := t.tool(u.ToolCallId, u.Title, u.Kind)
+	before := tool.input
+	merge(tool, u)
+	if tool.done {
+		return out
+	}
+	st := sdk.ToolCallStatus("")
+	if u.Status != nil {
+		st = *u.Status
+	}
+	if inputNews(tool, before, u.RawInput, st) {
+		out = append(out, t.inputAvailable(u.ToolCallId, tool))
+	}
+	switch st {
+	case sdk.ToolCallStatusCompleted:
+		tool.done = true
+		out = append(out, uiChunk{Type: "tool-output-available", ToolCallID: string(u.ToolCallId), Dynamic: true,
+			ProviderExecuted: true, Output: toolOutput(tool)})
+	case sdk.ToolCallStatusFailed:
+		tool.done = true
+		out = append(out, t.failed(u.ToolCallId, tool))
+	}
+	return out
+}
+
+// tool is the tool part of id, started (tool-input-start) if it is new.
+func (t *uiStream) tool(id sdk.ToolCallId, title *string, kind *sdk.ToolKind) (*uiTool, []any) {
+	if tool := t.tools[id]; tool != nil {
+		return tool, nil
+	}
+	tool := &uiTool{}
+	if title != nil {
+		tool.title = *title
+	}
+	if kind != nil {
+		tool.kind = *kind
+	}
+	t.tools[id] = tool
+	t.order = append(t.order, id)
+	out := t.closeParts()
+	return tool, append(out, uiChunk{Type: "tool-input-start", ToolCallID: string(id), ToolName: toolName(tool.kind),
+		Dynamic: true, ProviderExecuted: true, Title: tool.title, ToolMetadata: toolMetadata(tool)})
+}
+
+// merge folds an update's fields into what is known of the tool call.
+func merge(tool *uiTool, u *sdk.SessionToolCallUpdate) {
+	if u.Title != nil && *u.Title != "" {
+		tool.title = *u.Title
+	}
+	if u.Kind != nil && *u.Kind != "" {
+		tool.kind = *u.Kind
+	}
+	if u.RawInput != nil {
+		tool.input = u.RawInput
+	}
+	if u.Content != nil {
+		tool.content = u.Content
+	}
+	if u.RawOutput != nil {
+		tool.rawOutput = u.RawOutput
+	}
+	if u.Locations != nil {
+		tool.locations = u.Locations
+	}
+}
+
+func (t *uiStream) inputAvailable(id sdk.ToolCallId, tool *uiTool) uiChunk {
+	tool.inputSent = true
+	input := tool.input
+	if input == nil {
+		input = map[string]any{}
+	}
+	return uiChunk{Type: "tool-input-available", ToolCallID: string(id), ToolName: toolName(tool.kind), Dynamic: true,
+		ProviderExecuted: true, Title: tool.title, Input: input, ToolMetadata: toolMetadata(tool)}
+}
+
+// inputNews tells whether a tool part's input is news: the first time it
+// is known or needed (the call runs), or when it changed.
+func inputNews(tool *uiTool, before, raw any, st sdk.ToolCallStatus) bool {
+	if !tool.inputSent {
+		return raw != nil || (st != "" && st != sdk.ToolCallStatusPending)
+	}
+	return raw != nil && !sameJSON(before, raw)
+}
+
+// sameJSON reports whether a and b encode alike.
+func sameJSON(a, b any) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
+}
+
+// failed is a failed tool call's end: denied if its ask was rejected,
+// else an error.
+func (t *uiStream) failed(id sdk.ToolCallId, tool *uiTool) uiChunk {
+	if a := t.asked[id]; a != nil && a.rejected() {
+		return uiChunk{Type: "tool-output-denied", ToolCallID: string(id)}
+	}
+	return uiChunk{Type: "tool-output-error", ToolCallID: string(id), Dynamic: true, ProviderExecuted: true,
+		ErrorText: toolError(tool)}
+}
+
+// ask is a permission ask: the tool part's approval request, which ends
+// the response (the turn waits for the answer the next request brings).
+func (t *uiStream) ask(a *ask) []any {
+	tc := a.req.ToolCall
+	out := t.closeParts()
+	tool, start := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
+	out = append(out, start...)
+	before := tool.input
+	merge(tool, &sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
+		Content: tc.Content, Locations: tc.Locations, RawInput: tc.RawInput})
+	t.asked[tc.ToolCallId] = a
+	if inputNews(tool, before, tc.RawInput, sdk.ToolCallStatusInProgress) {
+		out = append(out, t.inputAvailable(tc.ToolCallId, tool))
+	}
+	out = append(out,
+		uiChunk{Type: "tool-approval-request", ApprovalID: a.id, ToolCallID: string(tc.ToolCallId),
+			ApprovalDescriptor: map[string]any{"title": tool.title, "options": a.req.Options}},
+		uiChunk{Type: "finish-step"},
+		uiChunk{Type: "finish", FinishReason: "tool-calls"},
+		sseDone{})
+	return out
+}
+
+// end ends the turn: its tool calls still open, the step, and the message
+// with its stop reason and usage; an error is an error chunk, a
+// cancellation an abort.
+func (t *uiStream) end(e turnEnd) []any {
+	out := append(t.closeParts(), t.closeTools(e)...)
+	out = append(out, uiChunk{Type: "finish-step"})
+	meta := map[string]any{"sessionId": t.sessionID}
+	switch {
+	case e.err != nil:
+		return append(out, uiChunk{Type: "error", ErrorText: e.err.Error()},
+			uiChunk{Type: "finish", FinishReason: "error", MessageMetadata: meta}, sseDone{})
+	case e.resp.StopReason == sdk.StopReasonCancelled:
+		meta["stopReason"] = e.resp.StopReason
+		return append(out, uiChunk{Type: "message-metadata", MessageMetadata: meta},
+			uiChunk{Type: "abort", Reason: "cancelled"}, sseDone{})
+	}
+	meta["stopReason"] = e.resp.StopReason
+	if e.resp.Usage != nil {
+		meta["usage"] = e.resp.Usage
+	}
+	return append(out, uiChunk{Type: "finish", FinishReason: finishReason(e.resp.StopReason), MessageMetadata: meta}, sseDone{})
+}
+
+// closeTools ends the tool parts the turn left open: denied if their ask
+// was rejected, else an error saying the turn ended first.
+func (t *uiStream) closeTools(e turnEnd) []any {
+	var out []any
+	for _, id := range t.order {
+		tool := t.tools[id]
+		if tool.done {
+			continue
+		}
+		tool.done = true
+		if !tool.inputSent {
+			out = append(out, t.inputAvailable(id, tool))
+		}
+		if a := t.asked[id]; a != nil && a.rejected() {
+			out = append(out, uiChunk{Type: "tool-output-denied", ToolCallID: string(id)})
+			continue
+		}
+		why := "the turn ended before the tool call did"
+		if e.err == nil && e.resp.StopReason != "" {
+			why = fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
+		}
+		out = append(out, uiChunk{Type: "tool-output-error", ToolCallID: string(id), Dynamic: true, ProviderExecuted: true, ErrorText: why})
+	}
+	return out
+}
+
+// finishReason maps an ACP stop reason onto the AI SDK's.
+func finishReason(r sdk.StopReason) string {
+	switch r {
+	case sdk.StopReasonEndTurn:
+		return "stop"
+	case sdk.StopReasonMaxTokens, sdk.StopReasonMaxTurnRequests:
+		return "length"
+	case sdk.StopReasonRefusal:
+		return "content-filter"
+	}
+	return "other"
+}
+
+// toolName is a tool part's name: the ACP kind (read, edit, execute, …).
+func toolName(k sdk.ToolKind) string {
+	if k == "" {
+		return string(sdk.ToolKindOther)
+	}
+	return string(k)
+}
+
+// toolMetadata keeps what the AI SDK's tool part has no field for.
+func toolMetadata(tool *uiTool) map[string]any {
+	m := map[string]any{"kind": toolName(tool.kind)}
+	if len(tool.locations) > 0 {
+		m["locations"] = tool.locations
+	}
+	return m
+}
+
+// toolOutput is a finished tool call's output: its content (text, diffs,
+// terminals, as ACP has them), raw output and locations.
+func toolOutput(tool *uiTool) map[string]any {
+	out := map[string]any{"content": tool.content}
+	if tool.content == nil {
+		out["content"] = []sdk.ToolCallContent{}
+	}
+	if tool.rawOutput != nil {
+		out["rawOutput"] = tool.rawOutput
+	}
+	if len(tool.locations) > 0 {
+		out["locations"] = tool.locations
+	}
+	return out
+}
+
+// toolError says why a tool call failed: its raw output's error, else its
+// text content, else that it failed.
+func toolError(tool *uiTool) string {
+	if m, ok := tool.rawOutput.(map[string]any); ok {
+		if s, ok := m["error"].(string); ok && s != "" {
+			return s
+		}
+	}
+	var texts []string
+	for _, c := range tool.content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			texts = append(texts, c.Content.Content.Text.Text)
+		}
+	}
+	if s := strings.TrimSpace(strings.Join(texts, "\n")); s != "" {
+		return s
+	}
+	return "the tool call failed"
+}
+
+// rejected reports whether the web client answered the ask with an option
+// that rejects (not one cancelled, which the client never answered).
+func (a *ask) rejected() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.outcome != nil && a.outcome.Selected != nil && isReject(a.kindOf(string(a.outcome.Selected.OptionId)))
+}
+
+func isReject(k sdk.PermissionOptionKind) bool {
+	return k == sdk.PermissionOptionKindRejectOnce || k == sdk.PermissionOptionKindRejectAlways
+}
+
+// kindOf is the kind of the ask's option id, or "".
+func (a *ask) kindOf(id string) sdk.PermissionOptionKind {
+	if o := a.option(id); o != nil {
+		return o.Kind
+	}
+	return ""
+}

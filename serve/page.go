@@ -1,0 +1,143 @@
+package serve
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+// web holds the page at /: plain HTML, CSS and ES modules, no build step.
+//
+//go:embed web
+var web embed.FS
+
+// pageCSP keeps the page to its own scripts, styles and server: no inline
+// script, nothing fetched from elsewhere, not framed.
+const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+	"img-src 'self' data:; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// asset is one embedded file, read once.
+type asset struct {
+	body  []byte
+	ctype string
+	etag  string
+}
+
+// page serves the embedded files.
+type page struct {
+	assets map[string]asset // by URL path: "/" is index.html
+}
+
+// NewPageHandler returns the page at / (serve/web: index.html, its
+// scripts and styles), for the server to mount at "/". It answers GET and
+// HEAD of those files and 404 elsewhere. The files hold no secret, and a
+// browser's navigation carries no Authorization header, so the server
+// lets PageRequest's requests through without the token; the page itself
+// reads the token from the URL's fragment (#token=…) and sends it on
+// every API call.
+func NewPageHandler() http.Handler {
+	if embedded.err != nil {
+		// The files are compiled in, and a test reads them all.
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "500 Internal Server Error: the page's files: "+embedded.err.Error(), http.StatusInternalServerError)
+		})
+	}
+	return embedded.page
+}
+
+// PageRequest is whether r asks for one of the page's files (GET or HEAD),
+// which the server serves without the token.
+func PageRequest(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if embedded.page == nil {
+		return false
+	}
+	_, ok := embedded.page.assets[r.URL.Path]
+	return ok
+}
+
+// embedded is the page, read from web once.
+var embedded = func() (e struct {
+	page *page
+	err  error
+}) {
+	e.page, e.err = loadPage(web)
+	return e
+}()
+
+// loadPage reads every file under web/ into memory.
+func loadPage(fsys fs.FS) (*page, error) {
+	p := &page{assets: map[string]asset{}}
+	err := fs.WalkDir(fsys, "web", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		urlPath := strings.TrimPrefix(name, "web")
+		if urlPath == "/index.html" {
+			urlPath = "/"
+		}
+		p.assets[urlPath] = newAsset(name, body)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := p.assets["/"]; !ok {
+		return nil, fmt.Errorf("no web/index.html")
+	}
+	return p, nil
+}
+
+func newAsset(name string, body []byte) asset {
+	sum := sha256.Sum256(body)
+	ctype := mime.TypeByExtension(path.Ext(name))
+	switch path.Ext(name) { // not left to the system's MIME table
+	case ".js":
+		ctype = "text/javascript; charset=utf-8"
+	case ".css":
+		ctype = "text/css; charset=utf-8"
+	case ".html":
+		ctype = "text/html; charset=utf-8"
+	case ".svg":
+		ctype = "image/svg+xml"
+	}
+	return asset{body: body, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+}
+
+// ServeHTTP serves one file, revalidated by its ETag on every load (the
+// files change with the binary).
+func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a, ok := p.assets[r.URL.Path]
+	if !ok {
+		notFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "405 Method Not Allowed: the page is only read", http.StatusMethodNotAllowed)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", a.ctype)
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", a.etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+}

@@ -1,0 +1,167 @@
+package serve
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func getPage(t *testing.T, h http.Handler, method, path string, header http.Header) *http.Response {
+	t.Helper()
+	r := httptest.NewRequest(method, path, nil)
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Result()
+}
+
+func TestPageHandler_servesTheFiles(t *testing.T) {
+	h := NewPageHandler()
+	for path, ctype := range map[string]string{
+		"/":            "text/html; charset=utf-8",
+		"/app.js":      "text/javascript; charset=utf-8",
+		"/stream.js":   "text/javascript; charset=utf-8",
+		"/app.css":     "text/css; charset=utf-8",
+		"/favicon.svg": "image/svg+xml",
+	} {
+		res := getPage(t, h, "GET", path, nil)
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || len(body) == 0 {
+			t.Errorf("GET %s: %d, %d bytes", path, res.StatusCode, len(body))
+		}
+		if got := res.Header.Get("Content-Type"); got != ctype {
+			t.Errorf("GET %s: Content-Type %q, want %q", path, got, ctype)
+		}
+		for _, k := range []string{"Content-Security-Policy", "ETag", "X-Content-Type-Options", "Referrer-Policy"} {
+			if res.Header.Get(k) == "" {
+				t.Errorf("GET %s: no %s", path, k)
+			}
+		}
+	}
+}
+
+func TestPageHandler_refuses(t *testing.T) {
+	h := NewPageHandler()
+	cases := []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/nope", 404},
+		{"GET", "/index.html", 404}, // the page is at /
+		{"GET", "/web/app.js", 404},
+		{"POST", "/", 405},
+		{"DELETE", "/app.js", 405},
+	}
+	for _, c := range cases {
+		if res := getPage(t, h, c.method, c.path, nil); res.StatusCode != c.status {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, res.StatusCode, c.status)
+		}
+	}
+}
+
+func TestPageHandler_revalidates(t *testing.T) {
+	h := NewPageHandler()
+	etag := getPage(t, h, "GET", "/app.js", nil).Header.Get("ETag")
+	res := getPage(t, h, "GET", "/app.js", http.Header{"If-None-Match": {etag}})
+	if res.StatusCode != http.StatusNotModified {
+		t.Errorf("GET /app.js with its ETag: %d, want 304", res.StatusCode)
+	}
+	if res := getPage(t, h, "HEAD", "/", nil); res.StatusCode != 200 {
+		t.Errorf("HEAD /: %d", res.StatusCode)
+	}
+}
+
+func TestPageRequest(t *testing.T) {
+	for _, c := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"GET", "/", true},
+		{"HEAD", "/app.js", true},
+		{"GET", "/app.css", true},
+		{"POST", "/", false},
+		{"GET", "/api/chat", false},
+		{"POST", "/api/chat", false},
+		{"GET", "/v1/agents", false},
+		{"GET", "/acp", false},
+		{"GET", "/index.html", false},
+	} {
+		if got := PageRequest(httptest.NewRequest(c.method, c.path, nil)); got != c.want {
+			t.Errorf("PageRequest(%s %s) = %v, want %v", c.method, c.path, got, c.want)
+		}
+	}
+}
+
+// TestPage_referencesResolve checks that every file index.html and the
+// modules name is embedded, and that the HTML has no inline script or
+// style (the CSP forbids them).
+func TestPage_referencesResolve(t *testing.T) {
+	files := map[string]string{}
+	err := fs.WalkDir(web, "web", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(web, name)
+		files[strings.TrimPrefix(name, "web")] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := files["/index.html"]
+	refs := regexp.MustCompile(`(?:src|href)="(/[^"]*)"`).FindAllStringSubmatch(html, -1)
+	imports := regexp.MustCompile(`(?m)^import .* from '\./([^']+)';$`)
+	for name, text := range files {
+		if strings.HasSuffix(name, ".js") {
+			for _, m := range imports.FindAllStringSubmatch(text, -1) {
+				refs = append(refs, []string{"", "/" + m[1]})
+			}
+		}
+	}
+	if len(refs) < 4 {
+		t.Fatalf("found only %d references; the patterns are out of date", len(refs))
+	}
+	for _, r := range refs {
+		if _, ok := files[r[1]]; !ok {
+			t.Errorf("%s is referenced but not embedded", r[1])
+		}
+	}
+	if regexp.MustCompile(`<script(?:[^>]*)>[^<]|<style|\son[a-z]+=`).MatchString(html) {
+		t.Error("index.html has an inline script, style or handler, which the page's CSP refuses")
+	}
+}
+
+// TestServer_page: the server serves the page's files without the token,
+// but still checks their Host and Origin; anything else at / wants the
+// token.
+func TestServer_page(t *testing.T) {
+	s, stderr := newServer(t, Options{})
+	r := start(t, s, stderr)
+	own := strings.TrimPrefix(r.URL(), "http://")
+	for _, c := range []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+	}{
+		{"the page", "GET", "/", nil, 200},
+		{"its script", "GET", "/app.js", nil, 200},
+		{"its script, from itself", "GET", "/stream.js", map[string]string{"Origin": "http://" + own}, 200},
+		{"a foreign Host", "GET", "/", map[string]string{"Host": "evil.example:80"}, 403},
+		{"a foreign Origin", "GET", "/app.js", map[string]string{"Origin": "https://evil.example"}, 403},
+		{"a POST to it", "POST", "/", nil, 401},
+		{"no such file", "GET", "/secret.txt", nil, 401},
+		{"no such file, with the token", "GET", "/secret.txt", map[string]string{"Authorization": r.bearer()}, 404},
+		{"a POST to it, with the token", "POST", "/", map[string]string{"Authorization": r.bearer()}, 405},
+	} {
+		resp, _ := r.do(t, c.method, c.path, c.headers)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: %s %s: %s, want %d", c.name, c.method, c.path, resp.Status, c.status)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+// aisdk_stream checks POST /api/chat's streams with the AI SDK's own
+// readers (package ai): every chunk passes parseJsonEventStream with
+// uiMessageChunkSchema, readUIMessageStream (terminating on error) folds
+// them into a message, and GET /v1/sessions/{id}/messages passes
+// validateUIMessages. It covers a turn with thoughts, a tool call and a
+// plan; an edit approved, and one denied, each continued in the next
+// request; a failing turn; the session list and the replayed messages.
+import {
+  parseJsonEventStream,
+  readUIMessageStream,
+  uiMessageChunkSchema,
+  validateUIMessages,
+} from "ai";
+import { check, getJSON, headers, run, url } from "./lib.mjs";
+
+const chatId = "stream-" + Date.now();
+
+// send POSTs a chat request and returns the response, checking its headers.
+async function send(messages) {
+  const r = await fetch(url + "/api/chat", {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ id: chatId, trigger: "submit-message", messages }),
+  });
+  check(r.ok, `POST /api/chat: ${r.status}`, await r.clone().text());
+  check(r.headers.get("content-type") === "text/event-stream", "content-type", r.headers.get("content-type"));
+  check(r.headers.get("x-vercel-ai-ui-message-stream") === "v1", "x-vercel-ai-ui-message-stream header");
+  return r;
+}
+
+// read parses a response with the SDK's parser and schema, folds it with
+// readUIMessageStream (continuing message, if given) and returns the
+// chunks and the last message.
+async function read(resp, message) {
+  const chunks = [];
+  const stream = parseJsonEventStream({ stream: resp.body, schema: uiMessageChunkSchema }).pipeThrough(
+    new TransformStream({
+      transform(part, controller) {
+        if (!part.success) {
+          throw new Error("uiMessageChunkSchema rejected a chunk: " + part.error + " " + JSON.stringify(part.rawValue));
+        }
+        chunks.push(part.value);
+        controller.enqueue(part.value);
+      },
+    }),
+  );
+  let last;
+  for await (const m of readUIMessageStream({ message, stream, terminateOnError: true })) {
+    last = m;
+  }
+  return { chunks, message: structuredClone(last) };
+}
+
+function user(id, text) {
+  return { id, role: "user", parts: [{ type: "text", text }] };
+}
+
+function textOf(message) {
+  return message.parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+}
+
+function toolOf(message, state) {
+  return message.parts.find((p) => p.type === "dynamic-tool" && (!state || p.state === state));
+}
+
+// answer makes the assistant message's asked tool part approval-responded.
+function answer(message, approved) {
+  const m = structuredClone(message);
+  const p = toolOf(m, "approval-requested");
+  check(p, "an approval-requested tool part", m);
+  p.state = "approval-responded";
+  p.approval = { ...p.approval, approved };
+  return m;
+}
+
+run(async () => {
+  const messages = [user("u1", "Please think, plan and read the README.")];
+  let { chunks, message } = await read(await send(messages));
+  const types = chunks.map((c) => c.type);
+  check(types[0] === "start" && types[1] === "start-step", "framing: start, start-step first", types);
+  check(types.at(-1) === "finish" && types.at(-2) === "finish-step", "framing: finish-step, finish last", types);
+  check(textOf(message).includes("You said: Please think, plan and read the README."), "the answer", message);
+  check(message.parts.some((p) => p.type === "reasoning" && p.text.includes("demonstration")), "a reasoning part", message);
+  const read1 = toolOf(message, "output-available");
+  check(read1 && read1.toolName === "read" && read1.title.startsWith("Read "), "the read tool part", message);
+  check(read1.output.content[0].content.text.includes("Mock README"), "the read's output", read1);
+  const plan = message.parts.find((p) => p.type === "data-plan");
+  check(plan && plan.data.entries.length === 3 && plan.data.entries.every((e) => e.status === "completed"), "the plan, done", plan);
+  const sessionId = message.metadata.sessionId;
+  check(sessionId, "the session id in the message metadata", message.metadata);
+  check(message.metadata.usage.totalTokens > 0, "usage in the metadata", message.metadata);
+  messages.push(message);
+
+  // An edit: the response ends on the approval request; approved, the next
+  // request streams the rest of the turn into the same message.
+  messages.push(user("u2", "Now edit mock.txt."));
+  ({ chunks, message } = await read(await send(messages)));
+  check(chunks.at(-1).type === "finish" && chunks.at(-1).finishReason === "tool-calls", "the ask ends the response", chunks);
+  const asked = toolOf(message, "approval-requested");
+  check(asked && asked.toolName === "edit" && asked.approval.id, "the edit asks approval", message);
+  messages.push(answer(message, true));
+  ({ chunks, message } = await read(await send(messages), messages.at(-1)));
+  const edit = message.parts.find((p) => p.toolCallId === asked.toolCallId);
+  check(edit.state === "output-available", "the approved edit's output", message);
+  const diff = edit.output.content.find((c) => c.type === "diff");
+  check(diff && diff.newText === "hello, world\n" && diff.oldText === "hello\n", "the edit's diff in its output", edit);
+  check(textOf(message).includes("You said: Now edit mock.txt."), "the rest of the turn", message);
+  messages[messages.length - 1] = message;
+
+  // Denied.
+  messages.push(user("u3", "Edit it again."));
+  ({ message } = await read(await send(messages)));
+  messages.push(answer(message, false));
+  ({ message } = await read(await send(messages), messages.at(-1)));
+  const denied = message.parts.find((p) => p.type === "dynamic-tool" && p.state === "output-denied");
+  check(denied, "the denied edit is output-denied", message);
+  messages[messages.length - 1] = message;
+
+  // A turn that fails: an error chunk, which terminates readUIMessageStream.
+  messages.push(user("u4", "fail please"));
+  let failed;
+  try {
+    await read(await send(messages));
+  } catch (err) {
+    failed = err;
+  }
+  check(failed && String(failed.message).includes("simulated agent failure"), "the failing turn's error", String(failed));
+
+  // The session list and the conversation replayed as UIMessages.
+  const list = await getJSON("/v1/sessions");
+  check(list.sessions.some((s) => s.sessionId === sessionId), "the session in GET /v1/sessions", list);
+  const replayed = await getJSON(`/v1/sessions/${sessionId}/messages`);
+  await validateUIMessages({ messages: replayed });
+  check(replayed.filter((m) => m.role === "user").length === 4, "four user messages replayed", replayed);
+  check(replayed.some((m) => m.parts.some((p) => p.type === "dynamic-tool" && p.output?.content?.some((c) => c.type === "diff"))),
+    "the edit's diff replayed", replayed);
+});

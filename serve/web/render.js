@@ -1,0 +1,244 @@
+// render.js draws UI messages (the AI SDK's UIMessage) as DOM: text,
+// thoughts folded, tool calls with their diffs, output and approval
+// buttons, and the plan. Every text goes in through textContent.
+
+import { diffLines } from './diff.js';
+import { isToolPart, toolName } from './stream.js';
+
+/** el makes an element with attributes (on* are listeners) and children. */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v == null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c == null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+/**
+ * Renderer keeps #messages in step with a chat's messages, redrawing only
+ * the messages that changed and keeping which folds the user opened.
+ */
+export class Renderer {
+  constructor(root, { onApproval }) {
+    this.root = root;
+    this.onApproval = onApproval;
+    this.drawn = new Map(); // message id → {json, node}
+    this.open = new Map(); // fold key → open, where the user toggled it
+  }
+
+  /** render draws messages, keeping the view at the bottom if it was there. */
+  render(messages) {
+    const nearBottom = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 80;
+    const keep = new Set();
+    let prev = null;
+    for (const m of messages) {
+      keep.add(m.id);
+      const json = JSON.stringify(m);
+      let d = this.drawn.get(m.id);
+      if (!d || d.json !== json) {
+        const node = this.message(m);
+        if (d) d.node.replaceWith(node);
+        d = { json, node };
+        this.drawn.set(m.id, d);
+      }
+      const want = prev ? prev.nextSibling : this.root.firstChild;
+      if (want !== d.node) this.root.insertBefore(d.node, want);
+      prev = d.node;
+    }
+    for (const [id, d] of this.drawn) {
+      if (!keep.has(id)) {
+        d.node.remove();
+        this.drawn.delete(id);
+      }
+    }
+    if (nearBottom) this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  /** clear forgets every drawn message (another chat is shown). */
+  clear() {
+    this.root.replaceChildren();
+    this.drawn.clear();
+    this.open.clear();
+  }
+
+  message(m) {
+    const parts = m.parts.map((p, i) => this.part(m, p, `${m.id}:${i}`)).filter(Boolean);
+    const usage = usageLine(m.metadata);
+    return el('article', { class: `message ${m.role}`, 'data-id': m.id, 'data-role': m.role },
+      el('div', { class: 'who' }, m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Agent' : m.role),
+      parts, usage && el('div', { class: 'usage muted' }, usage));
+  }
+
+  part(m, p, key) {
+    if (p.type === 'text') return el('div', { class: 'text' }, p.text);
+    if (p.type === 'reasoning') return this.fold(key, 'reasoning', false, `Thought${p.state === 'streaming' ? '…' : ''}`, el('div', { class: 'text' }, p.text));
+    if (isToolPart(p)) return this.tool(m, p, key);
+    if (p.type === 'data-plan') return plan(p.data);
+    if (p.type === 'file') return file(p);
+    if (p.type === 'source-url') return el('div', { class: 'source' }, link(p.url, p.title || p.url));
+    return null; // step-start, other data parts, custom: nothing to show
+  }
+
+  /** fold is a <details> whose open state survives redraws once the user toggles it. */
+  fold(key, cls, openByDefault, summary, ...body) {
+    const d = el('details', { class: cls, 'data-key': key }, el('summary', {}, summary), ...body);
+    d.open = this.open.has(key) ? this.open.get(key) : openByDefault;
+    d.addEventListener('toggle', () => this.open.set(key, d.open));
+    return d;
+  }
+
+  tool(m, p, key) {
+    const kind = p.toolMetadata?.kind;
+    const title = p.title || toolName(p);
+    const diffs = findDiffs([p.output, p.toolMetadata, p.approval?.descriptor, p.input]);
+    const head = el('div', { class: 'tool-head' },
+      el('span', { class: `badge state-${p.state}` }, stateLabel(p)),
+      kind && el('span', { class: 'kind muted' }, kind),
+      el('span', { class: 'tool-title' }, title));
+    const body = [];
+    for (const d of diffs) body.push(diffView(d));
+    if (p.state === 'approval-requested') body.push(this.approval(m, p));
+    if (p.state === 'approval-responded' || p.approval?.approved === false) {
+      body.push(el('div', { class: 'approval-answer muted' }, p.approval?.approved ? 'Approved' : 'Denied'));
+    }
+    if (p.errorText) body.push(el('pre', { class: 'tool-error' }, p.errorText));
+    if (p.input !== undefined) body.push(this.fold(`${key}:in`, 'tool-input', false, 'Input', el('pre', {}, pretty(p.input))));
+    const out = outputText(p.output);
+    if (out) body.push(this.fold(`${key}:out`, 'tool-output', out.length < 400, 'Output', el('pre', {}, out)));
+    return el('div', { class: 'tool', 'data-tool-call-id': p.toolCallId, 'data-state': p.state }, head, body);
+  }
+
+  /**
+   * approval is the ask's buttons: Approve and Deny, and Always allow when
+   * the ask offers it (the bridge's descriptor lists the ACP options).
+   */
+  approval(m, p) {
+    const answer = (approved, optionId) => () => this.onApproval(m.id, p.approval.id, approved, optionId);
+    const options = Array.isArray(p.approval?.descriptor?.options) ? p.approval.descriptor.options : [];
+    const always = options.find((o) => o?.kind === 'allow_always');
+    return el('div', { class: 'approval' },
+      el('span', {}, p.approval?.requestReason || 'The agent asks to run this.'),
+      el('button', { type: 'button', class: 'approve', onclick: answer(true) }, 'Approve'),
+      always && el('button', { type: 'button', class: 'approve-always', title: always.name ?? '', onclick: answer(true, always.optionId) }, 'Always allow'),
+      el('button', { type: 'button', class: 'deny', onclick: answer(false) }, 'Deny'));
+  }
+}
+
+function stateLabel(p) {
+  switch (p.state) {
+    case 'input-streaming': return 'preparing';
+    case 'input-available': return 'running';
+    case 'approval-requested': return 'needs approval';
+    case 'approval-responded': return p.approval?.approved ? 'approved' : 'denied';
+    case 'output-available': return p.preliminary ? 'running' : 'done';
+    case 'output-error': return 'failed';
+    case 'output-denied': return 'denied';
+    default: return p.state ?? '';
+  }
+}
+
+/** findDiffs collects the edits in a tool call's values: objects with a path and new text (ACP's diff content). */
+export function findDiffs(values) {
+  const found = [];
+  const seen = new Set();
+  const walk = (v, depth) => {
+    if (v == null || typeof v !== 'object' || depth > 6) return;
+    if (Array.isArray(v)) {
+      v.forEach((x) => walk(x, depth + 1));
+      return;
+    }
+    if (typeof v.newText === 'string' && (v.type === 'diff' || typeof v.path === 'string')) {
+      const k = `${v.path}\u0000${v.oldText ?? ''}\u0000${v.newText}`;
+      if (!seen.has(k)) {
+        seen.add(k);
+        found.push({ path: v.path ?? '', oldText: v.oldText ?? '', newText: v.newText });
+      }
+      return;
+    }
+    for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  values.forEach((v) => walk(v, 0));
+  return found;
+}
+
+function diffView(d) {
+  const lines = diffLines(d.oldText, d.newText);
+  return el('div', { class: 'diff', 'data-path': d.path },
+    el('div', { class: 'diff-path' }, d.path || '(edit)'),
+    el('pre', {}, lines.map((l) => el('span', { class: `line ${lineClass(l.op)}` }, `${l.op === '@' ? '' : l.op} ${l.text}\n`))));
+}
+
+function lineClass(op) {
+  return op === '+' ? 'add' : op === '-' ? 'del' : op === '@' ? 'gap' : 'same';
+}
+
+/**
+ * outputText is what a tool call's output says beyond its diffs (drawn
+ * apart): its text content, else the rest of it as JSON.
+ */
+function outputText(output) {
+  if (output == null) return '';
+  if (typeof output === 'string') return output;
+  const blocks = Array.isArray(output.content) ? output.content : Array.isArray(output) ? output : null;
+  const texts = [];
+  for (const b of blocks ?? []) {
+    const t = b?.content?.text ?? (b?.type === 'text' ? b.text : undefined);
+    if (typeof t === 'string') texts.push(t);
+    else if (b?.type === 'terminal') texts.push(`(terminal ${b.terminalId})`);
+  }
+  if (texts.length > 0) return texts.join('\n');
+  if (Array.isArray(output)) return blocks.every((b) => b?.type === 'diff') ? '' : pretty(output);
+  const rest = { ...output };
+  if (Array.isArray(rest.content) && rest.content.every((b) => b?.type === 'diff')) delete rest.content;
+  delete rest.status;
+  delete rest.locations; // the title names them
+  const keys = Object.keys(rest);
+  if (keys.length === 0) return '';
+  return pretty(keys.length === 1 && keys[0] === 'rawOutput' ? rest.rawOutput : rest);
+}
+
+function pretty(v) {
+  if (typeof v === 'string') return v;
+  try {
+    return JSON.stringify(v, null, 2) ?? '';
+  } catch {
+    return String(v);
+  }
+}
+
+const planMarks = { completed: '✓', in_progress: '▶', pending: '○' };
+
+/** plan draws a data-plan part: ACP's plan entries ({entries: [...]}, or the list itself). */
+function plan(data) {
+  const entries = Array.isArray(data) ? data : Array.isArray(data?.entries) ? data.entries : [];
+  return el('div', { class: 'plan' }, el('div', { class: 'plan-head' }, 'Plan'),
+    el('ol', {}, entries.map((e) => el('li', { class: `plan-${e.status ?? 'pending'}`, 'data-status': e.status ?? 'pending' },
+      el('span', { class: 'mark' }, planMarks[e.status] ?? '○'), el('span', { class: 'entry' }, e.content ?? e.title ?? pretty(e))))));
+}
+
+function file(p) {
+  if (p.mediaType?.startsWith('image') && /^data:image\/|^\/(?!\/)/.test(p.url ?? '')) return el('img', { class: 'file', src: p.url, alt: p.filename ?? 'image' });
+  return el('div', { class: 'file' }, link(p.url, p.filename || p.mediaType || 'file'));
+}
+
+/** link is a link to an agent's URL if it is a web or mail one; anything else (javascript:, data:) is shown as text. */
+function link(url, label) {
+  if (!/^(https?|mailto):/i.test(url ?? '')) return el('span', { class: 'muted', title: String(url ?? '') }, label);
+  return el('a', { href: url, rel: 'noopener noreferrer', target: '_blank' }, label);
+}
+
+/** usageLine says a message's token usage, if its metadata has any. */
+function usageLine(meta) {
+  const u = meta?.usage ?? meta;
+  const inT = u?.inputTokens ?? u?.input_tokens;
+  const outT = u?.outputTokens ?? u?.output_tokens;
+  if (inT == null && outT == null) return '';
+  return `tokens: ${inT ?? '?'} in, ${outT ?? '?'} out`;
+}

@@ -1,0 +1,90 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// A turn's ACP events as the golden files give them, one JSON object a
+// line: {"open": {"state": …}} begins a segment (a response, or an AG-UI
+// run); {"update": …} is a session update; {"ask": <request_permission
+// params>, "answer": "<option id>"|"cancelled"} a permission ask, answered
+// so before the lines after it; {"end": <prompt response>} the turn's end;
+// {"error": "…"} its failure.
+type goldenLine struct {
+	Open   *struct{ State any }
+	Update *sdk.SessionUpdate
+	Ask    *sdk.RequestPermissionRequest
+	Answer string
+	End    *sdk.PromptResponse
+	Error  string
+}
+
+// renderTurn feeds the lines of in to tr and returns what it made, one
+// event a line as it goes on the wire (the SSE data). info is the segment
+// info of the n-th open.
+func renderTurn(t *testing.T, in []byte, tr translator, info func(n int, state any) any) string {
+	t.Helper()
+	var out strings.Builder
+	opens, asks := 0, 0
+	for i, line := range strings.Split(strings.TrimSpace(string(in)), "\n") {
+		var l goldenLine
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		var events []any
+		switch {
+		case l.Open != nil:
+			opens++
+			events = tr.open(info(opens, l.Open.State))
+		case l.Update != nil:
+			events = tr.update(*l.Update)
+		case l.Ask != nil:
+			asks++
+			a := &ask{id: fmt.Sprintf("ask_%d", asks), req: *l.Ask, answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+			events = tr.ask(a)
+			if l.Answer == "cancelled" {
+				a.give(sdk.NewRequestPermissionOutcomeCancelled())
+			} else {
+				a.give(sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(l.Answer)))
+			}
+		case l.End != nil:
+			events = tr.end(turnEnd{resp: *l.End})
+		case l.Error != "":
+			events = tr.end(turnEnd{err: errors.New(l.Error)})
+		default:
+			t.Fatalf("line %d says nothing: %s", i+1, line)
+		}
+		for _, e := range events {
+			data := strings.TrimSuffix(strings.TrimPrefix(string(sseFrame(e)), "data: "), "\n\n")
+			out.WriteString(data + "\n")
+		}
+	}
+	return out.String()
+}
+
+// The AI SDK chunks of each golden turn (testdata/aisdk; -update rewrites
+// them).
+func TestUIStream_golden(t *testing.T) {
+	golden.Txtar(t, "testdata/aisdk/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
+		got := renderTurn(t, in, newUIStream("s1", "msg1"), func(int, any) any { return nil })
+		return []golden.Section{{Name: "chunks.jsonl", Data: got}}
+	})
+}
+
+// The AG-UI events of each golden turn (testdata/agui; -update rewrites
+// them).
+func TestAGUIRun_golden(t *testing.T) {
+	golden.Txtar(t, "testdata/agui/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
+		got := renderTurn(t, in, newAGUIRun("s1"), func(n int, state any) any {
+			return aguiSegment{threadID: "thread1", runID: fmt.Sprintf("run%d", n), state: state}
+		})
+		return []golden.Section{{Name: "events.jsonl", Data: got}}
+	})
+}

@@ -1,0 +1,332 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// A turn's pump: it translates the turn's ACP events through a web
+// protocol's translator into segments, each the body of one HTTP
+// response, and the SSE encoding they are written in.
+
+// translator turns one turn's ACP events into a web protocol's events. It
+// is not safe for concurrent use: the turn's pump owns it.
+type translator interface {
+	// open is what begins a segment; info is the segment's.
+	open(info any) []any
+	// update is what one session update adds.
+	update(u sdk.SessionUpdate) []any
+	// ask is a permission ask, which ends the segment.
+	ask(a *ask) []any
+	// end is the turn's end, which ends the last segment.
+	end(e turnEnd) []any
+}
+
+// run is a turn's stream: the pump that translates it and the segments it
+// writes.
+type run struct {
+	tr   translator
+	sess *psession // the session the turn runs in
+	turn *turn
+	next chan *segment // 1-buffered: the segment that continues after an ask
+	done chan struct{} // closed when the pump has returned
+
+	// Under the chat's mu:
+	seg     *segment // being written, or the last one while waiting
+	waiting bool     // seg ended on an ask; the next segment continues
+
+	abandoned chan struct{} // closed once cancelled because its client went away
+	abandon   sync.Once
+}
+
+// current is c's run, or nil.
+func (c *chat) current() *run {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.run
+}
+
+// start prompts c's session and pumps the turn into segments through tr;
+// the first segment, begun with info, is returned. The caller holds c.op.
+func (cs *chats) start(c *chat, blocks []sdk.ContentBlock, tr translator, info any) (*segment, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run != nil {
+		return nil, errTurnRunning
+	}
+	t, err := c.sess.prompt(blocks)
+	if err != nil {
+		return nil, err
+	}
+	seg := newSegment(info)
+	r := &run{tr: tr, sess: c.sess, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
+	c.run = r
+	cs.pumps.Go(func() { cs.pump(c, r, seg) })
+	return seg, nil
+}
+
+// resume continues c's turn that waits on an ask, in a new segment begun
+// with info; answer answers the asks (with c.mu held, so that the pump can
+// neither end nor begin a segment meanwhile). The caller holds c.op.
+func (cs *chats) resume(c *chat, info any, answer func(*psession) error) (*segment, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.run
+	if r == nil || !r.waiting {
+		return nil, fmt.Errorf("%w: no turn of this chat waits for an answer", errNoAsk)
+	}
+	if err := answer(r.sess); err != nil {
+		return nil, err
+	}
+	seg := newSegment(info)
+	r.seg, r.waiting = seg, false
+	r.next <- seg
+	return seg, nil
+}
+
+// settleTimeout bounds how long a new prompt waits for the turn before it
+// to end once cancelled; busyGrace how long it waits for a streaming turn
+// whose client may be going away (a stop in a web client is a closed
+// request, which the server sees a moment later) to be cancelled.
+const (
+	settleTimeout = 10 * time.Second
+	busyGrace     = 2 * time.Second
+)
+
+// settle makes way for a new prompt: a turn of c that waits on an ask is
+// cancelled (its asks answered cancelled), and one cancelled so or by its
+// client's going away is waited for; a turn that still streams after
+// busyGrace is errTurnRunning. The caller holds c.op.
+func (cs *chats) settle(ctx context.Context, c *chat) error {
+	c.mu.Lock()
+	r := c.run
+	waiting := r != nil && r.waiting
+	c.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	if waiting {
+		r.sess.cancel()
+	} else if err := waitEither(ctx, r.abandoned, r.done, busyGrace); err != nil {
+		return errTurnRunning
+	}
+	if err := waitEither(ctx, r.done, nil, settleTimeout); err != nil {
+		return fmt.Errorf("%w: it was cancelled and has not ended: %w", errTurnRunning, err)
+	}
+	return nil
+}
+
+// waitEither waits until a or b (if not nil) is closed, for at most d.
+func waitEither(ctx context.Context, a, b <-chan struct{}, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-a:
+		return nil
+	case <-b:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-timer.C:
+		return fmt.Errorf("still running after %v", d)
+	}
+}
+
+// abandon cancels c's turn, whose client went away mid-stream.
+func (cs *chats) abandon(c *chat, s *psession) {
+	c.mu.Lock()
+	if r := c.run; r != nil {
+		r.abandon.Do(func() { close(r.abandoned) })
+	}
+	c.mu.Unlock()
+	s.cancel()
+}
+
+// pump translates r's turn into segments until the turn ends: seg first,
+// then those that continue it after each ask.
+func (cs *chats) pump(c *chat, r *run, seg *segment) {
+	defer close(r.done)
+	defer c.finish(r)
+	seg.add(r.tr.open(seg.info)...)
+	for {
+		it, ok := r.sess.events.next(cs.p.ctx)
+		if !ok {
+			seg.add(r.tr.end(turnEnd{err: errClosed})...)
+			seg.close()
+			return
+		}
+		switch {
+		case it.update != nil:
+			seg.add(r.tr.update(*it.update)...)
+		case it.ask != nil && it.ask.open():
+			c.setWaiting(r)
+			seg.add(r.tr.ask(it.ask)...)
+			seg.close()
+			if seg = cs.await(c, r); seg == nil {
+				return
+			}
+			seg.add(r.tr.open(seg.info)...)
+		case it.end != nil:
+			events := r.tr.end(*it.end)
+			c.finish(r) // before the client can see the end and send its next prompt
+			seg.add(events...)
+			seg.close()
+			return
+		}
+	}
+}
+
+// setWaiting marks r as waiting for the segment that continues it. It is
+// set before the ask is written, so that the answer can't come first.
+func (c *chat) setWaiting(r *run) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.waiting = true
+}
+
+// await waits for the segment that continues r after an ask. If the turn
+// ends first (its ask timed out, or was cancelled), the rest of it is left
+// to the transcript and await returns nil.
+func (cs *chats) await(c *chat, r *run) *segment {
+	select {
+	case seg := <-r.next:
+		return seg
+	case <-r.turn.done:
+	case <-cs.p.ctx.Done():
+	}
+	c.mu.Lock()
+	if !r.waiting {
+		c.mu.Unlock()
+		return <-r.next // resume handed one over meanwhile
+	}
+	r.waiting = false
+	c.mu.Unlock()
+	for {
+		it, ok := r.sess.events.next(cs.p.ctx)
+		if !ok || it.end != nil {
+			return nil
+		}
+	}
+}
+
+// finish clears c's run once its pump is done.
+func (c *chat) finish(r *run) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == r {
+		c.run = nil
+	}
+}
+
+// segment is the events of one HTTP response of a turn, SSE-encoded, kept
+// whole so that a reader may join late (GET /api/chat/{id}/stream).
+type segment struct {
+	info any // what the request that opened it tells the translator
+
+	mu     sync.Mutex // protects the fields below
+	frames [][]byte
+	closed bool
+	wake   chan struct{} // closed and replaced at every add and close
+}
+
+func newSegment(info any) *segment { return &segment{info: info, wake: make(chan struct{})} }
+
+// add encodes events and appends them.
+func (s *segment) add(events ...any) {
+	if len(events) == 0 {
+		return
+	}
+	frames := make([][]byte, 0, len(events))
+	for _, e := range events {
+		frames = append(frames, sseFrame(e))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frames = append(s.frames, frames...)
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+func (s *segment) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	close(s.wake)
+	s.wake = make(chan struct{})
+}
+
+// from returns the frames from the i-th on, whether the segment is closed,
+// and a channel closed at the next change.
+func (s *segment) from(i int) ([][]byte, bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.frames[i:], s.closed, s.wake
+}
+
+// sseDone is the AI SDK stream's last frame, data: [DONE].
+type sseDone struct{}
+
+// sseFrame is one event as an SSE frame: data: JSON, then a blank line.
+func sseFrame(e any) []byte {
+	if _, ok := e.(sseDone); ok {
+		return []byte("data: [DONE]\n\n")
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"type": "error", "errorText": "encoding an event: " + err.Error()})
+	}
+	frame := make([]byte, 0, len(b)+8)
+	frame = append(frame, "data: "...)
+	frame = append(frame, b...)
+	return append(frame, '\n', '\n')
+}
+
+// streamSegment writes seg to w as it grows, flushing after every batch, until
+// seg is closed (true) or ctx is done or the client has gone (false).
+func streamSegment(ctx context.Context, w http.ResponseWriter, seg *segment) bool {
+	rc := http.NewResponseController(w)
+	for i := 0; ; {
+		frames, closed, wake := seg.from(i)
+		for _, f := range frames {
+			if _, err := w.Write(f); err != nil {
+				return false
+			}
+		}
+		i += len(frames)
+		if len(frames) > 0 {
+			if err := rc.Flush(); err != nil {
+				return false
+			}
+		}
+		if closed && len(frames) == 0 {
+			return true
+		}
+		if len(frames) > 0 {
+			continue
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// sseHeaders sets the headers of an SSE response; extra are name, value
+// pairs.
+func sseHeaders(w http.ResponseWriter, extra ...string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	for i := 0; i+1 < len(extra); i += 2 {
+		h.Set(extra[i], extra[i+1])
+	}
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,3 @@
+module github.com/coder/acp-go-sdk
+
+go 1.21
