@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/codex"
 )
 
@@ -59,6 +60,8 @@ func doctor(o *options, stdout io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "ok  state directory %s (writable)\n", dir)
 	}
+	fmt.Fprintln(stdout)
+	listDaemons(stdout, daemon.Root(nil))
 	fmt.Fprintln(stdout)
 	snippet(stdout, runs)
 	if code != 0 {

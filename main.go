@@ -93,6 +93,7 @@ type options struct {
 	agentsFile                         string
 	command                            []string // after --: the ACP agent of --agent acp
 	version, help, login               bool
+	sharedAsked                        bool // --shared was given
 }
 
 // run is the whole program; it returns the exit code.
@@ -109,6 +110,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == daemon.SparesCommand {
 		supervise(slog.New(slog.NewTextHandler(stderr, nil)))
 		return daemon.ServeSpares(args[1:]) // keeps spare agent processes for bridges (--shared)
+	}
+	if len(args) > 0 && args[0] == DaemonsCommand {
+		return daemons(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == DoctorCommand {
 		fs, opts := flags(stderr)
@@ -151,6 +155,7 @@ func parse(fs *pflag.FlagSet, o *options, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	o.sharedAsked = fs.Changed("shared")
 	if dash := fs.ArgsLenAtDash(); dash >= 0 {
 		o.command = fs.Args()[dash:]
 	}
@@ -164,8 +169,9 @@ const usage = `acpbridge is an ACP agent: an editor (or any ACP client) runs it 
 the Agent Client Protocol on its stdin/stdout. Logs go to stderr.
 
 Usage: acpbridge doctor [--agent NAME]   says which agents this machine can run
+       acpbridge daemons [stop]         lists (or stops) the daemons the bridges share
        acpbridge [--agent NAME] [--agents FILE] [--state-dir DIR] [--persist auto|always|never]
-                 [--idle-timeout 30m] [--max-agents 8] [--log-level debug|info|warn|error]
+                 [--idle-timeout 30m] [--max-agents 8] [--shared 10m|0] [--log-level debug|info|warn|error]
                  [--version] [--help] [-- ACP-AGENT ARGS...]
        acpbridge --agent NAME --login       runs the agent's own login in this terminal
        acpbridge serve [the flags above] [--listen 127.0.0.1:2468] [--no-token]
@@ -189,8 +195,8 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", 30*time.Minute, "stop a session's agent after this long without a turn (0: never); its next prompt starts it again")
 	fs.IntVar(&o.retries, "retries", 4, "give up on a turn after its agent retried a failing model provider this many times (codex)")
 	fs.IntVar(&o.maxAgents, "max-agents", 8, "at most this many sessions' agents run; the least recently used idle ones are stopped (0: no cap)")
-	fs.DurationVar(&o.shared, "shared", 0, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user, and keep a spare claude started in one, kept this long after the last bridge leaves (--shared alone: 10m; see README)")
-	fs.Lookup("shared").NoOptDefVal = "10m"
+	fs.DurationVar(&o.shared, "shared", DefaultShared, "run codex app-server and opencode serve as daemons shared by every acpbridge of this user, and keep a spare claude started in one, kept this long after the last bridge leaves; 0 (or $"+SharedEnv+"=0): every bridge runs its own (see README)")
+	fs.Lookup("shared").NoOptDefVal = DefaultShared.String()
 	fs.BoolVar(&o.login, "login", false, "run --agent's own login (claude auth login, codex login …) in this terminal, then exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help and exit")
@@ -253,11 +259,10 @@ func config(o *options, log *slog.Logger) (cfg bridge.Config, all []agent.Backen
 	if o.agent == "acp" && len(o.command) == 0 {
 		return bridge.Config{}, nil, fmt.Errorf("--agent acp: give the ACP agent's command after --, e.g. acpbridge --agent acp -- opencode acp")
 	}
-	if o.shared > 0 && runtime.GOOS == "windows" {
-		log.Warn("--shared is off on Windows (its daemons need Unix sockets and flock): every bridge starts its own servers")
-		o.shared = 0
+	if err := sharedTime(o, log); err != nil {
+		return bridge.Config{}, nil, err
 	}
-	all = append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries}), named...)
+	all = append(backends(codex.Options{Logger: log, Shared: o.shared, Retries: o.retries, Catalogs: catalogDir()}), named...)
 	bs, missing := runnable(all)
 	if o.agent == AutoAgent {
 		o.agent = autoAgent(bs)

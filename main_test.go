@@ -18,14 +18,17 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/persist"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
 // TestMain lets the test binary stand in for acpbridge itself, so that
-// tests can run, kill and restart real bridge processes.
+// tests can run, kill and restart real bridge processes, and keep the
+// daemons its tests start.
 func TestMain(m *testing.M) {
+	daemontest.KeepFromHere()
 	if os.Getenv("ACPBRIDGE_TEST_AS_BRIDGE") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}

@@ -10,11 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/gofrs/flock"
 )
 
@@ -84,6 +86,7 @@ func startDaemon(ctx context.Context, spec Spec, dir string, ready func(dir stri
 	tick := time.NewTicker(lockRetry)
 	defer tick.Stop()
 	var alive func() bool // the keeper this bridge launched
+	silent := time.Now()  // since when the daemon has not answered
 	for {
 		probe := ready(dir)
 		if probe == nil {
@@ -97,6 +100,8 @@ func startDaemon(ctx context.Context, spec Spec, dir string, ready func(dir stri
 			if alive, err = launch(spec, dir); err != nil {
 				return err
 			}
+		case alive == nil && hung(dir, silent):
+			killKeeper(dir)
 		}
 		select {
 		case <-ctx.Done():
@@ -104,6 +109,45 @@ func startDaemon(ctx context.Context, spec Spec, dir string, ready func(dir stri
 		case <-tick.C:
 		}
 	}
+}
+
+// patience is how long a daemon that runs is given to answer: one whose
+// keeper has run for start without its server answering a bridge for
+// answer is hung (stopped, say, or deadlocked), and is killed and
+// started again.
+var patience = struct{ start, answer time.Duration }{start: 30 * time.Second, answer: 5 * time.Second}
+
+// hung reports whether the daemon in dir, whose keeper runs but which has
+// not answered since silent, is hung (see patience).
+func hung(dir string, silent time.Time) bool {
+	if time.Since(silent) < patience.answer {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(dir, "keeper"))
+	return err != nil || time.Since(fi.ModTime()) >= patience.start
+}
+
+// killKeeper kills the keeper of the daemon in dir and its server's
+// group (SIGKILL: it answers nothing), so that a new one can start.
+func killKeeper(dir string) {
+	keeper := pidIn(dir, "keeper")
+	if keeper <= 0 || !isKeeper(keeper, dir) {
+		return
+	}
+	if pid := pidIn(dir, "pid"); pid > 0 {
+		proc.SignalGroup(pid, syscall.SIGKILL) // noted by this keeper
+	}
+	syscall.Kill(keeper, syscall.SIGKILL)
+}
+
+// isKeeper reports whether pid is the keeper of the daemon in dir, by
+// its command line where /proc tells it (Linux; elsewhere it is assumed).
+func isKeeper(pid int, dir string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return runtime.GOOS != "linux"
+	}
+	return strings.Contains(string(b), "\x00"+Command+"\x00"+keepArg+"\x00"+dir+"\x00")
 }
 
 // keeperRuns reports whether a keeper holds the daemon in dir.
@@ -145,7 +189,7 @@ func launch(spec Spec, dir string) (func() bool, error) {
 
 // writeSpec writes what the keeper of spec is to run, in its directory.
 func writeSpec(spec Spec, dir string) error {
-	b, err := json.Marshal(daemonFile{Path: spec.Path, Args: spec.Args, Env: spec.Env, Idle: spec.Idle})
+	b, err := json.Marshal(daemonFile{Name: spec.Name, Path: spec.Path, Args: spec.Args, Env: spec.Env, Idle: spec.Idle, Build: Build()})
 	if err != nil {
 		return fmt.Errorf("encoding the daemon's spec: %w", err)
 	}

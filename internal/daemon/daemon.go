@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // Command is the acpbridge subcommand that keeps a daemon.
@@ -29,14 +31,15 @@ type Spec struct {
 	Root string        // where daemons' directories are; "" means Root(Env)
 }
 
-// Dir is the daemon's directory.
+// Dir is the daemon's directory: under Root, named by Name and a hash of
+// Key and of this acpbridge's Build.
 func (s Spec) Dir() string {
 	root := s.Root
 	if root == "" {
 		root = Root(s.Env)
 	}
 	h := sha256.New()
-	for _, k := range s.Key {
+	for _, k := range append([]string{Build()}, s.Key...) {
 		fmt.Fprintf(h, "%d:%s\n", len(k), k)
 	}
 	return filepath.Join(root, s.Name+"-"+hex.EncodeToString(h.Sum(nil))[:16])
@@ -94,10 +97,12 @@ func keeperCommand() []string {
 
 // daemonFile is spec.json.
 type daemonFile struct {
-	Path string
-	Args []string
-	Env  []string
-	Idle time.Duration
+	Name  string
+	Path  string
+	Args  []string
+	Env   []string
+	Idle  time.Duration
+	Build string // the Build of the acpbridge that started it
 }
 
 // readSpec reads the spec.json of the daemon in dir.
@@ -154,4 +159,17 @@ func logLines(dir string) string {
 		return ":\n" + t
 	}
 	return ""
+}
+
+// Running is a daemon that runs, as List finds it.
+type Running struct {
+	Dir            string
+	Name           string        // codex, opencode, claude-spares …
+	Keeper, Server int           // their pids
+	Idle           time.Duration // how long it outlives the last bridge (Spec.Idle)
+	IdleSince      time.Time     // since when no bridge has used it; zero while one does
+	Bridges        []int         // the pids of the bridges that hold a lease on it, where known (Linux)
+	Memory         proc.Memory   // what the keeper, its server and every process under it hold (Linux)
+	OtherBuild     bool          // started by another build of acpbridge: it idles out
+	Answers        bool          // its keeper holds it (false: it is stopping or hung)
 }

@@ -33,3 +33,9 @@ func (l *Lease) Watch() <-chan struct{} {
 	close(c)
 	return c
 }
+
+// List finds no daemons here.
+func List(string) []Running { return nil }
+
+// Stop: there are no daemons here.
+func (Running) Stop() error { return errNoDaemons }

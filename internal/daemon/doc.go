@@ -1,5 +1,6 @@
 // Package daemon keeps servers that outlive the bridge that started them
-// and are shared by all the user's bridges (--shared): an agent's server
+// and are shared by all the user's bridges (--shared, on by default): an
+// agent's server
 // (codex app-server, opencode serve), and the spares server, acpbridge
 // itself, which keeps agent processes started ahead of need.
 //
@@ -12,14 +13,20 @@
 // first.
 //
 // A daemon lives in a directory of its own under Root, named by its Spec's
-// Name and a hash of its Key:
+// Name and a hash of its Key and of this acpbridge's Build (its executable
+// and what Go recorded of it): an acpbridge upgraded or rebuilt never
+// talks to a keeper of another build, whose daemon idles out once that
+// build's bridges have gone. The Key holds whatever else changes what the
+// server does (the agent's executable and the contents of its settings
+// files: see agentkit's DaemonSpec).
 //
-//	spec.json  what the keeper runs
+//	spec.json  what the keeper runs, and the Build that started it
 //	lease      every bridge using the daemon holds a shared lock on it
 //	start      the lock a bridge holds while it starts the daemon
 //	keeping    the lock the keeper holds while it lives
 //	keeper     the keeper's pid
 //	pid        the server's pid, written by the keeper
+//	idle       since when no bridge has held a lease, while none does
 //	log        the keeper's and the server's output
 //
 // and whatever the server makes there itself (a socket). Unix socket paths
@@ -29,8 +36,10 @@
 //
 // Attend takes a lease and, if the ready probe finds no server, starts the
 // daemon, holding the start lock so that two bridges don't both start it,
-// and waiting for a keeper that runs already rather than doubling it. The
-// keeper is acpbridge run as
+// and waiting for a keeper that runs already rather than doubling it. A
+// keeper that has run for 30 s and whose server has not answered a bridge
+// for 5 s is hung (stopped, deadlocked): the bridge kills it, and its
+// server's group, and starts another. The keeper is acpbridge run as
 //
 //	acpbridge __daemon keep DIR
 //
@@ -60,6 +69,13 @@
 //     server: a bridge that comes then waits for its lease, finds no
 //     server, and starts a new one.
 //
+// List finds the daemons that run under a root, with what they hold (RSS
+// and PSS of the keeper and everything under it, from
+// /proc/PID/smaps_rollup), the bridges that hold a lease (/proc/locks) and
+// since when none has; Running.Stop and StopAll stop them (SIGTERM to the
+// keeper, then SIGKILL to a keeper that hangs). acpbridge doctor and
+// acpbridge daemons [stop] are made of them.
+//
 // On systems other than Unix there are no daemons: Attend fails and the
 // bridge runs its servers itself.
 //
@@ -76,8 +92,8 @@
 // It listens on the Unix socket SOCK in the daemon's directory. A bridge
 // connects and sends one request, a JSON line:
 //
-//	{"op":"warm","path":…,"args":[…],"dir":…,"env":[…]}  have one started so
-//	{"op":"take",…}                                      hand it over
+//	{"op":"warm","path":…,"args":[…],"dir":…,"env":[…],"tag":…}  have one started so
+//	{"op":"take",…}                                              hand it over
 //
 // A take is answered with {"pid":N} and the process's stdin, stdout and
 // stderr themselves (SCM_RIGHTS), so the bridge talks to the process
@@ -85,9 +101,13 @@
 // process exits, when the server writes {"exit":"STATUS"} ("" for status
 // 0) and closes it. A take with no spare to give is answered
 // {"none":true}. Either way the server starts another for the next take,
-// one per kind (proc.Spec.Kind: path, arguments, directory): what it was
-// asked for once is likely asked for again. It keeps at most maxSpares
-// kinds, the oldest going first.
+// a second later (refillDelay: not beside the agent the bridge is starting
+// its first turn on), one per kind (proc.Spec.Kind: path, arguments,
+// directory, and the tag, a digest of the settings files the agent reads
+// at its start): what it was asked for once is likely asked for again. A
+// spare of a kind's place whose tag is not the one asked for (its settings
+// changed since it started) is never lent, and goes when the new kind is
+// warmed. It keeps at most maxSpares kinds, the oldest going first.
 //
 // The descriptors are passed as they are: the server's ends of the pipes
 // are non-blocking (os.Pipe), and so are the bridge's, which share their

@@ -31,7 +31,9 @@ func startKeeper(t *testing.T, idle time.Duration) *keeperRun {
 	k := &keeperRun{bridge: openLease(t, path), exited: make(chan error, 1), sigs: make(chan os.Signal, 1),
 		stopped: make(chan struct{}), status: make(chan int, 1)}
 	lease := openLease(t, path)
-	go func() { k.status <- keep(lease, idle, k.exited, k.sigs, func() { close(k.stopped) }) }()
+	go func() {
+		k.status <- keep(lease, idle, k.exited, k.sigs, func() { close(k.stopped) }, func(time.Time) {})
+	}()
 	return k
 }
 

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -133,13 +134,29 @@ func keepServer(dir string, idle time.Duration, exited chan error, sigs chan os.
 		return 1
 	}
 	defer lease.Close()
-	return keep(lease, idle, exited, sigs, stop)
+	return keep(lease, idle, exited, sigs, stop, func(since time.Time) { noteIdle(dir, since) })
+}
+
+// idleFile is the file of a daemon's directory that says since when no
+// bridge has used it, for acpbridge doctor; there is none while one does.
+const idleFile = "idle"
+
+// noteIdle writes since in the daemon's idle file, or removes the file
+// if since is zero (in use).
+func noteIdle(dir string, since time.Time) {
+	path := filepath.Join(dir, idleFile)
+	if since.IsZero() {
+		os.Remove(path)
+		return
+	}
+	os.WriteFile(path, []byte(since.Format(time.RFC3339Nano)), 0o600)
 }
 
 // keep waits for the server to exit, a signal, or no lease held on lease
 // for idle, and calls stop in the last two cases. Once idle, it keeps the
 // lease locked: a bridge that comes waits until the keeper has exited.
-func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan os.Signal, stop func()) int {
+// note is told when the daemon turns idle (since then) or busy (zero).
+func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan os.Signal, stop func(), note func(since time.Time)) int {
 	tick := time.NewTicker(keeperPoll)
 	defer tick.Stop()
 	var since time.Time // when the daemon was first seen idle
@@ -155,11 +172,15 @@ func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan o
 		case <-tick.C:
 		}
 		if !lockLease(lease) {
+			if !since.IsZero() {
+				note(time.Time{})
+			}
 			since = time.Time{}
 			continue
 		}
 		if since.IsZero() {
 			since = time.Now()
+			note(since)
 		}
 		if time.Since(since) >= idle {
 			fmt.Fprintf(os.Stderr, "acpbridge daemon: idle for %v: stopping the server\n", idle)
@@ -202,18 +223,12 @@ func clean(dir string) {
 	}
 }
 
-// StopAll stops every daemon under root and waits for their keepers to
-// exit (up to twice proc.Grace each).
+// StopAll stops every daemon under root (Running.Stop), at once, and
+// waits for them.
 func StopAll(root string) {
-	ents, _ := os.ReadDir(root)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(root, e.Name(), "keeper"))
-		pid, _ := strconv.Atoi(string(b))
-		if err != nil || pid <= 0 || syscall.Kill(pid, syscall.SIGTERM) != nil {
-			continue
-		}
-		for deadline := time.Now().Add(2 * proc.Grace); time.Now().Before(deadline) && syscall.Kill(pid, 0) == nil; {
-			time.Sleep(10 * time.Millisecond)
-		}
+	var wg sync.WaitGroup
+	for _, r := range List(root) {
+		wg.Go(func() { r.Stop() })
 	}
+	wg.Wait()
 }

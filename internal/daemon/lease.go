@@ -20,8 +20,15 @@ type Lease struct {
 }
 
 // Pid is the daemon's server's pid, or 0 if it can't be read.
-func (l *Lease) Pid() int {
-	b, _ := os.ReadFile(filepath.Join(l.Dir, "pid"))
+func (l *Lease) Pid() int { return pidIn(l.Dir, "pid") }
+
+// Keeper is the daemon's keeper's pid, or 0 if it can't be read.
+func (l *Lease) Keeper() int { return pidIn(l.Dir, "keeper") }
+
+// pidIn is the pid noted in the file name of the daemon's directory dir
+// (keeper, pid), or 0.
+func pidIn(dir, name string) int {
+	b, _ := os.ReadFile(filepath.Join(dir, name))
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return pid
 }

@@ -37,6 +37,7 @@ type pool[P spareProc] struct {
 // spare is one process in the pool.
 type spare[P spareProc] struct {
 	p     P
+	place string // its proc.Spec.Place
 	made  time.Time
 	left  chan struct{} // closed when it leaves the pool: taken, or dropped
 	taken bool          // whether a bridge has it (set before left closes)
@@ -46,7 +47,9 @@ func newPool[P spareProc](ttl time.Duration, start func(proc.Spec) (P, error)) *
 	return &pool[P]{ttl: ttl, start: start, closing: make(chan struct{}), spares: map[string]*spare[P]{}}
 }
 
-// warm starts a spare as s unless there is one of its kind.
+// warm starts a spare as s unless there is one of its kind. One of its
+// place but of another kind (started before the settings it read
+// changed) goes: nobody will ask for it again.
 func (pl *pool[P]) warm(s proc.Spec) error {
 	kind := s.Kind()
 	pl.mu.Lock()
@@ -57,6 +60,7 @@ func (pl *pool[P]) warm(s proc.Spec) error {
 	if pl.spares[kind] != nil {
 		return nil
 	}
+	pl.dropStale(s.Place(), kind)
 	if len(pl.spares) >= maxSpares {
 		pl.dropOldest()
 	}
@@ -64,7 +68,7 @@ func (pl *pool[P]) warm(s proc.Spec) error {
 	if err != nil {
 		return err
 	}
-	sp := &spare[P]{p: p, made: time.Now(), left: make(chan struct{})}
+	sp := &spare[P]{p: p, place: s.Place(), made: time.Now(), left: make(chan struct{})}
 	pl.spares[kind] = sp
 	pl.watchers.Go(func() { pl.watch(kind, sp) })
 	return nil
@@ -89,6 +93,17 @@ func (pl *pool[P]) take(kind string) (P, bool) {
 	}
 	sp.taken = true
 	return sp.p, true
+}
+
+// dropStale drops the spares of place that are not of kind, which their
+// watchers stop; pl.mu is held.
+func (pl *pool[P]) dropStale(place, kind string) {
+	for k, sp := range pl.spares {
+		if sp.place == place && k != kind {
+			close(sp.left)
+			delete(pl.spares, k)
+		}
+	}
 }
 
 // dropOldest drops the spare made first, which its watcher stops; pl.mu

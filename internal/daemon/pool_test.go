@@ -160,3 +160,26 @@ func TestPool_closeStopsWhatIsLeft(t *testing.T) {
 		}
 	})
 }
+
+// A spare started before its settings changed (another Tag, the same
+// place) can't be taken as one of the new kind, and goes when the new
+// kind is warmed.
+func TestPool_changedSettingsDropTheStaleSpare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pl, started := fakePool(t, time.Hour)
+		old, changed := spareIn("/a"), spareIn("/a")
+		old.Tag, changed.Tag = "settings v1", "settings v2"
+		warm(t, pl, old)
+		if _, ok := pl.take(changed.Kind()); ok {
+			t.Fatal("took a spare started with other settings")
+		}
+		warm(t, pl, changed)
+		synctest.Wait()
+		if s := started(); len(s) != 2 || !s[0].stopped.Load() || s[1].stopped.Load() {
+			t.Fatalf("after warming the new settings: %d started, the old stopped: %v; want 2, the old one stopped", len(s), len(s) > 0 && s[0].stopped.Load())
+		}
+		if got, ok := pl.take(changed.Kind()); !ok || got != started()[1] {
+			t.Errorf("take of the new settings: %v, %v; want the new spare", got, ok)
+		}
+	})
+}

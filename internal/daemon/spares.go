@@ -41,6 +41,7 @@ type spareAsk struct {
 	Args []string `json:"args"`
 	Dir  string   `json:"dir"`
 	Env  []string `json:"env"`
+	Tag  string   `json:"tag,omitempty"`
 }
 
 // spareAnswer is the server's answer, and later the lent process's exit.
@@ -53,7 +54,7 @@ type spareAnswer struct {
 
 // spec is the process ask is for, started to be lent.
 func (a spareAsk) spec() proc.Spec {
-	return proc.Spec{Path: a.Path, Args: a.Args, Dir: a.Dir, Env: a.Env, Lend: true}
+	return proc.Spec{Path: a.Path, Args: a.Args, Dir: a.Dir, Env: a.Env, Tag: a.Tag, Lend: true}
 }
 
 func errText(err error) string {

@@ -73,7 +73,7 @@ func lentExit(r *bufio.Reader) error {
 	}
 	switch {
 	case err != nil || a.Exit == nil:
-		return fmt.Errorf("the spares server that lent it went away (%v)", err)
+		return fmt.Errorf("the shared spares server that lent it went away (%v)", err)
 	case *a.Exit != "":
 		return errors.New(*a.Exit)
 	}
@@ -93,7 +93,7 @@ func askSpare(ctx context.Context, sock, op string, s proc.Spec) (*net.UnixConn,
 		deadline = time.Now().Add(ioTimeout)
 	}
 	conn.SetDeadline(deadline)
-	b, _ := json.Marshal(spareAsk{Op: op, Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env})
+	b, _ := json.Marshal(spareAsk{Op: op, Path: s.Path, Args: s.Args, Dir: s.Dir, Env: s.Env, Tag: s.Tag})
 	if _, err := conn.Write(append(b, '\n')); err != nil {
 		conn.Close()
 		return nil, a, nil, nil, fmt.Errorf("asking the spares server: %w", err)

@@ -99,10 +99,35 @@ func (s *spareServer) serve(ctx context.Context, conn *net.UnixConn) {
 	p, ok := s.pool.take(ask.spec().Kind())
 	if !ok {
 		writeAnswer(conn, spareAnswer{None: true}, nil)
-		s.pool.warm(ask.spec()) // for the next take
+		s.refill(ctx, ask.spec())
 		return
 	}
 	s.lend(ctx, conn, p, ask)
+}
+
+// The server starts the next spare of a kind not at once after a take,
+// beside the agent the bridge has just taken (or started itself, when
+// there was none) and is starting its first turn on, which would then
+// share the CPU with a second agent's start-up (most of a second of CPU
+// for Claude Code): once the one lent has settled (used no CPU for
+// refillQuiet: started, its first turn likely done), at most refillMax
+// after the take; refillDelay after a take that found none.
+const (
+	refillDelay = time.Second
+	refillQuiet = 300 * time.Millisecond
+	refillMax   = 10 * time.Second
+)
+
+// refill starts the next spare of s's kind, refillDelay from now (unless
+// the server stops first).
+func (sv *spareServer) refill(ctx context.Context, s proc.Spec) {
+	t := time.NewTimer(refillDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		sv.pool.warm(s)
+	case <-ctx.Done():
+	}
 }
 
 // readAsk reads a bridge's request, within ioTimeout.
@@ -123,15 +148,19 @@ func readAsk(conn *net.UnixConn) (spareAsk, error) {
 	return ask, nil
 }
 
-// lend hands p to the bridge on conn, starts the next spare of its kind,
-// and tells the bridge when p exits (unless the server stops first: ctx).
+// lend hands p to the bridge on conn, starts the next spare of its kind
+// (refillDelay later, or when p exits if that comes first), and tells the
+// bridge when p exits (unless the server stops first: ctx).
 func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Process, ask spareAsk) {
 	files := p.Lend()
 	err := writeAnswer(conn, spareAnswer{Pid: p.Pid()}, files)
 	closeAll(files) // the bridge's now, or nobody's: p ends at its stdin's end
-	s.pool.warm(ask.spec())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge spares: lending %s (pid %d): %v\n", ask.Path, p.Pid(), err)
+		s.pool.warm(ask.spec())
+		return
+	}
+	if !s.refillOnceSettled(ctx, p, ask.spec()) {
 		return
 	}
 	select {
@@ -141,6 +170,28 @@ func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Proc
 	}
 	status := errText(p.ExitStatus())
 	writeAnswer(conn, spareAnswer{Exit: &status}, nil)
+}
+
+// refillOnceSettled starts the next spare like lent once lent has settled,
+// or exited; false if the server stops first (ctx).
+func (s *spareServer) refillOnceSettled(ctx context.Context, lent *proc.Process, like proc.Spec) bool {
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel, below, which ends Settle
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	settled := make(chan struct{})
+	wg.Go(func() {
+		defer close(settled)
+		proc.Settle(ctx, lent.Pid(), refillQuiet, refillMax)
+	})
+	select {
+	case <-settled:
+	case <-lent.Done():
+	case <-ctx.Done():
+		return false
+	}
+	s.pool.warm(like)
+	return true
 }
 
 // writeAnswer writes a as a JSON line, with files (SCM_RIGHTS) if any.

@@ -20,12 +20,21 @@ type Spec struct {
 	// Lend leaves stderr in a pipe nobody reads, so that the process can
 	// be handed to another program whole (see Process.Lend).
 	Lend bool
+	// Tag is what else the process depends on, for Kind: a digest of the
+	// settings files it reads at its start, say.
+	Tag string
 }
 
 // Kind is what makes two processes started ahead of need interchangeable:
-// the executable, its directory and arguments (the environment is the
-// caller's to match).
+// the executable, its directory and arguments, and its Tag (the
+// environment is the caller's to match). Two Kinds of one Place differ
+// only in their Tag.
 func (s Spec) Kind() string {
+	return s.Place() + "\x01" + s.Tag
+}
+
+// Place is a Kind without the Tag: where and how the process runs.
+func (s Spec) Place() string {
 	return strings.Join(append([]string{s.Path, s.Dir}, s.Args...), "\x00")
 }
 

@@ -1,10 +1,12 @@
 package proc
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // children lists the processes whose parent is pid.
@@ -82,4 +84,93 @@ func KillTree(pid int) {
 		syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// MemoryOf is what pid holds, from /proc/PID/smaps_rollup; false if it
+// can't be read (pid gone, or another user's).
+func MemoryOf(pid int) (Memory, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return Memory{}, false
+	}
+	var m Memory
+	for line := range strings.Lines(string(b)) {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "Rss" && k != "Pss") {
+			continue
+		}
+		kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if k == "Rss" {
+			m.RSS = kib << 10
+		} else {
+			m.PSS = kib << 10
+		}
+	}
+	return m, true
+}
+
+// TreeMemory is what pid and every process under it hold together.
+func TreeMemory(pid int) Memory {
+	var total Memory
+	for _, p := range append([]int{pid}, Descendants(pid)...) {
+		if m, ok := MemoryOf(p); ok {
+			total = total.Add(m)
+		}
+	}
+	return total
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times
+// (100 on every Linux the Go runtime supports).
+const clockTicks = 100
+
+// TreeCPU is the CPU time (user and system) pid and every process under
+// it have used so far, from /proc/PID/stat.
+func TreeCPU(pid int) time.Duration {
+	var ticks int64
+	for _, p := range append([]int{pid}, Descendants(pid)...) {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		// state ppid … utime is the 12th field after the command, stime the 13th.
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// Settle waits until pid and the processes under it have used no CPU for
+// quiet (started up, say), for at most within and while ctx lasts; it
+// reports whether they settled.
+func Settle(ctx context.Context, pid int, quiet, within time.Duration) bool {
+	const poll = 50 * time.Millisecond
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	last, still := TreeCPU(pid), time.Duration(0)
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+		now := TreeCPU(pid)
+		if now > last {
+			last, still = now, 0
+			continue
+		}
+		if still += poll; still >= quiet {
+			return true
+		}
+	}
+	return false
 }

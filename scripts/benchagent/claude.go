@@ -29,20 +29,20 @@ type claudeOptions struct {
 type claudeAgent struct {
 	benchkit.Agent
 	// shared, if set, is the one HOME and project of every run, as a
-	// user's bridges have: acpbridge --shared's daemon is per HOME and its
-	// spares per project.
+	// user's bridges have: acpbridge's daemon is per HOME and its spares
+	// per project.
 	shared *benchkit.Shared
 }
 
 // claudeBench is a run of benchagent claude: the claude binary both
 // agents run, the agents, and the fake Messages API.
 type claudeBench struct {
-	o                       claudeOptions
-	claudePath, claudeReal  string
-	claudeVersion           string
-	bridge, shared, adapter claudeAgent
-	adapterMissing          string // why the adapter has no numbers, if it is not installed
-	srv                     *fakemessages.Server
+	o                          claudeOptions
+	claudePath, claudeReal     string
+	claudeVersion              string
+	cold, own, shared, adapter claudeAgent // acpbridge-cold, acpbridge-own, acpbridge
+	adapterMissing             string      // why the adapter has no numbers, if it is not installed
+	srv                        *fakemessages.Server
 }
 
 // claudeRun is benchagent claude; it returns the exit status.
@@ -58,13 +58,13 @@ func claudeRun(args []string) int {
 	}
 	// A failed acpbridge run is a bug to look at; the adapter is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	return benchkit.Run[claudeAgent, benchkit.Result](o.Options, b, false, benchkit.NameBridge, benchkit.NameShared)
+	return benchkit.Run[claudeAgent, benchkit.Result](o.Options, b, false, benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn)
 }
 
 // parseClaudeOptions parses the flags; if the program is not to go on, ok
 // is false and status is its exit status.
 func parseClaudeOptions(args []string) (o claudeOptions, status int, ok bool) {
-	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge, acpbridge-shared or zed-adapter)")
+	fs := o.Flags("benchagent claude", "limit for each ACP request", "run only this agent (acpbridge, acpbridge-cold, acpbridge-own or zed-adapter)")
 	fs.StringVar(&o.adapter, "adapter", filepath.Join(o.Root, ".tools/claude-agent-acp/node_modules/.bin/claude-agent-acp"),
 		"Zed's claude-agent-acp `binary` (see scripts/install-tools.sh zed-claude-adapter)")
 	defClaude := benchkit.EnvOr("ACPBRIDGE_CLAUDE", filepath.Join(o.Root, ".tools/claude/node_modules/.bin/claude"))
@@ -74,7 +74,7 @@ func parseClaudeOptions(args []string) (o claudeOptions, status int, ok bool) {
 }
 
 // newClaudeBench finds the claude binary, describes the agents and
-// starts the fake; with acpbridge-shared selected, it makes its HOME.
+// starts the fake; with acpbridge selected, it makes its HOME.
 func newClaudeBench(o claudeOptions) (*claudeBench, error) {
 	claudePath, claudeReal, err := benchkit.Executable(o.claude)
 	if err != nil {
@@ -82,16 +82,24 @@ func newClaudeBench(o claudeOptions) (*claudeBench, error) {
 	}
 	b := &claudeBench{o: o, claudePath: claudePath, claudeReal: claudeReal,
 		claudeVersion: benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")}
-	b.bridge = claudeAgent{Agent: benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)}
+	base := benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)
+	b.own = claudeAgent{Agent: base.Own()}
 	b.adapter, b.adapterMissing = zedAdapter(o.adapter, claudePath)
 	b.srv = fakemessages.New(fakemessages.Directives())
-	if o.Selects(benchkit.NameShared) {
-		sh, err := benchkit.NewShared("benchclaude-shared-", ".claude")
+	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold} {
+		if !o.Selects(name) {
+			continue
+		}
+		sh, err := benchkit.NewShared("benchclaude-"+name+"-", ".claude")
 		if err != nil {
-			b.srv.Close()
+			b.Close()
 			return nil, err
 		}
-		b.shared = claudeAgent{Agent: b.bridge.AsShared(sh), shared: sh}
+		if name == benchkit.NameBridge {
+			b.shared = claudeAgent{Agent: base.AsShared(sh), shared: sh}
+		} else {
+			b.cold = claudeAgent{Agent: base.Cold(), shared: sh}
+		}
 	}
 	return b, nil
 }
@@ -108,23 +116,29 @@ func zedAdapter(path, claude string) (a claudeAgent, missing string) {
 	return a, ""
 }
 
-// Shared is acpbridge-shared, if it runs.
-func (b *claudeBench) Shared() (claudeAgent, bool) { return b.shared, b.shared.shared != nil }
+// Warmups are acpbridge and acpbridge-cold, those that run.
+func (b *claudeBench) Warmups() []claudeAgent {
+	var ws []claudeAgent
+	for _, a := range []claudeAgent{b.shared, b.cold} {
+		if a.shared != nil {
+			ws = append(ws, a)
+		}
+	}
+	return ws
+}
 
-// Close stops the shared daemon and the fake.
+// Close stops the daemons and the fake.
 func (b *claudeBench) Close() {
 	b.shared.shared.Close()
+	b.cold.shared.Close()
 	b.srv.Close()
 }
 
 // Agents are the agents to run, in order.
 func (b *claudeBench) Agents() []claudeAgent {
-	var agents []claudeAgent
-	if b.o.Selects(benchkit.NameBridge) {
-		agents = append(agents, b.bridge)
-	}
-	if b.shared.shared != nil {
-		agents = append(agents, b.shared)
+	agents := b.Warmups()
+	if b.o.Selects(benchkit.NameOwn) {
+		agents = append(agents, b.own)
 	}
 	if b.o.Selects(nameZed) && b.adapterMissing == "" {
 		agents = append(agents, b.adapter)
@@ -136,14 +150,13 @@ func (b *claudeBench) Agents() []claudeAgent {
 func (b *claudeBench) Header() {
 	fmt.Printf("claude CLI: %s (%s), run by both agents\n", b.claudeReal, b.claudeVersion)
 	fmt.Printf("fake API:   %s (fakemessages.Directives)\n", b.srv.URL)
-	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.bridge.Version)
+	fmt.Printf("acpbridge:  %s %s\n", b.o.Acpbridge, b.own.Version)
 	if b.adapterMissing == "" {
 		fmt.Printf("adapter:    %s — %s, CLAUDE_CODE_EXECUTABLE=%s\n", b.o.adapter, b.adapter.Version, b.claudePath)
 	}
-	if b.shared.shared != nil {
-		fmt.Printf("%s: %s, every run with one HOME and project; its daemon started by a run not counted, as after a user's first bridge\n",
-			benchkit.NameShared, strings.Join(b.shared.Argv, " "))
-	}
+	fmt.Printf("%s: %s (default flags), every run with one HOME and project, its daemon started by a run not counted "+
+		"and settled before each run; %s: the same with no daemon running, each run's started by it and stopped after it; %s: %s\n",
+		benchkit.NameBridge, strings.Join(b.shared.Argv, " "), benchkit.NameCold, benchkit.NameOwn, strings.Join(b.own.Argv, " "))
 	fmt.Printf("runs:       %d per agent; prompts %q then %q\n\n", b.o.N, claudePrompt1, claudePrompt2)
 }
 
@@ -160,7 +173,8 @@ func (b *claudeBench) RunOnce(a claudeAgent, prefix string) (res benchkit.Result
 	// requests are counted from the run's start.
 	before := 0
 	if sh := a.shared; sh != nil {
-		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+benchkit.NameShared, len(b.srv.Requests())
+		sh.Settle()
+		dirs.Home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+a.Name, len(b.srv.Requests())
 	}
 	p, err := dirs.Start(a.Argv, append(fakemessages.Env(b.srv.URL+prefix, dirs.Home), a.Env...), b.claudeReal)
 	if err != nil {
@@ -199,15 +213,16 @@ func claudeCheckAnswer(_, text string) error {
 // process tree ran.
 func (b *claudeBench) Report(results map[string][]benchkit.Result) {
 	b.noteMissing(results)
-	names := []string{benchkit.NameBridge, benchkit.NameShared, nameZed}
+	names := []string{benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn, nameZed}
 	benchkit.Table[benchkit.Result]{
 		Metrics: benchkit.Metrics(benchkit.Labels{NewSession: "session/new", Child: "claude", Matching: "claude", API: "Messages"}),
 		Agents:  names,
 		Results: results,
 		Ratios: []benchkit.Ratio{{Title: "zed/acpbridge", Num: nameZed, Den: benchkit.NameBridge},
-			{Title: "zed/shared", Num: nameZed, Den: benchkit.NameShared}},
-		Width: 24,
+			{Title: "zed/cold", Num: nameZed, Den: benchkit.NameCold}, {Title: "zed/own", Num: nameZed, Den: benchkit.NameOwn}},
+		Width: 16,
 	}.Print(os.Stdout)
+	b.shared.shared.PrintDaemons(os.Stdout)
 	for _, name := range names {
 		if exes := benchkit.Distinct(results[name], func(r benchkit.Result) []string { return r.Exes }); len(exes) > 0 {
 			fmt.Printf("\n%s process tree ran: %s", name, strings.Join(exes, ", "))
@@ -218,8 +233,11 @@ func (b *claudeBench) Report(results map[string][]benchkit.Result) {
 
 // noteMissing says which side of the comparison has no numbers, and why.
 func (b *claudeBench) noteMissing(results map[string][]benchkit.Result) {
-	bridge := append(benchkit.Succeeded(results[benchkit.NameBridge]), benchkit.Succeeded(results[benchkit.NameShared])...)
-	if len(benchkit.Succeeded(results[nameZed])) == 0 && b.o.Only != benchkit.NameBridge {
+	var bridge []benchkit.Result
+	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn} {
+		bridge = append(bridge, benchkit.Succeeded(results[name])...)
+	}
+	if len(benchkit.Succeeded(results[nameZed])) == 0 && (b.o.Only == "" || b.o.Only == nameZed) {
 		why := b.adapterMissing
 		if why == "" {
 			why = fmt.Sprintf("none of its %d runs succeeded (errors above)", len(results[nameZed]))

@@ -26,7 +26,7 @@ const (
 	nameCXR    = "zed-codex-acp"
 )
 
-var codexAgentOrder = []string{benchkit.NameBridge, benchkit.NameShared, nameDirect, nameCXT, nameCXR}
+var codexAgentOrder = []string{benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn, nameDirect, nameCXT, nameCXR}
 
 // codexOptions are benchagent codex's flags.
 type codexOptions struct {
@@ -44,12 +44,12 @@ type codexAgent struct {
 	// codex-core cannot parse.
 	noCatalog bool
 	// shared, if set, is the one HOME (and CODEX_HOME) of every run, as
-	// a user's bridges have: acpbridge --shared's daemon is per HOME.
+	// a user's bridges have: acpbridge's daemon is per HOME.
 	shared *sharedHome
 }
 
-// sharedHome is the HOME that every run of acpbridge-shared uses, and
-// where their daemon lives.
+// sharedHome is the HOME that every run of acpbridge uses, and where
+// their daemon lives.
 type sharedHome struct {
 	*benchkit.Shared
 	codexHome, prefix string
@@ -65,13 +65,13 @@ type codexResult struct {
 // codexBench is a run of benchagent codex: the pinned codex, the agents,
 // and the fake Responses API.
 type codexBench struct {
-	o                                codexOptions
-	selected                         func(name string) bool // by -only
-	codexPath, codexReal             string
-	codexVersion                     string
-	bridge, shared, direct, cxt, cxr codexAgent
-	missing                          map[string]string // why an adapter has no numbers, if it is not installed
-	srv                              *fakeresponses.Server
+	o                                   codexOptions
+	selected                            func(name string) bool // by -only
+	codexPath, codexReal                string
+	codexVersion                        string
+	cold, own, shared, direct, cxt, cxr codexAgent        // shared: acpbridge
+	missing                             map[string]string // why an adapter has no numbers, if it is not installed
+	srv                                 *fakeresponses.Server
 }
 
 // codexRun is benchagent codex; it returns the exit status.
@@ -92,7 +92,7 @@ func codexRun(args []string) int {
 	// A failed acpbridge run is a bug to look at, and a failed direct run
 	// makes the comparison meaningless; the adapters are only anchors, so
 	// their failures are reported but don't fail the benchmark.
-	return benchkit.Run[codexAgent, codexResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameShared, nameDirect)
+	return benchkit.Run[codexAgent, codexResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn, nameDirect)
 }
 
 // parseCodexOptions parses the flags; if the program is not to go on, ok
@@ -129,7 +129,7 @@ func codexSelection(o benchkit.Options) (selected func(string) bool, ok bool) {
 }
 
 // newCodexBench finds the codex binary, describes the agents and starts
-// the fake; with acpbridge-shared selected, it makes its HOME.
+// the fake; with acpbridge selected, it makes its HOME.
 func newCodexBench(o codexOptions, selected func(string) bool) (*codexBench, error) {
 	codexPath, codexReal, err := benchkit.Executable(o.codex)
 	if err != nil {
@@ -137,19 +137,27 @@ func newCodexBench(o codexOptions, selected func(string) bool) (*codexBench, err
 	}
 	b := &codexBench{o: o, selected: selected, codexPath: codexPath, codexReal: codexReal,
 		codexVersion: codexVersionOf(codexPath), missing: map[string]string{}}
-	b.bridge = codexAgent{Agent: benchkit.Bridge(o.Options, "codex", "ACPBRIDGE_CODEX", codexPath)}
+	base := benchkit.Bridge(o.Options, "codex", "ACPBRIDGE_CODEX", codexPath)
+	b.own = codexAgent{Agent: base.Own()}
 	b.direct = codexAgent{Agent: benchkit.Agent{Name: nameDirect, Version: b.codexVersion,
 		Argv: []string{codexPath, "app-server", "-c", "tools.update_plan={enabled=true}"}}, direct: true}
 	b.cxt, b.missing[nameCXT] = cxtAdapter(o.cxt, codexPath)
 	b.cxr, b.missing[nameCXR] = cxrAdapter(o.cxr)
 	b.srv = fakeresponses.New(fakeresponses.Directives())
-	if selected(benchkit.NameShared) {
-		sh, err := newSharedHome(b.srv)
+	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold} {
+		if !selected(name) {
+			continue
+		}
+		sh, err := newSharedHome(b.srv, name)
 		if err != nil {
-			b.srv.Close()
+			b.Close()
 			return nil, err
 		}
-		b.shared = codexAgent{Agent: b.bridge.AsShared(sh.Shared), shared: sh}
+		if name == benchkit.NameBridge {
+			b.shared = codexAgent{Agent: base.AsShared(sh.Shared), shared: sh}
+		} else {
+			b.cold = codexAgent{Agent: base.Cold(), shared: sh}
+		}
 	}
 	return b, nil
 }
@@ -189,14 +197,14 @@ func cxrAdapter(path string) (a codexAgent, missing string) {
 	return a, ""
 }
 
-// newSharedHome makes the HOME of acpbridge-shared's runs, its model
-// requests under its own prefix.
-func newSharedHome(srv *fakeresponses.Server) (*sharedHome, error) {
-	sh, err := benchkit.NewShared("benchcodex-shared-", "tmp")
+// newSharedHome makes the HOME of the runs of name (acpbridge or
+// acpbridge-cold), its model requests under its own prefix.
+func newSharedHome(srv *fakeresponses.Server, name string) (*sharedHome, error) {
+	sh, err := benchkit.NewShared("benchcodex-"+name+"-", "tmp")
 	if err != nil {
 		return nil, err
 	}
-	h := &sharedHome{Shared: sh, codexHome: filepath.Join(sh.Home, ".codex"), prefix: "/" + benchkit.NameShared}
+	h := &sharedHome{Shared: sh, codexHome: filepath.Join(sh.Home, ".codex"), prefix: "/" + name}
 	if err := writeCodexHome(h.codexHome, srv, h.prefix); err != nil {
 		sh.Close()
 		return nil, err
@@ -211,13 +219,21 @@ func writeCodexHome(codexHome string, srv *fakeresponses.Server, prefix string) 
 	return fakeresponses.WriteHome(codexHome, baseURL, fakeresponses.HomeOptions{})
 }
 
-// Shared is acpbridge-shared, if it runs.
-func (b *codexBench) Shared() (codexAgent, bool) { return b.shared, b.shared.shared != nil }
+// Warmups are acpbridge and acpbridge-cold, those that run.
+func (b *codexBench) Warmups() []codexAgent {
+	var ws []codexAgent
+	for _, a := range []codexAgent{b.shared, b.cold} {
+		if a.shared != nil {
+			ws = append(ws, a)
+		}
+	}
+	return ws
+}
 
-// Close stops the shared daemon and the fake.
+// Close stops the daemons and the fake.
 func (b *codexBench) Close() {
-	if b.shared.shared != nil {
-		b.shared.shared.Close()
+	for _, a := range b.Warmups() {
+		a.shared.Close()
 	}
 	b.srv.Close()
 }
@@ -226,7 +242,7 @@ func (b *codexBench) Close() {
 // installed.
 func (b *codexBench) Agents() []codexAgent {
 	var agents []codexAgent
-	for _, a := range []codexAgent{b.bridge, b.shared, b.direct, b.cxt, b.cxr} {
+	for _, a := range []codexAgent{b.shared, b.cold, b.own, b.direct, b.cxt, b.cxr} {
 		if b.selected(a.Name) && b.missing[a.Name] == "" {
 			agents = append(agents, a)
 		}
@@ -238,11 +254,11 @@ func (b *codexBench) Agents() []codexAgent {
 func (b *codexBench) Header() {
 	fmt.Printf("codex:         %s (%s); run by acpbridge, app-server and codex-acp\n", b.codexReal, b.codexVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakeresponses.Directives, model %s)\n", strings.TrimSuffix(b.srv.URL, "/v1"), fakeresponses.Model)
-	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", b.o.Acpbridge, b.bridge.Version, b.codexPath)
-	if b.shared.shared != nil {
-		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
-			benchkit.NameShared+":", strings.Join(b.shared.Argv, " "))
-	}
+	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_CODEX=%s\n", b.o.Acpbridge, b.own.Version, b.codexPath)
+	fmt.Printf("%-14s %s (default flags), every run with one HOME; its daemon started by a run not counted, and settled before each run\n",
+		benchkit.NameBridge+":", strings.Join(b.shared.Argv, " "))
+	fmt.Printf("%-14s the same with no daemon running: each run's started by it, stopped after it\n", benchkit.NameCold+":")
+	fmt.Printf("%-14s %s, each run a new HOME\n", benchkit.NameOwn+":", strings.Join(b.own.Argv, " "))
 	fmt.Printf("app-server:    %s\n", strings.Join(b.direct.Argv, " "))
 	for _, a := range []codexAgent{b.cxt, b.cxr} {
 		if !b.selected(a.Name) {
@@ -270,6 +286,7 @@ func (b *codexBench) RunOnce(a codexAgent, prefix string) (res codexResult) {
 	// shared runs' one, whose requests are counted from the run's start.
 	home, codexHome, before := dirs.Home, filepath.Join(dirs.Home, ".codex"), 0
 	if sh := a.shared; sh != nil {
+		sh.Settle()
 		home, codexHome, prefix, before = sh.Home, sh.codexHome, sh.prefix, len(b.srv.Requests())
 	} else if err := writeCodexHome(codexHome, b.srv, prefix); err != nil {
 		return fail(err)

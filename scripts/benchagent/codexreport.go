@@ -12,21 +12,25 @@ import (
 
 // codexRatios are the ratio columns of the table.
 var codexRatios = []benchkit.Ratio{
-	{Title: "bridge/direct", Num: benchkit.NameBridge, Den: nameDirect},
+	{Title: "own/direct", Num: benchkit.NameOwn, Den: nameDirect},
 	{Title: "CXT/bridge", Num: nameCXT, Den: benchkit.NameBridge},
 	{Title: "CXR/bridge", Num: nameCXR, Den: benchkit.NameBridge},
-	{Title: "CXR/shared", Num: nameCXR, Den: benchkit.NameShared},
+	{Title: "CXR/cold", Num: nameCXR, Den: benchkit.NameCold},
 }
 
 // codexTableNote explains the table's ratios.
 const codexTableNote = `
-bridge/direct is acpbridge's overhead over codex app-server driven directly (for "agent process alone"
-it compares acpbridge's own process with the app-server's). acpbridge starts the shared app-server at the
-first session/new without waiting for it, and its first prompt waits for the server and thread/start: so
+acpbridge is its default flags on a daemon app-server already running (started by a run not counted), as
+for every bridge of a user but the first in --shared's time: its memory columns leave the daemon out,
+which all of a user's bridges share (its idle memory is below the table). acpbridge-cold is the default
+flags with no daemon running, as a user's first bridge of the day: the run starts the daemon (which its
+memory leaves out too), and finds the models a run not counted kept in its HOME. acpbridge-own is
+--shared=0, an app-server of the bridge's own, each run a new HOME. own/direct is acpbridge's overhead
+over codex app-server driven directly (for "agent process alone" it compares acpbridge's own process with
+the app-server's). acpbridge answers session/new from the models kept on disk, or waits for model/list
+when there are none (acpbridge-own), and its first prompt waits for the server and thread/start: so
 compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare each npm adapter with
-acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp). acpbridge-shared is
-acpbridge --shared on a daemon app-server already running (started by a run not counted): its memory
-columns leave the daemon out, which all of a user's bridges share.
+acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).
 `
 
 // Report prints the notes on the agents, the table of results and what
@@ -48,7 +52,10 @@ func (b *codexBench) Report(results map[string][]codexResult) {
 		Ratios:  codexRatios,
 		Width:   22,
 	}.Print(os.Stdout)
-	printOverhead(benchkit.Succeeded(results[benchkit.NameBridge]), benchkit.Succeeded(results[nameDirect]))
+	printOverhead(benchkit.Succeeded(results[benchkit.NameOwn]), benchkit.Succeeded(results[nameDirect]))
+	if b.shared.shared != nil {
+		b.shared.shared.PrintDaemons(os.Stdout)
+	}
 	fmt.Print(codexTableNote)
 	benchkit.PrintRuns(codexAgentOrder, results, func(r codexResult) []string { return r.userAgents })
 	fmt.Println()
@@ -77,7 +84,7 @@ func printOverhead(b, d []codexResult) {
 	diff := func(get func(benchkit.Result) float64) float64 {
 		return benchkit.MedianOf(b, get) - benchkit.MedianOf(d, get)
 	}
-	fmt.Printf("\nacpbridge − app-server (medians): start → end of turn 1 %+.0f ms, warm turn %+.1f ms, "+
+	fmt.Printf("\nacpbridge-own − app-server (medians): start → end of turn 1 %+.0f ms, warm turn %+.1f ms, "+
 		"peak tree RSS %+.1f MiB, peak tree PSS %+.1f MiB\n",
 		diff(func(r benchkit.Result) float64 { return benchkit.Ms(r.EndOfTurn1) }),
 		diff(func(r benchkit.Result) float64 { return benchkit.Ms(r.Turn2) }),

@@ -7,6 +7,14 @@
 //	go run ./scripts/benchagent AGENT [flags]
 //	bash scripts/bench-agent.sh AGENT [flags]     (builds bin/acpbridge and installs the anchors first)
 //
+// Every benchmark runs acpbridge three ways (benchkit's NameBridge,
+// NameCold, NameOwn): acpbridge, with its default flags, on daemons a run
+// not counted started and that have settled, every run with one HOME and
+// project; acpbridge-cold, the same with no daemon running (each run starts
+// its own, stopped after it); acpbridge-own, --shared=0, each run a new
+// HOME and project, as the runs of the adapters have. What is said below
+// of each run's fresh HOME holds for acpbridge-own and the adapters.
+//
 // benchagent claude compares acpbridge with Zed's Claude ACP adapter
 // (npm @agentclientprotocol/claude-agent-acp, called "CL" in the team's
 // comparisons) on the same Claude Code CLI and the same fake

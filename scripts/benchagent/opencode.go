@@ -22,7 +22,7 @@ const (
 // -only.
 const nameAnchor = "opencode-acp"
 
-var opencodeAgentOrder = []string{benchkit.NameBridge, benchkit.NameShared, nameAnchor}
+var opencodeAgentOrder = []string{benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn, nameAnchor}
 
 // opencodeOptions are benchagent opencode's flags.
 type opencodeOptions struct {
@@ -36,13 +36,10 @@ type opencodeOptions struct {
 type opencodeAgent struct {
 	benchkit.Agent
 	// shared, if set, is the one HOME of every run, as a user's bridges
-	// have: acpbridge --shared's daemon is per HOME. Its model requests
-	// are under opencodeSharedPrefix.
+	// have: acpbridge's daemon is per HOME. Its model requests are under
+	// "/" + the agent's name.
 	shared *benchkit.Shared
 }
-
-// opencodeSharedPrefix is where acpbridge-shared's model requests go.
-const opencodeSharedPrefix = "/" + benchkit.NameShared
 
 // opencodeResult is one run's measurements.
 type opencodeResult struct {
@@ -55,11 +52,11 @@ type opencodeResult struct {
 // opencodeBench is a run of benchagent opencode: the pinned opencode,
 // the agents, and the fake Chat Completions API.
 type opencodeBench struct {
-	o                      opencodeOptions
-	ocPath, ocReal         string
-	ocVersion              string
-	bridge, shared, anchor opencodeAgent
-	srv                    *fakechat.Server
+	o                         opencodeOptions
+	ocPath, ocReal            string
+	ocVersion                 string
+	cold, own, shared, anchor opencodeAgent // shared: acpbridge
+	srv                       *fakechat.Server
 }
 
 // opencodeRun is benchagent opencode; it returns the exit status.
@@ -75,7 +72,7 @@ func opencodeRun(args []string) int {
 	}
 	// A failed acpbridge run is a bug to look at; the anchor is only the
 	// anchor, so its failures are reported but don't fail the benchmark.
-	return benchkit.Run[opencodeAgent, opencodeResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameShared)
+	return benchkit.Run[opencodeAgent, opencodeResult](o.Options, b, true, benchkit.NameBridge, benchkit.NameCold, benchkit.NameOwn)
 }
 
 // parseOpencodeOptions parses the flags and sets benchkit.PSSEvery; if
@@ -102,55 +99,76 @@ func parseOpencodeOptions(args []string) (o opencodeOptions, status int, ok bool
 }
 
 // newOpencodeBench finds the opencode binary, describes the agents and
-// starts the fake; with acpbridge-shared selected, it makes its HOME.
+// starts the fake; with acpbridge selected, it makes its HOME.
 func newOpencodeBench(o opencodeOptions) (*opencodeBench, error) {
 	ocPath, ocReal, err := benchkit.Executable(o.opencode)
 	if err != nil {
 		return nil, fmt.Errorf("no opencode binary at %q (run scripts/install-tools.sh opencode): %v", o.opencode, err)
 	}
 	b := &opencodeBench{o: o, ocPath: ocPath, ocReal: ocReal, ocVersion: opencodeVersionOf(ocPath)}
-	b.bridge = opencodeAgent{Agent: benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)}
+	base := benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)
+	b.own = opencodeAgent{Agent: base.Own()}
 	b.anchor = opencodeAgent{Agent: benchkit.Agent{Name: nameAnchor, Argv: []string{ocPath, "acp", "--cwd", "CWD"},
 		Version: "opencode " + b.ocVersion, Anchor: true}}
 	b.srv = fakechat.New(fakechat.Directives())
-	if o.Selects(benchkit.NameShared) {
-		sh, err := newOpencodeShared(b.srv)
+	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold} {
+		if !o.Selects(name) {
+			continue
+		}
+		sh, err := newOpencodeShared(b.srv, name)
 		if err != nil {
-			b.srv.Close()
+			b.Close()
 			return nil, err
 		}
-		b.shared = opencodeAgent{Agent: b.bridge.AsShared(sh), shared: sh}
+		if name == benchkit.NameBridge {
+			b.shared = opencodeAgent{Agent: base.AsShared(sh), shared: sh}
+		} else {
+			b.cold = opencodeAgent{Agent: base.Cold(), shared: sh}
+		}
 	}
 	return b, nil
 }
 
-// newOpencodeShared makes the HOME of acpbridge-shared's runs, its model
-// requests under opencodeSharedPrefix.
-func newOpencodeShared(srv *fakechat.Server) (*benchkit.Shared, error) {
-	sh, err := benchkit.NewShared("benchopencode-shared-")
+// newOpencodeShared makes the HOME of the runs of name (acpbridge or
+// acpbridge-cold), its model requests under "/" + name.
+func newOpencodeShared(srv *fakechat.Server, name string) (*benchkit.Shared, error) {
+	sh, err := benchkit.NewShared("benchopencode-" + name + "-")
 	if err != nil {
 		return nil, err
 	}
-	if err := fakechat.WriteHome(sh.Home, srv.URL+opencodeSharedPrefix); err != nil {
+	if err := gitInit(sh.Cwd); err != nil {
+		sh.Close()
+		return nil, err
+	}
+	if err := fakechat.WriteHome(sh.Home, srv.URL+"/"+name); err != nil {
 		sh.Close()
 		return nil, err
 	}
 	return sh, nil
 }
 
-// Shared is acpbridge-shared, if it runs.
-func (b *opencodeBench) Shared() (opencodeAgent, bool) { return b.shared, b.shared.shared != nil }
+// Warmups are acpbridge and acpbridge-cold, those that run.
+func (b *opencodeBench) Warmups() []opencodeAgent {
+	var ws []opencodeAgent
+	for _, a := range []opencodeAgent{b.shared, b.cold} {
+		if a.shared != nil {
+			ws = append(ws, a)
+		}
+	}
+	return ws
+}
 
-// Close stops the shared daemon and the fake.
+// Close stops the daemons and the fake.
 func (b *opencodeBench) Close() {
 	b.shared.shared.Close()
+	b.cold.shared.Close()
 	b.srv.Close()
 }
 
 // Agents are the agents to run, in order.
 func (b *opencodeBench) Agents() []opencodeAgent {
-	var agents []opencodeAgent
-	for _, a := range []opencodeAgent{b.bridge, b.shared, b.anchor} {
+	agents := b.Warmups()
+	for _, a := range []opencodeAgent{b.own, b.anchor} {
 		if b.o.Selects(a.Name) {
 			agents = append(agents, a)
 		}
@@ -162,11 +180,11 @@ func (b *opencodeBench) Agents() []opencodeAgent {
 func (b *opencodeBench) Header() {
 	fmt.Printf("opencode:      %s (%s), run by both agents\n", b.ocReal, b.ocVersion)
 	fmt.Printf("fake API:      %s/<agent>-<run>/v1 (fakechat.Directives, model %s)\n", b.srv.URL, fakechat.ModelRef)
-	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", b.o.Acpbridge, b.bridge.Version, b.ocPath)
-	if b.shared.shared != nil {
-		fmt.Printf("%-14s %s, every run with one HOME; its daemon started by a run not counted, as after a user's first bridge\n",
-			benchkit.NameShared+":", strings.Join(b.shared.Argv, " "))
-	}
+	fmt.Printf("acpbridge:     %s — %s, ACPBRIDGE_OPENCODE=%s\n", b.o.Acpbridge, b.own.Version, b.ocPath)
+	fmt.Printf("%-14s %s (default flags), every run with one HOME and project; its daemon started by a run not counted, and settled before each run\n",
+		benchkit.NameBridge+":", strings.Join(b.shared.Argv, " "))
+	fmt.Printf("%-14s the same with no daemon running: each run's started by it, stopped after it\n", benchkit.NameCold+":")
+	fmt.Printf("%-14s %s, each run a new HOME and project\n", benchkit.NameOwn+":", strings.Join(b.own.Argv, " "))
 	fmt.Printf("opencode-acp:  %s — %s\n", strings.ReplaceAll(strings.Join(b.anchor.Argv, " "), "CWD", "<run cwd>"), b.anchor.Version)
 	fmt.Printf("runs:          %d per agent; prompts %q then %q; RSS sampled every %v, PSS every %v\n\n",
 		b.o.N, opencodePrompt1, opencodePrompt2, benchkit.SampleEvery, time.Duration(max(b.o.pssEvery, 1))*benchkit.SampleEvery)
@@ -182,12 +200,12 @@ func (b *opencodeBench) RunOnce(a opencodeAgent, prefix string) (res opencodeRes
 	}
 	defer cleanup()
 	home, before := dirs.Home, 0
-	if a.shared != nil {
-		home, prefix, before = a.shared.Home, opencodeSharedPrefix, len(b.srv.Requests())
+	if sh := a.shared; sh != nil {
+		sh.Settle()
+		home, dirs.Cwd, prefix, before = sh.Home, sh.Cwd, "/"+a.Name, len(b.srv.Requests())
 	} else if err := fakechat.WriteHome(dirs.Home, b.srv.URL+prefix); err != nil {
 		return fail(err)
-	}
-	if err := gitInit(dirs.Cwd); err != nil {
+	} else if err := gitInit(dirs.Cwd); err != nil {
 		return fail(err)
 	}
 	p, err := dirs.Start(withCwd(a.Argv, dirs.Cwd), append(fakechat.Env(home, fakechat.ConfigPath(home)), a.Env...), b.ocReal)
@@ -248,12 +266,17 @@ func opencodeCheckAnswer(prompt, text string) error {
 
 // opencodeTableNote explains the table's ratios.
 const opencodeTableNote = `
-anchor/bridge is opencode-acp's median over acpbridge's. acpbridge starts ` + "`opencode serve`" + ` and reads its
-catalog in the background at initialize, and its session/new waits for both; opencode-acp starts its
-in-process server inside initialize. So compare start → end of turn 1, not its parts. For opencode-acp
-"agent process alone" is the opencode process itself, and the tree minus it is any helper it spawned.
-acpbridge-shared is acpbridge --shared on a daemon opencode serve already running (started by a run not
-counted): its memory columns leave the daemon out, which all of a user's bridges share.
+anchor/bridge is opencode-acp's median over acpbridge's. acpbridge is its default flags on a daemon
+opencode serve already running (started by a run not counted), as for every bridge of a user but the first
+in --shared's time: its memory columns leave the daemon out, which all of a user's bridges share (its idle
+memory is below the table). acpbridge-cold is the default flags with no daemon running, as a user's
+first bridge of the day (the run starts the daemon, which its memory leaves out too, and finds the
+catalog a run not counted kept in its HOME); acpbridge-own is --shared=0, a server of the bridge's own,
+each run a new HOME and project. acpbridge answers session/new from the catalog kept on disk, or, when
+there is none (acpbridge-own), waits for the server and its catalog, which it starts reading at initialize;
+opencode-acp starts its in-process server inside initialize. So compare start → end of turn 1, not its
+parts. For opencode-acp "agent process alone" is the opencode process itself, and the tree minus it is
+any helper it spawned.
 `
 
 // Report prints the notes, the table of results and what each agent's
@@ -267,9 +290,10 @@ func (b *opencodeBench) Report(results map[string][]opencodeResult) {
 		Agents:  opencodeAgentOrder,
 		Results: results,
 		Ratios: []benchkit.Ratio{{Title: "anchor/bridge", Num: nameAnchor, Den: benchkit.NameBridge},
-			{Title: "anchor/shared", Num: nameAnchor, Den: benchkit.NameShared}},
-		Width: 24,
+			{Title: "anchor/cold", Num: nameAnchor, Den: benchkit.NameCold}, {Title: "anchor/own", Num: nameAnchor, Den: benchkit.NameOwn}},
+		Width: 16,
 	}.Print(os.Stdout)
+	b.shared.shared.PrintDaemons(os.Stdout)
 	fmt.Print(opencodeTableNote)
 	benchkit.PrintRuns(opencodeAgentOrder, results, func(r opencodeResult) []string { return r.userAgents })
 	fmt.Println()

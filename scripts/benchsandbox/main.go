@@ -145,8 +145,10 @@ func (b *bench) addServers() {
 	o := b.o
 	if o.Selects(nameServe) {
 		b.servers = append(b.servers, server{Agent: benchkit.Agent{Name: nameServe,
-			Argv:    []string{o.Acpbridge, "serve", "--agent", "claude", "--state-dir", "STATE", "--no-token", "--listen", "LISTEN"},
-			Env:     []string{"ACPBRIDGE_CLAUDE=" + b.claudePath},
+			Argv: []string{o.Acpbridge, "serve", "--agent", "claude", "--state-dir", "STATE", "--no-token", "--listen", "LISTEN"},
+			// Each run a new HOME: the daemon of Claude's spares it starts
+			// is the run's own, stopped with it.
+			Env:     []string{"ACPBRIDGE_CLAUDE=" + b.claudePath, benchkit.DaemonsOfTheRun},
 			Version: benchkit.CommandLine(os.Environ(), o.Acpbridge, "--version")}})
 	}
 	if !o.Selects(nameDaemon) {
@@ -181,8 +183,8 @@ func (b *bench) Header() {
 // Agents are the servers to run, in order.
 func (b *bench) Agents() []server { return b.servers }
 
-// Shared: benchsandbox has no acpbridge-shared.
-func (b *bench) Shared() (server, bool) { return server{}, false }
+// Warmups: every run is counted (no daemon to start first).
+func (b *bench) Warmups() []server { return nil }
 
 // Close stops the fake and removes the client's directory.
 func (b *bench) Close() {

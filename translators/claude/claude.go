@@ -48,6 +48,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -147,22 +148,64 @@ func (b *Backend) Warm(dir string) {
 	}
 	spec := b.spec(path, dir, b.newLaunch(newSettings(b), "", ""))
 	if b.Shared() != 0 {
-		b.shared.Warm(spec)
+		b.shared.Warm(spec, b.warmHere)
 		return
 	}
+	b.warmHere(spec)
+}
+
+// warmHere starts a spare claude as spec in the bridge itself.
+func (b *Backend) warmHere(spec proc.Spec) {
 	b.spare.Make(spec.Kind(), spareTTL, func() (*proc.Process, error) { return proc.Start(spec) }, (*proc.Process).Stop)
 }
 
-// spec is how a claude at path is started in dir for launch l.
+// spec is how a claude at path is started in dir for launch l. Its Tag
+// is what its settings files hold: a spare started before they changed
+// is not taken.
 func (b *Backend) spec(path, dir string, l launch) proc.Spec {
-	return proc.Spec{Path: path, Args: b.args(l), Dir: dir, Env: b.env()}
+	env := b.env()
+	return proc.Spec{Path: path, Args: b.args(l), Dir: dir, Env: env, Tag: agentkit.Contents(settingsFiles(env, dir)...)}
+}
+
+// settingsFiles are the files a claude started in dir with env reads at
+// its start and that change what it does: the user's, the project's and
+// the managed settings, the project's MCP servers, and the memory files.
+func settingsFiles(env []string, dir string) []string {
+	user := configDir(env)
+	files := []string{filepath.Join(user, "settings.json"), filepath.Join(user, "settings.local.json"), filepath.Join(user, "CLAUDE.md"),
+		filepath.Join(dir, ".claude", "settings.json"), filepath.Join(dir, ".claude", "settings.local.json"),
+		filepath.Join(dir, ".mcp.json"), filepath.Join(dir, "CLAUDE.md"), filepath.Join(dir, "CLAUDE.local.md")}
+	return append(files, managedSettings()...)
+}
+
+// managedSettings are the settings an administrator puts where Claude
+// Code looks for them on this system.
+func managedSettings() []string {
+	switch runtime.GOOS {
+	case "darwin":
+		return []string{"/Library/Application Support/ClaudeCode/managed-settings.json"}
+	case "windows":
+		return []string{`C:\Program Files\ClaudeCode\managed-settings.json`}
+	}
+	return []string{"/etc/claude-code/managed-settings.json"}
+}
+
+// configDir is where claude keeps its settings and login, by the
+// environment env: $CLAUDE_CONFIG_DIR, else ~/.claude.
+func configDir(env []string) string {
+	if dir := agentkit.EnvValue(env, "CLAUDE_CONFIG_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(agentkit.HomeOf(env), ".claude")
 }
 
 // takeSpare returns the spare claude if it was started as spec, and is
 // still running.
 func (b *Backend) takeSpare(ctx context.Context, spec proc.Spec) *proc.Process {
 	if b.Shared() != 0 {
-		return b.shared.Take(ctx, spec)
+		if p := b.shared.Take(ctx, spec); p != nil {
+			return p
+		}
 	}
 	p, ok := b.spare.Take(ctx, spec.Kind())
 	if !ok {
@@ -288,11 +331,7 @@ func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.env(), "au
 // its environment, or the login `claude` keeps in its config directory.
 func (b *Backend) Login() agent.Login {
 	env := b.env()
-	dir := agentkit.EnvValue(env, "CLAUDE_CONFIG_DIR")
-	if dir == "" {
-		dir = filepath.Join(agentkit.HomeOf(env), ".claude")
-	}
 	return agentkit.LoginFrom(env, []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN"},
-		[]string{filepath.Join(dir, ".credentials.json")},
+		[]string{filepath.Join(configDir(env), ".credentials.json")},
 		"run `acpbridge --agent claude --login` (or `claude auth login`), or set ANTHROPIC_API_KEY (a login in the macOS keychain can't be seen from here)")
 }

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -210,6 +211,10 @@ func TestE2E_sharedSpares(t *testing.T) {
 			t.Fatal(err)
 		}
 		server := daemonServer(t, root)
+		// The daemon starts the next spare a moment after a take.
+		for deadline := time.Now().Add(10 * time.Second); len(in(server)) < 2 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		mine, daemons = in(os.Getpid()), in(server)
 		e.Stop()
 		return mine, daemons
@@ -630,4 +635,40 @@ func TestE2E_slashCommand(t *testing.T) {
 	if !strings.Contains(string(body), "Say hello to the team please") {
 		t.Errorf("the model request lacks the command's prompt: %.2000s", body)
 	}
+}
+
+// TestE2E_noDaemonFallsBack: with its daemons' directory read-only, a
+// bridge runs its own claude (see editortest.CheckNoDaemon).
+func TestE2E_noDaemonFallsBack(t *testing.T) {
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	editortest.CheckNoDaemon(t, editortest.NoDaemon{
+		Backend: func(root string, log *slog.Logger) agent.Backend {
+			env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute, Logger: log})
+		},
+		Dir: t.TempDir,
+	})
+}
+
+// TestE2E_keeperKilled: the keeper of the spares daemon SIGKILLed while
+// two bridges' turns run on claude processes it lent (see
+// editortest.CheckKeeperKilled).
+func TestE2E_keeperKilled(t *testing.T) {
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
+		Backend: func() agent.Backend {
+			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
+		},
+		Keeper: func(b agent.Backend) int { return b.(*Backend).shared.Keeper() },
+		Dir:    t.TempDir,
+		Slow:   "slow",
+		Spares: true,
+	})
 }

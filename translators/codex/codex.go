@@ -33,6 +33,7 @@ type Backend struct {
 	models   agentkit.Lazy[[]modelDoc]   // model/list
 	spare    agentkit.Spare[spareThread] // a thread started by Warm, by directory
 	warming  agentkit.Tasks              // Warm's; Close waits for them
+	fallback agentkit.Fallback           // the shared app-server could not be had
 }
 
 // spareThread is a thread started ahead of need in the bridge's directory,
@@ -68,10 +69,13 @@ func (b *Backend) Info() agent.Info {
 	return info
 }
 
-// Open waits for the server and its models (started by Warm, or here by
-// the first session), so that the session's options are complete, then
-// starts the thread (or resumes opts.NativeID, or forks opts.ForkOf) in
-// the background.
+// Open offers the models the server listed, or, until it has, those it
+// listed last time (kept on disk, Options.Catalogs); with neither, it
+// waits for the server and its models (started by Warm, or here by the
+// first session), so that the session's options are complete. It starts
+// the thread (or resumes opts.NativeID, or forks opts.ForkOf) in the
+// background, where a session opened on the models kept on disk checks
+// them against the server's.
 func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -79,12 +83,39 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 	if _, err := mcpConfig(opts.MCPServers); err != nil {
 		return nil, err
 	}
-	if err := b.catalog(ctx); err != nil {
+	docs, kept, err := b.sessionModels(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s := newSession(ctx, b, opts, ev)
-	s.tasks.Go(func() { s.connect() })
+	s := newSession(ctx, b, docs, opts, ev)
+	s.tasks.Go(func() { s.connect(kept) })
 	return s, nil
+}
+
+// sessionModels are the models a new session offers: the server's, or
+// those it listed last time (kept), or, with neither, the server's once
+// it has listed them.
+func (b *Backend) sessionModels(ctx context.Context) (docs []modelDoc, kept bool, err error) {
+	if docs, ok := b.models.Peek(); ok {
+		return docs, false, nil
+	}
+	if agentkit.LoadCatalog(b.catalogFile(), &docs) {
+		return docs, true, nil
+	}
+	if err := b.catalog(ctx); err != nil {
+		return nil, false, err
+	}
+	return b.modelDocs(), false, nil
+}
+
+// catalogFile is where the models of this configuration are kept.
+func (b *Backend) catalogFile() string {
+	path, err := b.Find()
+	if err != nil {
+		return ""
+	}
+	env := b.Env()
+	return b.CatalogFile(path, b.serverArgs(), env, agentkit.Contents(filepath.Join(codexHome(env), "config.toml")))
 }
 
 // Warm starts the server in the background, then asks for its models and,
@@ -158,7 +189,9 @@ func (b *Backend) catalog(ctx context.Context) error {
 		}
 		if err := srv.call(ctx, "model/list", map[string]any{}, &res); err != nil {
 			b.Log().Warn("listing codex models", "err", err)
+			return nil, nil
 		}
+		b.SaveCatalog(b.catalogFile(), res.Data)
 		return res.Data, nil
 	})
 	return err
@@ -189,8 +222,8 @@ type server struct {
 	cli *jrpc2.Client
 }
 
-// start runs `codex app-server` (with the plan tool on, so that turns can
-// report plans), or connects to the shared one, and does the handshake.
+// start runs `codex app-server` (serverArgs), or connects to the shared
+// one, and does the handshake.
 func (b *Backend) start(ctx context.Context) (*server, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -198,8 +231,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := b.Args("app-server", "-c", "tools.update_plan={enabled=true}")
-	l, ch, err := b.open(ctx, path, args)
+	l, ch, err := b.open(ctx, path, b.serverArgs())
 	if err != nil {
 		return nil, err
 	}
@@ -222,10 +254,21 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	return srv, nil
 }
 
-// open starts the app-server on stdio, or connects to the shared one.
+// serverArgs is the app-server's command line, with the plan tool on, so
+// that turns can report plans.
+func (b *Backend) serverArgs() []string {
+	return b.Args("app-server", "-c", "tools.update_plan={enabled=true}")
+}
+
+// open connects to the shared app-server, or starts one on stdio: when
+// not shared, or when the shared one can't be had (saying so once).
 func (b *Backend) open(ctx context.Context, path string, args []string) (agentkit.Link, channel.Channel, error) {
 	if b.Shared() > 0 {
-		return b.attend(ctx, path, args)
+		l, ch, err := b.attend(ctx, path, args)
+		if err == nil || ctx.Err() != nil {
+			return l, ch, err
+		}
+		b.fallback.Warn(b.Log(), "codex app-server", err)
 	}
 	p, err := proc.Start(proc.Spec{Path: path, Args: args, Env: b.Env()})
 	if err != nil {
@@ -388,10 +431,15 @@ func (b *Backend) LogoutCmd() (*exec.Cmd, error) { return b.Command(b.Env(), "lo
 // environment, or the login `codex login` keeps in CODEX_HOME.
 func (b *Backend) Login() agent.Login {
 	env := b.Env()
-	home := agentkit.EnvValue(env, "CODEX_HOME")
-	if home == "" {
-		home = filepath.Join(agentkit.HomeOf(env), ".codex")
-	}
-	return agentkit.LoginFrom(env, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, []string{filepath.Join(home, "auth.json")},
+	return agentkit.LoginFrom(env, []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, []string{filepath.Join(codexHome(env), "auth.json")},
 		"run `codex login`, or set OPENAI_API_KEY (a provider in config.toml may need neither)")
+}
+
+// codexHome is where codex keeps its login and config.toml, by the
+// environment env: $CODEX_HOME, else ~/.codex.
+func codexHome(env []string) string {
+	if home := agentkit.EnvValue(env, "CODEX_HOME"); home != "" {
+		return home
+	}
+	return filepath.Join(agentkit.HomeOf(env), ".codex")
 }

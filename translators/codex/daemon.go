@@ -26,7 +26,8 @@ import (
 // attend connects to the shared app-server that runs path with args,
 // starting it if need be.
 func (b *Backend) attend(ctx context.Context, path string, args []string) (agentkit.Link, channel.Channel, error) {
-	spec := b.DaemonSpec(path, args, b.Env())
+	env := b.Env()
+	spec := b.DaemonSpec(path, args, env, agentkit.Contents(filepath.Join(codexHome(env), "config.toml")))
 	sock := filepath.Join(spec.Dir(), "sock")
 	spec.Args = append(append([]string{}, args...), "--listen", "unix://"+sock)
 	var conn *websocket.Conn

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -569,6 +570,61 @@ func TestE2E_sharedServer(t *testing.T) {
 			setMode(t, e, id, "ask")
 		},
 		Command: "run: mkdir -p made && echo made", Runs: "mkdir -p made && echo made", File: "made",
+	})
+}
+
+// TestE2E_keeperKilled: the keeper of a shared app-server SIGKILLed while
+// two bridges' turns run on it (see editortest.CheckKeeperKilled).
+func TestE2E_keeperKilled(t *testing.T) {
+	w, root := newWorld(t), t.TempDir()
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakeresponses.Env(w.home, w.codexHome), daemon.RootEnv+"="+root)
+	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
+		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
+		Keeper: func(b agent.Backend) int {
+			srv, ok := b.(*Backend).shared.Running()
+			if !ok {
+				t.Fatal("no server")
+			}
+			return srv.l.(*agentkit.Leased).Keeper()
+		},
+		Dir:  t.TempDir,
+		Slow: "slow",
+	})
+}
+
+// TestE2E_noDaemonFallsBack: with its daemons' directory read-only, a
+// bridge runs its own app-server (see editortest.CheckNoDaemon).
+func TestE2E_noDaemonFallsBack(t *testing.T) {
+	w := newWorld(t)
+	editortest.CheckNoDaemon(t, editortest.NoDaemon{
+		Backend: func(root string, log *slog.Logger) agent.Backend {
+			env := append(fakeresponses.Env(w.home, w.codexHome), daemon.RootEnv+"="+root)
+			return New(Options{Path: w.bin, Env: env, Shared: time.Minute, Logger: log})
+		},
+		Dir: t.TempDir,
+	})
+}
+
+// TestE2E_keptCatalog: session/new answers from the models kept on disk,
+// then offers the server's (see editortest.CheckKeptCatalog).
+func TestE2E_keptCatalog(t *testing.T) {
+	w := newWorld(t)
+	editortest.CheckKeptCatalog(t, editortest.KeptCatalog{
+		Backend: func(catalogs string) agent.Backend {
+			return New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome), Catalogs: catalogs})
+		},
+		Dir: t.TempDir,
+		Stale: func(t *testing.T, file, model string) {
+			var docs []modelDoc
+			if !agentkit.LoadCatalog(file, &docs) {
+				t.Fatalf("no catalog in %s", file)
+			}
+			b, _ := json.Marshal(append(docs, modelDoc{ID: model, Model: model}))
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }
 

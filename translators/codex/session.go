@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,9 @@ type session struct {
 	cfg   *agentkit.Settings
 	turns *agentkit.Turns[*TurnEnd]
 	asks  *agentkit.Asks // approvals by item id
+	// offered are the models the session's options were made of: the
+	// server's, or those kept on disk until connect checks them.
+	offered []modelDoc
 
 	mu      sync.Mutex        // protects the fields below
 	picked  map[string]string // values the user chose (recorded, or sent with a turn): a resume sends the model again
@@ -72,7 +76,7 @@ type turnProcs struct {
 	before map[int]bool
 }
 
-func newSession(ctx context.Context, b *Backend, opts agent.OpenOptions, ev agent.Events) *session {
+func newSession(ctx context.Context, b *Backend, docs []modelDoc, opts agent.OpenOptions, ev agent.Events) *session {
 	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
 		recorded: opts.History, thread: opts.NativeID, picked: maps.Clone(opts.Config)}
 	if opts.NativeID == "" {
@@ -84,7 +88,8 @@ func newSession(ctx context.Context, b *Backend, opts agent.OpenOptions, ev agen
 	s.life, s.end = context.WithCancel(ctx)
 	s.turns, s.asks, s.out = agentkit.NewTurns[*TurnEnd](s.life), agentkit.NewAsks(ev), agentkit.NewUpdates(ev)
 	s.cfg = agentkit.NewSettings(modeOption(modeConfig))
-	if docs := b.modelDocs(); len(docs) > 0 {
+	s.offered = docs
+	if len(docs) > 0 {
 		model, effort := modelOptions(docs, "")
 		s.cfg.Put(model)
 		s.cfg.Put(effort)
@@ -103,11 +108,45 @@ func (s *session) SetConfig(_ context.Context, id, value string) error {
 }
 
 // connect starts the server if needed, then starts, forks or resumes the
-// thread.
-func (s *session) connect() {
+// thread; a session opened on the models kept on disk (kept) then checks
+// them against the server's.
+func (s *session) connect(kept bool) {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
 		s.log.Warn("codex thread did not start", "err", err)
+		return
 	}
+	if kept {
+		s.checkModels()
+	}
+}
+
+// checkModels offers the models the server lists instead of those the
+// session offered, telling the client, if they differ. The current model
+// stays (offered if the server does not list it), and so does the effort
+// if the models still offer it.
+func (s *session) checkModels() {
+	if err := s.b.catalog(s.life); err != nil {
+		return
+	}
+	docs := s.b.modelDocs()
+	if len(docs) == 0 || sameModels(docs, s.offered) {
+		return
+	}
+	effort := s.cfg.Get(agent.ConfigEffort)
+	model, efforts := modelOptions(docs, s.cfg.Get(agent.ConfigModel))
+	s.cfg.Put(model)
+	s.cfg.Put(efforts)
+	s.cfg.Restore(map[string]string{agent.ConfigEffort: effort})
+	s.offered = docs
+	s.log.Debug("codex lists other models than those kept on disk; the session offers the server's")
+	s.ev.ConfigChanged()
+}
+
+// sameModels reports whether two model lists say the same.
+func sameModels(a, b []modelDoc) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
 }
 
 // threadResult is what thread/start, thread/fork and thread/resume answer.

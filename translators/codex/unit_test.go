@@ -119,7 +119,7 @@ func ptrTo[T any](v T) *T { return &v }
 // codex until the user picks a mode, then once, with the next turn; and
 // config.toml's policy is no longer offered once a preset was sent.
 func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
-	s := newSession(context.Background(), New(Options{}), agent.OpenOptions{Cwd: "/w"}, nil)
+	s := newSession(context.Background(), New(Options{}), nil, agent.OpenOptions{Cwd: "/w"}, nil)
 	s.thread = "T"
 	if got := s.cfg.Get(agent.ConfigMode); got != modeConfig {
 		t.Errorf("default mode %q", got)
@@ -146,7 +146,7 @@ func TestModes_configIsTheDefaultAndOverridesAreSentOnce(t *testing.T) {
 func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 	b := New(Options{})
 	setModels(b, `[{"id":"fake-model","displayName":"Fake","isDefault":true,"supportedReasoningEfforts":[{"reasoningEffort":"low"},"high"]},{"id":"other","supportedReasoningEfforts":["medium","high"]},{"id":"secret","hidden":true}]`)
-	s := newSession(context.Background(), b, agent.OpenOptions{Cwd: "/w"}, nil)
+	s := newSession(context.Background(), b, b.modelDocs(), agent.OpenOptions{Cwd: "/w"}, nil)
 	got := map[string][]string{}
 	current := map[string]string{}
 	for _, o := range s.Config() {
@@ -177,7 +177,7 @@ func TestModels_modelAndEffortAreSeparateOptions(t *testing.T) {
 func TestModels_restoredValuesAreKept(t *testing.T) {
 	b := New(Options{})
 	setModels(b, `[{"id":"a","isDefault":true,"supportedReasoningEfforts":["low"]},{"id":"b"}]`)
-	s := newSession(context.Background(), b, agent.OpenOptions{Cwd: "/w", NativeID: "T",
+	s := newSession(context.Background(), b, b.modelDocs(), agent.OpenOptions{Cwd: "/w", NativeID: "T",
 		Config: map[string]string{agent.ConfigMode: "auto", agent.ConfigModel: "b", agent.ConfigEffort: "low"}}, nil)
 	if s.cfg.Get(agent.ConfigMode) != "auto" || s.cfg.Get(agent.ConfigModel) != "b" || s.cfg.Get(agent.ConfigEffort) != "low" {
 		t.Errorf("restored options %v", s.Config())
@@ -198,7 +198,7 @@ func TestHistory_replaysAResumedThread(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	s := newSession(context.Background(), New(Options{}), agent.OpenOptions{Cwd: "/home/dev/project"}, nil)
+	s := newSession(context.Background(), New(Options{}), nil, agent.OpenOptions{Cwd: "/home/dev/project"}, nil)
 	s.history = res.Thread.Turns
 	s.at = agentkit.NewAttachment(func(context.Context) (*server, error) { return nil, nil }) // attached, to no server
 	s.at.Start(context.Background(), time.Second)

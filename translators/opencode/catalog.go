@@ -1,7 +1,9 @@
 package opencode
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -30,6 +32,47 @@ type modelInfo struct {
 	name     string
 	context  int
 	variants []string
+}
+
+// keptCatalog is a catalog as it is kept on disk (agentkit.SaveCatalog).
+type keptCatalog struct {
+	Agents       []agent.ConfigValue `json:"agents"`
+	DefaultAgent string              `json:"defaultAgent"`
+	Models       []keptModel         `json:"models"`
+	DefaultModel string              `json:"defaultModel"`
+}
+
+// keptModel is a modelInfo as it is kept on disk.
+type keptModel struct {
+	Ref      string   `json:"ref"`
+	Name     string   `json:"name"`
+	Context  int      `json:"context,omitempty"`
+	Variants []string `json:"variants,omitempty"`
+}
+
+// kept is c as it is kept on disk.
+func (c *catalog) kept() keptCatalog {
+	k := keptCatalog{Agents: c.agents, DefaultAgent: c.defaultAgent, DefaultModel: c.defaultModel}
+	for _, m := range c.models {
+		k.Models = append(k.Models, keptModel{Ref: m.ref, Name: m.name, Context: m.context, Variants: m.variants})
+	}
+	return k
+}
+
+// catalog is the catalog k keeps.
+func (k keptCatalog) catalog() *catalog {
+	c := &catalog{agents: k.Agents, defaultAgent: k.DefaultAgent, defaultModel: k.DefaultModel}
+	for _, m := range k.Models {
+		c.models = append(c.models, modelInfo{ref: m.Ref, name: m.Name, context: m.Context, variants: m.Variants})
+	}
+	return c
+}
+
+// same reports whether c and d offer the same.
+func (c *catalog) same(d *catalog) bool {
+	a, _ := json.Marshal(c.kept())
+	b, _ := json.Marshal(d.kept())
+	return bytes.Equal(a, b)
 }
 
 // readCatalog asks the server for its agents, providers and configured

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
@@ -28,7 +29,7 @@ func (b *Backend) attend(ctx context.Context, path string, args, env []string) (
 	if err != nil {
 		return nil, nil, "", err
 	}
-	spec := b.DaemonSpec(path, serveArgs(args), env)
+	spec := b.DaemonSpec(path, serveArgs(args), env, agentkit.Contents(configFiles(env)...))
 	spec.Env = append(env, passwordEnv+"="+password) // not in the key: each start has its own
 	var base *url.URL
 	ready := func(dir string) (err error) {
@@ -42,6 +43,23 @@ func (b *Backend) attend(ctx context.Context, path string, args, env []string) (
 	l := agentkit.NewLeased("opencode serve", lease, nil)
 	l.EndWith(lease.Watch())
 	return l, base, password, nil
+}
+
+// configFiles are OpenCode's global config files, by the environment
+// env: $OPENCODE_CONFIG, and opencode.json, opencode.jsonc and
+// config.json in $XDG_CONFIG_HOME/opencode (else ~/.config/opencode).
+// A shared server reads them once, at its start.
+func configFiles(env []string) []string {
+	dir := agentkit.EnvValue(env, "XDG_CONFIG_HOME")
+	if dir == "" {
+		dir = filepath.Join(agentkit.HomeOf(env), ".config")
+	}
+	dir = filepath.Join(dir, "opencode")
+	files := []string{filepath.Join(dir, "opencode.json"), filepath.Join(dir, "opencode.jsonc"), filepath.Join(dir, "config.json")}
+	if f := agentkit.EnvValue(env, "OPENCODE_CONFIG"); f != "" {
+		files = append(files, f)
+	}
+	return files
 }
 
 // served returns where the daemon in dir listens and its password, once

@@ -1,6 +1,8 @@
 package opencode
 
 import (
+	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -505,5 +508,64 @@ func TestE2E_daemonSharedByBridges(t *testing.T) {
 		Asking:  func(e *editortest.Editor, _ acp.SessionId) { e.Client.Option = "once" },
 		Command: "run: touch made.txt && echo made", Runs: "touch made.txt && echo made", File: "made.txt",
 		OneDir: true,
+	})
+}
+
+// TestE2E_keeperKilled: the keeper of a shared opencode serve SIGKILLed
+// while two bridges' turns run on it (see editortest.CheckKeeperKilled).
+func TestE2E_keeperKilled(t *testing.T) {
+	t.Parallel() // servers of its own
+	w, root := newWorld(t), t.TempDir()
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), daemon.RootEnv+"="+root)
+	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
+		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
+		Keeper: func(b agent.Backend) int {
+			srv, ok := b.(*Backend).shared.Running()
+			if !ok {
+				t.Fatal("no server")
+			}
+			return srv.l.(*agentkit.Leased).Keeper()
+		},
+		Dir:  func() string { return workspace(t) },
+		Slow: "slow",
+	})
+}
+
+// TestE2E_noDaemonFallsBack: with its daemons' directory read-only, a
+// bridge runs its own opencode serve (see editortest.CheckNoDaemon).
+func TestE2E_noDaemonFallsBack(t *testing.T) {
+	t.Parallel() // a server of its own
+	w := newWorld(t)
+	editortest.CheckNoDaemon(t, editortest.NoDaemon{
+		Backend: func(root string, log *slog.Logger) agent.Backend {
+			env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), daemon.RootEnv+"="+root)
+			return New(Options{Path: w.bin, Env: env, Shared: time.Minute, Logger: log})
+		},
+		Dir: func() string { return workspace(t) },
+	})
+}
+
+// TestE2E_keptCatalog: session/new answers from the catalog kept on disk,
+// then offers the server's (see editortest.CheckKeptCatalog).
+func TestE2E_keptCatalog(t *testing.T) {
+	t.Parallel() // servers of its own
+	w := newWorld(t)
+	editortest.CheckKeptCatalog(t, editortest.KeptCatalog{
+		Backend: func(catalogs string) agent.Backend {
+			return New(Options{Path: w.bin, Env: fakechat.Env(w.home, fakechat.ConfigPath(w.home)), Catalogs: catalogs})
+		},
+		Dir: func() string { return workspace(t) },
+		Stale: func(t *testing.T, file, model string) {
+			var k keptCatalog
+			if !agentkit.LoadCatalog(file, &k) {
+				t.Fatalf("no catalog in %s", file)
+			}
+			k.Models = append(k.Models, keptModel{Ref: model, Name: model})
+			b, _ := json.Marshal(k)
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }

@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ type Backend struct {
 	sessions agentkit.Registry[*session] // by OpenCode session id
 	cat      agentkit.Lazy[*catalog]     // agents and models
 	warming  agentkit.Tasks              // Warm's; Close waits for them
+	fallback agentkit.Fallback           // the shared server could not be had
 }
 
 var _ agent.Backend = (*Backend)(nil)
@@ -50,10 +52,13 @@ func (b *Backend) Info() agent.Info {
 	return info
 }
 
-// Open waits for the server and its catalog (started by Warm, or here by
-// the first session), so that the session's options are complete, then
-// creates, forks (opts.ForkOf) or checks the OpenCode session in the
-// background.
+// Open offers the server's catalog, or, until it has been read, the one
+// it gave last time (kept on disk, Options.Catalogs); with neither, it
+// waits for the server and its catalog (started by Warm, or here by the
+// first session), so that the session's options are complete. It creates,
+// forks (opts.ForkOf) or checks the OpenCode session in the background,
+// where a session opened on the catalog kept on disk checks it against
+// the server's.
 func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -65,13 +70,41 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 	if err != nil {
 		return nil, err
 	}
-	cat, err := b.catalog(ctx, opts.Cwd)
+	cat, kept, err := b.sessionCatalog(ctx, opts.Cwd)
 	if err != nil {
 		return nil, err
 	}
 	s := newSession(ctx, b, cat, opts, mcp, ev)
-	s.tasks.Go(s.connect)
+	s.tasks.Go(func() { s.connect(kept) })
 	return s, nil
+}
+
+// sessionCatalog is the catalog a new session in dir offers: the
+// server's, or the one it gave last time (kept on disk,
+// Options.Catalogs), or, with neither, the server's once it is read for
+// dir.
+func (b *Backend) sessionCatalog(ctx context.Context, dir string) (cat *catalog, kept bool, err error) {
+	if cat, ok := b.cat.Peek(); ok {
+		return cat, false, nil
+	}
+	var k keptCatalog
+	if agentkit.LoadCatalog(b.catalogFile(), &k) {
+		return k.catalog(), true, nil
+	}
+	cat, err = b.catalog(ctx, dir)
+	return cat, false, err
+}
+
+// catalogFile is where the catalog of this configuration is kept. Like
+// the bridge, which reads its catalog once, for its first directory, it
+// leaves out what a project's own config may add.
+func (b *Backend) catalogFile() string {
+	path, err := b.Find()
+	if err != nil {
+		return ""
+	}
+	env := b.Env()
+	return b.CatalogFile(path, serveArgs(b.Args()), env, agentkit.Contents(configFiles(env)...))
 }
 
 // Warm starts the server and reads its catalog for the bridge's
@@ -100,7 +133,11 @@ func (b *Backend) catalog(ctx context.Context, dir string) (*catalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		return readCatalog(ctx, srv, dir)
+		cat, err := readCatalog(ctx, srv, dir)
+		if err == nil {
+			b.SaveCatalog(b.catalogFile(), cat.kept())
+		}
+		return cat, err
 	})
 }
 
@@ -110,13 +147,9 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := startServer
-	if b.Shared() > 0 {
-		start = b.attend
-	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	l, base, password, err := start(ctx, path, b.Args(), b.Env())
+	l, base, password, err := b.serve(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +159,20 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	}
 	b.Log().Debug("opencode serve ready", "pid", l.Pid(), "url", base, "shared", b.Shared() > 0)
 	return srv, nil
+}
+
+// serve takes a lease on the shared opencode serve, or starts one of the
+// bridge's own: when not shared, or when the shared one can't be had
+// (saying so once).
+func (b *Backend) serve(ctx context.Context, path string) (agentkit.Link, *url.URL, string, error) {
+	if b.Shared() > 0 {
+		l, base, password, err := b.attend(ctx, path, b.Args(), b.Env())
+		if err == nil || ctx.Err() != nil {
+			return l, base, password, err
+		}
+		b.fallback.Warn(b.Log(), "opencode serve", err)
+	}
+	return startServer(ctx, path, b.Args(), b.Env())
 }
 
 // gone ends the turns running on a server that died; the next prompt

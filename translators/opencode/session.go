@@ -29,7 +29,6 @@ var rules = []map[string]string{
 // session is one OpenCode session.
 type session struct {
 	b   *Backend
-	cat *catalog
 	ev  agent.Events
 	dir string
 	mcp map[string]any
@@ -53,6 +52,7 @@ type session struct {
 	at *agentkit.Attachment[*server] // the server the session is on
 
 	mu     sync.Mutex // protects the fields below
+	cat    *catalog   // what the options were made of: the server's, or the one kept on disk until connect checks it
 	id     string
 	forkOf string        // until the session is forked: the one it copies
 	carry  bool          // the fork became a new session: the next prompt tells it the conversation
@@ -111,11 +111,46 @@ func (s *session) NativeID() string {
 
 // connect makes the session ready on the server: its directory's event
 // stream connected, the session created, forked (or found again), the
-// client's MCP servers added.
-func (s *session) connect() {
+// client's MCP servers added. A session opened on the catalog kept on
+// disk (kept) then checks it against the server's.
+func (s *session) connect(kept bool) {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
 		s.log.Warn("opencode session did not start", "err", err)
+		return
 	}
+	if kept {
+		s.checkCatalog()
+	}
+}
+
+// checkCatalog offers the server's catalog instead of the one the session
+// offered, telling the client, if they differ; the options keep their
+// values where the server's catalog offers them.
+func (s *session) checkCatalog() {
+	cat, err := s.b.catalog(s.life, s.dir)
+	if err != nil || cat.same(s.catalog()) {
+		return
+	}
+	picked := map[string]string{}
+	for _, o := range s.cfg.Options() {
+		picked[o.ID] = o.Current
+	}
+	for _, o := range cat.options() {
+		s.cfg.Put(o)
+	}
+	s.cfg.Restore(picked)
+	s.mu.Lock()
+	s.cat = cat
+	s.mu.Unlock()
+	s.log.Debug("opencode's catalog differs from the one kept on disk; the session offers the server's")
+	s.ev.ConfigChanged()
+}
+
+// catalog is the catalog the session offers.
+func (s *session) catalog() *catalog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cat
 }
 
 // attach gets the session onto the running server, starting one if
@@ -313,7 +348,7 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (agent.TurnResult, 
 	res := agent.TurnResult{StopReason: acp.StopReasonEndTurn}
 	if usage.TotalTokens > 0 {
 		res.Usage = &usage
-		if size := s.cat.contextOf(s.cfg.Get(agent.ConfigModel)); size > 0 {
+		if size := s.catalog().contextOf(s.cfg.Get(agent.ConfigModel)); size > 0 {
 			s.ev.Update(acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: used, Size: size}})
 		}
 	}

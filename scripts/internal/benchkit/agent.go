@@ -35,9 +35,11 @@ type Bench[A Candidate, R Outcome] interface {
 	Header()
 	// Agents are the agents to run, in order.
 	Agents() []A
-	// Shared is acpbridge-shared, if it runs: a run of it that is not
-	// counted starts its daemon first.
-	Shared() (a A, ok bool)
+	// Warmups are the agents whose first run is not counted: acpbridge's,
+	// which starts the daemons its counted runs find running, and
+	// acpbridge-cold's, which keeps in its HOME what a user's bridge kept
+	// the day before (the catalog of models).
+	Warmups() []A
 	// RunOnce runs a once, its fake model requests under prefix, and
 	// returns its measurements.
 	RunOnce(a A, prefix string) R
@@ -54,37 +56,66 @@ type Bench[A Candidate, R Outcome] interface {
 func Run[A Candidate, R Outcome](o Options, b Bench[A, R], e2e bool, must ...string) int {
 	defer b.Close()
 	b.Header()
-	if sh, ok := b.Shared(); ok && !StartDaemon(o, func(prefix string) R { return b.RunOnce(sh, prefix) }) {
-		return 1
+	for _, a := range b.Warmups() {
+		if !Warmup(o, a.Base().Name, func(prefix string) R { return b.RunOnce(a, prefix) }) {
+			return 1
+		}
 	}
 	results := Repeat(o, b.Agents(), e2e, b.RunOnce)
 	b.Report(results)
 	return Status(results, must...)
 }
 
-// The names of acpbridge's columns, in every benchmark.
+// The names of acpbridge's columns, in every benchmark:
+//
+//	acpbridge       its default flags, its daemons already running (started
+//	                by a run not counted) and settled, as for every bridge
+//	                of a user but the first in --shared's time: one HOME
+//	                and project for every run (a Shared)
+//	acpbridge-cold  its default flags, no daemon running: one HOME and
+//	                project for every run (what a run not counted kept
+//	                there, the catalog of models, is there), and daemons of
+//	                each run's own, stopped after it (DaemonsOfTheRun): a
+//	                user's first bridge of the day
+//	acpbridge-own   --shared=0: each run a new HOME and project, its servers
+//	                its own
 const (
 	NameBridge = "acpbridge"
-	NameShared = "acpbridge-shared"
+	NameCold   = "acpbridge-cold"
+	NameOwn    = "acpbridge-own"
 )
 
 // Bridge is o.Acpbridge as the agent named agent, running the CLI at
-// cli, which the environment variable env tells it.
+// cli, which the environment variable env tells it, with its daemons in
+// the run's own directory (acpbridge-own, AsShared and Cold make the
+// others).
 func Bridge(o Options, agent, env, cli string) Agent {
 	return Agent{
-		Name:    NameBridge,
+		Name:    NameOwn,
 		Argv:    []string{o.Acpbridge, "--agent", agent, "--state-dir", "STATE"},
-		Env:     []string{env + "=" + cli},
+		Env:     []string{env + "=" + cli, DaemonsOfTheRun},
 		Version: CommandLine(os.Environ(), o.Acpbridge, "--version"),
 	}
 }
 
-// AsShared is a, acpbridge, as acpbridge-shared: with SharedFlag, and
-// with the environment that names sh's daemons.
+// Own is a, from Bridge, as acpbridge-own: with --shared=0.
+func (a Agent) Own() Agent {
+	a.Argv = append(slices.Clone(a.Argv), "--shared=0")
+	return a
+}
+
+// Cold is a, from Bridge, as acpbridge-cold: its default flags, its
+// daemons the run's own.
+func (a Agent) Cold() Agent {
+	a.Name = NameCold
+	return a
+}
+
+// AsShared is a, from Bridge, as acpbridge: its default flags, its
+// daemons sh's.
 func (a Agent) AsShared(sh *Shared) Agent {
-	a.Name = NameShared
-	a.Argv = append(slices.Clone(a.Argv), SharedFlag)
-	a.Env = append(slices.Clone(a.Env), sh.Env())
+	a.Name = NameBridge
+	a.Env = append(slices.DeleteFunc(slices.Clone(a.Env), func(kv string) bool { return kv == DaemonsOfTheRun }), sh.Env())
 	return a
 }
 
@@ -99,12 +130,12 @@ func (o Options) Failf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, o.Program+": "+format+"\n", args...)
 }
 
-// StartDaemon does the run of acpbridge-shared that starts its daemon, as
-// a user's first bridge does, and that is not counted: run with the
-// prefix "/acpbridge-shared-0". It says on stderr if the run failed.
-func StartDaemon[R Outcome](o Options, run func(prefix string) R) (ok bool) {
-	if err := run("/" + NameShared + "-0").Base().Err; err != nil {
-		o.Failf("the run that starts the shared daemon failed: %v", err)
+// Warmup does the run of agent name that is not counted (see
+// Bench.Warmups), with the prefix "/NAME-0". It says on stderr if the run
+// failed.
+func Warmup[R Outcome](o Options, name string, run func(prefix string) R) (ok bool) {
+	if err := run("/" + name + "-0").Base().Err; err != nil {
+		o.Failf("the run of %s that is not counted failed: %v", name, err)
 		return false
 	}
 	return true

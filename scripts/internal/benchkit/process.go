@@ -1,6 +1,7 @@
 package benchkit
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // Dirs are the directories of one run, in a fresh temporary directory
@@ -51,6 +53,14 @@ func MakeDirs(w io.Writer, pattern, label string, keep bool, inHome ...string) (
 	return d, cleanup, nil
 }
 
+// DaemonsOfTheRun, in an agent's environment, has acpbridge keep its
+// daemons in a directory of the run's own (Dirs.Daemons), stopped at the
+// run's end: the daemons of acpbridge-cold, which every run starts.
+var DaemonsOfTheRun = daemon.RootEnv + "=DAEMONS"
+
+// Daemons is where the run's own daemons are (DaemonsOfTheRun).
+func (d Dirs) Daemons() string { return filepath.Join(d.Root, "daemons") }
+
 // Process is an agent process under test, started by Dirs.Start.
 type Process struct {
 	Stdin   io.WriteCloser
@@ -59,6 +69,7 @@ type Process struct {
 
 	pid        int
 	proc       *os.Process
+	daemons    string // the run's own daemons (DaemonsOfTheRun), stopped with it
 	stderrPath string
 	stderr     *os.File
 	exited     chan struct{} // closed when Wait returns
@@ -79,6 +90,12 @@ func (d Dirs) Start(argv, env []string, match string) (*Process, error) {
 			argv[i] = d.State
 		}
 	}
+	env = slices.Clone(env)
+	for i, kv := range env {
+		if kv == DaemonsOfTheRun {
+			env[i] = daemon.RootEnv + "=" + d.Daemons()
+		}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = d.Cwd
 	cmd.Env = env
@@ -86,7 +103,7 @@ func (d Dirs) Start(argv, env []string, match string) (*Process, error) {
 	if cmd.SysProcAttr, err = groupAttr(); err != nil {
 		return nil, err
 	}
-	p := &Process{stderrPath: filepath.Join(d.Root, "stderr.log"), exited: make(chan struct{})}
+	p := &Process{stderrPath: filepath.Join(d.Root, "stderr.log"), daemons: d.Daemons(), exited: make(chan struct{})}
 	if p.Stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -128,6 +145,7 @@ func (p *Process) Stop(grace time.Duration) (exited bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	p.stderr.Close()
+	daemon.StopAll(p.daemons)
 	return exited
 }
 
@@ -200,11 +218,32 @@ func NewShared(pattern string, inHome ...string) (*Shared, error) {
 	return s, nil
 }
 
-// SharedFlag is acpbridge's flag for the runs on a Shared.
-const SharedFlag = "--shared=1m"
-
 // Env is what tells acpbridge where the daemons are.
 func (s *Shared) Env() string { return daemon.RootEnv + "=" + s.Daemons }
+
+// PrintDaemons prints what each daemon that runs holds, as the runs left
+// it: idle, kept for the next bridge.
+func (s *Shared) PrintDaemons(w io.Writer) {
+	if s == nil {
+		return
+	}
+	for _, r := range daemon.List(s.Daemons) {
+		fmt.Fprintf(w, "daemon %s, idle after the runs (keeper, server and what runs under it): RSS %.1f MiB, PSS %.1f MiB\n",
+			r.Name, MiB(r.Memory.RSS>>10), MiB(r.Memory.PSS>>10))
+	}
+}
+
+// Settle waits until the daemons that run have settled (used no CPU for a
+// second: the last run's spare gone, the next one started), for at most
+// 10 s each: a bridge of a user rarely comes within seconds of the last.
+func (s *Shared) Settle() {
+	if s == nil {
+		return
+	}
+	for _, r := range daemon.List(s.Daemons) {
+		proc.Settle(context.Background(), r.Keeper, time.Second, 10*time.Second)
+	}
+}
 
 // Close stops the daemons and removes everything; a nil s has nothing to
 // close.

@@ -40,7 +40,13 @@
 //   - spare.go — Spare: one thing started ahead of need for the first
 //     session whose key fits, dropped after its time.
 //   - leased.go, sharedspares.go — the backend's side of the daemons that
-//     all the user's bridges share (--shared): Link and Leased (a hold on a
-//     shared server), CLI.DaemonSpec (the daemon's key), SharedSpares
-//     (spare processes kept by a daemon).
+//     all the user's bridges share (--shared, on by default): Link and
+//     Leased (a hold on a shared server), CLI.DaemonSpec (the daemon's
+//     key), Fallback (the bridge's own server when no daemon can be had,
+//     said once), SharedSpares (spare processes kept by a daemon); stamp.go
+//     — Stamp (an executable's version on disk) and Contents (a digest of
+//     settings files), which key daemons and spares.
+//   - catalog.go — the last catalog of models and options a server gave,
+//     kept on disk per agent and configuration (Options.Catalogs), so
+//     that session/new answers before the server has started.
 package agentkit

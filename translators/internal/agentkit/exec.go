@@ -31,6 +31,11 @@ type Options struct {
 	// that runs a process per session (claude) has its spare processes
 	// kept by such a daemon (SharedSpares).
 	Shared time.Duration
+	// Catalogs, if not "", is the directory where a backend keeps the
+	// last catalog of models and options its server gave, per
+	// configuration, so that a session/new answers before the server
+	// has started (see CatalogFile).
+	Catalogs string
 	// Retries is how many retries of a failed model request an agent may
 	// report in one turn before the bridge gives up on the turn with the
 	// provider's error; 0 means DefaultRetries.
@@ -68,15 +73,17 @@ func (c CLI) Shared() time.Duration { return c.opts.Shared }
 func (c CLI) Retries() int { return cmp.Or(c.opts.Retries, DefaultRetries) }
 
 // stableEnv is env sorted, without what differs between two launches of
-// the same program in the same place (PWD, OLDPWD, SHLVL, _): what keys
-// a shared server, which runs everything with the environment of the
-// bridge that started it.
+// the same program in the same place (PWD, OLDPWD, SHLVL, _) and what
+// only the bridge reads about its daemons (ACPBRIDGE_DAEMONS,
+// ACPBRIDGE_SHARED): what keys a shared server, which runs everything
+// with the environment of the bridge that started it, and the catalog
+// kept of it.
 func stableEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PWD", "OLDPWD", "SHLVL", "_":
+		case "PWD", "OLDPWD", "SHLVL", "_", "ACPBRIDGE_DAEMONS", "ACPBRIDGE_SHARED":
 		default:
 			out = append(out, kv)
 		}

@@ -3,6 +3,7 @@ package agentkit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
@@ -78,10 +79,31 @@ func (l *Leased) Stop() {
 // Pid is the server's process.
 func (l *Leased) Pid() int { return l.lease.Pid() }
 
+// Keeper is the process of the daemon's keeper.
+func (l *Leased) Keeper() int { return l.lease.Keeper() }
+
+// Fallback is a backend's note that the daemon of its shared server (or
+// spares) could not be had, so that the bridge says so once and runs its
+// own instead.
+type Fallback struct{ once sync.Once }
+
+// Warn says, the first time only, that the shared what can't be had
+// (err: its runtime directory is read-only, full, or not the user's
+// alone, say) and that this bridge runs its own.
+func (f *Fallback) Warn(log *slog.Logger, what string, err error) {
+	f.once.Do(func() {
+		log.Warn("no shared "+what+" (see acpbridge doctor); this bridge runs its own", "err", err)
+	})
+}
+
 // DaemonSpec is the daemon that runs the CLI at path with args in env as
 // a shared server, keyed by all three (the environment without what
-// differs between two launches of one program, stableEnv).
-func (c CLI) DaemonSpec(path string, args, env []string) daemon.Spec {
-	return daemon.Spec{Name: c.exe.Name, Path: path, Args: args, Env: env, Idle: c.Shared(),
-		Key: append(append([]string{path}, args...), stableEnv(env)...)}
+// differs between two launches of one program, stableEnv), by the
+// executable's Stamp, and by settings: what else changes what the server
+// does (the Contents of its settings files); package daemon adds
+// acpbridge's own build.
+func (c CLI) DaemonSpec(path string, args, env []string, settings ...string) daemon.Spec {
+	key := append([]string{path, Stamp(path)}, settings...)
+	key = append(append(append(key, "--"), args...), stableEnv(env)...)
+	return daemon.Spec{Name: c.exe.Name, Path: path, Args: args, Env: env, Idle: c.Shared(), Key: key}
 }
