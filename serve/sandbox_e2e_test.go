@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
+	"github.com/acpbridge/acpbridge/translators/mock"
 )
 
 // sandboxRun is what testdata/sandboxclient.mjs prints.
@@ -55,14 +57,7 @@ type sandboxRun struct {
 // turn, destroySession, dispose. With a hold of 1 ms, the answers but
 // initialize's come on the SSE stream instead of in the POSTs' bodies.
 func TestSandboxHandler_sdk(t *testing.T) {
-	node, dir := toolbin.NodeModules(t, "sandbox-agent's SDK", "SANDBOX_AGENT_SDK_DIR", "sandbox-agent", "sandbox-agent")
-	script, err := os.ReadFile(filepath.Join("testdata", "sandboxclient.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "sandboxclient.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, dir := sandboxScript(t)
 	for _, hold := range []time.Duration{0, time.Millisecond} {
 		t.Run("hold="+hold.String(), func(t *testing.T) {
 			r, held := startSandboxServer(t, SandboxOptions{Hold: hold})
@@ -81,14 +76,37 @@ func TestSandboxHandler_sdk(t *testing.T) {
 	}
 }
 
+// sandboxScript finds node and the installed sandbox-agent SDK, and puts
+// testdata/sandboxclient.mjs beside it.
+func sandboxScript(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, dir = toolbin.NodeModules(t, "sandbox-agent's SDK", "SANDBOX_AGENT_SDK_DIR", "sandbox-agent", "sandbox-agent")
+	script, err := os.ReadFile(filepath.Join("testdata", "sandboxclient.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sandboxclient.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return node, dir
+}
+
 // startSandboxServer runs a Server with a token, the real bridge (the mock
 // agent) as its Connector and NewSandboxHandler mounted at /v1/; held
 // counts the requests (not notifications nor responses) answered 202.
 func startSandboxServer(t *testing.T, o SandboxOptions) (r *running, held *atomic.Int64) {
 	t.Helper()
-	connect := bridgeConnector(t)
+	return startSandboxServerOn(t, o, mock.New())
+}
+
+// startSandboxServerOn is startSandboxServer with backend b as the
+// bridge's one agent.
+func startSandboxServerOn(t *testing.T, o SandboxOptions, b agent.Backend) (r *running, held *atomic.Int64) {
+	t.Helper()
+	connect := bridgeConnectorOn(t, b)
+	info := b.Info()
 	o.Agents = func(context.Context) []AgentStatus {
-		return []AgentStatus{{ID: "mock", Title: "Mock agent (offline)", Installed: true, Version: "builtin", CredentialsAvailable: true}}
+		return []AgentStatus{{ID: info.Name, Title: info.Title, Installed: true, Version: "test", CredentialsAvailable: true}}
 	}
 	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token", Connector: connect, Agents: o.Agents, Logger: testLogger(), Sandbox: o})
 	held = &atomic.Int64{}
@@ -126,12 +144,12 @@ func (w *statusWriter) WriteHeader(status int) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // runSandboxSDK runs sandboxclient.mjs against r and returns what it saw.
-func runSandboxSDK(t *testing.T, node, dir string, r *running) sandboxRun {
+func runSandboxSDK(t *testing.T, node, dir string, r *running, env ...string) sandboxRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "sandboxclient.mjs", r.URL(), r.Token(), t.TempDir())
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	var stdout, errout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &errout
 	if err := cmd.Run(); err != nil {

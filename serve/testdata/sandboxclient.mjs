@@ -16,9 +16,16 @@
 // prompt there, destroySession. Both dispose. It prints one JSON object of
 // what it saw, for the Go test (serve/sandbox_e2e_test.go) to check; any
 // failure exits 1.
+//
+// For an agent other than the mock, the environment says which and what
+// to ask: SANDBOX_E2E_AGENT, SANDBOX_E2E_PROMPT (a first prompt that runs
+// a tool the agent asks permission for) and SANDBOX_E2E_MODE (the
+// session's mode).
 import { InMemorySessionPersistDriver, SandboxAgent } from "sandbox-agent";
 
 const [baseUrl, token, cwd] = process.argv.slice(2);
+const agent = process.env.SANDBOX_E2E_AGENT || "mock";
+const mode = process.env.SANDBOX_E2E_MODE || undefined;
 const out = {};
 
 // watch records a session's events as the SDK hands them to onEvent.
@@ -40,7 +47,7 @@ const a = await SandboxAgent.connect({ baseUrl, token, persist });
 out.agents = (await a.listAgents()).agents.map((x) => x.id);
 out.health = (await a.getHealth()).status;
 
-const s = await a.createSession({ agent: "mock", cwd });
+const s = await a.createSession({ agent, cwd, mode });
 out.sessionId = s.id;
 out.agentSessionId = s.agentSessionId;
 out.configIds = (s.toRecord().configOptions ?? []).map((o) => o.id);
@@ -52,7 +59,7 @@ s.onPermissionRequest((req) => {
     out.respondError = String(err);
   });
 });
-const first = await s.prompt([{ type: "text", text: "Please think, read the README and edit mock.txt" }]);
+const first = await s.prompt([{ type: "text", text: process.env.SANDBOX_E2E_PROMPT || "Please think, read the README and edit mock.txt" }]);
 out.first = first.stopReason;
 out.eventsAtAnswer = w.agentEvents;
 await new Promise((resolve) => setTimeout(resolve, 200)); // listeners run after the answer's own
@@ -77,7 +84,7 @@ out.againAnswer = w2.text;
 const list = await resumed.rawSend("session/list", {});
 out.bridgeListed = list.sessions.map((x) => x.sessionId);
 
-const live = await b.getLiveConnection("mock");
+const live = await b.getLiveConnection(agent);
 const loaded = await live.acp.loadSession({ sessionId: s.agentSessionId, cwd, mcpServers: [] });
 out.loadedConfigIds = (loaded.configOptions ?? []).map((o) => o.id);
 const afterLoad = await live.acp.prompt({ sessionId: s.agentSessionId, prompt: [{ type: "text", text: "after the load" }] });
