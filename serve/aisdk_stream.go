@@ -188,7 +188,11 @@ func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 	if u.Status != nil {
 		st = *u.Status
 	}
-	if inputNews(tool, before, u.RawInput, st) {
+	// A part asked about keeps the input it was approved with: the AI SDK
+	// looks for a tool's part to update in the current step only, and a
+	// tool-input-available after the approval's step would make a second
+	// part, leaving the approved one without its output.
+	if t.asked[u.ToolCallId] == nil && inputNews(tool, before, u.RawInput, st) {
 		out = append(out, t.inputAvailable(u.ToolCallId, tool))
 	}
 	switch st {

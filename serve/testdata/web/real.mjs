@@ -22,11 +22,14 @@ async function aisdk() {
     check(r.ok, `POST /api/chat: ${r.status}`, await r.clone().text());
     return r;
   };
+  let chunks = [];
   const read = async (resp, message) => {
+    chunks = [];
     const stream = parseJsonEventStream({ stream: resp.body, schema: uiMessageChunkSchema }).pipeThrough(
       new TransformStream({
         transform(part, c) {
           if (!part.success) throw new Error("uiMessageChunkSchema rejected a chunk: " + part.error + " " + JSON.stringify(part.rawValue));
+          chunks.push(part.value);
           c.enqueue(part.value);
         },
       }),
@@ -44,7 +47,7 @@ async function aisdk() {
   messages.push(message);
   message = await read(await send(messages), message);
   const tool = message.parts.find((p) => p.toolCallId === asked.toolCallId);
-  check(tool.state === "output-available" && JSON.stringify(tool.output).includes("made"), "the command's output", tool);
+  check(tool.state === "output-available" && JSON.stringify(tool.output).includes("made"), "the command's output", { tool, chunks });
   check(message.parts.some((p) => p.type === "text" && p.text.length > 0), "an answer", message);
   messages[messages.length - 1] = message;
   await validateUIMessages({ messages });
