@@ -66,8 +66,9 @@ type stream struct {
 	sdk *sdk.AgentSideConnection
 }
 
-// start has the SDK serve c on r and w, with the client it sends through
-// set in the bridge before the first message is read.
+// start has the SDK serve c on r and w, and sets the bridge connection's
+// client to the SDK's connection (updates and asks for c's sessions go
+// there).
 func (c *conn) start(r io.Reader, w io.Writer) stream {
 	out := newLockedWriter(w)
 	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
