@@ -130,16 +130,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acpbridge: %v\n", err)
 		return 2
 	}
-	switch {
-	case opts.help:
-		fs.SetOutput(stdout)
-		fmt.Fprint(stdout, usage)
-		fs.PrintDefaults()
+	if helpOrVersion(fs, opts, usage, stdout) {
 		return 0
-	case opts.version:
-		fmt.Fprintf(stdout, "acpbridge %s\n", version)
-		return 0
-	case opts.login:
+	}
+	if opts.login {
 		return login(opts, stdin, stdout, stderr)
 	}
 	if err := serveStdio(opts, stdin, stdout, stderr); err != nil {
@@ -151,6 +145,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // parse parses args into fs; what follows -- is the ACP agent's command
 // (o.command), and nothing else may be left over.
+// helpOrVersion prints what --help (usage, then the flags) or --version
+// asks for, and says whether one did.
+func helpOrVersion(fs *pflag.FlagSet, o *options, usage string, stdout io.Writer) bool {
+	switch {
+	case o.help:
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, usage)
+		fs.PrintDefaults()
+		return true
+	case o.version:
+		fmt.Fprintf(stdout, "acpbridge %s\n", version)
+		return true
+	}
+	return false
+}
+
 func parse(fs *pflag.FlagSet, o *options, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err

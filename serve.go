@@ -81,16 +81,10 @@ func serveHTTP(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acpbridge serve: %v\n", err)
 		return 2
 	}
-	switch {
-	case o.help:
-		fs.SetOutput(stdout)
-		fmt.Fprint(stdout, serveUsage)
-		fs.PrintDefaults()
+	if helpOrVersion(fs, o, serveUsage, stdout) {
 		return 0
-	case o.version:
-		fmt.Fprintf(stdout, "acpbridge %s\n", version)
-		return 0
-	case o.login:
+	}
+	if o.login {
 		fmt.Fprintf(stderr, "acpbridge serve: --login runs in a terminal, without serve: acpbridge --agent %s --login\n", o.agent)
 		return 2
 	}
