@@ -143,8 +143,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parse parses args into fs; what follows -- is the ACP agent's command
-// (o.command), and nothing else may be left over.
 // helpOrVersion prints what --help (usage, then the flags) or --version
 // asks for, and says whether one did.
 func helpOrVersion(fs *pflag.FlagSet, o *options, usage string, stdout io.Writer) bool {
@@ -161,6 +159,8 @@ func helpOrVersion(fs *pflag.FlagSet, o *options, usage string, stdout io.Writer
 	return false
 }
 
+// parse parses args into fs; what follows -- is the ACP agent's command
+// (o.command), and nothing else may be left over.
 func parse(fs *pflag.FlagSet, o *options, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
