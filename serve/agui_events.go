@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"strconv"
 
@@ -348,10 +347,7 @@ func (t *aguiRun) closeTools(e turnEnd) []any {
 			continue
 		}
 		tool.done = true
-		why := "the turn ended before the tool call did"
-		if e.err == nil && e.resp.StopReason != "" {
-			why = fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
-		}
+		why := e.unfinished()
 		b, _ := json.Marshal(map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": "unfinished", "error": why})
 		out = append(out, aguiEvent{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(id), ToolCallID: string(id),
 			Role: "tool", Content: string(b)})

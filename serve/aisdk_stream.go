@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -358,10 +357,7 @@ func (t *uiStream) closeTools(e turnEnd) []any {
 			out = append(out, uiChunk{Type: "tool-output-denied", ToolCallID: string(id)})
 			continue
 		}
-		why := "the turn ended before the tool call did"
-		if e.err == nil && e.resp.StopReason != "" {
-			why = fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
-		}
+		why := e.unfinished()
 		out = append(out, uiChunk{Type: "tool-output-error", ToolCallID: string(id), Dynamic: true, ProviderExecuted: true, ErrorText: why})
 	}
 	return out

@@ -49,6 +49,14 @@ type turnEnd struct {
 	err  error
 }
 
+// unfinished says why a tool call the turn left open has no result.
+func (e turnEnd) unfinished() string {
+	if e.err == nil && e.resp.StopReason != "" {
+		return fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
+	}
+	return "the turn ended before the tool call did"
+}
+
 // turn is a prompt running.
 type turn struct {
 	done chan struct{} // closed once its end is queued
