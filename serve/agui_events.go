@@ -131,13 +131,7 @@ func (t *aguiRun) update(u sdk.SessionUpdate) []any {
 	case u.AgentThoughtChunk != nil:
 		return t.thoughtChunk(u.AgentThoughtChunk.MessageId, u.AgentThoughtChunk.Content)
 	case u.ToolCall != nil:
-		c := u.ToolCall
-		upd := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
-			Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
-		if c.Status != "" {
-			upd.Status = &c.Status
-		}
-		return t.toolCallUpdate(upd)
+		return t.toolCallUpdate(asToolUpdate(u.ToolCall))
 	case u.ToolCallUpdate != nil:
 		return t.toolCallUpdate(u.ToolCallUpdate)
 	case u.Plan != nil:

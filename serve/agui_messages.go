@@ -134,13 +134,7 @@ func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
 		case u.AgentThoughtChunk != nil:
 			r.say("reasoning", u.AgentThoughtChunk.Content)
 		case u.ToolCall != nil:
-			c := u.ToolCall
-			upd := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
-				Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
-			if c.Status != "" {
-				upd.Status = &c.Status
-			}
-			r.toolCall(upd)
+			r.toolCall(asToolUpdate(u.ToolCall))
 		case u.ToolCallUpdate != nil:
 			r.toolCall(u.ToolCallUpdate)
 		}

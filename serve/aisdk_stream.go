@@ -166,12 +166,7 @@ func (t *uiStream) closeParts() []any {
 
 // toolCall starts a tool part (or updates it, for an id already seen).
 func (t *uiStream) toolCall(c *sdk.SessionUpdateToolCall) []any {
-	upd := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
-		Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
-	if c.Status != "" {
-		upd.Status = &c.Status
-	}
-	return t.toolCallUpdate(upd)
+	return t.toolCallUpdate(asToolUpdate(c))
 }
 
 // toolCallUpdate merges an update into its tool part: its input once

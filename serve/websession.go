@@ -49,6 +49,17 @@ type turnEnd struct {
 	err  error
 }
 
+// asToolUpdate is a tool_call as the update that sets every field it has,
+// so that the web translators fold both kinds one way.
+func asToolUpdate(c *sdk.SessionUpdateToolCall) *sdk.SessionToolCallUpdate {
+	u := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
+		Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
+	if c.Status != "" {
+		u.Status = &c.Status
+	}
+	return u
+}
+
 // unfinished says why a tool call the turn left open has no result.
 func (e turnEnd) unfinished() string {
 	if e.err == nil && e.resp.StopReason != "" {
