@@ -181,13 +181,10 @@ func (s *Server) routes() {
 	s.mount("/v1/", NewSandboxHandler(reg, s.opts.Connector, sandbox), nil)
 	web := WebOptions{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
 	chat := NewChatHandler(s.opts.Connector, web)
-	for i, p := range ChatPatterns {
-		var close func()
-		if i == 0 {
-			close = chat.Close
-		}
-		s.mount(p, chat, close)
+	for _, p := range ChatPatterns {
+		s.mount(p, chat, nil)
 	}
+	s.closers = append(s.closers, chat.Close)
 	agui := NewAGUIHandler(s.opts.Connector, web)
 	s.mount(AGUIPattern, agui, agui.Close)
 }
