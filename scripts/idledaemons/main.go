@@ -17,7 +17,9 @@
 // prints, per process and per daemon, the share of a core it used, and
 // its RSS; with -threads, the threads of the processes over -over, by
 // their names (where a runtime names its threads: Bun's, Tokio's, Go's
-// are not). The daemons are stopped at the end.
+// are not). -env adds to the bridges' environment, and so to their
+// servers': a switch of the agent's, say, to see what it saves. The
+// daemons are stopped at the end.
 //
 // CPU time in ticks of 10 ms over a minute: a process that used 0.5 %
 // of a core used 30 ticks; the figures are good to about 0.02 %.
@@ -55,8 +57,15 @@ type options struct {
 	timeout   time.Duration
 	threads   bool
 	over      float64
-	root      string // the repository
+	env       envFlag // more of the bridges' environment, which their daemons' servers get too
+	root      string  // the repository
 }
+
+// envFlag is -env, given once per variable.
+type envFlag []string
+
+func (e *envFlag) String() string     { return strings.Join(*e, " ") }
+func (e *envFlag) Set(kv string) error { *e = append(*e, kv); return nil }
 
 func main() { os.Exit(run(os.Args[1:])) }
 
@@ -108,6 +117,7 @@ func parse(args []string) (o options, status int, ok bool) {
 	fs.DurationVar(&o.sample, "sample", time.Minute, "how long to measure the idle daemons")
 	fs.DurationVar(&o.settle, "settle", 20*time.Second, "how long to wait at most, per daemon, for it to settle before the sample")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "the limit of each ACP request")
+	fs.Var(&o.env, "env", "`KEY=VALUE` in the bridges' environment, which their daemons' servers get too (repeatable)")
 	fs.BoolVar(&o.threads, "threads", false, "print the threads of the processes over -over")
 	fs.Float64Var(&o.over, "over", 0.2, "with -threads, the share of a core (%) over which a process's threads are printed")
 	if err := fs.Parse(args); err != nil {
@@ -134,7 +144,7 @@ func bridgeOnce(o options, agent, dir, daemons string) error {
 	}
 	defer stop()
 	cmd := exec.Command(o.acpbridge, "--agent", agent, "--state-dir", filepath.Join(dir, "state"))
-	cmd.Dir, cmd.Env = cwd, append(env, daemon.RootEnv+"="+daemons)
+	cmd.Dir, cmd.Env = cwd, append(append(env, o.env...), daemon.RootEnv+"="+daemons)
 	stderr, err := os.Create(filepath.Join(dir, "stderr.log"))
 	if err != nil {
 		return err
