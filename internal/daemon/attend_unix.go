@@ -35,6 +35,7 @@ func Attend(ctx context.Context, spec Spec, ready func(dir string) error) (*Leas
 	if _, err := lease.lock.TryRLockContext(ctx, lockRetry); err != nil {
 		return nil, fmt.Errorf("taking a lease on the %s daemon: %w", spec.Name, err)
 	}
+	touch(filepath.Join(dir, "lease")) // used now, should the keeper not look before this lease goes
 	if ready(dir) == nil {
 		return lease, nil
 	}

@@ -168,8 +168,33 @@ type Running struct {
 	Keeper, Server int           // their pids
 	Idle           time.Duration // how long it outlives the last bridge (Spec.Idle)
 	IdleSince      time.Time     // since when no bridge has used it; zero while one does
+	Started        time.Time     // when its keeper started, where known
+	CPU            time.Duration // the CPU time the keeper and every process under it have used (Linux)
+	IdleCPU        time.Duration // what CPU was at IdleSince
 	Bridges        []int         // the pids of the bridges that hold a lease on it, where known (Linux)
 	Memory         proc.Memory   // what the keeper, its server and every process under it hold (Linux)
 	OtherBuild     bool          // started by another build of acpbridge: it idles out
 	Answers        bool          // its keeper holds it (false: it is stopping or hung)
+}
+
+// IdleShare is the share of one core the daemon has used since it turned
+// idle, at now (0.01: 1 %); 0 while a bridge uses it, or where the CPU
+// time is not known.
+func (r Running) IdleShare(now time.Time) float64 {
+	return share(r.CPU-r.IdleCPU, now.Sub(r.IdleSince), !r.IdleSince.IsZero() && r.CPU > 0)
+}
+
+// LifeShare is the share of one core the daemon has used since its
+// keeper started, at now, turns included: what it costs on the whole.
+func (r Running) LifeShare(now time.Time) float64 {
+	return share(r.CPU, now.Sub(r.Started), !r.Started.IsZero() && r.CPU > 0)
+}
+
+// share is cpu over wall, 0 unless known and both are positive (a spare
+// that went since lowers the tree's CPU time).
+func share(cpu, wall time.Duration, known bool) float64 {
+	if !known || cpu <= 0 || wall <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / wall.Seconds()
 }

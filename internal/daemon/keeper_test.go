@@ -82,7 +82,7 @@ func TestKeep_stopsTheServerOnceIdle(t *testing.T) {
 		if _, done := k.done(); done {
 			t.Fatal("the keeper stopped before the idle time was up")
 		}
-		time.Sleep(keeperPoll)
+		time.Sleep(pollFor(time.Minute))
 		if status, done := k.done(); !done || status != 0 {
 			t.Fatalf("keeper: done %v, status %d; want the server stopped, status 0", done, status)
 		}
@@ -98,11 +98,36 @@ func TestKeep_leaseResetsTheIdleTime(t *testing.T) {
 		k := startKeeper(t, time.Minute)
 		time.Sleep(40 * time.Second)
 		k.hold(t, syscall.LOCK_SH)
-		time.Sleep(time.Second)
+		time.Sleep(pollFor(time.Minute) + time.Second) // seen held
 		k.hold(t, syscall.LOCK_UN)
 		time.Sleep(40 * time.Second)
 		if _, done := k.done(); done {
 			t.Fatal("idle time counted across a lease")
+		}
+		time.Sleep(30 * time.Second)
+		if _, done := k.done(); !done {
+			t.Fatal("the keeper outlived the idle time")
+		}
+	})
+}
+
+// A bridge that comes and goes between two looks of the keeper, touching
+// the lease file (as Attend and Lease.Close do), starts the idle time
+// again too; the keeper looks every few seconds, not four times a second.
+func TestKeep_touchedLeaseResetsTheIdleTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		if poll := pollFor(10 * time.Minute); poll < time.Second {
+			t.Errorf("a keeper of 10 minutes looks every %v; want it to look seldom", poll)
+		}
+		k := startKeeper(t, time.Minute)
+		time.Sleep(40 * time.Second)
+		k.hold(t, syscall.LOCK_SH)
+		now := time.Now() // the bubble's clock, not the file system's
+		os.Chtimes(k.bridge.Name(), now, now)
+		k.hold(t, syscall.LOCK_UN)
+		time.Sleep(40 * time.Second)
+		if _, done := k.done(); done {
+			t.Fatal("a lease taken and let go between two looks did not count")
 		}
 		time.Sleep(30 * time.Second)
 		if _, done := k.done(); !done {

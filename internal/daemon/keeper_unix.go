@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,8 +23,23 @@ import (
 // keepArg marks the keeper's command line, after Command.
 const keepArg = "keep"
 
-// keeperPoll is how often the keeper looks for an idle daemon.
-const keeperPoll = 250 * time.Millisecond
+// How often a keeper looks whether a bridge holds a lease (pollFor), and
+// a bridge whether its daemon's server still runs (Lease.Watch): at most
+// every keeperPoll, at least every keeperPollMax.
+const (
+	keeperPoll    = 250 * time.Millisecond
+	keeperPollMax = 5 * time.Second
+)
+
+// pollFor is how often the keeper of a daemon that idles out after idle
+// looks for leases: a twentieth of idle, within keeperPoll and
+// keeperPollMax. The keeper of a daemon kept for the default ten minutes
+// wakes every 5 s, not four times a second (which cost it 0.15 % of a
+// core, idle: scripts/idle-daemons.sh); a bridge that comes and goes
+// between two looks has touched the lease file (Lease.Close), which counts.
+func pollFor(idle time.Duration) time.Duration {
+	return min(max(idle/20, keeperPoll), keeperPollMax)
+}
 
 // Keep is the life of `acpbridge __daemon [keep] DIR` (see the package
 // doc): with DIR alone, it starts the keeper and exits; with keep, it is
@@ -134,30 +150,48 @@ func keepServer(dir string, idle time.Duration, exited chan error, sigs chan os.
 		return 1
 	}
 	defer lease.Close()
-	return keep(lease, idle, exited, sigs, stop, func(since time.Time) { noteIdle(dir, since) })
+	return keep(lease, idle, exited, sigs, stop, func(since time.Time) { noteIdle(dir, since, proc.TreeCPU(os.Getpid())) })
 }
 
 // idleFile is the file of a daemon's directory that says since when no
-// bridge has used it, for acpbridge doctor; there is none while one does.
+// bridge has used it, and the CPU time the keeper and everything under it
+// had used by then (what it costs idle is what they use after), for
+// acpbridge doctor; there is none while a bridge uses it.
 const idleFile = "idle"
 
-// noteIdle writes since in the daemon's idle file, or removes the file
-// if since is zero (in use).
-func noteIdle(dir string, since time.Time) {
+// noteIdle writes since and cpu in the daemon's idle file, or removes
+// the file if since is zero (in use).
+func noteIdle(dir string, since time.Time, cpu time.Duration) {
 	path := filepath.Join(dir, idleFile)
 	if since.IsZero() {
 		os.Remove(path)
 		return
 	}
-	os.WriteFile(path, []byte(since.Format(time.RFC3339Nano)), 0o600)
+	os.WriteFile(path, []byte(since.Format(time.RFC3339Nano)+"\n"+cpu.String()+"\n"), 0o600)
+}
+
+// readIdle reads the daemon's idle file: since when it is idle and the
+// CPU time used by then; zero since if it is in use.
+func readIdle(dir string) (since time.Time, cpu time.Duration) {
+	b, err := os.ReadFile(filepath.Join(dir, idleFile))
+	if err != nil {
+		return time.Time{}, 0
+	}
+	first, second, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	since, _ = time.Parse(time.RFC3339Nano, first)
+	cpu, _ = time.ParseDuration(second)
+	return since, cpu
 }
 
 // keep waits for the server to exit, a signal, or no lease held on lease
-// for idle, and calls stop in the last two cases. Once idle, it keeps the
-// lease locked: a bridge that comes waits until the keeper has exited.
-// note is told when the daemon turns idle (since then) or busy (zero).
+// for idle, and calls stop in the last two cases. It looks every
+// pollFor(idle); a lease file touched since the daemon turned idle (a
+// bridge came and went between two looks) starts the idle time again.
+// Once idle, it keeps the lease locked: a bridge that comes waits until
+// the keeper has exited. note is told when the daemon turns idle (since
+// then) or busy (zero).
 func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan os.Signal, stop func(), note func(since time.Time)) int {
-	tick := time.NewTicker(keeperPoll)
+	tick := time.NewTicker(pollFor(idle))
 	defer tick.Stop()
 	var since time.Time // when the daemon was first seen idle
 	for {
@@ -181,6 +215,9 @@ func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan o
 		if since.IsZero() {
 			since = time.Now()
 			note(since)
+		} else if used := lastUse(lease); used.After(since) && !used.After(time.Now()) {
+			since = used
+			note(since)
 		}
 		if time.Since(since) >= idle {
 			fmt.Fprintf(os.Stderr, "acpbridge daemon: idle for %v: stopping the server\n", idle)
@@ -189,6 +226,16 @@ func keep(lease *os.File, idle time.Duration, exited <-chan error, sigs <-chan o
 		}
 		syscall.Flock(int(lease.Fd()), syscall.LOCK_UN)
 	}
+}
+
+// lastUse is when a bridge last touched the lease file (Attend,
+// Lease.Close): its modification time.
+func lastUse(lease *os.File) time.Time {
+	fi, err := lease.Stat()
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // lockLease takes the lease lock exclusively if no bridge holds a lease.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -36,8 +37,17 @@ func pidIn(dir, name string) int {
 // Log returns the end of the daemon's log, for error messages.
 func (l *Lease) Log() string { return logTail(l.Dir) }
 
-// Close lets the daemon go.
+// Close lets the daemon go, touching the lease file first: the keeper,
+// which looks for leases only every few seconds, counts the daemon's idle
+// time from then.
 func (l *Lease) Close() error {
 	l.once.Do(func() { close(l.closed) })
+	touch(filepath.Join(l.Dir, "lease"))
 	return l.lock.Unlock()
+}
+
+// touch sets the modification time of the file at path to now.
+func touch(path string) {
+	now := time.Now()
+	os.Chtimes(path, now, now)
 }

@@ -41,11 +41,13 @@ func running(dir string, keeper int) Running {
 			r.Name = spec.Name
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, idleFile)); err == nil {
-		r.IdleSince, _ = time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	r.IdleSince, r.IdleCPU = readIdle(dir)
+	if fi, err := os.Stat(filepath.Join(dir, "keeper")); err == nil {
+		r.Started = fi.ModTime()
 	}
 	r.Bridges = leaseHolders(filepath.Join(dir, "lease"))
 	r.Memory = proc.TreeMemory(keeper)
+	r.CPU = proc.TreeCPU(keeper)
 	return r
 }
 
