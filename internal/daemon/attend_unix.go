@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -77,13 +78,17 @@ func owned(dir string, others os.FileMode) error {
 // startDaemon starts the daemon unless another bridge did meanwhile, and
 // waits until it is ready. A keeper that runs already (its server still
 // starting, or too busy to answer the probe at once) is waited for, not
-// doubled: a second one would overwrite the first's spec and log.
+// doubled: a second one would overwrite the first's spec and log. As it
+// starts one, it stops the daemons idle the longest beyond spec's max
+// (makeRoom), beside the start, and waits for them too.
 func startDaemon(ctx context.Context, spec Spec, dir string, ready func(dir string) error) error {
 	starting := flock.New(filepath.Join(dir, "start"))
 	if _, err := starting.TryLockContext(ctx, lockRetry); err != nil {
 		return fmt.Errorf("waiting to start the %s daemon: %w", spec.Name, err)
 	}
 	defer starting.Unlock()
+	var room sync.WaitGroup
+	defer room.Wait()
 	tick := time.NewTicker(lockRetry)
 	defer tick.Stop()
 	var alive func() bool // the keeper this bridge launched
@@ -97,6 +102,7 @@ func startDaemon(ctx context.Context, spec Spec, dir string, ready func(dir stri
 		case alive != nil && !alive():
 			return fmt.Errorf("the %s daemon exited at start%s", spec.Name, logLines(dir))
 		case alive == nil && !keeperRuns(dir):
+			room.Go(func() { makeRoom(spec.root(), dir, spec.max()) })
 			var err error
 			if alive, err = launch(spec, dir); err != nil {
 				return err

@@ -29,15 +29,13 @@ type Spec struct {
 	Env  []string
 	Idle time.Duration // how long it outlives the last bridge using it
 	Root string        // where daemons' directories are; "" means Root(Env)
+	Max  int           // how many daemons run under Root at most, the oldest idle ones stopped to start this one; 0 means Max(Env)
 }
 
 // Dir is the daemon's directory: under Root, named by Name and a hash of
 // Key and of this acpbridge's Build.
 func (s Spec) Dir() string {
-	root := s.Root
-	if root == "" {
-		root = Root(s.Env)
-	}
+	root := s.root()
 	h := sha256.New()
 	for _, k := range append([]string{Build()}, s.Key...) {
 		fmt.Fprintf(h, "%d:%s\n", len(k), k)
@@ -63,6 +61,57 @@ func Root(env []string) string {
 		return filepath.Join(d, "acpbridge")
 	}
 	return filepath.Join(os.TempDir(), "acpbridge-"+strconv.Itoa(os.Getuid()))
+}
+
+// MaxEnv sets how many daemons may run under one Root at once (Max).
+const MaxEnv = "ACPBRIDGE_MAX_DAEMONS"
+
+// DefaultMax is how many daemons may run under one Root at once unless
+// $ACPBRIDGE_MAX_DAEMONS says otherwise: two configurations' worth of
+// all three agents' (a spares server for Claude, a Codex and an OpenCode
+// server: say the editor's environment and a terminal's), about 1.8 GB
+// and, idle, a few percent of a core in all. Each HOME, settings or
+// build of acpbridge has daemons of its own, each kept the --shared time
+// after its last bridge: a day of test runs, each with a fresh HOME, would
+// otherwise leave one per run.
+const DefaultMax = 6
+
+// Max is how many daemons may run under one Root at once, by the
+// environment env (nil: the bridge's): $ACPBRIDGE_MAX_DAEMONS, else
+// DefaultMax; 0 for no bound ($ACPBRIDGE_MAX_DAEMONS=0 or off). Starting
+// one more stops the daemons idle the longest; never one a bridge uses.
+func Max(env []string) int {
+	if env == nil {
+		env = os.Environ()
+	}
+	v := strings.TrimSpace(lookup(env, MaxEnv))
+	if v == "" {
+		return DefaultMax
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return n
+	}
+	if strings.EqualFold(v, "off") {
+		return 0
+	}
+	return DefaultMax
+}
+
+// max is how many daemons may run under s's Root at once: s.Max, else
+// Max(s.Env); 0 for no bound.
+func (s Spec) max() int {
+	if s.Max != 0 {
+		return max(s.Max, 0)
+	}
+	return Max(s.Env)
+}
+
+// root is s.Root, else Root(s.Env).
+func (s Spec) root() string {
+	if s.Root != "" {
+		return s.Root
+	}
+	return Root(s.Env)
 }
 
 // lookup is the value of k in env, the last one if set twice.

@@ -221,3 +221,54 @@ func TestDaemon_removedDirectoryStillIdlesOut(t *testing.T) {
 	}
 	waitGone(t, pid, 5*time.Second)
 }
+
+// keeperAlive reports whether the daemon of spec still has its keeper.
+func keeperAlive(spec daemon.Spec) bool {
+	k := keeperOf(spec.Dir())
+	return k > 0 && alive(k)
+}
+
+// Starting a daemon beyond Max stops the one idle the longest, never one
+// a bridge holds a lease on; with none idle, it starts anyway.
+func TestDaemon_boundStopsTheOldestIdle(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { daemon.StopAll(root) })
+	spec := func(name string) daemon.Spec {
+		s := daemonSpec(t, root, time.Hour)
+		s.Key, s.Max = append(s.Key, name), 3
+		return s
+	}
+	older, old, held := spec("older"), spec("old"), spec("held")
+	attend(t, older).Close()
+	attend(t, old).Close()
+	defer attend(t, held).Close()
+	for _, s := range []daemon.Spec{older, old, held} {
+		if !keeperAlive(s) {
+			t.Fatalf("%v: no keeper before the bound was reached", s.Key)
+		}
+	}
+	olderKeeper, oldKeeper := keeperOf(older.Dir()), keeperOf(old.Dir())
+	fourth := attend(t, spec("fourth"))
+	defer fourth.Close()
+	waitGone(t, olderKeeper, 10*time.Second)
+	if !keeperAlive(old) || !keeperAlive(held) {
+		t.Errorf("the fourth daemon stopped more than the one idle the longest: old %v, held %v", keeperAlive(old), keeperAlive(held))
+	}
+	fifth := attend(t, spec("fifth")) // stops old; held and fourth are in use
+	defer fifth.Close()
+	waitGone(t, oldKeeper, 10*time.Second)
+	sixth := attend(t, spec("sixth"))
+	defer sixth.Close()
+	if n := len(daemon.List(root)); n != 4 || !keeperAlive(held) {
+		t.Errorf("%d daemons run, the held one %v; want all 4 in use kept, beyond the bound", n, keeperAlive(held))
+	}
+}
+
+// $ACPBRIDGE_MAX_DAEMONS sets the bound: a number, 0 or off for none.
+func TestMax(t *testing.T) {
+	for v, want := range map[string]int{"": daemon.DefaultMax, "3": 3, "0": 0, "off": 0, "many": daemon.DefaultMax} {
+		if got := daemon.Max([]string{daemon.MaxEnv + "=" + v}); got != want {
+			t.Errorf("%s=%q: %d, want %d", daemon.MaxEnv, v, got, want)
+		}
+	}
+}

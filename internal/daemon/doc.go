@@ -26,7 +26,8 @@
 //	keeping    the lock the keeper holds while it lives
 //	keeper     the keeper's pid
 //	pid        the server's pid, written by the keeper
-//	idle       since when no bridge has held a lease, while none does
+//	idle       since when no bridge has held a lease, while none does, and
+//	           the CPU time the keeper and its server had used by then
 //	log        the keeper's and the server's output
 //
 // and whatever the server makes there itself (a socket). Unix socket paths
@@ -55,13 +56,23 @@
 // Idle; it exits too when the server does. It removes what the server
 // left in the directory before it starts one and after it has stopped.
 //
+// A bridge that starts a daemon keeps at most the Spec's Max (Max:
+// $ACPBRIDGE_MAX_DAEMONS, else DefaultMax) running under Root: beside
+// the start, it stops those idle the longest, holding each one's lease
+// lock while it stops so that no bridge takes a lease meanwhile; one a
+// bridge holds a lease on is never stopped, so more may run while all
+// are in use.
+//
 // What the code relies on, of flock(2):
 //
 //   - A lease is a shared lock, held by an open file: a bridge that dies in
 //     any way lets its lease go with it.
 //   - Locks on two opens of one file conflict even within one process, so
 //     the keeper sees whether any lease is held by trying the lease lock
-//     exclusively on a file of its own (every keeperPoll). It tries it on
+//     exclusively on a file of its own (every pollFor(Idle): 5 s for the
+//     default 10 minutes). A bridge touches the lease file as it takes and
+//     lets go its lease, so that one that came and went between two looks
+//     still starts the idle time again. It tries it on
 //     a file it keeps open from its start: a daemon whose directory was
 //     removed (a temporary directory cleaned) still idles out, since those
 //     using it hold their leases on the same file.
@@ -71,8 +82,9 @@
 //
 // List finds the daemons that run under a root, with what they hold (RSS
 // and PSS of the keeper and everything under it, from
-// /proc/PID/smaps_rollup), the bridges that hold a lease (/proc/locks) and
-// since when none has; Running.Stop and StopAll stop them (SIGTERM to the
+// /proc/PID/smaps_rollup), the CPU time they have used (/proc/PID/stat),
+// the bridges that hold a lease (/proc/locks) and since when none has
+// (and so what they use idle: Running.IdleShare); Running.Stop and StopAll stop them (SIGTERM to the
 // keeper, then SIGKILL to a keeper that hangs). acpbridge doctor and
 // acpbridge daemons [stop] are made of them.
 //

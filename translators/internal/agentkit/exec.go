@@ -75,7 +75,7 @@ func (c CLI) Retries() int { return cmp.Or(c.opts.Retries, DefaultRetries) }
 // stableEnv is env sorted, without what differs between two launches of
 // the same program in the same place (PWD, OLDPWD, SHLVL, _) and what
 // only the bridge reads about its daemons (ACPBRIDGE_DAEMONS,
-// ACPBRIDGE_SHARED): what keys a shared server, which runs everything
+// ACPBRIDGE_SHARED, ACPBRIDGE_MAX_DAEMONS): what keys a shared server, which runs everything
 // with the environment of the bridge that started it, and the catalog
 // kept of it.
 func stableEnv(env []string) []string {
@@ -83,7 +83,7 @@ func stableEnv(env []string) []string {
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PWD", "OLDPWD", "SHLVL", "_", "ACPBRIDGE_DAEMONS", "ACPBRIDGE_SHARED":
+		case "PWD", "OLDPWD", "SHLVL", "_", "ACPBRIDGE_DAEMONS", "ACPBRIDGE_SHARED", "ACPBRIDGE_MAX_DAEMONS":
 		default:
 			out = append(out, kv)
 		}
