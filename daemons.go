@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
 // DaemonsCommand lists the daemons that the user's bridges share
@@ -56,10 +57,61 @@ func listDaemons(w io.Writer, root string) {
 		fmt.Fprintf(w, "No shared daemons run (in %s).\n", root)
 		return
 	}
-	fmt.Fprintf(w, "Shared daemons in %s (`acpbridge daemons stop` stops them):\n", root)
+	fmt.Fprintf(w, "Shared daemons in %s (`acpbridge daemons stop` stops them; %s):\n", root, bound())
+	now := time.Now()
 	for _, r := range rs {
-		fmt.Fprintf(w, "  %-15s keeper %d, server %d; %s; %s\n", r.Name, r.Keeper, r.Server, memory(r), use(r, time.Now()))
+		fmt.Fprintf(w, "  %-15s keeper %d, server %d; %s; %s%s\n", r.Name, r.Keeper, r.Server, memory(r), use(r, now), cpu(r, now))
 	}
+	fmt.Fprintf(w, "  %s\n", total(rs, now))
+}
+
+// bound says how many daemons may run at once, and what sets it.
+func bound() string {
+	if n := daemon.Max(nil); n > 0 {
+		return fmt.Sprintf("at most %d run at once, the longest idle stopped first: $%s", n, daemon.MaxEnv)
+	}
+	return fmt.Sprintf("no bound on how many run: $%s", daemon.MaxEnv)
+}
+
+// cpu says what CPU a daemon uses, where it is known: its share of a
+// core since it turned idle, and its CPU time since it started.
+func cpu(r daemon.Running, now time.Time) string {
+	if r.CPU <= 0 {
+		return ""
+	}
+	var s string
+	if !r.IdleSince.IsZero() {
+		s = fmt.Sprintf("; %s of a core idle", percent(r.IdleShare(now)))
+	}
+	s += fmt.Sprintf("; CPU %.1f s", r.CPU.Seconds())
+	if !r.Started.IsZero() {
+		s += fmt.Sprintf(" in %v (%s)", now.Sub(r.Started).Round(time.Second), percent(r.LifeShare(now)))
+	}
+	return s
+}
+
+func percent(share float64) string { return fmt.Sprintf("%.2f %%", share*100) }
+
+// total says what the daemons rs hold in all, and what the idle ones use.
+func total(rs []daemon.Running, now time.Time) string {
+	var mem proc.Memory
+	var idle int
+	var share float64
+	for _, r := range rs {
+		mem = mem.Add(r.Memory)
+		if !r.IdleSince.IsZero() {
+			idle++
+			share += r.IdleShare(now)
+		}
+	}
+	s := fmt.Sprintf("In all: %d daemon%s", len(rs), plural(len(rs)))
+	if mem.RSS > 0 {
+		s += fmt.Sprintf(", RSS %s, PSS %s", mib(mem.RSS), mib(mem.PSS))
+	}
+	if idle > 0 {
+		s += fmt.Sprintf("; %d idle, using %s of a core", idle, percent(share))
+	}
+	return s
 }
 
 // memory says what a daemon holds, where it is known.

@@ -39,16 +39,19 @@ func TestDaemons_listAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := runOut(t, 0, "daemons")
-	inUse := regexp.MustCompile(`sleeper +keeper \d+, server \d+; RSS [\d.]+ MiB, PSS [\d.]+ MiB; in use by 1 bridge \(pid ` + strconv.Itoa(os.Getpid()) + `\)`)
+	inUse := regexp.MustCompile(`sleeper +keeper \d+, server \d+; RSS [\d.]+ MiB, PSS [\d.]+ MiB; in use by 1 bridge \(pid ` + strconv.Itoa(os.Getpid()) + `\); CPU [\d.]+ s in \d+s \([\d.]+ %\)`)
 	if !inUse.MatchString(out) {
-		t.Errorf("acpbridge daemons:\n%s\nwant the sleeper in use by this test", out)
+		t.Errorf("acpbridge daemons:\n%s\nwant the sleeper in use by this test, with its CPU time", out)
+	}
+	if want := "at most 6 run at once"; !strings.Contains(out, want) || !strings.Contains(out, "In all: 1 daemon, RSS ") {
+		t.Errorf("acpbridge daemons:\n%s\nwant the bound (%q) and the total", out, want)
 	}
 	if doc := runOut(t, -1, "doctor", "--state-dir", t.TempDir()); !inUse.MatchString(doc) {
 		t.Errorf("acpbridge doctor:\n%s\nwant the sleeper listed", doc)
 	}
 	lease.Close()
-	idle := regexp.MustCompile(`sleeper .*; idle \d+s, stops in 59m\d+s`)
-	for deadline := time.Now().Add(5 * time.Second); !idle.MatchString(out); time.Sleep(50 * time.Millisecond) {
+	idle := regexp.MustCompile(`sleeper .*; idle \d+s, stops in 59m\d+s; [\d.]+ % of a core idle; CPU [\d.]+ s(.|\n)*In all: 1 daemon, .*; 1 idle, using [\d.]+ % of a core`)
+	for deadline := time.Now().Add(time.Minute); !idle.MatchString(out); time.Sleep(100 * time.Millisecond) { // its keeper looks every 5 s
 		if time.Now().After(deadline) {
 			t.Fatalf("acpbridge daemons once the lease went:\n%s\nwant it idle", out)
 		}
