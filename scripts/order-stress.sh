@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# order-stress.sh counts prompt pairs run or answered out of order under
-# load: bursts of pairs (two session/prompt requests written back to back
+# order-stress.sh counts prompt pairs run, answered or streamed out of
+# order under load: bursts of pairs (two session/prompt requests written back to back
 # for one session) sent at once to the mock, on GOMAXPROCS=1 beside two CPU
 # hogs, with -race. First in-process (the acp edge over in-memory pipes,
 # TestOrder_stress), then against the built binary (scripts/orderstress).

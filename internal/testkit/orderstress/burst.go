@@ -105,8 +105,13 @@ func (d *driver) count(first, second *prompt) {
 	}
 	if second.ran != 0 && second.ran < first.answered {
 		d.res.Overlapped++
+		bad = true
 	}
-	if bad && d.res.First == "" {
+	if !bad {
+		return
+	}
+	d.res.OutOfOrder++
+	if d.res.First == "" {
 		d.res.First = fmt.Sprintf("round %d session %d pair %d", d.round, first.session, first.pair)
 	}
 }

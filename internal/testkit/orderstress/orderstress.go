@@ -26,6 +26,8 @@ type Config struct {
 // Result counts what a run saw. A pair is counted at most once per kind.
 type Result struct {
 	Pairs int
+	// OutOfOrder counts the pairs of any of the three kinds below.
+	OutOfOrder int
 	// RanOutOfOrder: the mock's answer to the second prompt streamed
 	// before its answer to the first.
 	RanOutOfOrder int
@@ -40,12 +42,9 @@ type Result struct {
 	First string
 }
 
-// OutOfOrder is how many pairs ran or were answered out of order.
-func (r Result) OutOfOrder() int { return r.RanOutOfOrder + r.AnsweredOutOfOrder }
-
 func (r Result) String() string {
-	return fmt.Sprintf("%d pairs: %d ran out of order, %d answered out of order, %d overlapped, %d failed%s",
-		r.Pairs, r.RanOutOfOrder, r.AnsweredOutOfOrder, r.Overlapped, r.Failed, firstNote(r.First))
+	return fmt.Sprintf("%d pairs, %d out of order: %d ran out of order, %d answered out of order, %d overlapped; %d prompts failed%s",
+		r.Pairs, r.OutOfOrder, r.RanOutOfOrder, r.AnsweredOutOfOrder, r.Overlapped, r.Failed, firstNote(r.First))
 }
 
 func firstNote(first string) string {
