@@ -1,8 +1,8 @@
 // Command orderstress sends bursts of prompt pairs to an acpbridge binary
-// on the mock agent, beside CPU hogs, and counts the pairs that ran or were
-// answered or streamed out of order (see internal/testkit/orderstress). It exits 1 if
-// any was. scripts/order-stress.sh builds the binary with -race and runs
-// this beside the in-process stress.
+// on the mock agent, beside CPU hogs, and counts the pairs that ran, were
+// answered or streamed out of order (see internal/testkit/orderstress). It
+// exits 1 if any was. scripts/order-stress.sh builds the binary with -race
+// and runs this beside the in-process stress.
 package main
 
 import (
