@@ -20,9 +20,9 @@ import (
 // cancel's handler, so that prompts run in the order they were sent and a
 // cancel stops exactly the prompts read before it. A prompt's turn also
 // waits until the client has the responses of the session's prompts read
-// before it (awaitEarlier): the SDK writes a response after its handler
-// returns, and the next turn may begin as soon as the bridge has ended
-// the one before, so that a response could come after the next turn's
+// before it (awaitEarlier): the bridge ends a turn, and could begin the
+// next, before the SDK writes the ended turn's response (it does once the
+// handler returns), so that response could come after the next turn's
 // updates, or even after its response.
 type arrivals struct {
 	mu      sync.Mutex
@@ -205,7 +205,8 @@ func (a *arrivals) answered(id json.RawMessage) {
 	a.moved.Broadcast()
 }
 
-// close lets every prompt waiting in enter go: the connection is ending.
+// close lets every prompt waiting in enter or awaitEarlier go: the
+// connection is ending.
 func (a *arrivals) close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()

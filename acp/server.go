@@ -29,7 +29,7 @@ type Server struct {
 	maxLine int
 
 	login Login
-	hooks *testHooks
+	hooks *testHooks // nil outside tests
 }
 
 // conn is one client connection: the agent the SDK serves it with, the
