@@ -51,9 +51,10 @@ func (n orderNative) Prompt(_ context.Context, t agent.Turn) (agent.TurnResult, 
 	return agent.TurnResult{StopReason: sdk.StopReasonEndTurn}, nil
 }
 
-// Two prompts sent at once to one session run in the order they were
-// sent, every time, even with one CPU that a hog keeps busy: each prompt
-// keeps its own arrival, whichever handler reaches the session first.
+// Two prompts sent at once to one session run and are answered in the
+// order they were sent, every time, even with one CPU that a hog keeps
+// busy: each prompt keeps its own arrival, whichever handler reaches the
+// session first.
 func TestOrder_promptsSentTogetherRunInTheirOrder(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var stop atomic.Bool
@@ -74,8 +75,10 @@ func TestOrder_promptsSentTogetherRunInTheirOrder(t *testing.T) {
 	for i := range 200 {
 		first, second := 10+2*i, 11+2*i
 		r.send(promptLine(first, sid, fmt.Sprint("first ", i)) + "\n" + promptLine(second, sid, fmt.Sprint("second ", i)))
-		r.next(response(first, second))
-		r.next(response(first, second))
+		if id := r.next(response(first, second))["id"].(float64); id != float64(first) {
+			t.Fatalf("pair %d: the second prompt was answered first", i)
+		}
+		r.next(response(second))
 		want := []string{fmt.Sprint("first ", i), fmt.Sprint("second ", i)}
 		if ran := b.take(); !slices.Equal(ran, want) {
 			t.Fatalf("pair %d ran %q, want %q", i, ran, want)
