@@ -43,11 +43,17 @@ func startRaw(t *testing.T, dir string) *raw {
 // serveRaw serves m to hand-written lines.
 func serveRaw(t *testing.T, m *bridge.Manager) *raw {
 	t.Helper()
+	return serveRawBy(t, NewServer(m, "test", testLogger()))
+}
+
+// serveRawBy has s serve hand-written lines.
+func serveRawBy(t *testing.T, s *Server) *raw {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	r := &raw{t: t, in: inW, out: make(chan map[string]any, 1024), served: make(chan error, 1)}
 	go func() {
-		r.served <- NewServer(m, "test", testLogger()).Serve(context.Background(), inR, outW)
+		r.served <- s.Serve(context.Background(), inR, outW)
 		outW.Close()
 	}()
 	go func() {

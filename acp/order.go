@@ -18,19 +18,37 @@ import (
 // (bridge.Order): it stamps each prompt with its own number, which the
 // prompt's handler takes back (arrival), and keeps each cancel's for the
 // cancel's handler, so that prompts run in the order they were sent and a
-// cancel stops exactly the prompts read before it.
+// cancel stops exactly the prompts read before it. A prompt's turn also
+// waits until the client has the responses of the session's prompts read
+// before it (awaitEarlier): the bridge ends a turn, and could begin the
+// next, before the SDK writes the ended turn's response (it does once the
+// handler returns), so that response could come after the next turn's
+// updates, or even after its response.
 type arrivals struct {
 	mu      sync.Mutex
 	line    uint64
 	cancels map[string][]bridge.Order // by session id, oldest first
 	// prompts are those read and not yet answered, by request id key;
-	// queued is signalled when one is queued in its session or answered.
+	// moved is signalled when one is queued in its session or answered.
 	prompts map[string]*promptRef
-	queued  *sync.Cond
+	moved   *sync.Cond
 	closed  bool
 	// cancelPrompt cancels one prompt, running or queued, for a
 	// $/cancel_request that names it. It must not block.
 	cancelPrompt func(sid string, at bridge.Order)
+	hooks        *testHooks
+}
+
+// testHooks stop the edge, in a test, where only the goroutine scheduler
+// would otherwise order a session's prompts; nil outside tests. awaiting
+// is called with the arrivals' lock held and must not block.
+type testHooks struct {
+	// answering: the turn of the prompt read at at has ended, and its
+	// response is not yet written.
+	answering func(at bridge.Order)
+	// awaiting: the turn of the prompt read at at waits for the responses
+	// of the session's earlier prompts.
+	awaiting func(at bridge.Order)
 }
 
 // promptRef is a prompt read and not yet answered.
@@ -42,7 +60,7 @@ type promptRef struct {
 
 func newArrivals() *arrivals {
 	a := &arrivals{cancels: make(map[string][]bridge.Order), prompts: make(map[string]*promptRef)}
-	a.queued = sync.NewCond(&a.mu)
+	a.moved = sync.NewCond(&a.mu)
 	return a
 }
 
@@ -102,9 +120,38 @@ func (a *arrivals) enter(sid string, at bridge.Order) bridge.Arrival {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for !a.closed && at != 0 && a.earlierUnqueued(sid, at) {
-		a.queued.Wait()
+		a.moved.Wait()
 	}
-	return bridge.Arrival{At: at, Queued: func() { a.markQueued(sid, at) }}
+	if at == 0 {
+		return bridge.Arrival{}
+	}
+	return bridge.Arrival{At: at,
+		Queued:       func() { a.markQueued(sid, at) },
+		AwaitEarlier: func() { a.awaitEarlier(sid, at) }}
+}
+
+// awaitEarlier waits until every prompt of session sid read before at has
+// its response written.
+func (a *arrivals) awaitEarlier(sid string, at bridge.Order) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for !a.closed && a.earlierUnanswered(sid, at) {
+		if a.hooks != nil && a.hooks.awaiting != nil {
+			a.hooks.awaiting(at)
+		}
+		a.moved.Wait()
+	}
+}
+
+// earlierUnanswered reports whether a prompt of session sid read before
+// at has no response yet. a.mu must be held.
+func (a *arrivals) earlierUnanswered(sid string, at bridge.Order) bool {
+	for _, p := range a.prompts {
+		if p.sid == sid && p.at < at {
+			return true
+		}
+	}
+	return false
 }
 
 // earlierUnqueued reports whether a prompt of session sid read before at
@@ -128,7 +175,7 @@ func (a *arrivals) markQueued(sid string, at bridge.Order) {
 			p.queued = true
 		}
 	}
-	a.queued.Broadcast()
+	a.moved.Broadcast()
 }
 
 // requested is the prompt a $/cancel_request line names, if it is one
@@ -155,15 +202,16 @@ func (a *arrivals) answered(id json.RawMessage) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.prompts, idKey(id))
-	a.queued.Broadcast()
+	a.moved.Broadcast()
 }
 
-// close lets every prompt waiting in enter go: the connection is ending.
+// close lets every prompt waiting in enter or awaitEarlier go: the
+// connection is ending.
 func (a *arrivals) close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
-	a.queued.Broadcast()
+	a.moved.Broadcast()
 }
 
 // stamped is a prompt request with its arrival in its params' _meta. A

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/translators/mock"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -50,9 +51,10 @@ func (n orderNative) Prompt(_ context.Context, t agent.Turn) (agent.TurnResult, 
 	return agent.TurnResult{StopReason: sdk.StopReasonEndTurn}, nil
 }
 
-// Two prompts sent at once to one session run in the order they were
-// sent, every time, even with one CPU that a hog keeps busy: each prompt
-// keeps its own arrival, whichever handler reaches the session first.
+// Two prompts sent at once to one session run and are answered in the
+// order they were sent, every time, even with one CPU that a hog keeps
+// busy: each prompt keeps its own arrival, whichever handler reaches the
+// session first.
 func TestOrder_promptsSentTogetherRunInTheirOrder(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var stop atomic.Bool
@@ -73,13 +75,77 @@ func TestOrder_promptsSentTogetherRunInTheirOrder(t *testing.T) {
 	for i := range 200 {
 		first, second := 10+2*i, 11+2*i
 		r.send(promptLine(first, sid, fmt.Sprint("first ", i)) + "\n" + promptLine(second, sid, fmt.Sprint("second ", i)))
-		r.next(response(first, second))
-		r.next(response(first, second))
+		if id := r.next(response(first, second))["id"].(float64); id != float64(first) {
+			t.Fatalf("pair %d: the second prompt was answered first", i)
+		}
+		r.next(response(second))
 		want := []string{fmt.Sprint("first ", i), fmt.Sprint("second ", i)}
 		if ran := b.take(); !slices.Equal(ran, want) {
 			t.Fatalf("pair %d ran %q, want %q", i, ran, want)
 		}
 	}
+}
+
+// A prompt's turn begins once the response of the prompt before it is
+// written, even when the goroutine that writes that response is held
+// after the first turn has ended: the client gets the first response
+// before any update of the second turn, and before its response. The
+// first response is held until the second one comes or the second turn
+// waits for it, so the test fails the same way every time without the
+// wait.
+func TestOrder_responseComesBeforeTheNextTurn(t *testing.T) {
+	awaiting, answered := make(chan struct{}), make(chan struct{})
+	var awaitOnce sync.Once
+	var answering atomic.Int32
+	hooks := &testHooks{
+		answering: func(bridge.Order) {
+			if answering.Add(1) == 1 { // the first turn to end: the first prompt's
+				select {
+				case <-awaiting:
+				case <-answered:
+				}
+			}
+		},
+		awaiting: func(bridge.Order) { awaitOnce.Do(func() { close(awaiting) }) },
+	}
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{mock.New()}, Default: "mock",
+		Persist: bridge.PersistNever, Logger: testLogger(), CancelGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(m, "test", testLogger())
+	s.hooks = hooks
+	r := serveRawBy(t, s)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.next(response(1))
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	sid := r.next(response(2))["result"].(map[string]any)["sessionId"].(string)
+	r.send(promptLine(3, sid, "first") + "\n" + promptLine(4, sid, "second"))
+	var got []string
+	for len(got) < 2 {
+		msg := r.next(func(m map[string]any) bool { return response(3, 4)(m) || isChunk(m, "second") })
+		if isChunk(msg, "second") {
+			got = append(got, "the second turn's answer")
+			continue
+		}
+		if id, _ := msg["id"].(float64); id == 4 {
+			got = append(got, "the second response")
+			close(answered)
+		} else {
+			got = append(got, "the first response")
+		}
+	}
+	if got[0] != "the first response" {
+		t.Errorf("the client got %s first, want the first response", got[0])
+	}
+}
+
+// isChunk reports whether m is an agent message chunk of text.
+func isChunk(m map[string]any, text string) bool {
+	params, _ := m["params"].(map[string]any)
+	update, _ := params["update"].(map[string]any)
+	content, _ := update["content"].(map[string]any)
+	return m["method"] == "session/update" && update["sessionUpdate"] == "agent_message_chunk" && content["text"] == text
 }
 
 func promptLine(id int, sid, text string) string {

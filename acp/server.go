@@ -29,6 +29,7 @@ type Server struct {
 	maxLine int
 
 	login Login
+	hooks *testHooks // nil outside tests
 }
 
 // conn is one client connection: the agent the SDK serves it with, the
@@ -55,6 +56,7 @@ func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
 func (s *Server) newConn(bc *bridge.Conn) *conn {
 	c := &conn{Server: s, bc: bc, order: newArrivals(), blobs: newBlobs(), own: newOwnCalls()}
 	c.order.cancelPrompt = bc.CancelPrompt
+	c.order.hooks = s.hooks
 	return c
 }
 
@@ -288,6 +290,9 @@ func (s *conn) Prompt(ctx context.Context, req sdk.PromptRequest) (sdk.PromptRes
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}
 	res, err := sess.Prompt(ctx, arrived, req.Prompt)
+	if h := s.order.hooks; h != nil && h.answering != nil {
+		h.answering(arrived.At)
+	}
 	if err != nil {
 		return sdk.PromptResponse{}, s.reqErr("session/prompt", err)
 	}

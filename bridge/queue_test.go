@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -186,5 +187,45 @@ func TestQueue_cancelAllAndClose(t *testing.T) {
 		if r.text == "queued again" && r.err == nil {
 			t.Errorf("queued prompt at close: %+v; want an error (the session is closed)", r.res)
 		}
+	}
+}
+
+// A turn begins once its Arrival.AwaitEarlier returns (the edge's wait for
+// the client to have the responses before it), and a prompt cancelled
+// meanwhile answers cancelled without running.
+func TestQueue_turnWaitsForAwaitEarlier(t *testing.T) {
+	s, b := gateSession(t)
+	out := make(chan promptResult, 2)
+	for i, cancelled := range []bool{true, false} {
+		at := Order(1 + 2*i) // after the cancel at 2
+		awaiting, release := make(chan struct{}), make(chan struct{})
+		text := fmt.Sprint("cancelled while awaiting: ", cancelled)
+		go func() {
+			a := Arrival{At: at, AwaitEarlier: func() { close(awaiting); <-release }}
+			res, err := s.Prompt(context.Background(), a, []acp.ContentBlock{acp.TextBlock(text)})
+			out <- promptResult{text, res, err}
+		}()
+		<-awaiting
+		if len(b.start) != 0 {
+			t.Fatalf("%s: the turn began before AwaitEarlier returned", text)
+		}
+		want := acp.StopReasonEndTurn
+		if cancelled {
+			s.Cancel(at + 1)
+			want = acp.StopReasonCancelled
+		}
+		close(release)
+		if !cancelled {
+			<-b.start
+			b.gate <- struct{}{}
+		}
+		if r := <-out; r.err != nil || r.res.StopReason != want {
+			t.Errorf("%s: %+v, %v; want %s", text, r.res, r.err, want)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.ran) != 1 || b.ran[0] != "cancelled while awaiting: false" {
+		t.Errorf("turns ran %q; want only the one not cancelled", b.ran)
 	}
 }

@@ -54,6 +54,15 @@ type Arrival struct {
 	// concurrently holds a later prompt of the session back until then, so
 	// that the earlier one is in the queue first.
 	Queued func()
+	// AwaitEarlier, if not nil, is called as the prompt's turn begins,
+	// before the agent sees the prompt, with no lock held: it returns once
+	// the client has the responses of the session's prompts that arrived
+	// before this one. An edge that writes a prompt's response after
+	// Prompt returns (the ACP SDK does, from the prompt's own goroutine)
+	// thus keeps the next turn, its updates and its response behind that
+	// response: once the turn has ended, nothing but the goroutine
+	// scheduler orders the one response against the next turn.
+	AwaitEarlier func()
 }
 
 // Prompt runs one turn for a prompt that arrived at a.At. A prompt that
@@ -72,7 +81,7 @@ func (s *Session) Prompt(ctx context.Context, a Arrival, prompt []acp.ContentBlo
 	if err := s.checkPrompt(prompt); err != nil {
 		return agent.TurnResult{}, err
 	}
-	t, n, err := s.beginTurn(a.At, queued)
+	t, n, err := s.beginTurn(a, queued)
 	if err != nil {
 		return agent.TurnResult{}, err
 	}
@@ -129,30 +138,24 @@ func (s *Session) checkPrompt(prompt []acp.ContentBlock) error {
 	return nil
 }
 
-// beginTurn claims the session for a turn, reopening an abandoned native
-// session first. It returns no turn and no error for a prompt already
-// cancelled.
-func (s *Session) beginTurn(at Order, queued func()) (*liveTurn, agent.Native, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
-	}
-	if s.readOnly != nil {
-		s.mu.Unlock()
-		return nil, nil, s.readOnly
-	}
-	if err := s.waitTurn(at, queued); err != nil {
-		s.mu.Unlock()
-		if err == errCancelledWaiting {
-			s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
-			return nil, nil, nil
-		}
+// beginTurn claims the session for a turn, waits for the client to have
+// the responses of the prompts before it (a.AwaitEarlier), and reopens an
+// abandoned native session. It returns no turn and no error for a prompt
+// already cancelled.
+func (s *Session) beginTurn(a Arrival, queued func()) (*liveTurn, agent.Native, error) {
+	t, err := s.claimTurn(a.At, queued)
+	if t == nil || err != nil {
 		return nil, nil, err
 	}
-	t := &liveTurn{at: at, done: make(chan struct{})}
-	t.ctx, t.cancel = context.WithCancel(s.m.ctx)
-	s.turn, s.prompted, s.lastActive = t, true, time.Now()
+	if a.AwaitEarlier != nil {
+		a.AwaitEarlier()
+	}
+	if t.cancelled.Load() {
+		s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
+		s.finish(t)
+		return nil, nil, nil
+	}
+	s.mu.Lock()
 	n, opts := s.native, s.reopening()
 	s.mu.Unlock()
 	if n != nil {
@@ -166,6 +169,31 @@ func (s *Session) beginTurn(at Order, queued func()) (*liveTurn, agent.Native, e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return t, s.native, nil
+}
+
+// claimTurn makes the prompt that arrived at at the session's turn once
+// the prompts before it in the queue have had theirs. It returns no turn
+// and no error for a prompt cancelled while it waited.
+func (s *Session) claimTurn(at Order, queued func()) (*liveTurn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("%w: %s is closed", ErrSessionNotFound, s.id)
+	}
+	if s.readOnly != nil {
+		return nil, s.readOnly
+	}
+	if err := s.waitTurn(at, queued); err != nil {
+		if err == errCancelledWaiting {
+			s.m.log.Debug("prompt cancelled before its turn began", "session", s.id)
+			return nil, nil
+		}
+		return nil, err
+	}
+	t := &liveTurn{at: at, done: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancel(s.m.ctx)
+	s.turn, s.prompted, s.lastActive = t, true, time.Now()
+	return t, nil
 }
 
 // errCancelledWaiting: the prompt was cancelled before its turn began.
