@@ -107,7 +107,7 @@ func newOpencodeBench(o opencodeOptions) (*opencodeBench, error) {
 	}
 	b := &opencodeBench{o: o, ocPath: ocPath, ocReal: ocReal, ocVersion: opencodeVersionOf(ocPath)}
 	base := benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)
-	b.own = opencodeAgent{Agent: base.Own()}
+	b.own = opencodeAgent{Agent: base.Own(o.First)}
 	b.anchor = opencodeAgent{Agent: benchkit.Agent{Name: nameAnchor, Argv: []string{ocPath, "acp", "--cwd", "CWD"},
 		Version: "opencode " + b.ocVersion, Anchor: true}}
 	b.srv = fakechat.New(fakechat.Directives())
