@@ -642,3 +642,32 @@ func TestE2E_loadOfALiveSessionReplaysItsTurns(t *testing.T) {
 		t.Errorf("the load of the live session replayed:%s", got)
 	}
 }
+
+// firstSession is a new user's codex (see editortest.FirstSession): the
+// fake's config.toml names its model; the server's list adds its efforts.
+func firstSession(t *testing.T) editortest.FirstSession {
+	w := newWorld(t)
+	return editortest.FirstSession{
+		Backend: func(path, catalogs string, log *slog.Logger) agent.Backend {
+			return New(Options{Path: path, Env: fakeresponses.Env(w.home, w.codexHome), Catalogs: catalogs, Logger: log})
+		},
+		Real: w.bin, Serve: "app-server", Dir: t.TempDir, Model: fakeresponses.Model,
+		Listed: func(opts []acp.SessionConfigOption) bool {
+			return len(acptest.Choices(opts)[agent.ConfigEffort]) > 1
+		},
+	}
+}
+
+// TestE2E_firstSession: with no models kept and the app-server held
+// back, session/new answers from config.toml; the server's models follow
+// (see editortest.CheckFirstSession).
+func TestE2E_firstSession(t *testing.T) {
+	editortest.CheckFirstSession(t, firstSession(t))
+}
+
+// TestE2E_firstSessionServerFails: the app-server of a session answered
+// from config.toml fails to start; the first prompt says why, the next
+// one runs (see editortest.CheckFirstSessionFails).
+func TestE2E_firstSessionServerFails(t *testing.T) {
+	editortest.CheckFirstSessionFails(t, firstSession(t))
+}
