@@ -167,4 +167,3 @@ func modeOf(opts []acp.SessionConfigOption) string {
 	}
 	return ""
 }
-
