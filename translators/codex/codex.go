@@ -72,7 +72,7 @@ func (b *Backend) Info() agent.Info {
 // Open offers the models the server listed, or, until it has, those it
 // listed last time (kept on disk, Options.Catalogs), or, with neither,
 // the model codex's config names (configModels): a new user's first
-// session/new answers at once too. It starts the thread (or resumes
+// session/new answers at once too, if the config names one. It starts the thread (or resumes
 // opts.NativeID, or forks opts.ForkOf) in the background, where a session
 // opened on models not the server's checks them against the server's
 // (listed by Warm, or here by the first session), telling the client if
@@ -97,7 +97,8 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 
 // sessionModels are the models a new session offers: the server's; or
 // those it listed last time (kept on disk); or, if fromConfig, the one
-// codex's config names; or else the server's once it has listed them.
+// codex's config names, if it names one; or else the server's once it has
+// listed them.
 // provisional says they are not the server's.
 func (b *Backend) sessionModels(ctx context.Context, fromConfig bool) (docs []modelDoc, provisional bool, err error) {
 	if docs, ok := b.models.Peek(); ok {
@@ -107,7 +108,9 @@ func (b *Backend) sessionModels(ctx context.Context, fromConfig bool) (docs []mo
 		return docs, true, nil
 	}
 	if fromConfig {
-		return configModels(b.Env(), b.serverArgs()), true, nil
+		if docs := configModels(b.Env(), b.serverArgs()); docs != nil {
+			return docs, true, nil
+		}
 	}
 	if err := b.catalog(ctx); err != nil {
 		return nil, false, err

@@ -292,12 +292,16 @@ func TestE2E_twoSessionsAtOnce(t *testing.T) {
 	}
 }
 
-// TestE2E_configOptions: the session/new answer offers the mode, the model
+// TestE2E_configOptions: once the server has listed its models, the
+// session/new answer offers the mode, the model
 // and the reasoning effort as separate options, from the real server's
 // model list; an effort picked reaches the model with the next turn.
 func TestE2E_configOptions(t *testing.T) {
 	w := newWorld(t)
-	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	e, b := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	if err := b.catalog(e.Ctx()); err != nil { // else session/new offers config.toml's model alone
+		t.Fatal(err)
+	}
 	resp := e.NewSessionResponse(t.TempDir())
 	choices, current := acptest.Choices(resp.ConfigOptions), acptest.Current(resp.ConfigOptions)
 	want := map[string][]string{

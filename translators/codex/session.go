@@ -114,7 +114,9 @@ func (s *session) SetConfig(_ context.Context, id, value string) error {
 // tries again and fails with the reason.
 func (s *session) connect(provisional bool) {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
-		s.log.Warn("codex thread did not start; its first prompt tries again", "err", err)
+		if s.life.Err() == nil {
+			s.log.Warn("codex thread did not start; its first prompt tries again", "err", err)
+		}
 		return
 	}
 	if provisional {

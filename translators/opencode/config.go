@@ -53,8 +53,10 @@ type providerConf struct {
 }
 
 // configCatalog is the catalog OpenCode's config files for dir promise,
-// in env: its built-in modes and the agents the files add, and, if they
-// name a model, that model and those of the providers they set up.
+// in env: its built-in modes and the agents the files add, the model they
+// name and those of the providers they set up; nil if they name no model
+// (OpenCode then picks one of its providers', which only the server says:
+// a session/new that offered no model would have the client show none).
 func configCatalog(env []string, dir string) *catalog {
 	cfg := readConfigs(append(configFiles(env), projectConfigFiles(dir)...), agentkit.EnvValue(env, "OPENCODE_CONFIG_CONTENT"))
 	cat := &catalog{defaultAgent: cfg.DefaultAgent}
@@ -63,7 +65,7 @@ func configCatalog(env []string, dir string) *catalog {
 		cat.defaultAgent = cat.agents[0].Value
 	}
 	if cfg.Model == "" {
-		return cat // OpenCode picks one of its providers' models: the server's catalog will say which
+		return nil
 	}
 	cat.defaultModel = cfg.Model
 	cat.models = configModels(cfg.Provider)

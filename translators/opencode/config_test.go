@@ -49,14 +49,25 @@ func TestConfigCatalog(t *testing.T) {
 	}
 }
 
-// With no config, the catalog is OpenCode's built-in modes and no model.
-func TestConfigCatalog_none(t *testing.T) {
-	cat := configCatalog([]string{"HOME=" + t.TempDir()}, t.TempDir())
-	if len(cat.agents) != 2 || cat.defaultAgent != "build" || len(cat.models) != 0 {
-		t.Errorf("catalog %+v; want build and plan, build the default, no models", cat.kept())
+// A config that names no model promises no catalog: OpenCode picks the
+// model.
+func TestConfigCatalog_noModel(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".config", "opencode", "opencode.json"), `{"default_agent": "plan"}`)
+	if cat := configCatalog([]string{"HOME=" + home}, t.TempDir()); cat != nil {
+		t.Errorf("catalog %+v; want none", cat.kept())
 	}
-	if opts := cat.options(); len(opts) != 1 {
-		t.Errorf("options %+v; want the mode alone", opts)
+}
+
+// With a model and nothing else, the catalog is OpenCode's built-in
+// modes and that model.
+func TestConfigCatalog_modelAlone(t *testing.T) {
+	cat := configCatalog([]string{"HOME=" + t.TempDir(), "OPENCODE_CONFIG_CONTENT={\"model\":\"p/m\"}"}, t.TempDir())
+	if cat == nil || len(cat.agents) != 2 || cat.defaultAgent != "build" || len(cat.models) != 1 || cat.defaultModel != "p/m" {
+		t.Fatalf("catalog %+v; want build and plan, build the default, the model p/m", cat)
+	}
+	if opts := cat.options(); len(opts) != 2 {
+		t.Errorf("options %+v; want the mode and the model", opts)
 	}
 }
 

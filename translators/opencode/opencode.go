@@ -54,8 +54,8 @@ func (b *Backend) Info() agent.Info {
 
 // Open offers the server's catalog, or, until it has been read, the one
 // it gave last time (kept on disk, Options.Catalogs), or, with neither,
-// the one OpenCode's config files promise (configCatalog): a new user's
-// first session/new answers at once too. It creates, forks
+// the one OpenCode's config files promise if they name a model
+// (configCatalog): a new user's first session/new answers at once too. It creates, forks
 // (opts.ForkOf) or checks the OpenCode session in the background, where
 // a session opened on a catalog not the server's checks it against the
 // server's once read (started by Warm, or here by the first session),
@@ -85,8 +85,8 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 // sessionCatalog is the catalog a new session in dir offers: the
 // server's; or the one it gave last time (kept on disk,
 // Options.Catalogs); or, if fromConfig, the one OpenCode's config files
-// promise; or else the server's once it is read for dir. provisional
-// says it is not the server's.
+// promise, if they name a model; or else the server's once it is read for
+// dir. provisional says it is not the server's.
 func (b *Backend) sessionCatalog(ctx context.Context, dir string, fromConfig bool) (cat *catalog, provisional bool, err error) {
 	if cat, ok := b.cat.Peek(); ok {
 		return cat, false, nil
@@ -96,7 +96,9 @@ func (b *Backend) sessionCatalog(ctx context.Context, dir string, fromConfig boo
 		return k.catalog(), true, nil
 	}
 	if fromConfig {
-		return configCatalog(b.Env(), dir), true, nil
+		if cat := configCatalog(b.Env(), dir); cat != nil {
+			return cat, true, nil
+		}
 	}
 	cat, err = b.catalog(ctx, dir)
 	return cat, false, err

@@ -117,7 +117,9 @@ func (s *session) NativeID() string {
 // its first prompt tries again and fails with the reason.
 func (s *session) connect(provisional bool) {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
-		s.log.Warn("opencode session did not start; its first prompt tries again", "err", err)
+		if s.life.Err() == nil {
+			s.log.Warn("opencode session did not start; its first prompt tries again", "err", err)
+		}
 		return
 	}
 	if provisional {
