@@ -83,7 +83,7 @@ func newClaudeBench(o claudeOptions) (*claudeBench, error) {
 	b := &claudeBench{o: o, claudePath: claudePath, claudeReal: claudeReal,
 		claudeVersion: benchkit.CommandLine(fakeEnvOnly(), claudePath, "--version")}
 	base := benchkit.Bridge(o.Options, "claude", "ACPBRIDGE_CLAUDE", claudePath)
-	b.own = claudeAgent{Agent: base.Own()}
+	b.own = claudeAgent{Agent: base.Own(o.First)}
 	b.adapter, b.adapterMissing = zedAdapter(o.adapter, claudePath)
 	b.srv = fakemessages.New(fakemessages.Directives())
 	for _, name := range []string{benchkit.NameBridge, benchkit.NameCold} {

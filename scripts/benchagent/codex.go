@@ -138,7 +138,7 @@ func newCodexBench(o codexOptions, selected func(string) bool) (*codexBench, err
 	b := &codexBench{o: o, selected: selected, codexPath: codexPath, codexReal: codexReal,
 		codexVersion: codexVersionOf(codexPath), missing: map[string]string{}}
 	base := benchkit.Bridge(o.Options, "codex", "ACPBRIDGE_CODEX", codexPath)
-	b.own = codexAgent{Agent: base.Own()}
+	b.own = codexAgent{Agent: base.Own(o.First)}
 	b.direct = codexAgent{Agent: benchkit.Agent{Name: nameDirect, Version: b.codexVersion,
 		Argv: []string{codexPath, "app-server", "-c", "tools.update_plan={enabled=true}"}}, direct: true}
 	b.cxt, b.missing[nameCXT] = cxtAdapter(o.cxt, codexPath)

@@ -27,8 +27,8 @@ flags with no daemon running, as a user's first bridge of the day: the run start
 memory leaves out too), and finds the models a run not counted kept in its HOME. acpbridge-own is
 --shared=0, an app-server of the bridge's own, each run a new HOME. own/direct is acpbridge's overhead
 over codex app-server driven directly (for "agent process alone" it compares acpbridge's own process with
-the app-server's). acpbridge answers session/new from the models kept on disk, or waits for model/list
-when there are none (acpbridge-own), and its first prompt waits for the server and thread/start: so
+the app-server's). acpbridge answers session/new from the models kept on disk, or, when there are none
+(acpbridge-own), from config.toml's model, and its first prompt waits for the server and thread/start: so
 compare start → end of turn 1, not its parts. CXT/bridge and CXR/bridge compare each npm adapter with
 acpbridge (CXT = @agentclientprotocol/codex-acp, CXR = @zed-industries/codex-acp).
 `

@@ -107,7 +107,7 @@ func newOpencodeBench(o opencodeOptions) (*opencodeBench, error) {
 	}
 	b := &opencodeBench{o: o, ocPath: ocPath, ocReal: ocReal, ocVersion: opencodeVersionOf(ocPath)}
 	base := benchkit.Bridge(o.Options, "opencode", "ACPBRIDGE_OPENCODE", ocPath)
-	b.own = opencodeAgent{Agent: base.Own()}
+	b.own = opencodeAgent{Agent: base.Own(o.First)}
 	b.anchor = opencodeAgent{Agent: benchkit.Agent{Name: nameAnchor, Argv: []string{ocPath, "acp", "--cwd", "CWD"},
 		Version: "opencode " + b.ocVersion, Anchor: true}}
 	b.srv = fakechat.New(fakechat.Directives())
@@ -273,7 +273,7 @@ memory is below the table). acpbridge-cold is the default flags with no daemon r
 first bridge of the day (the run starts the daemon, which its memory leaves out too, and finds the
 catalog a run not counted kept in its HOME); acpbridge-own is --shared=0, a server of the bridge's own,
 each run a new HOME and project. acpbridge answers session/new from the catalog kept on disk, or, when
-there is none (acpbridge-own), waits for the server and its catalog, which it starts reading at initialize;
+there is none (acpbridge-own), from opencode.json's model, and its first prompt waits for the server;
 opencode-acp starts its in-process server inside initialize. So compare start → end of turn 1, not its
 parts. For opencode-acp "agent process alone" is the opencode process itself, and the tree minus it is
 any helper it spawned.

@@ -70,12 +70,15 @@ func (b *Backend) Info() agent.Info {
 }
 
 // Open offers the models the server listed, or, until it has, those it
-// listed last time (kept on disk, Options.Catalogs); with neither, it
-// waits for the server and its models (started by Warm, or here by the
-// first session), so that the session's options are complete. It starts
-// the thread (or resumes opts.NativeID, or forks opts.ForkOf) in the
-// background, where a session opened on the models kept on disk checks
-// them against the server's.
+// listed last time (kept on disk, Options.Catalogs), or, with neither,
+// the model codex's config names (configModels): a new user's first
+// session/new answers at once too, if the config names one. It starts the thread (or resumes
+// opts.NativeID, or forks opts.ForkOf) in the background, where a session
+// opened on models not the server's checks them against the server's
+// (listed by Warm, or here by the first session), telling the client if
+// they differ. A session that restores options it recorded waits for the
+// server's models instead when there are none kept, which may be all that
+// offers them.
 func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -83,24 +86,31 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 	if _, err := mcpConfig(opts.MCPServers); err != nil {
 		return nil, err
 	}
-	docs, kept, err := b.sessionModels(ctx)
+	docs, provisional, err := b.sessionModels(ctx, len(opts.Config) == 0)
 	if err != nil {
 		return nil, err
 	}
 	s := newSession(ctx, b, docs, opts, ev)
-	s.tasks.Go(func() { s.connect(kept) })
+	s.tasks.Go(func() { s.connect(provisional) })
 	return s, nil
 }
 
-// sessionModels are the models a new session offers: the server's, or
-// those it listed last time (kept), or, with neither, the server's once
-// it has listed them.
-func (b *Backend) sessionModels(ctx context.Context) (docs []modelDoc, kept bool, err error) {
+// sessionModels are the models a new session offers: the server's; or
+// those it listed last time (kept on disk); or, if fromConfig, the one
+// codex's config names, if it names one; or else the server's once it has
+// listed them.
+// provisional says they are not the server's.
+func (b *Backend) sessionModels(ctx context.Context, fromConfig bool) (docs []modelDoc, provisional bool, err error) {
 	if docs, ok := b.models.Peek(); ok {
 		return docs, false, nil
 	}
 	if agentkit.LoadCatalog(b.catalogFile(), &docs) {
 		return docs, true, nil
+	}
+	if fromConfig {
+		if docs := configModels(b.Env(), b.serverArgs()); docs != nil {
+			return docs, true, nil
+		}
 	}
 	if err := b.catalog(ctx); err != nil {
 		return nil, false, err

@@ -292,12 +292,16 @@ func TestE2E_twoSessionsAtOnce(t *testing.T) {
 	}
 }
 
-// TestE2E_configOptions: the session/new answer offers the mode, the model
+// TestE2E_configOptions: once the server has listed its models, the
+// session/new answer offers the mode, the model
 // and the reasoning effort as separate options, from the real server's
 // model list; an effort picked reaches the model with the next turn.
 func TestE2E_configOptions(t *testing.T) {
 	w := newWorld(t)
-	e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	e, b := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+	if err := b.catalog(e.Ctx()); err != nil { // else session/new offers config.toml's model alone
+		t.Fatal(err)
+	}
 	resp := e.NewSessionResponse(t.TempDir())
 	choices, current := acptest.Choices(resp.ConfigOptions), acptest.Current(resp.ConfigOptions)
 	want := map[string][]string{
@@ -641,4 +645,33 @@ func TestE2E_loadOfALiveSessionReplaysItsTurns(t *testing.T) {
 	if got := e.Client.Conversation(); !strings.Contains(got, "hello live load") || !strings.Contains(got, "agent: ") {
 		t.Errorf("the load of the live session replayed:%s", got)
 	}
+}
+
+// firstSession is a new user's codex (see editortest.FirstSession): the
+// fake's config.toml names its model; the server's list adds its efforts.
+func firstSession(t *testing.T) editortest.FirstSession {
+	w := newWorld(t)
+	return editortest.FirstSession{
+		Backend: func(path, catalogs string, log *slog.Logger) agent.Backend {
+			return New(Options{Path: path, Env: fakeresponses.Env(w.home, w.codexHome), Catalogs: catalogs, Logger: log})
+		},
+		Real: w.bin, Serve: "app-server", Dir: t.TempDir, Model: fakeresponses.Model,
+		Listed: func(opts []acp.SessionConfigOption) bool {
+			return len(acptest.Choices(opts)[agent.ConfigEffort]) > 1
+		},
+	}
+}
+
+// TestE2E_firstSession: with no models kept and the app-server held
+// back, session/new answers from config.toml; the server's models follow
+// (see editortest.CheckFirstSession).
+func TestE2E_firstSession(t *testing.T) {
+	editortest.CheckFirstSession(t, firstSession(t))
+}
+
+// TestE2E_firstSessionServerFails: the app-server of a session answered
+// from config.toml fails to start; the first prompt says why, the next
+// one runs (see editortest.CheckFirstSessionFails).
+func TestE2E_firstSessionServerFails(t *testing.T) {
+	editortest.CheckFirstSessionFails(t, firstSession(t))
 }

@@ -108,14 +108,18 @@ func (s *session) SetConfig(_ context.Context, id, value string) error {
 }
 
 // connect starts the server if needed, then starts, forks or resumes the
-// thread; a session opened on the models kept on disk (kept) then checks
-// them against the server's.
-func (s *session) connect(kept bool) {
+// thread; a session opened on models that are not the server's
+// (provisional: kept on disk, or from the config) then checks them
+// against the server's. If the thread can't be started, the first prompt
+// tries again and fails with the reason.
+func (s *session) connect(provisional bool) {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
-		s.log.Warn("codex thread did not start", "err", err)
+		if s.life.Err() == nil {
+			s.log.Warn("codex thread did not start; its first prompt tries again", "err", err)
+		}
 		return
 	}
-	if kept {
+	if provisional {
 		s.checkModels()
 	}
 }
@@ -138,7 +142,7 @@ func (s *session) checkModels() {
 	s.cfg.Put(efforts)
 	s.cfg.Restore(map[string]string{agent.ConfigEffort: effort})
 	s.offered = docs
-	s.log.Debug("codex lists other models than those kept on disk; the session offers the server's")
+	s.log.Debug("codex lists other models than those the session offered; the session offers the server's")
 	s.ev.ConfigChanged()
 }
 

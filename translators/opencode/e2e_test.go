@@ -569,3 +569,35 @@ func TestE2E_keptCatalog(t *testing.T) {
 		},
 	})
 }
+
+// firstSession is a new user's OpenCode (see editortest.FirstSession):
+// the fake's opencode.json names its model; the server's catalog adds
+// the model's variants (efforts).
+func firstSession(t *testing.T) editortest.FirstSession {
+	w := newWorld(t)
+	return editortest.FirstSession{
+		Backend: func(path, catalogs string, log *slog.Logger) agent.Backend {
+			return New(Options{Path: path, Env: fakechat.Env(w.home, fakechat.ConfigPath(w.home)), Catalogs: catalogs, Logger: log})
+		},
+		Real: w.bin, Serve: "serve", Dir: func() string { return workspace(t) }, Model: fakechat.ModelRef,
+		Listed: func(opts []acp.SessionConfigOption) bool {
+			return len(acptest.Choices(opts)[agent.ConfigEffort]) > 1
+		},
+	}
+}
+
+// TestE2E_firstSession: with no catalog kept and the server held back,
+// session/new answers from opencode.json; the server's catalog follows
+// (see editortest.CheckFirstSession).
+func TestE2E_firstSession(t *testing.T) {
+	t.Parallel() // a server of its own
+	editortest.CheckFirstSession(t, firstSession(t))
+}
+
+// TestE2E_firstSessionServerFails: the server of a session answered from
+// opencode.json fails to start; the first prompt says why, the next one
+// runs (see editortest.CheckFirstSessionFails).
+func TestE2E_firstSessionServerFails(t *testing.T) {
+	t.Parallel() // a server of its own
+	editortest.CheckFirstSessionFails(t, firstSession(t))
+}

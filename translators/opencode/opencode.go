@@ -53,12 +53,15 @@ func (b *Backend) Info() agent.Info {
 }
 
 // Open offers the server's catalog, or, until it has been read, the one
-// it gave last time (kept on disk, Options.Catalogs); with neither, it
-// waits for the server and its catalog (started by Warm, or here by the
-// first session), so that the session's options are complete. It creates,
-// forks (opts.ForkOf) or checks the OpenCode session in the background,
-// where a session opened on the catalog kept on disk checks it against
-// the server's.
+// it gave last time (kept on disk, Options.Catalogs), or, with neither,
+// the one OpenCode's config files promise if they name a model
+// (configCatalog): a new user's first session/new answers at once too. It creates, forks
+// (opts.ForkOf) or checks the OpenCode session in the background, where
+// a session opened on a catalog not the server's checks it against the
+// server's once read (started by Warm, or here by the first session),
+// telling the client if it differs. A session that restores options it
+// recorded waits for the server's catalog instead when there is no
+// catalog kept, which may be all that offers them.
 func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	if err := b.Check(); err != nil {
 		return nil, err
@@ -70,26 +73,32 @@ func (b *Backend) Open(ctx context.Context, opts agent.OpenOptions, ev agent.Eve
 	if err != nil {
 		return nil, err
 	}
-	cat, kept, err := b.sessionCatalog(ctx, opts.Cwd)
+	cat, provisional, err := b.sessionCatalog(ctx, opts.Cwd, len(opts.Config) == 0)
 	if err != nil {
 		return nil, err
 	}
 	s := newSession(ctx, b, cat, opts, mcp, ev)
-	s.tasks.Go(func() { s.connect(kept) })
+	s.tasks.Go(func() { s.connect(provisional) })
 	return s, nil
 }
 
 // sessionCatalog is the catalog a new session in dir offers: the
-// server's, or the one it gave last time (kept on disk,
-// Options.Catalogs), or, with neither, the server's once it is read for
-// dir.
-func (b *Backend) sessionCatalog(ctx context.Context, dir string) (cat *catalog, kept bool, err error) {
+// server's; or the one it gave last time (kept on disk,
+// Options.Catalogs); or, if fromConfig, the one OpenCode's config files
+// promise, if they name a model; or else the server's once it is read for
+// dir. provisional says it is not the server's.
+func (b *Backend) sessionCatalog(ctx context.Context, dir string, fromConfig bool) (cat *catalog, provisional bool, err error) {
 	if cat, ok := b.cat.Peek(); ok {
 		return cat, false, nil
 	}
 	var k keptCatalog
 	if agentkit.LoadCatalog(b.catalogFile(), &k) {
 		return k.catalog(), true, nil
+	}
+	if fromConfig {
+		if cat := configCatalog(b.Env(), dir); cat != nil {
+			return cat, true, nil
+		}
 	}
 	cat, err = b.catalog(ctx, dir)
 	return cat, false, err

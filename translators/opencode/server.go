@@ -317,6 +317,9 @@ func (es *eventStream) close() { es.stop() }
 // loads them lazily at a directory's first prompt and keeps the outcome:
 // a first prompt cancelled while they load leaves every later prompt in
 // that directory failing ("All fibers interrupted") until it restarts.
+// The call also bootstraps the directory's instance when it is the first
+// for dir, which takes seconds on a loaded machine: ctx bounds it (the
+// session's start), not callTimeout.
 func (s *server) prepare(ctx context.Context, dir string) error {
 	s.mu.Lock()
 	done := s.prepared[dir]
@@ -325,7 +328,7 @@ func (s *server) prepare(ctx context.Context, dir string) error {
 		return nil
 	}
 	var providers json.RawMessage
-	if err := s.call(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
+	if err := s.callLong(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
 		return fmt.Errorf("loading opencode's providers for %s: %w", dir, err)
 	}
 	s.loaded(dir)

@@ -111,14 +111,18 @@ func (s *session) NativeID() string {
 
 // connect makes the session ready on the server: its directory's event
 // stream connected, the session created, forked (or found again), the
-// client's MCP servers added. A session opened on the catalog kept on
-// disk (kept) then checks it against the server's.
-func (s *session) connect(kept bool) {
+// client's MCP servers added. A session opened on a catalog that is not
+// the server's (provisional: kept on disk, or from the config files) then
+// checks it against the server's. If the session can't be made ready,
+// its first prompt tries again and fails with the reason.
+func (s *session) connect(provisional bool) {
 	if err := s.at.Start(s.life, startTimeout); err != nil {
-		s.log.Warn("opencode session did not start", "err", err)
+		if s.life.Err() == nil {
+			s.log.Warn("opencode session did not start; its first prompt tries again", "err", err)
+		}
 		return
 	}
-	if kept {
+	if provisional {
 		s.checkCatalog()
 	}
 }
@@ -142,7 +146,7 @@ func (s *session) checkCatalog() {
 	s.mu.Lock()
 	s.cat = cat
 	s.mu.Unlock()
-	s.log.Debug("opencode's catalog differs from the one kept on disk; the session offers the server's")
+	s.log.Debug("opencode's catalog differs from the one the session offered; the session offers the server's")
 	s.ev.ConfigChanged()
 }
 

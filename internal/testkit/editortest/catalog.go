@@ -24,6 +24,19 @@ type KeptCatalog struct {
 	Stale func(t *testing.T, file string, model string)
 }
 
+// waitKept waits for a catalog to be kept in catalogs (a minute at most:
+// a deadline for a hang) and returns the files there.
+func waitKept(t *testing.T, catalogs string) []string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if files, _ := filepath.Glob(filepath.Join(catalogs, "*.json")); len(files) > 0 {
+			return files
+		}
+	}
+	t.Fatalf("no catalog kept in %s", catalogs)
+	return nil
+}
+
 // CheckKeptCatalog checks that a bridge keeps the catalog its server gave;
 // that the next bridge's session/new answers with the catalog kept (a
 // model the server no longer lists included) without waiting for the
@@ -34,11 +47,13 @@ func CheckKeptCatalog(t *testing.T, c KeptCatalog) {
 	t.Helper()
 	catalogs := t.TempDir()
 	e := StartEditor(t, c.Backend(catalogs), t.TempDir(), bridge.PersistAuto)
-	first := acptest.Choices(e.NewSessionResponse(c.Dir()).ConfigOptions)[agent.ConfigModel]
+	if _, err := e.Prompt(e.NewSession(c.Dir()), "Say hello"); err != nil {
+		t.Fatal(err)
+	}
+	files := waitKept(t, catalogs)
 	e.Stop()
-	files, _ := filepath.Glob(filepath.Join(catalogs, "*.json"))
-	if len(first) == 0 || len(files) != 1 {
-		t.Fatalf("models %v, catalogs kept %v; want the server's models, kept in one file", first, files)
+	if files, _ = filepath.Glob(filepath.Join(catalogs, "*.json")); len(files) != 1 {
+		t.Fatalf("catalogs kept %v; want the server's, kept in one file", files)
 	}
 	const stale = "stale/model-of-last-time"
 	c.Stale(t, files[0], stale)

@@ -78,7 +78,9 @@ func Run[A Candidate, R Outcome](o Options, b Bench[A, R], e2e bool, must ...str
 //	                each run's own, stopped after it (DaemonsOfTheRun): a
 //	                user's first bridge of the day
 //	acpbridge-own   --shared=0: each run a new HOME and project, its servers
-//	                its own
+//	                its own; with -first (Options.First), its default flags
+//	                instead, daemons of each run's own: a new user's first
+//	                bridge
 const (
 	NameBridge = "acpbridge"
 	NameCold   = "acpbridge-cold"
@@ -98,9 +100,13 @@ func Bridge(o Options, agent, env, cli string) Agent {
 	}
 }
 
-// Own is a, from Bridge, as acpbridge-own: with --shared=0.
-func (a Agent) Own() Agent {
-	a.Argv = append(slices.Clone(a.Argv), "--shared=0")
+// Own is a, from Bridge, as acpbridge-own: with --shared=0, or, if
+// first (Options.First), with its default flags and daemons of the run's
+// own, as a new user's first bridge.
+func (a Agent) Own(first bool) Agent {
+	if !first {
+		a.Argv = append(slices.Clone(a.Argv), "--shared=0")
+	}
 	return a
 }
 

@@ -46,6 +46,10 @@ type Options struct {
 	Keep      bool          // keep each run's temporary directory
 	Only      string        // the agents to run
 	Think     time.Duration // the pause between session/new and the first prompt
+	// First has acpbridge-own run with its default flags instead of
+	// --shared=0: a new user's first bridge, no daemon running and no
+	// catalog kept.
+	First bool
 
 	rootErr error // why there is no Root
 }
@@ -66,6 +70,8 @@ func (o *Options) Flags(program, timeout, only string) *flag.FlagSet {
 	fs.StringVar(&o.Only, "only", "", only)
 	fs.DurationVar(&o.Think, "think", 0, "pause this long between session/new and the first prompt, as a user typing it does "+
 		"(left out of every time measured)")
+	fs.BoolVar(&o.First, "first", false, "run acpbridge-own with its default flags instead of --shared=0, as a new user's very first bridge: "+
+		"each run a new HOME and project, no daemon running (the run's own, stopped after it), no catalog kept")
 	return fs
 }
 
