@@ -27,7 +27,7 @@ func TestDaemons_listAndStop(t *testing.T) {
 	t.Cleanup(func() { daemon.StopAll(root) })
 	spec := daemon.Spec{Name: "sleeper", Key: []string{"sleep"}, Path: "/bin/sleep", Args: []string{"600"},
 		Env: os.Environ(), Idle: time.Hour, Root: root}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lease, err := daemon.Attend(ctx, spec, func(dir string) error {
 		if (&daemon.Lease{Dir: dir}).Pid() == 0 {
@@ -48,7 +48,7 @@ func TestDaemons_listAndStop(t *testing.T) {
 	}
 	lease.Close()
 	idle := regexp.MustCompile(`sleeper .*; idle \d+s, stops in 59m\d+s`)
-	for deadline := time.Now().Add(5 * time.Second); !idle.MatchString(out); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !idle.MatchString(out); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("acpbridge daemons once the lease went:\n%s\nwant it idle", out)
 		}
