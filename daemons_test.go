@@ -27,7 +27,7 @@ func TestDaemons_listAndStop(t *testing.T) {
 	t.Cleanup(func() { daemon.StopAll(root) })
 	spec := daemon.Spec{Name: "sleeper", Key: []string{"sleep"}, Path: "/bin/sleep", Args: []string{"600"},
 		Env: os.Environ(), Idle: time.Hour, Root: root}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	lease, err := daemon.Attend(ctx, spec, func(dir string) error {
 		if (&daemon.Lease{Dir: dir}).Pid() == 0 {

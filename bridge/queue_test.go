@@ -85,7 +85,7 @@ func promptAt(s *Session, at Order, text string, out chan<- promptResult) {
 // waitQueued waits until n prompts wait in s's queue.
 func waitQueued(t *testing.T, s *Session, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		s.mu.Lock()
 		got := len(s.queue)

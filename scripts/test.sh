@@ -14,8 +14,18 @@
 # The browser tests' screenshots go to $ACPBRIDGE_ARTIFACTS (default
 # .artifacts/, git-ignored).
 #
-# FUZZTIME (default 10s) is how long each fuzzer runs; the fuzzers run side
-# by side, one worker each, at the lowest priority while the tests run.
+# The suite's own parallelism is bounded to what two cores carry: every
+# test binary is built with the race detector first, on its own (a cold
+# build beside the tests made them slow enough to time out); then the
+# tests run two packages at a time (TEST_PARALLEL), and the fuzzers run
+# beside them at the lowest priority, two at a time.
+#
+# FUZZTIME (default 10s) is how long each fuzzer runs, one worker each.
+#
+# It ends with a summary of every step: go test's counts and each failure
+# (scripts/testreport; a test binary that timed out, panicked or was
+# killed is counted and explained, with its goroutine dump's relevant
+# part), each fuzzer's result, and what the tests left behind.
 #
 # With --latest it is the newest lane instead: it installs the newest
 # claude, codex, opencode and amp the npm registry serves into
@@ -101,6 +111,19 @@ if ((latest == 0)); then
 	done_step
 fi
 
+if ((latest == 0)); then
+	# The race-detector build of every package and test binary, before
+	# anything runs: go test would otherwise compile beside the first
+	# packages' tests.
+	step "build: every test binary with the race detector (go test -race -run '^\$' ./...)"
+	if ! go test -race -count=1 -run '^$' ./... >/dev/null; then
+		go test -race -count=1 -run '^$' ./... 2>&1 | grep -v '^ok ' >&2 || true
+		echo "test.sh: a test binary does not build with -race (above)" >&2
+		exit 1
+	fi
+	done_step
+fi
+
 # fuzz PKG NAME runs one fuzzer, at the lowest priority. Go's fuzzing
 # engine sometimes ends a run on a loaded machine with "context deadline
 # exceeded" when a worker is slow to answer as the time runs out; that run
@@ -121,55 +144,70 @@ fuzz() {
 	return 1
 }
 
-# The fuzzers run side by side, at the lowest priority, while the tests
-# run: on two cores the tests leave some of the CPU idle, waiting for the
-# agents, and the fuzzers take that.
+# The fuzzers run at the lowest priority while the tests run, two at a
+# time (each builds its own instrumented binary first): on two cores the
+# tests leave some of the CPU idle, waiting for the agents, and the
+# fuzzers take that.
 fuzzout=$(mktemp -d)
 # The tests and fuzzers get a temporary directory of their own, which must
 # be empty once they are done (see the last step). Short: Unix socket
 # paths under it are limited to 108 bytes.
 tests_tmp=$(mktemp -d /tmp/abt.XXXXXX)
 export TMPDIR=$tests_tmp
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$fuzzout" "$tests_tmp"' EXIT
-n=0
+fuzzing=""
+trap '[[ -z $fuzzing ]] || kill "$fuzzing" 2>/dev/null; rm -rf "$fuzzout" "$tests_tmp"' EXIT
 fuzzers=()
 ((latest == 1)) || fuzzers=("./persist FuzzParseTranscript" "./acp FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
 	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite" \
 	"./serve FuzzParse" "./serve FuzzWebMessages")
-for target in "${fuzzers[@]}"; do
-	n=$((n + 1))
-	# shellcheck disable=SC2086 # two words: package and fuzzer
-	fuzz $target >"$fuzzout/$n" 2>&1 &
-	pids+=($!)
-done
+# fuzz_all runs the fuzzers two at a time, each one's output into
+# $fuzzout/N, and its status into $fuzzout/N.status.
+fuzz_all() {
+	local i running=()
+	for i in "${!fuzzers[@]}"; do
+		if ((${#running[@]} == 2)); then
+			wait "${running[0]}" || true
+			running=("${running[@]:1}")
+		fi
+		# shellcheck disable=SC2086 # two words: package and fuzzer
+		{
+			st=0
+			fuzz ${fuzzers[$i]} >"$fuzzout/$i" 2>&1 || st=$?
+			echo "$st" >"$fuzzout/$i.status"
+		} &
+		running+=($!)
+	done
+	wait
+}
+if ((${#fuzzers[@]} > 0)); then
+	fuzz_all &
+	fuzzing=$!
+fi
 
-# The packages whose tests wait longest on real CLIs go first, and three
-# test binaries run at once: on two cores they spend much of their time
-# waiting for the agents, so a third keeps the cores busy.
+# The packages whose tests wait longest on real CLIs go first, and two
+# test binaries run at once: the real agents are CPU-bound (an OpenCode
+# instance takes seconds of CPU to start), so a third only slows the others.
 slow_first=(./translators/opencode ./internal/testkit/loadtest ./translators/claude ./translators/amp .)
-beside="the fuzzers, ${FUZZTIME:-10s} each, beside it"
+beside="the fuzzers, ${FUZZTIME:-10s} each, two at a time beside it"
 ((latest == 0)) || beside="the newest CLIs"
 step "go test -race ./... (real-CLI end-to-end tests included; $beside)"
 # testreport is built beside the fuzzers' output, not into .tools, which
 # may be shared with another checkout.
 go build -o "$fuzzout/testreport" ./scripts/testreport
-go test -race -count=1 -json -p "${TEST_PARALLEL:-3}" "${slow_first[@]}" ./... 2>&1 | "$fuzzout/testreport"
+tests_ok=1
+go test -race -count=1 -json -p "${TEST_PARALLEL:-2}" "${slow_first[@]}" ./... 2>&1 | "$fuzzout/testreport" | tee "$fuzzout/report" || tests_ok=0
 done_step
 
-if ((latest == 0)); then
+fuzz_ok=1
+if ((${#fuzzers[@]} > 0)); then
 	step "fuzzing: the fuzzers' results"
-	failed=0
-	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || failed=1
-		cat "$fuzzout/$((i + 1))"
+	wait "$fuzzing" || true
+	fuzzing=""
+	for i in "${!fuzzers[@]}"; do
+		cat "$fuzzout/$i"
+		[[ $(cat "$fuzzout/$i.status" 2>/dev/null) == 0 ]] || fuzz_ok=0
 	done
-	pids=()
-	((failed == 0)) || {
-		echo "test.sh: a fuzzer failed (above)" >&2
-		exit 1
-	}
 	done_step
 fi
 
@@ -178,8 +216,30 @@ left=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name 'go-build*' -printf '%f
 if [[ -n $left ]]; then
 	echo "test.sh: the tests left these behind in $tests_tmp (each test must remove what it makes, and stop what it starts):" >&2
 	echo "$left" >&2
-	exit 1
 fi
 done_step
 
+echo "== summary"
+# go test's totals and failures: testreport's summary, from its "go test:" line on.
+sed -n '/^go test: /,$p' "$fuzzout/report"
+if ((${#fuzzers[@]} > 0)); then
+	passed=0
+	for i in "${!fuzzers[@]}"; do
+		if [[ $(cat "$fuzzout/$i.status" 2>/dev/null) == 0 ]]; then
+			passed=$((passed + 1))
+		else
+			echo "fuzzing: ${fuzzers[$i]} FAILED (its output is above)"
+		fi
+	done
+	echo "fuzzing: $passed of ${#fuzzers[@]} fuzzers passed, ${FUZZTIME:-10s} each"
+fi
+if [[ -n $left ]]; then
+	echo "left behind: $(echo "$left" | wc -l) entries in the tests' temporary directory (listed above)"
+else
+	echo "left behind: nothing"
+fi
+if ((tests_ok == 0 || fuzz_ok == 0)) || [[ -n $left ]]; then
+	echo "test.sh: FAILED after $((SECONDS - start))s" >&2
+	exit 1
+fi
 echo "all tests passed in $((SECONDS - start))s; artifacts (screenshots) in $ACPBRIDGE_ARTIFACTS"

@@ -88,7 +88,7 @@ func checkBodies(t *testing.T, bodies []chatBody) {
 // waitCancelled waits for the fake to see the cancelled turn's request end.
 func waitCancelled(t *testing.T, fake *fakeChat) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		bodies, _, _, cancelled := fake.snapshot(t)
 		last := bodies[len(bodies)-1]

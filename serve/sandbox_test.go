@@ -35,7 +35,7 @@ func newSandboxTest(t *testing.T, l Limits, o SandboxOptions, connect Connector)
 	ts := httptest.NewServer(h)
 	st := &sandboxTest{Server: ts, reg: reg, h: h, client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := reg.CloseAll(ctx); err != nil {
 			t.Error(err)
@@ -181,7 +181,7 @@ func (s *sbStream) next(t *testing.T) sbEvent {
 	case err := <-s.ended:
 		s.ended <- err
 		t.Fatalf("the stream ended: %v", err)
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no event in 10s")
 	}
 	return sbEvent{}
@@ -205,7 +205,7 @@ func (s *sbStream) waitEnd(t *testing.T) {
 		case err := <-s.ended:
 			s.ended <- err
 			return
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("the stream did not end")
 		}
 	}

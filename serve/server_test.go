@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -72,9 +73,9 @@ func start(t *testing.T, s *Server, stderr *lockedBuffer) *running {
 		return err
 	}
 	t.Cleanup(func() { stop() })
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "acpbridge: serving on "); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(stderr.String(), "acpbridge: serving on "); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no serving line after 5 s; stderr: %q", stderr.String())
+			t.Fatalf("no serving line after a minute; stderr: %q", stderr.String())
 		}
 	}
 	return &running{Server: s, stderr: stderr, stop: stop}
@@ -316,8 +317,13 @@ func TestServer_noTokenOnLoopback(t *testing.T) {
 
 // At shutdown every client connection is closed (the edges' closeAll),
 // and a handler that still holds on is cut off after ShutdownTimeout.
+//
+// Whether shutdown waited for ShutdownTimeout is told by its log line,
+// not by the clock: on a loaded machine a prompt shutdown can take longer.
 func TestServer_shutdown(t *testing.T) {
-	s, stderr := newServer(t, Options{})
+	const cutOff = "requests still running at shutdown"
+	log := &lockedBuffer{}
+	s, stderr := newServer(t, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	closed := make(chan struct{})
 	s.mount("/stream", stream(closed), func() { close(closed) })
 	stuck := make(chan struct{})
@@ -326,23 +332,23 @@ func TestServer_shutdown(t *testing.T) {
 	r := start(t, s, stderr)
 
 	streamBody := open(t, r, "/stream")
-	began := time.Now()
 	r.stop()
-	if took := time.Since(began); took > time.Second {
-		t.Errorf("shutdown with a stream its closeAll ends took %v", took)
+	if strings.Contains(log.String(), cutOff) {
+		t.Errorf("shutdown with a stream its closeAll ends waited for ShutdownTimeout: %s", log.String())
 	}
 	if _, err := io.ReadAll(streamBody); err != nil {
 		t.Errorf("the stream after shutdown: %v", err)
 	}
 
-	s, stderr = newServer(t, Options{})
+	log = &lockedBuffer{}
+	s, stderr = newServer(t, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	s.mount("/stuck", stream(stuck), nil)
 	r = start(t, s, stderr)
 	stuckBody := open(t, r, "/stuck")
-	began = time.Now()
+	began := time.Now()
 	r.stop()
-	if took := time.Since(began); took < ShutdownTimeout || took > ShutdownTimeout+time.Second {
-		t.Errorf("shutdown with a handler that holds on took %v, want ShutdownTimeout (%v)", took, ShutdownTimeout)
+	if took := time.Since(began); took < ShutdownTimeout || !strings.Contains(log.String(), cutOff) {
+		t.Errorf("shutdown with a handler that holds on took %v and logged %q; want ShutdownTimeout (%v), then the connections closed", took, log.String(), ShutdownTimeout)
 	}
 	io.ReadAll(stuckBody) // its connection closed: the read ends
 	if _, err := net.DialTimeout("tcp", strings.TrimPrefix(r.URL(), "http://"), time.Second); err == nil {

@@ -47,7 +47,7 @@ func daemonSpec(t *testing.T, root string, idle time.Duration, env ...string) da
 
 func attend(t *testing.T, spec daemon.Spec) *daemon.Lease {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	l, err := daemon.Attend(ctx, spec, dial)
 	if err != nil {
@@ -90,9 +90,9 @@ func TestDaemon_sharedThenStoppedWhenIdle(t *testing.T) {
 		t.Fatalf("server with a lease held: %d, %v; want %d still serving", got, err, pid)
 	}
 	b.Close()
-	waitGone(t, pid, 5*time.Second)
+	waitGone(t, pid, time.Minute)
 	sock := filepath.Join(b.Dir, "sock")
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(sock); err != nil {
 			break
 		}
@@ -111,7 +111,7 @@ func TestDaemon_sharedThenStoppedWhenIdle(t *testing.T) {
 // A server that dies at start is an error that says why, not a hang.
 func TestDaemon_serverDyingAtStartIsAnError(t *testing.T) {
 	spec := daemonSpec(t, t.TempDir(), time.Minute, "FAKE_DIE=1")
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := daemon.Attend(ctx, spec, dial)
 	if err == nil || !strings.Contains(err.Error(), "dying at start on purpose") {
@@ -130,7 +130,7 @@ func TestDaemon_keeperKilled(t *testing.T) {
 		t.Fatalf("no keeper above the server %d", pid)
 	}
 	syscall.Kill(keeper, syscall.SIGKILL)
-	waitGone(t, pid, 5*time.Second)
+	waitGone(t, pid, time.Minute)
 	a.Close()
 	b := attend(t, spec)
 	defer b.Close()
@@ -154,7 +154,7 @@ func TestDaemon_refusesAnOpenDirectory(t *testing.T) {
 	if err := os.Chmod(root, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := daemon.Attend(ctx, daemonSpec(t, root, time.Minute), dial)
 	if err == nil || !strings.Contains(err.Error(), "others can't change") {
@@ -178,7 +178,7 @@ func TestDaemon_slowProbeStartsNoSecondKeeper(t *testing.T) {
 		}
 		return dial(dir)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := daemon.Attend(ctx, spec, slow)
 	if err != nil {
@@ -219,7 +219,7 @@ func TestDaemon_removedDirectoryStillIdlesOut(t *testing.T) {
 	if err := os.RemoveAll(a.Dir); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pid, 5*time.Second)
+	waitGone(t, pid, time.Minute)
 }
 
 // keeperAlive reports whether the daemon of spec still has its keeper.

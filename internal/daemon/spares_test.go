@@ -27,7 +27,7 @@ func spares(t *testing.T, idle time.Duration) (sock string, s proc.Spec, pids st
 		t.Fatal(err)
 	}
 	sock = daemon.SparesSocket(spec.Dir())
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	t.Cleanup(func() { daemon.StopAll(root) })
 	lease, err := daemon.Attend(ctx, spec, daemon.SparesServe)
@@ -40,7 +40,7 @@ func spares(t *testing.T, idle time.Duration) (sock string, s proc.Spec, pids st
 
 func take(t *testing.T, sock string, s proc.Spec) *proc.Process {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p, err := daemon.TakeSpare(ctx, sock, s)
 	if err != nil {
@@ -56,7 +56,7 @@ func take(t *testing.T, sock string, s proc.Spec) *proc.Process {
 // a take it has no spare for before it starts one.
 func takeSoon(t *testing.T, sock string, s proc.Spec) *proc.Process {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if p := take(t, sock, s); p != nil {
 			return p
 		}
@@ -82,7 +82,7 @@ func TestSpares_lendsAWarmProcessWhole(t *testing.T) {
 	fmt.Fprintln(p.Stdin, "exit 3")
 	select {
 	case <-p.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the lent process's exit was not told")
 	}
 	if err := p.Err(); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "echo exiting") {
@@ -126,7 +126,7 @@ func TestSpares_leaveNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range notedPids(t, pids) { // gone at its time to live
-		waitGone(t, pid, 5*time.Second)
+		waitGone(t, pid, time.Minute)
 	}
 	other := s
 	other.Dir = t.TempDir()
@@ -135,7 +135,7 @@ func TestSpares_leaveNothingBehind(t *testing.T) {
 	}
 	daemon.StopAll(daemon.Root(s.Env))
 	for _, pid := range notedPids(t, pids) {
-		waitGone(t, pid, 5*time.Second)
+		waitGone(t, pid, time.Minute)
 	}
 }
 
@@ -143,7 +143,7 @@ func TestSpares_leaveNothingBehind(t *testing.T) {
 func notedPids(t *testing.T, dir string) []int {
 	t.Helper()
 	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); len(pids) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); len(pids) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
 			if pid, err := strconv.Atoi(e.Name()); err == nil {

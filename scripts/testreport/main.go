@@ -14,6 +14,13 @@
 // tests. Lines that are not JSON (go vet's, a crashed binary's) are
 // copied through.
 //
+// A package whose test binary failed outside any test's own failure (it
+// timed out, panicked, was killed by a signal, or its TestMain failed)
+// says why, and counts: the tests it was running count as failed, and for
+// a timeout the part of the goroutine dump that is the module's own code is
+// shown (the whole dump is in go test's output, which the report keeps
+// only for failures). The summary ends with every failure, one a line.
+//
 // It exits 1 if a test or a package failed or did not build, so that
 // `go test -json ./... | testreport` fails when the suite does (with
 // pipefail, go test's own status counts too).
@@ -74,6 +81,7 @@ type pkg struct {
 	output    map[string][]string // per test ("" for the package)
 	realCLIs  map[string]bool
 	realTests map[string]bool
+	died      string // why the binary failed outside its tests' failures
 }
 
 type slow struct {
@@ -90,8 +98,9 @@ type report struct {
 	pkgs map[string]*pkg
 	slow []slow
 
-	builds map[string][]string // build output per import path
-	broken []string            // packages that did not build
+	builds   map[string][]string // build output per import path
+	broken   []string            // packages that did not build
+	failures []string            // every failure, for the summary
 }
 
 func newReport(out io.Writer, now func() time.Time) *report {
@@ -129,6 +138,7 @@ func (r *report) handle(e event) {
 		return
 	case "build-fail":
 		r.broken = append(r.broken, e.ImportPath)
+		r.failures = append(r.failures, short(e.ImportPath)+": did not build")
 		r.writef("%s", strings.Join(r.builds[e.ImportPath], ""))
 		return
 	}
@@ -185,6 +195,7 @@ func (r *report) endTest(p *pkg, e event) {
 		r.slow = append(r.slow, slow{short(p.name) + "." + e.Test, e.Elapsed})
 	case "fail":
 		p.failed++
+		r.failures = append(r.failures, short(p.name)+"."+e.Test)
 		r.writef("--- FAIL %s.%s (%.1fs)\n%s", short(p.name), e.Test, e.Elapsed, strings.Join(p.output[e.Test], ""))
 	case "skip":
 		p.skipped++
@@ -219,11 +230,107 @@ func (r *report) finish(p *pkg, e event) {
 	status := "ok  "
 	if e.Action == "fail" {
 		status = "FAIL"
-		if p.failed == 0 { // the binary itself failed: a panic, a timeout, TestMain
-			r.writef("%s", strings.Join(p.output[""], ""))
+		if p.failed == 0 || len(p.running) > 0 { // the binary itself failed
+			r.died(p)
 		}
 	}
 	r.writef("%s  %-36s %6.1fs  %s\n", status, short(p.name), e.Elapsed, p.counts())
+}
+
+// died reports a test binary that failed outside its tests' own failures:
+// why, what it was running (each such test counts as failed), and the
+// output that tells more.
+func (r *report) died(p *pkg) {
+	out := p.allOutput()
+	why, detail := diagnose(out)
+	running := sorted(p.running)
+	p.died = why
+	p.failed += len(running)
+	for _, test := range running {
+		delete(p.running, test)
+	}
+	what := short(p.name) + ": " + why
+	if len(running) > 0 {
+		what += " (running " + strings.Join(running, ", ") + ")"
+	}
+	r.failures = append(r.failures, what)
+	r.writef("--- FAIL %s\n%s", what, detail)
+}
+
+// allOutput is every line the package printed that is still kept: its
+// own, and that of the tests that have not ended (a timeout's panic is
+// printed as the output of a running test).
+func (p *pkg) allOutput() []string {
+	out := append([]string(nil), p.output[""]...)
+	for _, test := range sorted(p.running) {
+		out = append(out, p.output[test]...)
+	}
+	return out
+}
+
+// diagnose says why a test binary failed from its output, and picks the
+// lines that show it: for a timeout the running tests and the module's
+// own goroutines, for a panic its message and the goroutine that
+// panicked, for a signal the lines before it.
+func diagnose(out []string) (why, detail string) {
+	text := strings.Join(out, "")
+	i := strings.Index(text, "panic: ")
+	switch {
+	case strings.Contains(text, "panic: test timed out after "):
+		head, _, _ := strings.Cut(text[i:], "\n\n")
+		why = strings.TrimPrefix(firstLine(head), "panic: ")
+		return why, head + "\n" + ownGoroutines(text[i:], dumpLines)
+	case i >= 0:
+		return firstLine(text[i:]), tailLines(text[i:], dumpLines)
+	}
+	if m := signalLine.FindString(text); m != "" {
+		return "killed by " + strings.TrimSpace(m), tailLines(text, 40)
+	}
+	return "the test binary failed outside its tests (TestMain, or an exit)", tailLines(text, 40)
+}
+
+// dumpLines bounds how much of a goroutine dump is shown.
+const dumpLines = 300
+
+var signalLine = regexp.MustCompile(`(?m)^signal: .*$`)
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(l)
+}
+
+// tailLines is the last n lines of s.
+func tailLines(s string, n int) string {
+	lines := strings.SplitAfter(strings.TrimRight(s, "\n")+"\n", "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("… (%d lines before)\n", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "")
+}
+
+// ownGoroutines is the goroutines of a dump whose stacks run the module's
+// own code (the testing package's and the runtime's left out), at most
+// max lines, with a count of the rest.
+func ownGoroutines(dump string, max int) string {
+	var keep []string
+	left, lines := 0, 0
+	for _, g := range strings.Split(dump, "\n\n") {
+		if !strings.HasPrefix(g, "goroutine ") || !strings.Contains(g, module+"/") && !strings.Contains(g, module+".") {
+			continue
+		}
+		n := strings.Count(g, "\n") + 1
+		if lines+n > max {
+			left++
+			continue
+		}
+		keep = append(keep, g)
+		lines += n
+	}
+	s := strings.Join(keep, "\n\n") + "\n"
+	if left > 0 {
+		s += fmt.Sprintf("… and %d more of the module's goroutines (the whole dump is in go test -json's output)\n", left)
+	}
+	return s
 }
 
 func (p *pkg) counts() string {
@@ -307,8 +414,30 @@ func (r *report) summary() {
 	if len(names) > 0 {
 		r.writef("slowest: %s\n", strings.Join(names, ", "))
 	}
-	r.writef("go test: %s, %s passed, %d failed, %d skipped, %d did not build, in %s\n",
-		plural(n, "package"), plural(passed, "test"), failed, skipped, len(r.broken), r.since())
+	for _, p := range r.pkgs {
+		if !p.done {
+			r.failures = append(r.failures, short(p.name)+": did not finish (go test ended first)")
+		}
+	}
+	r.writef("go test: %s, %s passed, %d failed, %d skipped; %d test binaries died (timed out, panicked, killed), %d did not build; in %s\n",
+		plural(n, "package"), plural(passed, "test"), failed, skipped, r.dead(), len(r.broken), r.since())
+	if len(r.failures) > 0 {
+		r.writef("failures (%d):\n", len(r.failures))
+		for _, f := range r.failures {
+			r.writef("  %s\n", f)
+		}
+	}
+}
+
+// dead is how many test binaries failed outside their tests.
+func (r *report) dead() int {
+	n := 0
+	for _, p := range r.pkgs {
+		if p.died != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *report) failed() bool {
@@ -318,7 +447,7 @@ func (r *report) failed() bool {
 		return true
 	}
 	for _, p := range r.pkgs {
-		if p.failed > 0 || !p.done {
+		if p.failed > 0 || !p.done || p.died != "" {
 			return true
 		}
 	}
@@ -341,9 +470,11 @@ func (r *report) writef(format string, args ...any) {
 	r.last = r.now()
 }
 
+// module is the module's path.
+const module = "github.com/acpbridge/acpbridge"
+
 // short drops the module path from a package's import path.
 func short(path string) string {
-	const module = "github.com/acpbridge/acpbridge"
 	if path == module {
 		return "acpbridge (main)"
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -28,12 +29,16 @@ type Options struct {
 	// Delegate is the command line of acpbridge's permission delegate
 	// (acpbridge amp-delegate); nil means this executable's.
 	Delegate []string
+	// FirstOutputLimit is how long a turn's amp may print nothing before
+	// the turn is given up; zero means a minute.
+	FirstOutputLimit time.Duration
 }
 
 // Backend runs Amp sessions, one amp process per turn.
 type Backend struct {
 	agentkit.CLI
-	delegate []string
+	delegate    []string
+	firstOutput time.Duration // Options.FirstOutputLimit, or its default
 
 	builtin agentkit.Lazy[[]rule] // Amp's built-in permission rules
 	hooks   agentkit.Lazy[*hooks] // the delegates' way back to the bridge
@@ -46,7 +51,11 @@ var _ agent.Backend = (*Backend)(nil)
 
 // New returns the Amp backend.
 func New(opts Options) *Backend {
-	return &Backend{CLI: agentkit.NewCLI("amp", EnvVar, opts.CLIOptions), delegate: opts.Delegate}
+	first := opts.FirstOutputLimit
+	if first == 0 {
+		first = firstOutputLimit
+	}
+	return &Backend{CLI: agentkit.NewCLI("amp", EnvVar, opts.CLIOptions), delegate: opts.Delegate, firstOutput: first}
 }
 
 // Info: Amp takes images (checked: at most four, of the type they claim)

@@ -26,10 +26,10 @@ const (
 	ampModeAuto = "default" // no --mode: Amp's own default
 )
 
-// FirstOutputLimit is how long amp may print nothing after it starts
-// before the turn is given up: a healthy amp prints its init line within
-// a few seconds.
-var FirstOutputLimit = 60 * time.Second
+// firstOutputLimit is how long amp may print nothing after it starts
+// before the turn is given up (Options.FirstOutputLimit says otherwise): a
+// healthy amp prints its init line within a few seconds.
+const firstOutputLimit = 60 * time.Second
 
 // session is one Amp thread behind one bridge session: each turn is an
 // amp process (`amp threads continue T-… -x --stream-json
@@ -257,7 +257,7 @@ var loginPrompt = []byte("No API key found")
 
 // read feeds the turn's output to its translator and reports its end.
 func (s *session) read(p *proc.Process, tr *Translator) {
-	first := time.AfterFunc(FirstOutputLimit, func() { p.Terminate() })
+	first := time.AfterFunc(s.b.firstOutput, func() { p.Terminate() })
 	defer first.Stop()
 	br := bufio.NewReaderSize(p.Stdout, 1<<20)
 	var noise []string

@@ -140,7 +140,7 @@ func TestE2E_spareProcess(t *testing.T) {
 	start := func(cwd string) (*editortest.Editor, *Backend, int) {
 		b := New(Options{Path: bin, Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
 		e := editortest.StartEditorIn(t, b, t.TempDir(), bridge.PersistAuto, cwd)
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			if p, ok := b.spare.Peek(); ok {
 				return e, b, p.Pid()
@@ -151,7 +151,7 @@ func TestE2E_spareProcess(t *testing.T) {
 		return nil, nil, 0
 	}
 	gone := func(pid int) bool {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			if !testproc.Alive(pid) {
 				return true
@@ -212,7 +212,7 @@ func TestE2E_sharedSpares(t *testing.T) {
 		}
 		server := daemonServer(t, root)
 		// The daemon starts the next spare a moment after a take.
-		for deadline := time.Now().Add(10 * time.Second); len(in(server)) < 2 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(time.Minute); len(in(server)) < 2 && time.Now().Before(deadline); {
 			time.Sleep(20 * time.Millisecond)
 		}
 		mine, daemons = in(os.Getpid()), in(server)
@@ -227,7 +227,7 @@ func TestE2E_sharedSpares(t *testing.T) {
 			"the one it took and the next spare the daemon's", mine, lent)
 	}
 	server := daemonServer(t, root)
-	for deadline := time.Now().Add(10 * time.Second); len(in(server)) > 1 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Minute); len(in(server)) > 1 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if left := in(server); len(left) != 1 {
@@ -583,7 +583,7 @@ func TestE2E_exitPlanModeOffersThePlanAndTheNextMode(t *testing.T) {
 		t.Errorf("ask options %v, tool call %+v; want the plan and the modes to go on in", opts, call)
 	}
 	var mode string // the switch comes right after the ask's answer, maybe after the turn
-	for deadline := time.Now().Add(10 * time.Second); mode == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); mode == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, u := range e.Client.Take() {
 			if u.CurrentModeUpdate != nil {
 				mode = string(u.CurrentModeUpdate.CurrentModeId)

@@ -34,7 +34,7 @@ func openFake(t *testing.T, opts agent.OpenOptions, ev *nativetest.Recorder, env
 
 func prompt(t *testing.T, n agent.Native, text string) (agent.TurnResult, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return n.Prompt(ctx, agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
 }

@@ -28,7 +28,7 @@ func TestE2E_cancelStopsTheCommand(t *testing.T) {
 		done <- r
 	}()
 	e.WaitFor(func(u acp.SessionUpdate) bool { return u.ToolCall != nil || u.ToolCallUpdate != nil })
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(sleeping(secs)) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the command never started")
@@ -41,10 +41,10 @@ func TestE2E_cancelStopsTheCommand(t *testing.T) {
 		if r.StopReason != acp.StopReasonCancelled {
 			t.Errorf("stop reason %q", r.StopReason)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the cancelled turn did not end")
 	}
-	deadline = time.Now().Add(3 * time.Second)
+	deadline = time.Now().Add(time.Minute)
 	for len(sleeping(secs)) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the cancelled turn's command still runs: %v", sleeping(secs))

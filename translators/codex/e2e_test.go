@@ -398,7 +398,7 @@ func TestE2E_spareThread(t *testing.T) {
 	cwd := t.TempDir()
 	e, b := w.bridgeIn(t, cwd)
 	var spare string
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for spare == "" && time.Now().Before(deadline) {
 		sp, _ := b.spare.Peek()
 		spare = sp.res.Thread.ID

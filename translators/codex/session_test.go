@@ -155,7 +155,7 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 		t.Errorf("thread/start %v; want the cwd alone (config.toml decides the rest)", starts)
 	}
 	var got string // skills/list comes after thread/start, in the background
-	for deadline := time.Now().Add(10 * time.Second); !strings.HasSuffix(got, "skills/list") && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !strings.HasSuffix(got, "skills/list") && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		w := fc.messages(t)
 		if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "app-server -c tools.update_plan={enabled=true}" {
 			t.Fatalf("the server was started as %v", w)

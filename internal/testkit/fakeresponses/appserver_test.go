@@ -163,10 +163,10 @@ func (e *codexEnv) start(t *testing.T) *appServer {
 			if err != nil {
 				t.Errorf("codex app-server: %v\nstderr:\n%s", err, tail(a.stderr.String()))
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			_ = testproc.KillGroup(cmd.Process.Pid)
 			<-exited
-			t.Errorf("codex app-server did not exit within 10s of stdin closing")
+			t.Errorf("codex app-server did not exit within a minute of stdin closing")
 		}
 	})
 	t.Cleanup(a.closeFn)

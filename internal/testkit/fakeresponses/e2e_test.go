@@ -196,7 +196,7 @@ func TestCodexItems(t *testing.T) {
 			t.Errorf("turn/completed %s", m)
 		}
 		// codex dropped the stream; the fake's handler stops at its next delay.
-		waitIdle(t, e.fake, 2*time.Second)
+		waitIdle(t, e.fake, time.Minute)
 	})
 }
 

@@ -243,7 +243,7 @@ func TestFlushesEachEvent(t *testing.T) {
 		return Reply{Items: []Item{{Type: "message", Text: "one two three"}}, Deltas: 3, Delay: time.Hour}
 	})
 	defer s.Close()
-	cut := time.AfterFunc(10*time.Second, s.Close) // ends the read below if it waits for the hour
+	cut := time.AfterFunc(time.Minute, s.Close) // ends the read below if it waits for the hour
 	defer cut.Stop()
 	resp := post(t, s.URL+"/responses", userBody("x"))
 	br := bufio.NewReader(resp.Body)
@@ -358,7 +358,7 @@ func TestClientGoneStopsStream(t *testing.T) {
 		t.Fatalf("inflight %d, want 1", s.host.InFlight())
 	}
 	cancel()
-	waitIdle(t, s, 2*time.Second)
+	waitIdle(t, s, time.Minute)
 }
 
 // Close cuts off running streams and returns once their handlers are done.
@@ -368,10 +368,12 @@ func TestCloseCutsStreams(t *testing.T) {
 	if _, err := readEvent(bufio.NewReader(resp.Body)); err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Now()
-	s.Close()
-	if d := time.Since(t0); d > 5*time.Second {
-		t.Errorf("Close took %v", d)
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select { // an hour's delay: a Close that waited for the stream would hang
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("Close waits for the stream in flight")
 	}
 	if n := s.host.InFlight(); n != 0 {
 		t.Errorf("%d handlers running after Close", n)

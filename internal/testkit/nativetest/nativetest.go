@@ -25,7 +25,7 @@ import (
 
 // WaitGuard bounds every wait; it is only there so that a broken test
 // fails instead of hanging.
-const WaitGuard = 30 * time.Second
+const WaitGuard = 2 * time.Minute
 
 // TestBinary is this test binary, which plays the agent's CLI.
 func TestBinary() string {

@@ -52,7 +52,7 @@ func TestSpare_droppedWhenNobodyTakesIt(t *testing.T) {
 	var s Spare[int]
 	var d dropped
 	s.Make("/w", 10*time.Millisecond, func() (int, error) { return 1, nil }, d.drop)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(d.got()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -71,7 +71,7 @@ func TestSpare_closeDropsOneStillBeingMade(t *testing.T) {
 	s.Make("/w", time.Minute, func() (int, error) { <-release; return 2, nil }, d.drop)
 	s.Close()
 	close(release)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for len(d.got()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
