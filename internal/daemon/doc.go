@@ -117,4 +117,16 @@
 // server's children: if the server exits or is killed, those it lent go
 // too (their parent-death signal, on Linux), as untaken ones do; the
 // keeper stops it only once no bridge holds a lease.
+//
+// A lent process and everything under it end with the bridge that took
+// it. The server runs every spare under acpbridge's supervisor (Linux;
+// see package proc), as a bridge runs its own agents, and the take's
+// connection is the lease on the process: when the bridge's end of it
+// closes before the process has exited (the bridge died, even by SIGKILL,
+// which closes its descriptors all the same), the server stops the
+// process (SIGTERM to its group, then the rest of proc's ladder), and the
+// supervisor kills what the agent left, even in a session of its own
+// (claude's Bash tool starts its commands so). The process's stdin, which
+// ends too, is not enough: claude does not exit at its end while a turn
+// runs.
 package daemon
