@@ -17,6 +17,7 @@ type Lease struct {
 	lock   *flock.Flock  // the shared lock on the lease file
 	closed chan struct{} // closed by Close
 	once   sync.Once
+	will   will
 }
 
 // Pid is the daemon's server's pid, or 0 if it can't be read.
@@ -38,6 +39,9 @@ func (l *Lease) Log() string { return logTail(l.Dir) }
 
 // Close lets the daemon go.
 func (l *Lease) Close() error {
-	l.once.Do(func() { close(l.closed) })
+	l.once.Do(func() {
+		close(l.closed)
+		l.will.close()
+	})
 	return l.lock.Unlock()
 }
