@@ -96,10 +96,15 @@ func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) e
 	return nil
 }
 
-func (r *recorder) RequestPermission(ctx context.Context, _ sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (r *recorder) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	if r.hold {
 		<-ctx.Done()
 		return sdk.RequestPermissionResponse{}, ctx.Err()
+	}
+	for _, o := range req.Options { // a real agent's own option ids
+		if o.Kind == sdk.PermissionOptionKindAllowOnce {
+			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("allow")}, nil
 }

@@ -70,7 +70,9 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 			defer cancel()
 			s, err := p.cs.NewSession(long, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
 			if err != nil {
-				t.Fatalf("session/new: %v", err)
+				p.cmd.Process.Kill()
+				p.cmd.Wait()
+				t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
 			}
 			if a.mode != "" {
 				if _, err := p.cs.SetSessionMode(ctx(t), sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: sdk.SessionModeId(a.mode)}); err != nil {

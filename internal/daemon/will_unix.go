@@ -32,7 +32,9 @@ const deedTimeout = 10 * time.Second
 // (exits, or dies in any way: SIGKILL closes its connection all the same)
 // before it calls Unwill(key): interrupt the turn it runs on the server,
 // say. A later Will of the same key replaces it.
-func (l *Lease) Will(key string, d Deed) error { return l.will.send(l.Dir, willLine{Key: key, Deed: &d}) }
+func (l *Lease) Will(key string, d Deed) error {
+	return l.will.send(l.Dir, willLine{Key: key, Deed: &d})
+}
 
 // Unwill takes back the deed of key.
 func (l *Lease) Unwill(key string) error { return l.will.send(l.Dir, willLine{Key: key}) }
