@@ -47,13 +47,15 @@ type bridgeProc struct {
 
 func startProc(t *testing.T, args ...string) *bridgeProc {
 	t.Helper()
-	return startProcEnv(t, nil, args...)
+	return startProcIn(t, "", nil, args...)
 }
 
-// startProcEnv is startProc with env added to the bridge's environment.
-func startProcEnv(t *testing.T, env []string, args ...string) *bridgeProc {
+// startProcIn is startProc in directory dir ("" for the test's), with env
+// added to the bridge's environment.
+func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridgeProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), env...), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
 	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr

@@ -62,13 +62,14 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 			root := t.TempDir()
 			t.Cleanup(func() { daemon.StopAll(root) })
 			env := append(a.env(t), daemon.RootEnv+"="+root)
-			p := startProcEnv(t, env, "--agent", a.name, "--state-dir", t.TempDir())
+			cwd := t.TempDir() // the session's too: the spare warmed at initialize is of its kind
+			p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir())
 			if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 				t.Fatal(err)
 			}
 			long, cancel := context.WithTimeout(context.Background(), time.Minute) // a first opencode serve's start, on a loaded machine
 			defer cancel()
-			s, err := p.cs.NewSession(long, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+			s, err := p.cs.NewSession(long, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
 			if err != nil {
 				p.cmd.Process.Kill()
 				p.cmd.Wait()

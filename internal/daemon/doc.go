@@ -27,6 +27,7 @@
 //	keeper     the keeper's pid
 //	pid        the server's pid, written by the keeper
 //	idle       since when no bridge has held a lease, while none does
+//	will       the keeper's socket for bridges' wills (see below)
 //	log        the keeper's and the server's output
 //
 // and whatever the server makes there itself (a socket). Unix socket paths
@@ -68,6 +69,20 @@
 //   - Once idle, the keeper keeps the exclusive lock while it stops the
 //     server: a bridge that comes then waits for its lease, finds no
 //     server, and starts a new one.
+//
+// A turn a bridge runs on a shared server ends with the bridge, even one
+// killed with SIGKILL, as it would with a server of the bridge's own. The
+// server can't tell (codex app-server runs a thread's turn on after the
+// connection that started it has gone; opencode serve has no connection
+// per client), but the keeper can: a bridge leaves it a will
+// (Lease.Will: a Deed, such as an HTTP request or JSON-RPC messages on the
+// server's socket, that interrupts the turn) on a connection to the
+// socket "will" in the daemon's directory, and takes it back when the
+// turn is over (Lease.Unwill). When that connection ends (the lease let
+// go, or the bridge dead: the kernel closes a killed process's
+// descriptors) the keeper does what is left of the will, each deed within
+// 10 s. A keeper killed takes its server with it, and the bridge's turn
+// fails with the connection's end.
 //
 // List finds the daemons that run under a root, with what they hold (RSS
 // and PSS of the keeper and everything under it, from
