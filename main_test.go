@@ -47,8 +47,16 @@ type bridgeProc struct {
 
 func startProc(t *testing.T, args ...string) *bridgeProc {
 	t.Helper()
+	return startProcIn(t, "", nil, args...)
+}
+
+// startProcIn is startProc in directory dir ("" for the test's), with env
+// added to the bridge's environment.
+func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridgeProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), env...), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
 	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &bytes.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error
@@ -90,10 +98,15 @@ func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) e
 	return nil
 }
 
-func (r *recorder) RequestPermission(ctx context.Context, _ sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (r *recorder) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	if r.hold {
 		<-ctx.Done()
 		return sdk.RequestPermissionResponse{}, ctx.Err()
+	}
+	for _, o := range req.Options { // a real agent's own option ids
+		if o.Kind == sdk.PermissionOptionKindAllowOnce {
+			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("allow")}, nil
 }

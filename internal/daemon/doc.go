@@ -28,6 +28,7 @@
 //	pid        the server's pid, written by the keeper
 //	idle       since when no bridge has held a lease, while none does, and
 //	           the CPU time the keeper and its server had used by then
+//	will       the keeper's socket for bridges' wills (see below)
 //	log        the keeper's and the server's output
 //
 // and whatever the server makes there itself (a socket). Unix socket paths
@@ -80,12 +81,27 @@
 //     server: a bridge that comes then waits for its lease, finds no
 //     server, and starts a new one.
 //
+// A turn a bridge runs on a shared server ends with the bridge, even one
+// killed with SIGKILL, as it would with a server of the bridge's own. The
+// server can't tell (codex app-server runs a thread's turn on after the
+// connection that started it has gone; opencode serve has no connection
+// per client), but the keeper can: a bridge leaves it a will
+// (Lease.Will: a Deed, such as an HTTP request or JSON-RPC messages on the
+// server's socket, that interrupts the turn) on a connection to the
+// socket "will" in the daemon's directory, and takes it back when the
+// turn is over (Lease.Unwill). When that connection ends (the lease let
+// go, or the bridge dead: the kernel closes a killed process's
+// descriptors) the keeper does what is left of the will, each deed within
+// 10 s. A keeper killed takes its server with it, and the bridge's turn
+// fails with the connection's end.
+//
 // List finds the daemons that run under a root, with what they hold (RSS
 // and PSS of the keeper and everything under it, from
 // /proc/PID/smaps_rollup), the CPU time they have used (/proc/PID/stat),
 // the bridges that hold a lease (/proc/locks) and since when none has
-// (and so what they use idle: Running.IdleShare); Running.Stop and StopAll stop them (SIGTERM to the
-// keeper, then SIGKILL to a keeper that hangs). acpbridge doctor and
+// (and so what they use idle: Running.IdleShare); Running.Stop and
+// StopAll stop them (SIGTERM to the keeper, then SIGKILL to a keeper that
+// hangs). acpbridge doctor and
 // acpbridge daemons [stop] are made of them.
 //
 // On systems other than Unix there are no daemons: Attend fails and the
@@ -129,4 +145,16 @@
 // server's children: if the server exits or is killed, those it lent go
 // too (their parent-death signal, on Linux), as untaken ones do; the
 // keeper stops it only once no bridge holds a lease.
+//
+// A lent process and everything under it end with the bridge that took
+// it. The server runs every spare under acpbridge's supervisor (Linux;
+// see package proc), as a bridge runs its own agents, and the take's
+// connection is the lease on the process: when the bridge's end of it
+// closes before the process has exited (the bridge died, even by SIGKILL,
+// which closes its descriptors all the same), the server stops the
+// process (SIGTERM to its group, then the rest of proc's ladder), and the
+// supervisor kills what the agent left, even in a session of its own
+// (claude's Bash tool starts its commands so). The process's stdin, which
+// ends too, is not enough: claude does not exit at its end while a turn
+// runs.
 package daemon

@@ -96,7 +96,9 @@ func keepDaemon(dir string) int {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
 		return 127
 	}
+	stopWills := serveWills(dir)
 	status := keepServer(dir, spec.Idle, exited, sigs, pid)
+	stopWills()
 	clean(dir)
 	return status
 }

@@ -18,6 +18,7 @@ type Lease struct {
 	lock   *flock.Flock  // the shared lock on the lease file
 	closed chan struct{} // closed by Close
 	once   sync.Once
+	will   will
 }
 
 // Pid is the daemon's server's pid, or 0 if it can't be read.
@@ -41,7 +42,10 @@ func (l *Lease) Log() string { return logTail(l.Dir) }
 // which looks for leases only every few seconds, counts the daemon's idle
 // time from then.
 func (l *Lease) Close() error {
-	l.once.Do(func() { close(l.closed) })
+	l.once.Do(func() {
+		close(l.closed)
+		l.will.close()
+	})
 	touch(filepath.Join(l.Dir, "lease"))
 	return l.lock.Unlock()
 }

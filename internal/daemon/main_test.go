@@ -16,7 +16,9 @@ import (
 // TestMain lets the test binary keep the daemons its tests start, and play
 // a child process when FAKE_CHILD is set: "listen" serves its pid on a
 // socket "sock" in its directory (a daemon's server), "echo" (a spare)
-// echoes its stdin's lines and exits with the status a line "exit N" says.
+// echoes its stdin's lines and exits with the status a line "exit N" says,
+// "tool" (a spare too) plays an agent running a tool (tool), "bridge"
+// takes a "tool" spare and waits to be killed (bridge).
 func TestMain(m *testing.M) {
 	daemontest.KeepFromHere()
 	switch os.Getenv("FAKE_CHILD") {
@@ -24,6 +26,8 @@ func TestMain(m *testing.M) {
 		listen()
 	case "echo":
 		echo()
+	case "tool", "bridge":
+		lentChild(os.Getenv("FAKE_CHILD"))
 	}
 	os.Exit(m.Run())
 }

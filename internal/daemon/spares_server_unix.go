@@ -42,8 +42,22 @@ func ServeSpares(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
+	superviseSpares()
 	newSpareServer(ttl).run(ctx, ln)
 	return 0
+}
+
+// superviseSpares runs every spare under acpbridge's supervisor (Linux;
+// see proc.Supervise), as a bridge runs its agents: stopping a lent
+// process then stops whatever it started too, even in a session of its
+// own (claude's Bash tool).
+func superviseSpares() {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acpbridge spares: spares run unsupervised: can't find acpbridge's executable: %v\n", err)
+		return
+	}
+	proc.SuperviseWith([]string{self, proc.SuperviseCommand})
 }
 
 // spareServer lends the spares of its pool to the bridges that connect.
@@ -150,16 +164,22 @@ func readAsk(conn *net.UnixConn) (spareAsk, error) {
 
 // lend hands p to the bridge on conn, starts the next spare of its kind
 // (refillDelay later, or when p exits if that comes first), and tells the
-// bridge when p exits (unless the server stops first: ctx).
+// bridge when p exits (unless the server stops first: ctx). p lives no
+// longer than the bridge's end of conn: see endWithBridge.
 func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Process, ask spareAsk) {
 	files := p.Lend()
 	err := writeAnswer(conn, spareAnswer{Pid: p.Pid()}, files)
-	closeAll(files) // the bridge's now, or nobody's: p ends at its stdin's end
+	closeAll(files) // the bridge's now, or nobody's
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge spares: lending %s (pid %d): %v\n", ask.Path, p.Pid(), err)
+		p.Stop()
 		s.pool.warm(ask.spec())
 		return
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer conn.Close() // ends endWithBridge's read
+	wg.Go(func() { endWithBridge(conn, p) })
 	if !s.refillOnceSettled(ctx, p, ask.spec()) {
 		return
 	}
@@ -170,6 +190,23 @@ func (s *spareServer) lend(ctx context.Context, conn *net.UnixConn, p *proc.Proc
 	}
 	status := errText(p.ExitStatus())
 	writeAnswer(conn, spareAnswer{Exit: &status}, nil)
+}
+
+// endWithBridge stops p (Process.Terminate, its supervisor taking what p
+// started with it) if the bridge's end of conn closes before p has
+// exited: the bridge let it go without stopping it, or died, even by
+// SIGKILL, which closes its descriptors all the same. p's stdin does not
+// tell: claude does not exit at its stdin's end while a turn runs. The
+// bridge sends nothing once it has been lent p, so any read's end is the
+// connection's; endWithBridge returns at that end, or conn's close.
+func endWithBridge(conn *net.UnixConn, p *proc.Process) {
+	conn.SetReadDeadline(time.Time{})
+	io.Copy(io.Discard, conn)
+	select {
+	case <-p.Done():
+	default:
+		p.Terminate()
+	}
 }
 
 // refillOnceSettled starts the next spare like lent once lent has settled,

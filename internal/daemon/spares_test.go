@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,4 +157,61 @@ func notedPids(t *testing.T, dir string) []int {
 		t.Fatal("no spare noted its pid")
 	}
 	return pids
+}
+
+// A bridge killed with a spare it took, idle or running a tool that left
+// the agent's session (as claude's Bash tool does), leaves nothing of it
+// behind: the agent and the tool end with the bridge.
+func TestSpares_killedBridgeLeavesNothingBehind(t *testing.T) {
+	for _, idle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idle=%v", idle), func(t *testing.T) {
+			t.Parallel()
+			sock, s, _ := spares(t, time.Minute)
+			s.Env = append(s.Env, "FAKE_CHILD=tool")
+			if err := daemon.WarmSpare(context.Background(), sock, s); err != nil {
+				t.Fatal(err)
+			}
+			bridge, agent := takenByBridge(t, sock, s, idle)
+			lent := append([]int{agent}, proc.Descendants(agent)...)
+			if want := map[bool]int{false: 3, true: 2}[idle]; len(lent) < want {
+				t.Fatalf("the lent process's tree: %v; want at least %d processes (its supervisor, the agent, its tool)", lent, want)
+			}
+			for _, pid := range lent {
+				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			}
+			bridge.Process.Kill()
+			bridge.Wait()
+			killed := time.Now()
+			for _, pid := range lent {
+				waitGone(t, pid, time.Minute)
+			}
+			t.Logf("the lent tree (%d processes) was gone %v after the bridge's SIGKILL", len(lent), time.Since(killed))
+		})
+	}
+}
+
+// takenByBridge starts a "bridge" child that takes the spare s from the
+// server on sock, and has it run its tool unless idle; it returns the
+// bridge, once it has, and the pid it was lent.
+func takenByBridge(t *testing.T, sock string, s proc.Spec, idle bool) (*exec.Cmd, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "FAKE_CHILD=bridge", "SPARES_SOCK="+sock, "SPARE_DIR="+s.Dir, "GORACE=atexit_sleep_ms=0")
+	if idle {
+		cmd.Env = append(cmd.Env, "BRIDGE_IDLE=1")
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var agent, tool int
+	if _, err := fmt.Fscan(out, &agent, &tool); err != nil {
+		t.Fatalf("the bridge said no pids: %v", err)
+	}
+	return cmd, agent
 }

@@ -250,9 +250,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	})
 	cli := jrpc2.NewClient(ch, &jrpc2.ClientOptions{OnCallback: b.callback})
 	srv := &server{l: l, cli: cli}
-	init := map[string]any{"clientInfo": map[string]any{"name": "acpbridge", "title": "acpbridge", "version": "0.1"},
-		"capabilities": map[string]any{"experimentalApi": true}} // turn/start's collaborationMode is experimental
-	if err := srv.call(ctx, "initialize", init, nil); err != nil {
+	if err := srv.call(ctx, "initialize", initParams(), nil); err != nil {
 		srv.Stop()
 		return nil, fmt.Errorf("codex app-server did not start: %w", err)
 	}
@@ -262,6 +260,13 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	}
 	b.Log().Debug("codex app-server ready", "shared", b.Shared() > 0)
 	return srv, nil
+}
+
+// initParams are initialize's: the client, and the experimental API
+// (turn/start's collaborationMode is experimental).
+func initParams() map[string]any {
+	return map[string]any{"clientInfo": map[string]any{"name": "acpbridge", "title": "acpbridge", "version": "0.1"},
+		"capabilities": map[string]any{"experimentalApi": true}}
 }
 
 // serverArgs is the app-server's command line, with the plan tool on, so

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -52,6 +53,8 @@ type session struct {
 	// offered are the models the session's options were made of: the
 	// server's, or those kept on disk until connect checks them.
 	offered []modelDoc
+
+	will agentkit.TurnWill // a shared app-server's keeper interrupts the running turn if the bridge dies
 
 	mu      sync.Mutex        // protects the fields below
 	picked  map[string]string // values the user chose (recorded, or sent with a turn): a resume sends the model again
@@ -297,6 +300,7 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 	s.mu.Lock()
 	s.prompted = true
 	s.mu.Unlock()
+	defer s.will.Done()
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*TurnEnd, *server]{
 		Ready: s.at.Server,
 		Send: func(_ context.Context, srv *server) error {
@@ -367,8 +371,31 @@ func (s *session) startTurn(srv *server, params map[string]any) error {
 	}
 	s.mu.Lock()
 	s.turnID = res.Turn.ID
+	thread := s.thread
 	s.mu.Unlock()
+	s.leaveInterrupt(srv, thread, res.Turn.ID)
 	return nil
+}
+
+// leaveInterrupt has a shared app-server's keeper interrupt the turn just
+// started should the bridge die before it ends (agentkit.TurnWill), on a
+// connection of its own; Prompt takes it back once the turn is over.
+func (s *session) leaveInterrupt(srv *server, thread, turn string) {
+	leased, ok := srv.l.(*agentkit.Leased)
+	if !ok {
+		return
+	}
+	msgs := []map[string]any{
+		{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initParams()},
+		{"jsonrpc": "2.0", "method": "initialized"},
+		{"jsonrpc": "2.0", "id": 2, "method": "turn/interrupt", "params": map[string]any{"threadId": thread, "turnId": turn}},
+	}
+	d := daemon.Deed{Socket: filepath.Join(leased.Dir(), "sock")}
+	for _, m := range msgs {
+		b, _ := json.Marshal(m)
+		d.Messages = append(d.Messages, b)
+	}
+	s.will.Leave(s.log, leased, thread, d)
 }
 
 // turnParams are turn/start's: the input, and the options changed since

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -39,6 +40,7 @@ type session struct {
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
+	will agentkit.TurnWill // a shared server's keeper aborts the running turn if the bridge dies
 	// tasks are the session's goroutines (connecting, a command's call,
 	// answering the server's asks, resyncing); Close waits for them.
 	tasks agentkit.Tasks
@@ -269,6 +271,7 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 	if err != nil {
 		return agent.TurnResult{}, err
 	}
+	defer s.will.Done()
 	return agentkit.Run(ctx, s.turns, s.log, agentkit.TurnSpec[*turnEnd, *server]{
 		Ready: s.at.Server,
 		// The prompt goes out even if the turn is cancelled meanwhile: the
@@ -285,6 +288,9 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 				s.carry = true // the next prompt tells it again
 				s.mu.Unlock()
 			}
+			if err == nil {
+				s.leaveAbort(srv)
+			}
 			return err
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
@@ -293,6 +299,18 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 		Gone:    &turnEnd{},
 		Outcome: s.outcome,
 	})
+}
+
+// leaveAbort has a shared server's keeper abort the turn just sent should
+// the bridge die before it ends (agentkit.TurnWill); Prompt takes it back
+// once the turn is over.
+func (s *session) leaveAbort(srv *server) {
+	req, err := srv.request(context.Background(), http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil)
+	if err != nil {
+		return
+	}
+	s.will.Leave(s.log, srv.l, s.NativeID(), daemon.Deed{Method: req.Method, URL: req.URL.String(),
+		Header: map[string]string{"Authorization": req.Header.Get("Authorization")}})
 }
 
 // told is the prompt's parts, preceded, on the first prompt of a fork

@@ -1,10 +1,11 @@
 // Package daemontest lets a test binary stand in for acpbridge as the
 // program that keeps daemons (package daemon): the shared servers of
-// --shared and the spares server.
+// --shared and the spares server, and the supervisor the spares server
+// runs its spares under (proc.Supervise).
 //
 // A daemon is kept by its program run again with a subcommand
-// (daemon.Command, daemon.SparesCommand), so a test that starts one
-// re-executes its own test binary that way. KeepFromHere, called first
+// (daemon.Command, daemon.SparesCommand, proc.SuperviseCommand), so a
+// test that starts one re-executes its own test binary that way. KeepFromHere, called first
 // thing in TestMain, runs that subcommand and exits when the binary was
 // started for it, and otherwise makes the test binary the keeper of the
 // daemons its tests start. acpbridge's main does the same by hand.
@@ -14,10 +15,12 @@ import (
 	"os"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
+	"github.com/acpbridge/acpbridge/internal/proc"
 )
 
-// KeepFromHere keeps a daemon and exits, if this test binary was started
-// to (its first argument is daemon.Command or daemon.SparesCommand);
+// KeepFromHere keeps a daemon (or supervises a spare) and exits, if this
+// test binary was started to (its first argument is daemon.Command,
+// daemon.SparesCommand or proc.SuperviseCommand);
 // otherwise it makes the test binary keep the daemons its tests start
 // (daemon.KeepWith). Call it first thing in TestMain, before m.Run.
 func KeepFromHere() {
@@ -27,6 +30,8 @@ func KeepFromHere() {
 			os.Exit(daemon.Keep(os.Args[2:]))
 		case daemon.SparesCommand:
 			os.Exit(daemon.ServeSpares(os.Args[2:]))
+		case proc.SuperviseCommand:
+			os.Exit(proc.Supervise(os.Args[2:]))
 		}
 	}
 	daemon.KeepWith([]string{os.Args[0], daemon.Command})

@@ -79,6 +79,57 @@ func (l *Leased) Stop() {
 // Pid is the server's process.
 func (l *Leased) Pid() int { return l.lease.Pid() }
 
+// Dir is the daemon's directory.
+func (l *Leased) Dir() string { return l.lease.Dir }
+
+// Will has the daemon's keeper do d if the bridge ends before Unwill(key)
+// (see daemon.Lease.Will): how a turn on a shared server ends with the
+// bridge that runs it, even one killed with SIGKILL.
+func (l *Leased) Will(key string, d daemon.Deed) error { return l.lease.Will(key, d) }
+
+// Unwill takes back the deed of key.
+func (l *Leased) Unwill(key string) error { return l.lease.Unwill(key) }
+
+// TurnWill is what a shared server's turn leaves with its keeper: the
+// deed that interrupts it if the bridge dies (see Leased.Will), the
+// turn's key, and the hold it was left on.
+type TurnWill struct {
+	mu  sync.Mutex
+	on  *Leased
+	key string
+	log *slog.Logger
+}
+
+// Leave has the keeper of l's daemon (if l is a Leased) do d should the
+// bridge end before Done.
+func (w *TurnWill) Leave(log *slog.Logger, l Link, key string, d daemon.Deed) {
+	leased, ok := l.(*Leased)
+	if !ok {
+		return
+	}
+	if err := leased.Will(key, d); err != nil {
+		log.Warn("the keeper can't be told to interrupt the turn should the bridge die", "err", err)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.on, w.key, w.log = leased, key, log
+}
+
+// Done takes back the deed Leave left, if any: the turn is over.
+func (w *TurnWill) Done() {
+	w.mu.Lock()
+	on, key, log := w.on, w.key, w.log
+	w.on = nil
+	w.mu.Unlock()
+	if on == nil {
+		return
+	}
+	if err := on.Unwill(key); err != nil {
+		log.Debug("taking back the turn's will", "err", err)
+	}
+}
+
 // Keeper is the process of the daemon's keeper.
 func (l *Leased) Keeper() int { return l.lease.Keeper() }
 
