@@ -172,10 +172,7 @@ func TestSpares_killedBridgeLeavesNothingBehind(t *testing.T) {
 				t.Fatal(err)
 			}
 			bridge, agent := takenByBridge(t, sock, s, idle)
-			lent := append([]int{agent}, proc.Descendants(agent)...)
-			if want := map[bool]int{false: 3, true: 2}[idle]; len(lent) < want {
-				t.Fatalf("the lent process's tree: %v; want at least %d processes (its supervisor, the agent, its tool)", lent, want)
-			}
+			lent := lentTree(t, agent, map[bool]int{false: 3, true: 2}[idle])
 			for _, pid := range lent {
 				t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			}
@@ -188,6 +185,21 @@ func TestSpares_killedBridgeLeavesNothingBehind(t *testing.T) {
 			t.Logf("the lent tree (%d processes) was gone %v after the bridge's SIGKILL", len(lent), time.Since(killed))
 		})
 	}
+}
+
+// lentTree is the tree of the lent process agent once it has want
+// processes (its supervisor, the agent, its tool): the supervisor starts
+// the agent, and the agent its tool, in their own time.
+func lentTree(t *testing.T, agent, want int) []int {
+	t.Helper()
+	var lent []int
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if lent = append([]int{agent}, proc.Descendants(agent)...); len(lent) >= want {
+			return lent
+		}
+	}
+	t.Fatalf("the lent process's tree: %v; want at least %d processes (its supervisor, the agent, its tool)", lent, want)
+	return nil
 }
 
 // takenByBridge starts a "bridge" child that takes the spare s from the
