@@ -40,7 +40,7 @@ type input struct {
 	track *tracker
 	order *arrivals
 	own   *ownCalls // the bridge's own requests, whose responses it takes
-	reply io.Writer
+	reply *lockedWriter
 	max   int
 	log   *slog.Logger
 	blobs *blobs
@@ -199,6 +199,7 @@ func (in *input) checkOrder(env envelope) error {
 	switch {
 	case method == sdk.AgentMethodInitialize:
 		in.initialized = true
+		in.reply.initializing(env.ID)
 	case !in.initialized && method != sdk.AgentMethodAuthenticate:
 		return &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request",
 			detail: method + " before initialize: call initialize first"}
@@ -299,6 +300,9 @@ type lockedWriter struct {
 	broken     chan struct{} // closed when a write failed: the client is gone
 	breakOnce  sync.Once
 	writeError error // the first failed write's error; set before broken closes
+
+	initID    string // idKey of the last initialize request read; under mu
+	afterInit func() // runs once that request's answer is written; under mu
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
@@ -320,9 +324,42 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 			l.track.done(id)
 			l.order.answered(id)
 			l.blobs.forget(idKey(id))
+			if f := l.initAnswered(id); f != nil && err == nil {
+				f()
+			}
 		}
 	}
 	return n, err
+}
+
+// initializing notes the id of an initialize request the guard is
+// passing on.
+func (l *lockedWriter) initializing(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.initID, l.afterInit = idKey(id), nil
+}
+
+// afterInitialize has f run once the answer to the initialize request
+// being handled has been written (by the goroutine that wrote it), so that
+// what the first answer does not need waits until it is out.
+func (l *lockedWriter) afterInitialize(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.afterInit = f
+}
+
+// initAnswered returns, once, what was to run after the answer with id if
+// id is initialize's.
+func (l *lockedWriter) initAnswered(id json.RawMessage) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.afterInit == nil || idKey(id) != l.initID {
+		return nil
+	}
+	f := l.afterInit
+	l.afterInit = nil
+	return f
 }
 
 // tracker counts the client's requests that have no response yet.
