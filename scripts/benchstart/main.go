@@ -10,10 +10,11 @@
 // A run starts BINARY with -args (the mock agent by default) and a fresh
 // --state-dir in a temporary HOME, writes one initialize request, reads up
 // to its answer (the clock stops there), then closes stdin and waits for
-// the process to exit. Its exit takes no part in the number. Daemons
-// (--shared) a run's bridge may start live under the temporary HOME of
-// that binary, which benchstart removes at the end; a binary that leaves a
-// daemon running is the binary's fault, not the measurement's.
+// the process to exit. Its exit takes no part in the number. The daemons
+// (--shared) a binary's bridges start, with -args '--agent claude' say,
+// live under that binary's temporary HOME ($ACPBRIDGE_DAEMONS): the first
+// run starts them and the others find them, as an editor's second start
+// does; benchstart stops them at the end (BINARY daemons stop).
 //
 // It exits 1 if a run failed (the process exited before answering or
 // answered with an error), 2 for a usage error.
@@ -64,6 +65,7 @@ func bench(bins, args []string, n int, out io.Writer) error {
 			return fmt.Errorf("making a HOME: %w", err)
 		}
 		defer os.RemoveAll(home)
+		defer stopDaemons(bins[i], home)
 		homes[i] = home
 	}
 	times := make([][]time.Duration, len(bins))
@@ -92,8 +94,7 @@ func once(bin string, args []string, home string, run int) (time.Duration, error
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(slices.Clone(args), "--state-dir", state)...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	cmd.Env = env(home)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()
@@ -124,6 +125,23 @@ func once(bin string, args []string, home string, run int) (time.Duration, error
 		return 0, errors.New("initialize answered: " + string(line))
 	}
 	return took, nil
+}
+
+// env is the environment of a run with HOME home.
+func env(home string) []string {
+	return append(os.Environ(), "HOME="+home, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"ACPBRIDGE_DAEMONS="+filepath.Join(home, "daemons"))
+}
+
+// stopDaemons stops what bin's runs left running in home (a build
+// without `acpbridge daemons` has none to stop).
+func stopDaemons(bin, home string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "daemons", "stop")
+	cmd.Env = env(home)
+	cmd.Run()
 }
 
 // pct is the p-th percentile of sorted ts (nearest rank).
