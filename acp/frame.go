@@ -301,8 +301,9 @@ type lockedWriter struct {
 	breakOnce  sync.Once
 	writeError error // the first failed write's error; set before broken closes
 
-	initID    string // idKey of the last initialize request read; under mu
-	afterInit func() // runs once that request's answer is written; under mu
+	initID    string         // idKey of the last initialize request read; under mu
+	afterInit func()         // runs once that request's answer is written; under mu
+	after     sync.WaitGroup // afterInit's runs; the connection's end waits for them
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
@@ -325,7 +326,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 			l.order.answered(id)
 			l.blobs.forget(idKey(id))
 			if f := l.initAnswered(id); f != nil && err == nil {
-				f()
+				l.after.Go(f) // not here: the SDK holds its write lock
 			}
 		}
 	}
@@ -341,8 +342,9 @@ func (l *lockedWriter) initializing(id json.RawMessage) {
 }
 
 // afterInitialize has f run once the answer to the initialize request
-// being handled has been written (by the goroutine that wrote it), so that
-// what the first answer does not need waits until it is out.
+// being handled has been written, on a goroutine of its own (the SDK
+// writes under a lock, which f must not hold up), so that what the first
+// answer does not need waits until it is out.
 func (l *lockedWriter) afterInitialize(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -81,10 +81,12 @@ func (c *conn) start(r io.Reader, w io.Writer) stream {
 	return stream{in, out, sc}
 }
 
-// end ends what the stream's reading started.
+// end ends what the stream's reading started, and waits for what ran
+// after initialize's answer.
 func (c *conn) end(st stream) {
 	st.in.Close()
 	c.order.close()
+	st.out.after.Wait()
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
