@@ -303,7 +303,8 @@ type lockedWriter struct {
 
 	initID    string         // idKey of the last initialize request read; under mu
 	afterInit func()         // runs once that request's answer is written; under mu
-	after     sync.WaitGroup // afterInit's runs; the connection's end waits for them
+	after     sync.WaitGroup // afterInit's runs, started under mu; see endAfter
+	ended     bool           // endAfter was called: nothing more starts; under mu
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
@@ -325,8 +326,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 			l.track.done(id)
 			l.order.answered(id)
 			l.blobs.forget(idKey(id))
-			if f := l.initAnswered(id); f != nil && err == nil {
-				l.after.Go(f) // not here: the SDK holds its write lock
+			if err == nil {
+				l.initAnswered(id)
 			}
 		}
 	}
@@ -344,24 +345,34 @@ func (l *lockedWriter) initializing(id json.RawMessage) {
 // afterInitialize has f run once the answer to the initialize request
 // being handled has been written, on a goroutine of its own (the SDK
 // writes under a lock, which f must not hold up), so that what the first
-// answer does not need waits until it is out.
+// answer does not need waits until it is out. The connection's end waits
+// for it (endAfter).
 func (l *lockedWriter) afterInitialize(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.afterInit = f
 }
 
-// initAnswered returns, once, what was to run after the answer with id if
-// id is initialize's.
-func (l *lockedWriter) initAnswered(id json.RawMessage) func() {
+// initAnswered starts, once, what was to run after the answer with id if
+// id is initialize's: on a goroutine of its own, as the SDK writes under
+// its lock.
+func (l *lockedWriter) initAnswered(id json.RawMessage) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.afterInit == nil || idKey(id) != l.initID {
-		return nil
+	if l.ended || l.afterInit == nil || idKey(id) != l.initID {
+		return
 	}
-	f := l.afterInit
+	l.after.Go(l.afterInit)
 	l.afterInit = nil
-	return f
+}
+
+// endAfter has nothing more start after initialize's answer, and waits
+// for what did.
+func (l *lockedWriter) endAfter() {
+	l.mu.Lock()
+	l.ended = true
+	l.mu.Unlock()
+	l.after.Wait()
 }
 
 // tracker counts the client's requests that have no response yet.

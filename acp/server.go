@@ -86,7 +86,7 @@ func (c *conn) start(r io.Reader, w io.Writer) stream {
 func (c *conn) end(st stream) {
 	st.in.Close()
 	c.order.close()
-	st.out.after.Wait()
+	st.out.endAfter()
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
