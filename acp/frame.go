@@ -40,7 +40,7 @@ type input struct {
 	track *tracker
 	order *arrivals
 	own   *ownCalls // the bridge's own requests, whose responses it takes
-	reply io.Writer
+	reply *lockedWriter
 	max   int
 	log   *slog.Logger
 	blobs *blobs
@@ -199,6 +199,7 @@ func (in *input) checkOrder(env envelope) error {
 	switch {
 	case method == sdk.AgentMethodInitialize:
 		in.initialized = true
+		in.reply.initializing(env.ID)
 	case !in.initialized && method != sdk.AgentMethodAuthenticate:
 		return &frameError{id: env.ID, code: codeInvalidRequest, message: "Invalid request",
 			detail: method + " before initialize: call initialize first"}
@@ -299,6 +300,11 @@ type lockedWriter struct {
 	broken     chan struct{} // closed when a write failed: the client is gone
 	breakOnce  sync.Once
 	writeError error // the first failed write's error; set before broken closes
+
+	initID    string         // idKey of the last initialize request read; under mu
+	afterInit func()         // runs once that request's answer is written; under mu
+	after     sync.WaitGroup // afterInit's runs, started under mu; see endAfter
+	ended     bool           // endAfter was called: nothing more starts; under mu
 }
 
 func newLockedWriter(w io.Writer) *lockedWriter {
@@ -320,9 +326,53 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 			l.track.done(id)
 			l.order.answered(id)
 			l.blobs.forget(idKey(id))
+			if err == nil {
+				l.initAnswered(id)
+			}
 		}
 	}
 	return n, err
+}
+
+// initializing notes the id of an initialize request the guard is
+// passing on.
+func (l *lockedWriter) initializing(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.initID, l.afterInit = idKey(id), nil
+}
+
+// afterInitialize has f run once the answer to the initialize request
+// being handled has been written, on a goroutine of its own (the SDK
+// writes under a lock, which f must not hold up), so that what the first
+// answer does not need waits until it is out. The connection's end waits
+// for it (endAfter).
+func (l *lockedWriter) afterInitialize(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.afterInit = f
+}
+
+// initAnswered starts, once, what was to run after the answer with id if
+// id is initialize's: on a goroutine of its own, as the SDK writes under
+// its lock.
+func (l *lockedWriter) initAnswered(id json.RawMessage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.afterInit == nil || idKey(id) != l.initID {
+		return
+	}
+	l.after.Go(l.afterInit)
+	l.afterInit = nil
+}
+
+// endAfter has nothing more start after initialize's answer, and waits
+// for what did.
+func (l *lockedWriter) endAfter() {
+	l.mu.Lock()
+	l.ended = true
+	l.mu.Unlock()
+	l.after.Wait()
 }
 
 // tracker counts the client's requests that have no response yet.

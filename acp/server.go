@@ -38,6 +38,7 @@ type Server struct {
 type conn struct {
 	*Server
 	bc    *bridge.Conn
+	out   *lockedWriter // set by start
 	order *arrivals
 	blobs *blobs
 	own   *ownCalls
@@ -73,6 +74,7 @@ type stream struct {
 // there).
 func (c *conn) start(r io.Reader, w io.Writer) stream {
 	out := newLockedWriter(w)
+	c.out = out
 	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
 	in.own = c.own
 	sc := sdk.NewAgentSideConnection(c, out, in)
@@ -81,10 +83,12 @@ func (c *conn) start(r io.Reader, w io.Writer) stream {
 	return stream{in, out, sc}
 }
 
-// end ends what the stream's reading started.
+// end ends what the stream's reading started, and waits for what ran
+// after initialize's answer.
 func (c *conn) end(st stream) {
 	st.in.Close()
 	c.order.close()
+	st.out.endAfter()
 }
 
 // DrainTimeout bounds how long the bridge, once stdin has ended, waits for
@@ -151,10 +155,13 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, agentN
 
 // Initialize answers with the bridge's capabilities: those of the default
 // agent for prompts and MCP, and the session methods it implements. The
-// default agent starts warming up meanwhile.
+// default agent starts warming up once the answer is out: finding its
+// executable, reading its settings, attending a daemon and starting a
+// spare take milliseconds that the client's first answer need not wait
+// for (the first session/new comes a round trip later).
 func (s *conn) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	s.bc.SetCapabilities(req.ClientCapabilities)
-	s.bc.Warm()
+	s.out.afterInitialize(s.bc.Warm)
 	info := s.bc.Info()
 	return sdk.InitializeResponse{
 		ProtocolVersion: ProtocolVersion,

@@ -3,6 +3,8 @@ package persist
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +29,22 @@ func FuzzParseTranscript(f *testing.F) {
 			if !json.Valid(e.Update) || e.Update[0] != '{' {
 				t.Fatalf("accepted an entry whose update is not a JSON object: %q", e.Update)
 			}
+		}
+	})
+}
+
+// idPattern is what ValidID accepts, said as a regexp.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// FuzzValidID checks ValidID's loop against idPattern.
+func FuzzValidID(f *testing.F) {
+	for _, id := range []string{"", "a", "0", "-a", "_a", "a-b_c", "../x", "a/b", "a\x00b", "é", "a\n",
+		strings.Repeat("a", 128), strings.Repeat("a", 129), "a" + strings.Repeat("-", 127)} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := ValidID(id), idPattern.MatchString(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench.sh runs acpbridge's benchmarks and prints their numbers:
-#   BenchmarkStartToInitialize  exec of the built binary to the initialize reply
+#   BenchmarkStartToInitialize  exec of the built binary to the initialize reply (mean, p50, p90;
+#                               for many runs and builds side by side: scripts/bench-start.sh)
 #   BenchmarkSessionNew         session/new over the ACP edge (transcript fsync included)
 #   BenchmarkSessionLoad10k     session/load of a 10,000-message transcript (goal <= 100ms)
 #   BenchmarkSessionList10k     session/list over 10,000 stored sessions (goal <= 100ms)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -44,13 +45,14 @@ type page struct {
 // reads the token from the URL's fragment (#token=…) and sends it on
 // every API call.
 func NewPageHandler() http.Handler {
-	if embedded.err != nil {
+	e := embedded()
+	if e.err != nil {
 		// The files are compiled in, and a test reads them all.
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "500 Internal Server Error: the page's files: "+embedded.err.Error(), http.StatusInternalServerError)
+			http.Error(w, "500 Internal Server Error: the page's files: "+e.err.Error(), http.StatusInternalServerError)
 		})
 	}
-	return embedded.page
+	return e.page
 }
 
 // PageRequest is whether r asks for one of the page's files (GET or HEAD),
@@ -59,21 +61,27 @@ func PageRequest(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	if embedded.page == nil {
+	p := embedded().page
+	if p == nil {
 		return false
 	}
-	_, ok := embedded.page.assets[r.URL.Path]
+	_, ok := p.assets[r.URL.Path]
 	return ok
 }
 
-// embedded is the page, read from web once.
-var embedded = func() (e struct {
+// loaded is the page read from web, or why it could not be.
+type loaded struct {
 	page *page
 	err  error
-}) {
-	e.page, e.err = loadPage(web)
-	return e
-}()
+}
+
+// embedded is the page, read from web the first time a server asks for it
+// (not when acpbridge starts: the stdio bridge never serves it, and reading
+// it, hashing it and loading the system's MIME table cost milliseconds).
+var embedded = sync.OnceValue(func() loaded {
+	p, err := loadPage(web)
+	return loaded{p, err}
+})
 
 // loadPage reads every file under web/ into memory.
 func loadPage(fsys fs.FS) (*page, error) {

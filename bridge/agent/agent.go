@@ -102,12 +102,13 @@ type Caps struct {
 	// unattended.
 	LogoutCmd func() (*exec.Cmd, error)
 
-	// Warm starts, at initialize, what the backend's sessions share (a
-	// server), and what the first session in the bridge's directory cwd
-	// will need ("" if the bridge has none): a spare process or thread,
-	// taken by the first Open there whose options it fits. It returns at
-	// once and must not delay Open; what it starts is stopped by Close, or
-	// when no session took it in a while. Nil: nothing to warm.
+	// Warm starts, once the client's initialize is answered, what the
+	// backend's sessions share (a server), and what the first session in
+	// the bridge's directory cwd will need ("" if the bridge has none): a
+	// spare process or thread, taken by the first Open there whose options
+	// it fits. It returns at once and must not delay Open; what it starts
+	// is stopped by Close, or when no session took it in a while. Nil:
+	// nothing to warm.
 	Warm func(cwd string)
 
 	// ClientCapabilities is told what the client offers (fs, terminals),

@@ -151,15 +151,15 @@ func (p *Process) wait(wait func() error) {
 }
 
 func (p *Process) tail() string {
-	if t := strings.TrimSpace(ansi.ReplaceAllString(p.stderr.String(), "")); t != "" {
+	if t := strings.TrimSpace(ansi().ReplaceAllString(p.stderr.String(), "")); t != "" {
 		return "; stderr: " + t
 	}
 	return ""
 }
 
 // ansi matches terminal colour codes, which CLIs write to stderr even when
-// it is not a terminal.
-var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+// it is not a terminal (compiled at its first use).
+var ansi = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`) })
 
 // Pid is the child's process id.
 func (p *Process) Pid() int { return p.pid }

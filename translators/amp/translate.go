@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -314,6 +315,9 @@ func (t *Translator) result(l line) *Result {
 }
 
 // authError tells amp's messages about a missing or refused key.
-func authError(lower string) bool { return authWords.MatchString(lower) }
+func authError(lower string) bool { return authWords().MatchString(lower) }
 
-var authWords = regexp.MustCompile(`\bunauthori[sz]ed\b|invalid api key|no api key|amp login|not logged in|\b401\b`)
+// authWords is compiled at its first use, not at every bridge's start.
+var authWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bunauthori[sz]ed\b|invalid api key|no api key|amp login|not logged in|\b401\b`)
+})

@@ -65,7 +65,7 @@ func configFiles(env []string) []string {
 // served returns where the daemon in dir listens and its password, once
 // it answers its health check.
 func served(ctx context.Context, dir string) (*url.URL, string, error) {
-	m := listening.FindSubmatch(daemon.Output(dir))
+	m := listening().FindSubmatch(daemon.Output(dir))
 	if m == nil {
 		return nil, "", errors.New("opencode serve has not said where it listens")
 	}

@@ -34,8 +34,11 @@ const (
 // the password is OPENCODE_SERVER_PASSWORD, fresh for every server.
 const authUser = "opencode"
 
-// listening is the line `opencode serve` prints once it listens.
-var listening = regexp.MustCompile(`opencode server listening on (http://\S+)`)
+// listening is the line `opencode serve` prints once it listens (compiled
+// at its first use, not at every bridge's start).
+var listening = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`opencode server listening on (http://\S+)`)
+})
 
 // server is a running `opencode serve` and what the bridge has open on it.
 type server struct {
@@ -116,7 +119,7 @@ func listenURL(ctx context.Context, p *proc.Process) (*url.URL, error) {
 		sc.Buffer(nil, 1<<20)
 		sent := false
 		for sc.Scan() {
-			if m := listening.FindSubmatch(sc.Bytes()); m != nil && !sent {
+			if m := listening().FindSubmatch(sc.Bytes()); m != nil && !sent {
 				found <- string(m[1])
 				sent = true
 			}
