@@ -107,6 +107,14 @@ type recorder struct {
 	hold    bool
 	mu      sync.Mutex
 	updates []sdk.SessionUpdate
+	asks    int // permission asks so far
+}
+
+// asked is how many permission asks have come.
+func (r *recorder) asked() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.asks
 }
 
 func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -117,6 +125,9 @@ func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) e
 }
 
 func (r *recorder) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	r.mu.Lock()
+	r.asks++
+	r.mu.Unlock()
 	if r.hold {
 		<-ctx.Done()
 		return sdk.RequestPermissionResponse{}, ctx.Err()
