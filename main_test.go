@@ -40,7 +40,7 @@ type bridgeProc struct {
 	cmd    *exec.Cmd
 	cs     *sdk.ClientSideConnection
 	client *recorder
-	stderr *bytes.Buffer
+	stderr *lockedBuffer // written by the process's copier while it runs
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 }
@@ -57,7 +57,7 @@ func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridge
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), env...), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
-	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &bytes.Buffer{}}
+	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -76,6 +76,24 @@ func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridge
 	return p
 }
 
+// lockedBuffer is a bytes.Buffer that may be read while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -89,6 +107,14 @@ type recorder struct {
 	hold    bool
 	mu      sync.Mutex
 	updates []sdk.SessionUpdate
+	asks    int // permission asks so far
+}
+
+// asked is how many permission asks have come.
+func (r *recorder) asked() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.asks
 }
 
 func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -99,6 +125,9 @@ func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) e
 }
 
 func (r *recorder) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	r.mu.Lock()
+	r.asks++
+	r.mu.Unlock()
 	if r.hold {
 		<-ctx.Done()
 		return sdk.RequestPermissionResponse{}, ctx.Err()

@@ -3,8 +3,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +26,7 @@ import (
 	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/opencode"
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/websocket"
 )
 
 // sharedAgent is a real agent CLI on its fake model, for a bridge process
@@ -110,11 +117,227 @@ func pidsOf(lines []string) []int {
 }
 
 // waitFor waits until cond holds, for at most a minute (a hang).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t *testing.T, what string, cond func() bool, why ...func() string) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
+			for _, w := range why {
+				t.Log(w())
+			}
 			t.Fatalf("waited a minute for %s", what)
 		}
+	}
+}
+
+// A bridge SIGKILLed before its session's first prompt, or while its
+// turn waits on a permission ask, leaves no process of its session
+// running (claude's lent process; on codex's shared server, no turn in
+// progress either), with the default flags.
+func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
+	asking := map[string]string{"claude": "default", "codex": "ask", "opencode": ""} // modes that ask before a command
+	for _, a := range sharedAgents {
+		for _, during := range []string{"before-prompt", "ask"} {
+			t.Run(a.name+"/"+during, func(t *testing.T) {
+				root := t.TempDir()
+				t.Cleanup(func() { daemon.StopAll(root) })
+				env := append(a.env(t), daemon.RootEnv+"="+root)
+				cwd := t.TempDir()
+				p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir())
+				p.client.hold = true
+				if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+					t.Fatal(err)
+				}
+				long, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				s, err := p.cs.NewSession(long, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+				if err != nil {
+					t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
+				}
+				if during == "ask" && a.name == "claude" {
+					t.Skip("SKIPPED: claude on its fake model asked nothing in its default mode within a minute")
+				}
+				if during == "ask" {
+					askOn(t, p, s.SessionId, asking[a.name])
+				}
+				peers := pipePeers(p.cmd.Process.Pid)
+				for _, pid := range peers {
+					cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+					t.Logf("the bridge's agent process %d: %s", pid, bytes.ReplaceAll(cmd, []byte{0}, []byte(" ")))
+				}
+				p.cmd.Process.Signal(syscall.SIGKILL)
+				p.cmd.Wait()
+				killed := time.Now()
+				t.Cleanup(func() {
+					for _, pid := range peers { // don't leave them to the next test
+						testproc.Kill(pid)
+					}
+				})
+				waitFor(t, "the bridge's agent processes to end", func() bool { return len(alive(peers)) == 0 }, func() string { return fmt.Sprint("still running: ", alive(peers)) })
+				if a.name == "codex" && during == "ask" {
+					waitFor(t, "codex's turn to end", func() bool { return !codexTurnRuns(t, root) })
+				}
+				t.Logf("nothing of the session ran %v after the bridge's SIGKILL", time.Since(killed))
+			})
+		}
+	}
+}
+
+// askOn sets mode (if any) and sends a prompt whose command asks for
+// permission, and waits until it asks.
+func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode string) {
+	t.Helper()
+	if mode != "" {
+		if _, err := p.cs.SetSessionMode(ctx(t), sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(mode)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	marker := strconv.Itoa(7000000 + os.Getpid()%1000000)
+	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: sleep " + marker)}})
+	waitFor(t, "the permission ask", func() bool { return p.client.asked() > 0 })
+}
+
+// pipePeers are the other processes that hold an end of a pipe pid holds
+// and the test does not (its pipes to the bridge, and those the test
+// inherited): the agent processes a bridge talks to.
+func pipePeers(pid int) []int {
+	pipes := pipesOf(pid)
+	for p := range pipesOf(os.Getpid()) {
+		delete(pipes, p)
+	}
+	var peers []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		other, err := strconv.Atoi(e.Name())
+		if err != nil || other == pid || other == os.Getpid() {
+			continue
+		}
+		for p := range pipesOf(other) {
+			if pipes[p] {
+				peers = append(peers, other)
+				break
+			}
+		}
+	}
+	return peers
+}
+
+// pipesOf are the pipes pid holds open, as "pipe:[INODE]".
+func pipesOf(pid int) map[string]bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, _ := os.ReadDir(dir)
+	pipes := map[string]bool{}
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(l, "pipe:") {
+			pipes[l] = true
+		}
+	}
+	return pipes
+}
+
+// alive are those of pids that still run (zombies aside).
+func alive(pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if i := bytes.LastIndexByte(stat, ')'); err == nil && i > 0 && len(stat) > i+2 && stat[i+2] != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// codexTurnRuns reports whether a thread on the shared app-server under
+// root has a turn in progress.
+func codexTurnRuns(t *testing.T, root string) bool {
+	t.Helper()
+	socks, _ := filepath.Glob(filepath.Join(root, "*", "sock"))
+	if len(socks) != 1 {
+		t.Fatalf("app-server sockets under %s: %v", root, socks)
+	}
+	c, err := dialCodex(ctx(t), socks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	var loaded struct {
+		Data []string `json:"data"`
+	}
+	c.call(t, "initialize", map[string]any{"clientInfo": map[string]any{"name": "test", "version": "0"}}, nil)
+	c.call(t, "thread/loaded/list", map[string]any{}, &loaded)
+	for _, id := range loaded.Data {
+		var read struct {
+			Thread struct {
+				Status struct {
+					Type string `json:"type"`
+				} `json:"status"`
+				Turns []struct {
+					Status string `json:"status"`
+				} `json:"turns"`
+			} `json:"thread"`
+		}
+		c.call(t, "thread/read", map[string]any{"threadId": id, "includeTurns": true}, &read)
+		t.Logf("thread %s: %+v", id, read.Thread)
+		if read.Thread.Status.Type == "active" {
+			return true
+		}
+		for _, turn := range read.Thread.Turns {
+			if turn.Status == "inProgress" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// codexConn is a JSON-RPC connection to an app-server's Unix socket.
+type codexConn struct {
+	*websocket.Conn
+	id int
+}
+
+func dialCodex(ctx context.Context, sock string) (*codexConn, error) {
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}
+	c, _, err := websocket.Dial(ctx, "ws://codex/", &websocket.DialOptions{HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		return nil, fmt.Errorf("dialing the app-server at %s: %w", sock, err)
+	}
+	c.SetReadLimit(-1)
+	return &codexConn{Conn: c}, nil
+}
+
+// call sends a request and reads into res (if not nil) its answer's
+// result, passing the notifications by.
+func (c *codexConn) call(t *testing.T, method string, params, res any) {
+	t.Helper()
+	c.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	if err := c.Write(ctx(t), websocket.MessageText, b); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	for {
+		_, msg, err := c.Read(ctx(t))
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(msg, &m) != nil || m.ID == nil || *m.ID != c.id {
+			continue
+		}
+		if m.Error != nil {
+			t.Fatalf("%s: %s", method, m.Error)
+		}
+		if res != nil {
+			if err := json.Unmarshal(m.Result, res); err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+		}
+		return
 	}
 }

@@ -672,3 +672,25 @@ func TestE2E_keeperKilled(t *testing.T) {
 		Spares: true,
 	})
 }
+
+// TestE2E_sparesServerKilled: the spares server SIGKILLed on its own
+// while claude processes it lent run turns ends each turn with an error
+// naming it; the next prompts run on new processes.
+func TestE2E_sparesServerKilled(t *testing.T) {
+	bin := fakemessages.ClaudeBin(t)
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	t.Cleanup(func() { daemon.StopAll(root) })
+	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
+		Backend: func() agent.Backend {
+			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
+		},
+		Keeper: func(b agent.Backend) int { return b.(*Backend).shared.Keeper() },
+		Victim: func(b agent.Backend) int { return b.(*Backend).shared.Server() },
+		Dir:    t.TempDir,
+		Slow:   "slow",
+		Spares: true,
+	})
+}

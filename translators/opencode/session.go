@@ -277,6 +277,9 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 		// The prompt goes out even if the turn is cancelled meanwhile: the
 		// cancel then aborts it on the server.
 		Send: func(_ context.Context, srv *server) error {
+			// Left before the prompt goes: a bridge killed in between
+			// leaves no turn running. An abort needs only the session.
+			s.leaveAbort(srv)
 			if name, args, ok := s.asCommand(turn.Prompt); ok {
 				s.sendCommand(srv, name, args, turn.Config)
 				return nil
@@ -288,9 +291,6 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 				s.carry = true // the next prompt tells it again
 				s.mu.Unlock()
 			}
-			if err == nil {
-				s.leaveAbort(srv)
-			}
 			return err
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
@@ -301,8 +301,9 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 	})
 }
 
-// leaveAbort has a shared server's keeper abort the turn just sent should
-// the bridge die before it ends (agentkit.TurnWill); Prompt takes it back
+// leaveAbort has a shared server's keeper abort the session's turn should
+// the bridge die before it ends (agentkit.TurnWill), a prompt's or a
+// command's; Prompt leaves it before the turn is sent, and takes it back
 // once the turn is over.
 func (s *session) leaveAbort(srv *server) {
 	req, err := srv.request(context.Background(), http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil)

@@ -114,11 +114,14 @@ type KeeperKilled struct {
 	// in its session's directory, where it has one warmed up, and the
 	// next prompts need no daemon, so none need start again.
 	Spares bool
+	// Victim, if set, is the pid to kill in the keeper's place: a process
+	// the keeper runs (the spares server, say), killed on its own.
+	Victim func(b agent.Backend) int
 }
 
-// CheckKeeperKilled checks that a keeper SIGKILLed while two bridges'
-// turns run on its server ends both turns at once with an error that
-// names the shared server; that their next prompts run on a new one; and
+// CheckKeeperKilled checks that a keeper (or c.Victim) SIGKILLed while
+// two bridges' turns run on its server ends both turns at once with an
+// error that names the shared server; that their next prompts run on a new one; and
 // that nothing recorded is lost: a new bridge loads each session whole.
 func CheckKeeperKilled(t *testing.T, c KeeperKilled) {
 	t.Helper()
@@ -149,11 +152,17 @@ func CheckKeeperKilled(t *testing.T, c KeeperKilled) {
 	for _, e := range eds {
 		e.WaitFor(func(u acp.SessionUpdate) bool { return u.AgentMessageChunk != nil })
 	}
-	keeper := c.Keeper(backend)
+	keeper, victim := c.Keeper(backend), 0
 	if keeper <= 1 {
 		t.Fatalf("keeper pid %d", keeper)
 	}
-	testproc.Kill(keeper)
+	if victim = keeper; c.Victim != nil {
+		victim = c.Victim(backend)
+	}
+	if victim <= 1 {
+		t.Fatalf("pid %d to kill", victim)
+	}
+	testproc.Kill(victim)
 	// Ended by the keeper's death, not by their own end: with an error.
 	for range eds {
 		if err := <-errs; err == nil || !strings.Contains(err.Error(), "shared") {

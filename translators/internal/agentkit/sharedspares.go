@@ -199,6 +199,17 @@ func (s *SharedSpares) Keeper() int {
 	return s.lease.Keeper()
 }
 
+// Server is the pid of the spares server of the daemon the bridge
+// attends, or 0.
+func (s *SharedSpares) Server() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease == nil {
+		return 0
+	}
+	return s.lease.Pid()
+}
+
 // attended returns the daemon's socket, if there is a lease on it.
 func (s *SharedSpares) attended() (string, bool) {
 	s.mu.Lock()
