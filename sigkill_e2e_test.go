@@ -88,7 +88,7 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 				}
 			}
 			marker := strconv.Itoa(6000000 + os.Getpid()%1000000) // a sleep no one else runs
-			go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: sleep " + marker)}})
+			go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: touch asked.txt && sleep " + marker)}})
 			running := func() []int { return pidsOf(processesStarting("sleep\x00" + marker)) }
 			t.Cleanup(func() {
 				for _, pid := range running() { // don't leave them to the next test
@@ -153,9 +153,6 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 				if err != nil {
 					t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
 				}
-				if during == "ask" && a.name == "claude" {
-					t.Skip("SKIPPED: claude on its fake model asked nothing in its default mode within a minute")
-				}
 				if during == "ask" {
 					askOn(t, p, s.SessionId, asking[a.name])
 				}
@@ -183,7 +180,8 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 }
 
 // askOn sets mode (if any) and sends a prompt whose command asks for
-// permission, and waits until it asks.
+// permission (one that writes: claude runs a lone sleep without asking),
+// and waits until it asks.
 func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode string) {
 	t.Helper()
 	if mode != "" {
@@ -192,7 +190,7 @@ func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode string) {
 		}
 	}
 	marker := strconv.Itoa(7000000 + os.Getpid()%1000000)
-	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: sleep " + marker)}})
+	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: touch asked.txt && sleep " + marker)}})
 	waitFor(t, "the permission ask", func() bool { return p.client.asked() > 0 })
 }
 
