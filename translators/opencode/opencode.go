@@ -142,6 +142,11 @@ func (b *Backend) catalog(ctx context.Context, dir string) (*catalog, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The bridge keeps using dir's instance, which it reads the
+		// catalog in (typically its sessions' directory), until it ends.
+		if err := srv.enter(ctx, dir); err != nil {
+			return nil, err
+		}
 		cat, err := readCatalog(ctx, srv, dir)
 		if err == nil {
 			b.SaveCatalog(b.catalogFile(), cat.kept())
