@@ -21,12 +21,19 @@ import (
 // disposeWait bounds the disposals of a bridge that ends.
 const disposeWait = 10 * time.Second
 
+// linger is how long an instance the bridge no longer uses is kept before
+// it is disposed of: a session opened there meanwhile (an editor's next
+// chat) finds it ready, and an idle instance costs far less CPU a minute
+// than its bootstrap's few seconds.
+const linger = time.Minute
+
 // instanceUse is the bridge's use of one directory's instance: its
 // sessions there (and the catalog's read), and its daemon.Use of it on a
 // shared server.
 type instanceUse struct {
-	n   int
-	use *daemon.Use // nil on a server of the bridge's own
+	n    int
+	use  *daemon.Use // nil on a server of the bridge's own
+	idle *time.Timer // while n is 0: disposes of it once it has lingered
 }
 
 // enter notes one more user of dir's instance in the bridge, taking the
@@ -36,6 +43,10 @@ func (s *server) enter(ctx context.Context, dir string) error {
 	s.instMu.Lock()
 	defer s.instMu.Unlock()
 	if u := s.instances[dir]; u != nil {
+		if u.idle != nil {
+			u.idle.Stop() // if it has fired, expire finds n > 0
+			u.idle = nil
+		}
 		u.n++
 		return nil
 	}
@@ -51,8 +62,9 @@ func (s *server) enter(ctx context.Context, dir string) error {
 	return nil
 }
 
-// leave ends one user of dir's instance; after the bridge's last, the
-// instance is disposed of unless another bridge uses it.
+// leave ends one user of dir's instance; once the bridge's last has left
+// and the instance has lingered unused, it is disposed of unless another
+// bridge uses it.
 func (s *server) leave(dir string) {
 	s.instMu.Lock()
 	defer s.instMu.Unlock()
@@ -63,20 +75,48 @@ func (s *server) leave(dir string) {
 	if u.n--; u.n > 0 {
 		return
 	}
+	if s.linger > 0 {
+		u.idle = time.AfterFunc(s.linger, func() { s.expire(dir, u) })
+		return
+	}
 	delete(s.instances, dir)
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-	defer cancel()
-	s.release(ctx, dir, u.use)
+	s.releaseNow(dir, u.use)
 }
 
-// leaveAll lets every instance the bridge uses go, as it ends.
+// expire disposes of dir's instance, unused since u's timer started,
+// unless it is used again (or already let go).
+func (s *server) expire(dir string, u *instanceUse) {
+	s.instMu.Lock()
+	defer s.instMu.Unlock()
+	if s.instances[dir] != u || u.n > 0 {
+		return
+	}
+	delete(s.instances, dir)
+	s.releaseNow(dir, u.use)
+}
+
+// releaseNow is release within a call's time.
+func (s *server) releaseNow(dir string, use *daemon.Use) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	s.release(ctx, dir, use)
+}
+
+// leaveAll lets every instance the bridge uses go, as it ends: a shared
+// server's are disposed of unless another bridge uses them; the bridge's
+// own server ends with it.
 func (s *server) leaveAll() {
 	s.instMu.Lock()
 	defer s.instMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), disposeWait)
 	defer cancel()
 	for dir, u := range s.instances {
-		s.release(ctx, dir, u.use)
+		if u.idle != nil {
+			u.idle.Stop()
+		}
+		if u.use != nil {
+			s.release(ctx, dir, u.use)
+		}
 	}
 	s.instances = map[string]*instanceUse{}
 }

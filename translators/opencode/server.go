@@ -58,6 +58,7 @@ type server struct {
 
 	instMu    sync.Mutex              // held while an instance is entered or left
 	instances map[string]*instanceUse // the directories the bridge uses, by directory
+	linger    time.Duration           // how long an unused instance is kept (Backend.linger)
 }
 
 // ownServer is a server the bridge started: stopping it terminates it (a

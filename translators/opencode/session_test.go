@@ -933,13 +933,14 @@ func TestFake_twoDirectoriesAtOnce(t *testing.T) {
 }
 
 // TestFake_instanceDisposedAfterItsLastSession: OpenCode's instance of a
-// directory is disposed of once the last session there closes, and not
-// before; the directory the catalog was read in is kept while the bridge
-// runs.
+// directory is disposed of once the last session there closes (here
+// without lingering), and not before; the directory the catalog was read
+// in is kept while the bridge runs.
 func TestFake_instanceDisposedAfterItsLastSession(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
 	b := fc.backend(t)
+	b.linger = 0
 	first, other := t.TempDir(), t.TempDir()
 	open := func(dir string) agent.Native {
 		s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dir}, nativetest.NewRecorder("once"))
