@@ -76,7 +76,8 @@ func (c *catalog) same(d *catalog) bool {
 }
 
 // readCatalog asks the server for its agents, providers and configured
-// model.
+// model. The first calls for dir bootstrap its instance and load its
+// providers: ctx bounds them (the server's start), not callTimeout.
 func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error) {
 	var agents []struct {
 		Name        string `json:"name"`
@@ -84,7 +85,7 @@ func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error)
 		Mode        string `json:"mode"`
 		Hidden      bool   `json:"hidden"`
 	}
-	if err := srv.call(ctx, http.MethodGet, "/agent", dir, nil, &agents); err != nil {
+	if err := srv.callLong(ctx, http.MethodGet, "/agent", dir, nil, &agents); err != nil {
 		return nil, err
 	}
 	var providers struct {
@@ -102,7 +103,7 @@ func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error)
 		} `json:"providers"`
 		Default map[string]string `json:"default"`
 	}
-	if err := srv.call(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
+	if err := srv.callLong(ctx, http.MethodGet, "/config/providers", dir, nil, &providers); err != nil {
 		return nil, err
 	}
 	srv.loaded(dir)
@@ -110,7 +111,7 @@ func readCatalog(ctx context.Context, srv *server, dir string) (*catalog, error)
 		Model        string `json:"model"`
 		DefaultAgent string `json:"default_agent"`
 	}
-	if err := srv.call(ctx, http.MethodGet, "/config", dir, nil, &cfg); err != nil {
+	if err := srv.callLong(ctx, http.MethodGet, "/config", dir, nil, &cfg); err != nil {
 		return nil, err
 	}
 	cat := &catalog{defaultModel: cfg.Model, defaultAgent: cfg.DefaultAgent}

@@ -29,7 +29,8 @@ import (
 // isolated in its own HOME, through the bridge, driven by an ACP client.
 // They skip loudly when opencode is missing, and fail instead under
 // ACPBRIDGE_REQUIRE_E2E=1. Most share one server (a start costs seconds);
-// each test works in a directory of its own.
+// each test works in a directory of its own, or, if it leaves nothing
+// there, in one they share (sharedWorkspace).
 
 // world is one fake model and one OpenCode home.
 type world struct {
@@ -55,6 +56,9 @@ var shared struct {
 	once sync.Once
 	w    *world
 	b    *Backend
+
+	dirOnce sync.Once
+	dir     string // sharedWorkspace
 }
 
 // removeSharedHome stops the shared server and removes its home, once
@@ -100,6 +104,24 @@ func sharedEditorOffering(t *testing.T, caps acp.ClientCapabilities) (*editortes
 	return editortest.StartEditorOffering(t, kept{shared.b}, t.TempDir(), bridge.PersistAuto, caps), shared.w
 }
 
+// sharedWorkspace is the git repository that the shared-server tests
+// which leave nothing behind in it work in (in the shared home): OpenCode
+// bootstraps an instance for each directory it serves, at seconds of CPU
+// each.
+func sharedWorkspace(t *testing.T) string {
+	t.Helper()
+	shared.dirOnce.Do(func() {
+		shared.dir = filepath.Join(shared.w.home, "work")
+		if err := os.Mkdir(shared.dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("git", "init", "-q", shared.dir).CombinedOutput(); err != nil {
+			t.Logf("git init: %v: %s (continuing without git)", err, out)
+		}
+	})
+	return shared.dir
+}
+
 // workspace is a fresh git repository to work in.
 func workspace(t *testing.T) string {
 	t.Helper()
@@ -142,7 +164,7 @@ func TestE2E_sharedServer(t *testing.T) {
 
 func e2eTextTurnAndOptions(t *testing.T) {
 	e, _ := sharedEditor(t)
-	resp := e.NewSessionResponse(workspace(t))
+	resp := e.NewSessionResponse(sharedWorkspace(t))
 	choices := acptest.Choices(resp.ConfigOptions)
 	if !contains(choices[agent.ConfigMode], "build") || !contains(choices[agent.ConfigMode], "plan") || !contains(choices[agent.ConfigModel], fakechat.ModelRef) {
 		t.Errorf("session/new options %v; want modes build and plan and the fake model", choices)
@@ -224,7 +246,7 @@ func e2eEditsThroughTheEditor(t *testing.T) {
 
 func e2eTodoIsThePlan(t *testing.T) {
 	e, _ := sharedEditor(t)
-	id := e.NewSession(workspace(t))
+	id := e.NewSession(sharedWorkspace(t))
 	if _, err := e.Prompt(id, "todo"); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +261,7 @@ func e2eTodoIsThePlan(t *testing.T) {
 func e2eQuestionIsAChoice(t *testing.T) {
 	e, w := sharedEditor(t)
 	e.Client.Option = "answer-1"
-	id := e.NewSession(workspace(t))
+	id := e.NewSession(sharedWorkspace(t))
 	if _, err := e.Prompt(id, "ask"); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +281,7 @@ func e2eQuestionIsAForm(t *testing.T) {
 	e.Client.Elicit = func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse {
 		return acp.UnstableCreateElicitationResponse{Accept: &acp.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "blue"}}}
 	}
-	id := e.NewSession(workspace(t))
+	id := e.NewSession(sharedWorkspace(t))
 	if _, err := e.Prompt(id, "ask"); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +306,7 @@ func lastResult(w *world) string {
 
 func e2eImageReachesTheModel(t *testing.T) {
 	e, _ := sharedEditor(t)
-	id := e.NewSession(workspace(t))
+	id := e.NewSession(sharedWorkspace(t))
 	png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 	_, err := e.CS.Prompt(e.Ctx(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("look at this"), acp.ImageBlock(png, "image/png")}})
 	if err != nil {
@@ -300,12 +322,12 @@ func e2eImageReachesTheModel(t *testing.T) {
 // early.
 func e2eCancelThenTheNextTurn(t *testing.T) {
 	e, _ := sharedEditor(t)
-	editortest.CheckCancelMidTurn(t, e, e.NewSession(workspace(t)))
+	editortest.CheckCancelMidTurn(t, e, e.NewSession(sharedWorkspace(t)))
 }
 
 func e2eModelError(t *testing.T) {
 	e, _ := sharedEditor(t)
-	_, err := e.Prompt(e.NewSession(workspace(t)), "fail400")
+	_, err := e.Prompt(e.NewSession(sharedWorkspace(t)), "fail400")
 	if re, ok := err.(*acp.RequestError); !ok || re.Code != -32603 || !strings.Contains(re.Message, fakechat.Fail400Message) {
 		t.Errorf("HTTP 400 from the model: %v; want -32603 with its message", err)
 	}
@@ -366,7 +388,7 @@ func userTexts(r fakechat.Request) []string {
 
 func e2eReasoningIsAThought(t *testing.T) {
 	e, _ := sharedEditor(t)
-	id := e.NewSession(workspace(t))
+	id := e.NewSession(sharedWorkspace(t))
 	if _, err := e.Prompt(id, "think about it"); err != nil {
 		t.Fatal(err)
 	}
@@ -389,14 +411,14 @@ func e2eForkReopenedBeforeItsFirstPrompt(t *testing.T) {
 		e = editortest.StartEditorOffering(t, kept{shared.b}, state, bridge.PersistAuto, acp.ClientCapabilities{})
 		return e
 	}
-	editortest.CheckForkReopened(t, start, workspace(t), editortest.OwnFork{Said: func(id acp.SessionId) string {
+	editortest.CheckForkReopened(t, start, sharedWorkspace(t), editortest.OwnFork{Said: func(id acp.SessionId) string {
 		return strings.Join(userTexts(lastRequestOf(t, w, e.NativeIDs()[id])), "\n")
 	}})
 }
 
 func e2eForkIsOpenCodesOwnFork(t *testing.T) {
 	e, w := sharedEditor(t)
-	_, fork := editortest.CheckOwnFork(t, e, workspace(t), editortest.OwnFork{Retold: "which it was forked from",
+	_, fork := editortest.CheckOwnFork(t, e, sharedWorkspace(t), editortest.OwnFork{Retold: "which it was forked from",
 		Said: func(id acp.SessionId) string {
 			return strings.Join(userTexts(lastRequestOf(t, w, e.NativeIDs()[id])), "\n")
 		}})
@@ -415,7 +437,7 @@ func e2eForkIsOpenCodesOwnFork(t *testing.T) {
 // prompt.
 func e2eForkIntoAnotherDirectoryIsTold(t *testing.T) {
 	e, w := sharedEditor(t)
-	parent := e.NewSession(workspace(t))
+	parent := e.NewSession(sharedWorkspace(t))
 	if _, err := e.Prompt(parent, "Remember the word plum"); err != nil {
 		t.Fatal(err)
 	}

@@ -260,6 +260,7 @@ func (f *fakeServer) routes() http.Handler {
 	mux.HandleFunc("PATCH /session/{id}", f.updateSession)
 	mux.HandleFunc("POST /session/{id}/fork", f.forkSession)
 	mux.HandleFunc("POST /mcp", f.addMCP)
+	mux.HandleFunc("POST /instance/dispose", func(w http.ResponseWriter, r *http.Request) { reply(w, true) })
 	mux.HandleFunc("POST /session/{id}/prompt_async", f.promptAsync)
 	mux.HandleFunc("POST /session/{id}/abort", f.abort)
 	mux.HandleFunc("POST /permission/{id}/reply", func(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -29,13 +30,14 @@ type Backend struct {
 	cat      agentkit.Lazy[*catalog]     // agents and models
 	warming  agentkit.Tasks              // Warm's; Close waits for them
 	fallback agentkit.Fallback           // the shared server could not be had
+	linger   time.Duration               // how long an unused instance is kept (the constant linger)
 }
 
 var _ agent.Backend = (*Backend)(nil)
 
 // New returns the OpenCode backend.
 func New(opts Options) *Backend {
-	b := &Backend{CLI: agentkit.NewCLI("opencode", EnvVar, opts)}
+	b := &Backend{CLI: agentkit.NewCLI("opencode", EnvVar, opts), linger: linger}
 	b.shared.Start, b.shared.Gone = b.start, b.gone
 	return b
 }
@@ -142,6 +144,11 @@ func (b *Backend) catalog(ctx context.Context, dir string) (*catalog, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The bridge keeps using dir's instance, which it reads the
+		// catalog in (typically its sessions' directory), until it ends.
+		if err := srv.enter(ctx, dir); err != nil {
+			return nil, err
+		}
 		cat, err := readCatalog(ctx, srv, dir)
 		if err == nil {
 			b.SaveCatalog(b.catalogFile(), cat.kept())
@@ -166,6 +173,7 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.linger = b.linger
 	b.Log().Debug("opencode serve ready", "pid", l.Pid(), "url", base, "shared", b.Shared() > 0)
 	return srv, nil
 }

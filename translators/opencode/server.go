@@ -24,9 +24,12 @@ import (
 )
 
 // Timeouts of the server's start and of each HTTP call. A call's own
-// timeout does not apply to the event stream, which lasts.
+// timeout does not apply to the event stream, which lasts, nor to the
+// first calls for a directory, which bootstrap its instance (seconds of
+// CPU; much longer on a loaded machine): startTimeout bounds those. Both
+// catch hangs; neither is meant to be reached.
 const (
-	startTimeout = 60 * time.Second
+	startTimeout = 3 * time.Minute
 	callTimeout  = 30 * time.Second
 )
 
@@ -55,6 +58,10 @@ type server struct {
 	mu       sync.Mutex
 	streams  map[string]*eventStream // by directory
 	prepared map[string]bool         // directories whose providers OpenCode has loaded
+
+	instMu    sync.Mutex              // held while an instance is entered or left
+	instances map[string]*instanceUse // the directories the bridge uses, by directory
+	linger    time.Duration           // how long an unused instance is kept (Backend.linger)
 }
 
 // ownServer is a server the bridge started: stopping it terminates it (a
@@ -93,7 +100,7 @@ const passwordEnv = "OPENCODE_SERVER_PASSWORD"
 // newServer is the bridge's client of the server on l, once healthy.
 func newServer(ctx context.Context, l agentkit.Link, base *url.URL, password string, log *slog.Logger, dispatch, broadcast func(dir string, ev Event)) (*server, error) {
 	s := &server{l: l, base: base, password: password, client: &http.Client{}, stream: &http.Client{},
-		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}, prepared: map[string]bool{}}
+		dispatch: dispatch, broadcast: broadcast, log: log, streams: map[string]*eventStream{}, prepared: map[string]bool{}, instances: map[string]*instanceUse{}}
 	if err := s.healthy(ctx); err != nil {
 		s.Stop()
 		return nil, err
@@ -266,8 +273,10 @@ func (s *server) Done() <-chan struct{} { return s.l.Done() }
 func (s *server) Exited() error { return s.l.Exited() }
 
 // Stop closes the event streams and stops the server (its own) or lets
-// it go (the shared one).
+// it go (the shared one), disposing of the instances no other bridge
+// uses.
 func (s *server) Stop() {
+	s.leaveAll()
 	s.mu.Lock()
 	streams := s.streams
 	s.streams = map[string]*eventStream{}
@@ -287,6 +296,7 @@ type eventStream struct {
 
 	connected chan struct{} // closed at the first server.connected
 	once      sync.Once
+	done      chan struct{} // closed once run returns
 }
 
 // events returns the directory's event stream, connecting it if needed,
@@ -297,7 +307,7 @@ func (s *server) events(ctx context.Context, dir string) error {
 	es := s.streams[dir]
 	if es == nil {
 		var sctx context.Context
-		es = &eventStream{s: s, dir: dir, connected: make(chan struct{})}
+		es = &eventStream{s: s, dir: dir, connected: make(chan struct{}), done: make(chan struct{})}
 		sctx, es.stop = context.WithCancel(context.Background())
 		s.streams[dir] = es
 		go es.run(sctx)
@@ -313,7 +323,11 @@ func (s *server) events(ctx context.Context, dir string) error {
 	}
 }
 
-func (es *eventStream) close() { es.stop() }
+// close stops the stream and waits until it is no longer connected.
+func (es *eventStream) close() {
+	es.stop()
+	<-es.done
+}
 
 // prepare has OpenCode load its providers for dir (GET /config/providers),
 // once per directory, before a session there prompts. OpenCode (1.18)
@@ -348,6 +362,7 @@ func (s *server) loaded(dir string) {
 // run reads the stream, reconnecting after a drop until stopped or the
 // server is gone.
 func (es *eventStream) run(ctx context.Context) {
+	defer close(es.done)
 	for wait := 50 * time.Millisecond; ctx.Err() == nil && es.s.alive(); wait = min(2*wait, 2*time.Second) {
 		if err := es.read(ctx); err != nil && ctx.Err() == nil && es.s.alive() {
 			es.s.log.Debug("opencode event stream dropped; reconnecting", "dir", es.dir, "err", err)

@@ -52,6 +52,9 @@ type session struct {
 	tr    *Translator
 
 	at *agentkit.Attachment[*server] // the server the session is on
+	// entered is the server whose instance of dir the session uses
+	// (server.enter), which Close leaves; set only by attach.
+	entered *server
 
 	mu     sync.Mutex // protects the fields below
 	cat    *catalog   // what the options were made of: the server's, or the one kept on disk until connect checks it
@@ -164,6 +167,9 @@ func (s *session) catalog() *catalog {
 func (s *session) attach(ctx context.Context) (*server, error) {
 	srv, err := s.b.shared.Get(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.enter(ctx, srv); err != nil {
 		return nil, err
 	}
 	if err := srv.events(ctx, s.dir); err != nil {
@@ -510,6 +516,35 @@ func (s *session) Close() error {
 	s.b.sessions.Remove(s.NativeID(), s)
 	if !s.tasks.Wait(closeWait) {
 		s.log.Warn("an ask of opencode's was still being answered after the session closed")
+	}
+	s.mu.Lock()
+	on := s.entered
+	s.entered = nil
+	s.mu.Unlock()
+	if on != nil {
+		on.leave(s.dir)
+	}
+	return nil
+}
+
+// enter has the session use srv's instance of its directory, once: an
+// attach that failed after it, or comes again on the same server, uses
+// the same; one on another server leaves the last's.
+func (s *session) enter(ctx context.Context, srv *server) error {
+	s.mu.Lock()
+	last := s.entered
+	s.mu.Unlock()
+	if last == srv {
+		return nil
+	}
+	if err := srv.enter(ctx, s.dir); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.entered = srv
+	s.mu.Unlock()
+	if last != nil {
+		last.leave(s.dir)
 	}
 	return nil
 }

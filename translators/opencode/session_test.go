@@ -932,6 +932,44 @@ func TestFake_twoDirectoriesAtOnce(t *testing.T) {
 	}
 }
 
+// TestFake_instanceDisposedAfterItsLastSession: OpenCode's instance of a
+// directory is disposed of once the last session there closes (here
+// without lingering), and not before; the directory the catalog was read
+// in is kept while the bridge runs.
+func TestFake_instanceDisposedAfterItsLastSession(t *testing.T) {
+	t.Parallel()
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	b.linger = 0
+	first, other := t.TempDir(), t.TempDir()
+	open := func(dir string) agent.Native {
+		s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dir}, nativetest.NewRecorder("once"))
+		waitReady(t, s)
+		return s
+	}
+	s0 := open(first) // reads the catalog in first
+	s1, s2 := open(other), open(other)
+	disposed := func() []string {
+		var dirs []string
+		for _, w := range fc.requests(t, http.MethodPost, "/instance/dispose") {
+			dirs = append(dirs, w.Msg.Directory)
+		}
+		return dirs
+	}
+	s1.Close()
+	if got := disposed(); len(got) != 0 {
+		t.Fatalf("disposed of %v while a session is still in %s", got, other)
+	}
+	s2.Close()
+	if got := disposed(); !slices.Equal(got, []string{other}) {
+		t.Errorf("disposed of %v after the last session in %s closed", got, other)
+	}
+	s0.Close()
+	if got := disposed(); !slices.Equal(got, []string{other}) {
+		t.Errorf("disposed of %v; the catalog's directory %s is kept while the bridge runs", got, first)
+	}
+}
+
 // TestFake_refusesWithoutAuth: the server the bridge starts takes no
 // request without its password.
 func TestFake_refusesWithoutAuth(t *testing.T) {
