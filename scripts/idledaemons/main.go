@@ -64,7 +64,7 @@ type options struct {
 // envFlag is -env, given once per variable.
 type envFlag []string
 
-func (e *envFlag) String() string     { return strings.Join(*e, " ") }
+func (e *envFlag) String() string      { return strings.Join(*e, " ") }
 func (e *envFlag) Set(kv string) error { *e = append(*e, kv); return nil }
 
 func main() { os.Exit(run(os.Args[1:])) }
