@@ -10,7 +10,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/internal/testkit/orderstress"
+	"github.com/acpbridge/acpbridge/internal/testkit/pairorder"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
@@ -27,7 +27,7 @@ func TestOrder_stress(t *testing.T) {
 	if spec == "" {
 		t.Skip("ACPBRIDGE_ORDER_STRESS is not set")
 	}
-	var cfg orderstress.Config
+	var cfg pairorder.Config
 	if _, err := fmt.Sscanf(spec, "%d,%d,%d", &cfg.Sessions, &cfg.Pairs, &cfg.Rounds); err != nil {
 		t.Fatalf("ACPBRIDGE_ORDER_STRESS=%q: want sessions,pairs,rounds: %v", spec, err)
 	}
@@ -41,7 +41,7 @@ func TestOrder_stress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	defer orderstress.Hog(2)()
+	defer pairorder.Hog(2)()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -49,7 +49,7 @@ func TestOrder_stress(t *testing.T) {
 		served <- NewServer(m, "test", testLogger()).Serve(context.Background(), inR, outW)
 		outW.Close()
 	}()
-	res, err := orderstress.Run(inW, outR, cfg)
+	res, err := pairorder.Run(inW, outR, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

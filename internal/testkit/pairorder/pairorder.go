@@ -1,10 +1,10 @@
-// Package orderstress sends bursts of prompt pairs to a bridge on the mock
+// Package pairorder sends bursts of prompt pairs to a bridge on the mock
 // agent and counts the pairs that came back out of order. A pair is two
 // session/prompt requests written back to back for one session; the bridge
 // must run them in that order and answer them in that order. The acp
 // package's stress test drives it over in-memory pipes, and
 // scripts/orderstress against the built binary.
-package orderstress
+package pairorder
 
 import (
 	"bufio"

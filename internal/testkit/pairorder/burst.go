@@ -1,4 +1,4 @@
-package orderstress
+package pairorder
 
 import (
 	"bytes"
