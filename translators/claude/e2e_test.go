@@ -652,45 +652,34 @@ func TestE2E_noDaemonFallsBack(t *testing.T) {
 	})
 }
 
-// TestE2E_keeperKilled: the keeper of the spares daemon SIGKILLed while
-// two bridges' turns run on claude processes it lent (see
+// TestE2E_keeperKilled: the keeper of the spares daemon, or its spares
+// server on its own, SIGKILLed while two bridges' turns run on claude
+// processes it lent, ends each turn with an error naming the shared
+// server; the next prompts run on new processes (see
 // editortest.CheckKeeperKilled).
 func TestE2E_keeperKilled(t *testing.T) {
-	bin := fakemessages.ClaudeBin(t)
-	srv := fakemessages.New(fakemessages.Directives())
-	t.Cleanup(srv.Close)
-	root := t.TempDir()
-	t.Cleanup(func() { daemon.StopAll(root) })
-	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
-	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
-		Backend: func() agent.Backend {
-			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
-		},
-		Keeper: func(b agent.Backend) int { return b.(*Backend).shared.Keeper() },
-		Dir:    t.TempDir,
-		Slow:   "slow",
-		Spares: true,
-	})
-}
-
-// TestE2E_sparesServerKilled: the spares server SIGKILLed on its own
-// while claude processes it lent run turns ends each turn with an error
-// naming it; the next prompts run on new processes.
-func TestE2E_sparesServerKilled(t *testing.T) {
-	bin := fakemessages.ClaudeBin(t)
-	srv := fakemessages.New(fakemessages.Directives())
-	t.Cleanup(srv.Close)
-	root := t.TempDir()
-	t.Cleanup(func() { daemon.StopAll(root) })
-	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
-	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
-		Backend: func() agent.Backend {
-			return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
-		},
-		Keeper: func(b agent.Backend) int { return b.(*Backend).shared.Keeper() },
-		Victim: func(b agent.Backend) int { return b.(*Backend).shared.Server() },
-		Dir:    t.TempDir,
-		Slow:   "slow",
-		Spares: true,
-	})
+	victims := map[string]func(agent.Backend) int{
+		"keeper":       nil,
+		"sparesServer": func(b agent.Backend) int { return b.(*Backend).shared.Server() },
+	}
+	for name, victim := range victims {
+		t.Run(name, func(t *testing.T) {
+			bin := fakemessages.ClaudeBin(t)
+			srv := fakemessages.New(fakemessages.Directives())
+			t.Cleanup(srv.Close)
+			root := t.TempDir()
+			t.Cleanup(func() { daemon.StopAll(root) })
+			env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
+			editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
+				Backend: func() agent.Backend {
+					return New(Options{Path: bin, Env: env, ExtraArgs: []string{"--setting-sources", ""}, Shared: time.Minute})
+				},
+				Keeper: func(b agent.Backend) int { return b.(*Backend).shared.Keeper() },
+				Victim: victim,
+				Dir:    t.TempDir,
+				Slow:   "slow",
+				Spares: true,
+			})
+		})
+	}
 }
