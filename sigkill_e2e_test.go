@@ -88,7 +88,7 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 				}
 			}
 			marker := strconv.Itoa(6000000 + os.Getpid()%1000000) // a sleep no one else runs
-			go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: touch asked.txt && sleep " + marker)}})
+			go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: sleep " + marker)}})
 			running := func() []int { return pidsOf(processesStarting("sleep\x00" + marker)) }
 			t.Cleanup(func() {
 				for _, pid := range running() { // don't leave them to the next test
@@ -135,6 +135,8 @@ func waitFor(t *testing.T, what string, cond func() bool, why ...func() string) 
 // progress either), with the default flags.
 func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 	asking := map[string]string{"claude": "default", "codex": "ask", "opencode": ""} // modes that ask before a command
+	// Commands that ask in them: claude runs a lone sleep without asking.
+	command := map[string]string{"claude": "touch asked.txt && sleep ", "codex": "sleep ", "opencode": "sleep "}
 	for _, a := range sharedAgents {
 		for _, during := range []string{"before-prompt", "ask"} {
 			t.Run(a.name+"/"+during, func(t *testing.T) {
@@ -154,7 +156,7 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 					t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
 				}
 				if during == "ask" {
-					askOn(t, p, s.SessionId, asking[a.name])
+					askOn(t, p, s.SessionId, asking[a.name], command[a.name])
 				}
 				peers := pipePeers(p.cmd.Process.Pid)
 				for _, pid := range peers {
@@ -179,10 +181,10 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 	}
 }
 
-// askOn sets mode (if any) and sends a prompt whose command asks for
-// permission (one that writes: claude runs a lone sleep without asking),
-// and waits until it asks.
-func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode string) {
+// askOn sets mode (if any) and sends a prompt that runs command with a
+// number after it, which asks for permission in that mode, and waits
+// until it asks.
+func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode, command string) {
 	t.Helper()
 	if mode != "" {
 		if _, err := p.cs.SetSessionMode(ctx(t), sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(mode)}); err != nil {
@@ -190,7 +192,7 @@ func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode string) {
 		}
 	}
 	marker := strconv.Itoa(7000000 + os.Getpid()%1000000)
-	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: touch asked.txt && sleep " + marker)}})
+	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: " + command + marker)}})
 	waitFor(t, "the permission ask", func() bool { return p.client.asked() > 0 })
 }
 

@@ -50,7 +50,10 @@ func tool() {
 // unless $BRIDGE_IDLE is set, says "AGENT TOOL" (their pids, TOOL 0 if
 // none) and waits to be killed.
 func bridge() {
-	p := takeOne(proc.Spec{Path: os.Args[0], Dir: os.Getenv("SPARE_DIR")})
+	// The spec as warmed, environment included: the server warms the next
+	// spare of a kind from the take that emptied it, and a test binary
+	// started without FAKE_CHILD would run every test.
+	p := takeOne(proc.Spec{Path: os.Args[0], Dir: os.Getenv("SPARE_DIR"), Env: append(os.Environ(), "FAKE_CHILD=tool")})
 	toolPid := "0"
 	if os.Getenv("BRIDGE_IDLE") == "" {
 		fmt.Fprintln(p.Stdin, "run")
