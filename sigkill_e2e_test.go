@@ -66,9 +66,10 @@ var sharedAgents = []sharedAgent{
 func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 	for _, a := range sharedAgents {
 		t.Run(a.name, func(t *testing.T) {
-			root := t.TempDir()
+			env := a.env(t) // its directories removed after the daemons stop (cleanups run last first)
+			root := daemonsRoot(t)
 			t.Cleanup(func() { daemon.StopAll(root) })
-			env := append(a.env(t), daemon.RootEnv+"="+root)
+			env = append(env, daemon.RootEnv+"="+root)
 			cwd := t.TempDir() // the session's too: the spare warmed at initialize is of its kind
 			p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir())
 			if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
@@ -103,6 +104,19 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 			t.Logf("the command ended %v after the bridge's SIGKILL", time.Since(killed))
 		})
 	}
+}
+
+// daemonsRoot is a daemons' directory (daemon.RootEnv) for t, short
+// whatever t's name: the daemons' sockets go under it, and a Unix
+// socket's path is limited to 108 bytes.
+func daemonsRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // pidsOf are the pids of processesStarting's lines.
@@ -140,11 +154,12 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 	for _, a := range sharedAgents {
 		for _, during := range []string{"before-prompt", "ask"} {
 			t.Run(a.name+"/"+during, func(t *testing.T) {
-				root := t.TempDir()
+				env := a.env(t) // its directories removed after the daemons stop (cleanups run last first)
+				root := daemonsRoot(t)
 				t.Cleanup(func() { daemon.StopAll(root) })
-				env := append(a.env(t), daemon.RootEnv+"="+root)
+				env = append(env, daemon.RootEnv+"="+root)
 				cwd := t.TempDir()
-				p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir())
+				p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir(), "--log-level", "debug")
 				p.client.hold = true
 				if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 					t.Fatal(err)
@@ -193,7 +208,7 @@ func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode, command string) 
 	}
 	marker := strconv.Itoa(7000000 + os.Getpid()%1000000)
 	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: " + command + marker)}})
-	waitFor(t, "the permission ask", func() bool { return p.client.asked() > 0 })
+	waitFor(t, "the permission ask", func() bool { return p.client.asked() > 0 }, func() string { return "the bridge's log:\n" + p.stderr.String() })
 }
 
 // pipePeers are the other processes that hold an end of a pipe pid holds

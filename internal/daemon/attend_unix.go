@@ -29,6 +29,9 @@ const lockRetry = 5 * time.Millisecond
 // directory) says it serves.
 func Attend(ctx context.Context, spec Spec, ready func(dir string) error) (*Lease, error) {
 	dir := spec.Dir()
+	if err := socketsFit(dir); err != nil {
+		return nil, err
+	}
 	if err := makeDir(dir); err != nil {
 		return nil, err
 	}
@@ -45,6 +48,26 @@ func Attend(ctx context.Context, spec Spec, ready func(dir string) error) (*Leas
 		return nil, err
 	}
 	return lease, nil
+}
+
+// maxSocketPath is the longest path a Unix socket can be bound at: 108
+// bytes with the terminating NUL on Linux, 104 on the BSDs and macOS.
+func maxSocketPath() int {
+	if runtime.GOOS == "linux" {
+		return 107
+	}
+	return 103
+}
+
+// socketsFit reports an error if the sockets a daemon makes in dir (the
+// server's or the spares server's "sock", the keeper's "will") would have
+// paths too long to bind: the daemon could never start, and a bridge
+// would wait its whole start timeout for it to answer.
+func socketsFit(dir string) error {
+	if p := filepath.Join(dir, "sock"); len(p) > maxSocketPath() {
+		return fmt.Errorf("the daemon's directory %s is too deep for its sockets (%d bytes, at most %d): set %s to a shorter directory", dir, len(p), maxSocketPath(), RootEnv)
+	}
+	return nil
 }
 
 // makeDir makes the daemon's directory dir if need be, and checks that it

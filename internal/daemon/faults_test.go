@@ -6,6 +6,7 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -177,5 +178,18 @@ func TestDaemon_usersApart(t *testing.T) {
 	defer cancel()
 	if _, err := daemon.Attend(ctx, other, dial); err == nil || !strings.Contains(err.Error(), "not a directory of this user's") {
 		t.Errorf("attending another user's daemon: %v; want it refused", err)
+	}
+}
+
+// A daemons' directory too deep for the daemon's sockets is refused at
+// once, saying so, rather than waited on until the start times out.
+func TestAttend_directoryTooDeepForItsSockets(t *testing.T) {
+	root := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	spec := daemon.Spec{Name: "fake", Key: []string{"listen"}, Env: []string{daemon.RootEnv + "=" + root}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := daemon.Attend(ctx, spec, func(string) error { return errors.New("not up") })
+	if err == nil || !strings.Contains(err.Error(), "too deep for its sockets") || ctx.Err() != nil {
+		t.Fatalf("Attend under %s: %v; want it refused at once as too deep", root, err)
 	}
 }
