@@ -207,7 +207,6 @@ func (c *Conn) run(connect Connector) {
 // Mailbox is finished (its receiver gets what is queued) and every Call
 // fails.
 func (c *Conn) end(err error) {
-	c.inR.CloseWithError(ErrEnded)
 	c.mu.Lock()
 	c.ended = true
 	if c.err == nil {
@@ -218,6 +217,9 @@ func (c *Conn) end(err error) {
 	}
 	boxes := c.wakeAllLocked()
 	c.mu.Unlock()
+	// Closed once the error is set: a Send that finds the pipe closed
+	// reports why (the Connector's error), not the pipe's end.
+	c.inR.CloseWithError(ErrEnded)
 	for _, m := range boxes {
 		m.Finish()
 	}
