@@ -195,9 +195,10 @@ func TestE2E_sharedSpares(t *testing.T) {
 	root, cwd := t.TempDir(), t.TempDir()
 	env := append(fakemessages.Env(srv.URL, t.TempDir()), daemon.RootEnv+"="+root)
 	t.Cleanup(func() { daemon.StopAll(root) })
-	in := func(pid int) (pids []int) { // pid's descendants that run in cwd
+	in := func(pid int) (pids []int) { // pid's claude descendants that run in cwd (not their supervisors)
 		for _, d := range proc.Descendants(pid) {
-			if proc.Cwd(d) == cwd {
+			comm, _ := os.ReadFile("/proc/" + strconv.Itoa(d) + "/comm")
+			if proc.Cwd(d) == cwd && strings.TrimSpace(string(comm)) == "claude" {
 				pids = append(pids, d)
 			}
 		}
