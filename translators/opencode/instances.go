@@ -14,12 +14,9 @@ import (
 // of it: each one costs its server CPU while idle, and a shared server
 // serves every directory its users have worked in. The bridge disposes
 // of a directory's instance once it no longer uses it (its last session
-// there closed, or the bridge ended), unless another bridge does: on a
+// there closed, and a minute passed), unless another bridge does: on a
 // shared server, each bridge that uses a directory holds a daemon.Use of
 // it, and only the last one to leave disposes.
-
-// disposeWait bounds the disposals of a bridge that ends.
-const disposeWait = 10 * time.Second
 
 // linger is how long an instance the bridge no longer uses is kept before
 // it is disposed of: a session opened there meanwhile (an editor's next
@@ -102,20 +99,22 @@ func (s *server) releaseNow(dir string, use *daemon.Use) {
 	s.release(ctx, dir, use)
 }
 
-// leaveAll lets every instance the bridge uses go, as it ends: a shared
-// server's are disposed of unless another bridge uses them; the bridge's
-// own server ends with it.
+// leaveAll lets every instance the bridge uses go, as it ends, without
+// disposing of them: the next bridge in the same project (an editor
+// restarted, a second window) finds a shared server's instance ready, as
+// it finds the server, rather than waiting seconds for its bootstrap; they
+// go with the server once no bridge has used it for --shared's time. The
+// bridge's own server ends with it.
 func (s *server) leaveAll() {
 	s.instMu.Lock()
 	defer s.instMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), disposeWait)
-	defer cancel()
 	for dir, u := range s.instances {
 		if u.idle != nil {
 			u.idle.Stop()
 		}
-		if u.use != nil {
-			s.release(ctx, dir, u.use)
+		s.forget(dir)
+		if u.use != nil && u.use.Leave() {
+			u.use.Done()
 		}
 	}
 	s.instances = map[string]*instanceUse{}
