@@ -39,10 +39,9 @@ func exercisePage(t *testing.T, b *browser, base, token string) (ex exercised) {
 
 	b.prompt(promptEdit)
 	b.wait("the approval buttons", `document.querySelector('.tool[data-state="approval-requested"] button.approve')`)
-	folded := evalJS[bool](b, `(() => { const d = document.querySelector('details.reasoning'); return d !== null && !d.open && d.textContent.includes('demonstration'); })()`)
-	if !folded {
-		t.Error("the thought is not shown folded")
-	}
+	// The thought is folded once the parts after it have come; waited for,
+	// not read once, since the page renders them in its own time.
+	b.wait("the thought, shown folded", `[...document.querySelectorAll('details.reasoning')].some(d => !d.open && d.textContent.includes('demonstration'))`)
 	ex.diffWhileAsking = evalJS[bool](b, `document.querySelector('.tool[data-state="approval-requested"] .diff .line.add') !== null`)
 	b.run("approving the edit", clickQuery(`.tool[data-state="approval-requested"] button.approve`))
 	waitAnswer(b, promptEdit)
