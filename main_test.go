@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"io"
 	"os"
 	"os/exec"
@@ -40,7 +41,7 @@ type bridgeProc struct {
 	cmd    *exec.Cmd
 	cs     *sdk.ClientSideConnection
 	client *recorder
-	stderr *lockedBuffer // written by the process's copier while it runs
+	stderr *syncbuf.Buffer // written by the process's copier while it runs
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 }
@@ -57,7 +58,7 @@ func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridge
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), env...), "ACPBRIDGE_TEST_AS_BRIDGE=1", "GORACE=atexit_sleep_ms=0")
-	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &lockedBuffer{}}
+	p := &bridgeProc{cmd: cmd, client: &recorder{}, stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -74,24 +75,6 @@ func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridge
 	p.cs = sdk.NewClientSideConnection(p.client, p.stdin, stdout)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return p
-}
-
-// lockedBuffer is a bytes.Buffer that may be read while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func ctx(t *testing.T) context.Context {

@@ -2,15 +2,14 @@ package acp
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"io"
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,25 +26,7 @@ type raw struct {
 	in     *io.PipeWriter
 	out    chan map[string]any
 	served chan error
-	warned lockedBuffer // what the server logged at warning level or above
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	warned syncbuf.Buffer // what the server logged at warning level or above
 }
 
 func startRaw(t *testing.T, dir string) *raw {

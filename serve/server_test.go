@@ -1,10 +1,10 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"io"
 	"log/slog"
 	"net"
@@ -18,39 +18,21 @@ import (
 	"time"
 )
 
-// lockedBuffer is a Stderr the test reads while the server writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // running is a Server under test, serving.
 type running struct {
 	*Server
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	stop   func() error // cancels Run's ctx and returns what Run did
 }
 
 // newServer makes a Server on a free loopback port; tests mount routes
 // on it before start.
-func newServer(t *testing.T, o Options) (*Server, *lockedBuffer) {
+func newServer(t *testing.T, o Options) (*Server, *syncbuf.Buffer) {
 	t.Helper()
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:0"
 	}
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	o.Stderr = stderr
 	s, err := New(o)
 	if err != nil {
@@ -61,7 +43,7 @@ func newServer(t *testing.T, o Options) (*Server, *lockedBuffer) {
 
 // start runs s until the test ends (or stop), and waits for its serving
 // line.
-func start(t *testing.T, s *Server, stderr *lockedBuffer) *running {
+func start(t *testing.T, s *Server, stderr *syncbuf.Buffer) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -322,7 +304,7 @@ func TestServer_noTokenOnLoopback(t *testing.T) {
 // not by the clock: on a loaded machine a prompt shutdown can take longer.
 func TestServer_shutdown(t *testing.T) {
 	const cutOff = "requests still running at shutdown"
-	log := &lockedBuffer{}
+	log := &syncbuf.Buffer{}
 	s, stderr := newServer(t, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	closed := make(chan struct{})
 	s.mount("/stream", stream(closed), func() { close(closed) })
@@ -340,7 +322,7 @@ func TestServer_shutdown(t *testing.T) {
 		t.Errorf("the stream after shutdown: %v", err)
 	}
 
-	log = &lockedBuffer{}
+	log = &syncbuf.Buffer{}
 	s, stderr = newServer(t, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	s.mount("/stuck", stream(stuck), nil)
 	r = start(t, s, stderr)

@@ -2,6 +2,7 @@ package editortest
 
 import (
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -124,7 +125,7 @@ func CheckFirstSession(t *testing.T, c FirstSession) {
 // server can start, the next prompt runs in the same session.
 func CheckFirstSessionFails(t *testing.T, c FirstSession) {
 	t.Helper()
-	gate, logs := NewGate(t, c.Real, c.Serve), &lockedBuffer{}
+	gate, logs := NewGate(t, c.Real, c.Serve), &syncbuf.Buffer{}
 	gate.Fail(t)
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	e := StartEditor(t, c.Backend(gate.Path, t.TempDir(), log), t.TempDir(), bridge.PersistAuto)

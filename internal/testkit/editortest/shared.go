@@ -5,12 +5,11 @@
 package editortest
 
 import (
-	"bytes"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -212,7 +211,7 @@ type NoDaemon struct {
 // sessions' turns work, and it says so once, in one warning.
 func CheckNoDaemon(t *testing.T, c NoDaemon) {
 	t.Helper()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	root := ReadOnlyRoot(t)
 	e := StartEditor(t, c.Backend(root, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))), t.TempDir(), bridge.PersistAuto)
 	for range 2 {
@@ -247,22 +246,4 @@ func ReadOnlyRoot(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.Chmod(dir, 0o700) })
 	return filepath.Join(dir, "daemons")
-}
-
-// lockedBuffer is a log's buffer, written by several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
