@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 	"net"
 	"net/http"
 	"os"
@@ -67,7 +68,7 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 	for _, a := range sharedAgents {
 		t.Run(a.name, func(t *testing.T) {
 			env := a.env(t) // its directories removed after the daemons stop (cleanups run last first)
-			root := daemonsRoot(t)
+			root := daemontest.ShortDir(t)
 			t.Cleanup(func() { daemon.StopAll(root) })
 			env = append(env, daemon.RootEnv+"="+root)
 			cwd := t.TempDir() // the session's too: the spare warmed at initialize is of its kind
@@ -106,19 +107,6 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 	}
 }
 
-// daemonsRoot is a daemons' directory (daemon.RootEnv) for t, short
-// whatever t's name: the daemons' sockets go under it, and a Unix
-// socket's path is limited to 108 bytes.
-func daemonsRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // pidsOf are the pids of processesStarting's lines.
 func pidsOf(lines []string) []int {
 	var pids []int
@@ -155,7 +143,7 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 		for _, during := range []string{"before-prompt", "ask"} {
 			t.Run(a.name+"/"+during, func(t *testing.T) {
 				env := a.env(t) // its directories removed after the daemons stop (cleanups run last first)
-				root := daemonsRoot(t)
+				root := daemontest.ShortDir(t)
 				t.Cleanup(func() { daemon.StopAll(root) })
 				env = append(env, daemon.RootEnv+"="+root)
 				cwd := t.TempDir()

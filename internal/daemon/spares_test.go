@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 // socket and the Spec of an echo spare; spares note their pids in pids.
 func spares(t *testing.T, idle time.Duration) (sock string, s proc.Spec, pids string) {
 	t.Helper()
-	root, pids := shortDir(t), t.TempDir()
+	root, pids := daemontest.ShortDir(t), t.TempDir()
 	env := append(os.Environ(), daemon.RootEnv+"="+root, "GORACE=atexit_sleep_ms=0")
 	spec, err := daemon.SparesOf(daemon.Spec{Name: "fake", Key: []string{"echo"}, Env: env, Idle: idle})
 	if err != nil {
@@ -139,19 +140,6 @@ func TestSpares_leaveNothingBehind(t *testing.T) {
 	for _, pid := range notedPids(t, pids) {
 		waitGone(t, pid, time.Minute)
 	}
-}
-
-// shortDir is a temporary directory whose name is short whatever the
-// test's: a daemon's sockets go under it, and a Unix socket's path is
-// limited to 108 bytes.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "d")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // notedPids are the pids spares noted in dir, once there is one.

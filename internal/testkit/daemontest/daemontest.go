@@ -13,6 +13,7 @@ package daemontest
 
 import (
 	"os"
+	"testing"
 
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/proc"
@@ -35,4 +36,17 @@ func KeepFromHere() {
 		}
 	}
 	daemon.KeepWith([]string{os.Args[0], daemon.Command})
+}
+
+// ShortDir is a temporary directory for t whose path is short whatever
+// t's name, removed when t ends: a daemons' root (daemon.RootEnv), whose
+// sockets' paths are limited to 108 bytes.
+func ShortDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
