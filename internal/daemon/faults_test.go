@@ -33,6 +33,40 @@ func stopKeeper(t *testing.T, dir string) {
 	})
 }
 
+// stop stops pid (SIGSTOP) and waits until every thread of it has
+// stopped: a signal that stops a process is taken by one of its threads,
+// which stops the others only once it runs, and under load the others go
+// on meanwhile (the server answered a probe after its SIGSTOP, and the
+// test took it for live).
+func stop(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stopping %d: %v", pid, err)
+	}
+	for deadline := time.Now().Add(time.Minute); !stopped(pid); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d not stopped a minute after its SIGSTOP", pid)
+		}
+	}
+}
+
+// stopped reports whether every thread of pid is stopped (state T in
+// /proc/PID/task/TID/stat).
+func stopped(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/stat")
+		i := strings.LastIndexByte(string(stat), ')')
+		if err != nil || i < 0 || !strings.HasPrefix(string(stat[i+1:]), " T") {
+			return false
+		}
+	}
+	return true
+}
+
 // A keeper that hangs (here stopped, with its server) is replaced: the
 // next bridge waits at most the patience it is given, kills it, and gets
 // a new server; the hung one is gone.
@@ -43,8 +77,8 @@ func TestDaemon_hungKeeperIsReplaced(t *testing.T) {
 	a.Close()
 	keeper, server := keeperOf(a.Dir), a.Pid()
 	t.Cleanup(func() { syscall.Kill(keeper, syscall.SIGKILL); syscall.Kill(server, syscall.SIGKILL) })
-	syscall.Kill(server, syscall.SIGSTOP)
-	syscall.Kill(keeper, syscall.SIGSTOP)
+	stop(t, server)
+	stop(t, keeper)
 	hangs := func(dir string) error { // a probe that hangs on a stopped server would hang the bridge: bound it
 		c, err := net.DialTimeout("unix", filepath.Join(dir, "sock"), 50*time.Millisecond)
 		if err != nil {
