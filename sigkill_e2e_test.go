@@ -98,11 +98,16 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 				}
 			})
 			waitFor(t, "the command to start", func() bool { return len(running()) > 0 })
+			peers := pipePeers(p.cmd.Process.Pid) // claude's lent process; none on codex's and opencode's sockets
 			p.cmd.Process.Signal(syscall.SIGKILL)
 			p.cmd.Wait()
 			killed := time.Now()
 			waitFor(t, "the command to end with the bridge", func() bool { return len(running()) == 0 })
 			t.Logf("the command ended %v after the bridge's SIGKILL", time.Since(killed))
+			// The agent process goes too, and before the test's directories
+			// do: a claude still exiting wrote in its HOME once it was
+			// removed, and the run found the test's directory left behind.
+			waitFor(t, "the bridge's agent processes to end", func() bool { return len(alive(peers)) == 0 }, func() string { return fmt.Sprint("still running: ", alive(peers)) })
 		})
 	}
 }

@@ -216,6 +216,9 @@ left=$(find "$tests_tmp" -mindepth 1 -maxdepth 1 ! -name 'go-build*' -printf '%f
 if [[ -n $left ]]; then
 	echo "test.sh: the tests left these behind in $tests_tmp (each test must remove what it makes, and stop what it starts):" >&2
 	echo "$left" >&2
+	# What is in them, which tells who wrote it (a process that outlived its
+	# test, writing in a directory already removed, makes it anew).
+	find "$tests_tmp" -mindepth 1 -maxdepth 5 ! -path '*/go-build*' | head -n 40 >&2
 fi
 done_step
 
