@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test.sh is the full test suite, from a fresh clone on a machine with Go and
 # npm: it installs the pinned tools the end-to-end tests drive (see
-# install-tools.sh), then runs gofmt, go vet, go vet for Windows and a
-# compile of every test binary for it, every test with the race detector
+# install-tools.sh), then runs gofmt, go vet, go vet for Windows
+# (packages and tests), every test with the race detector
 # (end-to-end ones included, which fail rather than skip when their tool is
 # missing), and a short run of each fuzzer.
 #
@@ -94,20 +94,14 @@ if ((latest == 0)); then
 fi
 
 if ((latest == 0)); then
-	# Windows is built here, never run: vet and every package's test binary
-	# compile for it (amd64; nothing in the module depends on the
+	# Windows is built here, never run: vet type-checks every package and
+	# its tests for it (amd64; nothing in the module depends on the
 	# architecture), so that nothing Unix-only creeps into code that builds
-	# there. go test -c builds the packages side by side, into a temporary
-	# directory (about 250 MB).
-	step "Windows: GOOS=windows go vet ./..., and every package's test binary compiles"
+	# there; go test ./registry links the release's acpbridge.exe.
+	# (Compiling every Windows test binary as well cost 70–100 s, and told
+	# nothing vet does not: the tests are never run there.)
+	step "Windows: GOOS=windows go vet ./... (packages and their tests)"
 	GOOS=windows go vet ./...
-	wintests=$(mktemp -d)
-	if ! GOOS=windows GOARCH=amd64 go test -c -o "$wintests/" ./... >/dev/null; then
-		rm -rf "$wintests"
-		echo "test.sh: a test binary does not compile for Windows (above)" >&2
-		exit 1
-	fi
-	rm -rf "$wintests"
 	done_step
 fi
 
