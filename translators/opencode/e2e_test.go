@@ -195,8 +195,8 @@ func e2eBashPermission(t *testing.T) {
 		t.Run(option, func(t *testing.T) {
 			e, _ := sharedEditor(t)
 			e.Client.Option = option
-			cwd := workspace(t)
-			editortest.CheckCommandAsk(t, e, e.NewSession(cwd), cwd, "touch made.txt && echo made", "made.txt", option == "once")
+			cwd, made := sharedWorkspace(t), "made-"+option+".txt" // a file of its own: a new directory costs OpenCode seconds of CPU
+			editortest.CheckCommandAsk(t, e, e.NewSession(cwd), cwd, "touch "+made+" && echo made", made, option == "once")
 		})
 	}
 }
@@ -206,12 +206,12 @@ func e2eBashPermission(t *testing.T) {
 func e2eWriteAskShowsTheDiff(t *testing.T) {
 	e, _ := sharedEditor(t)
 	e.Client.Option = "once"
-	cwd := workspace(t)
+	cwd := sharedWorkspace(t)
 	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "write: notes.txt hello world"); err != nil {
+	if _, err := e.Prompt(id, "write: asked.txt hello world"); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(cwd, "notes.txt")
+	path := filepath.Join(cwd, "asked.txt")
 	asks := e.Client.Asks()
 	if len(asks) != 1 {
 		t.Fatalf("%d asks, want 1", len(asks))
@@ -236,11 +236,11 @@ func e2eWriteAskShowsTheDiff(t *testing.T) {
 func e2eEditsThroughTheEditor(t *testing.T) {
 	e, _ := sharedEditorOffering(t, acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
 	e.Client.Option, e.Client.Disk = "always", true
-	cwd := workspace(t)
+	cwd := sharedWorkspace(t)
 	id := e.NewSession(cwd)
 	e.EditsThroughEditor(id)
-	e.Say(id, "write: notes.txt hello world", "edit: notes.txt world => editor")
-	path := filepath.Join(cwd, "notes.txt")
+	e.Say(id, "write: edited.txt hello world", "edit: edited.txt world => editor")
+	path := filepath.Join(cwd, "edited.txt")
 	e.CheckWrites([]editortest.Write{{Path: path, Content: "hello world\n", Existed: true}, {Path: path, Content: "hello editor\n", OnDisk: "hello world\n", Existed: true}})
 }
 
