@@ -110,6 +110,10 @@ func (f *fakeAgent) CloseSession(_ context.Context, r acp.CloseSessionRequest) (
 	return acp.CloseSessionResponse{}, nil
 }
 
+func (f *fakeAgent) DeleteSession(_ context.Context, r acp.DeleteSessionRequest) (acp.DeleteSessionResponse, error) {
+	return acp.DeleteSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionDelete)
+}
+
 // history is what a session's file holds: its lines, "user: …" and
 // "agent: …".
 func (f *fakeAgent) history(id acp.SessionId) ([]string, bool) {
