@@ -53,7 +53,7 @@ func (s *Server) authMethods(caps sdk.ClientCapabilities) []sdk.AuthMethod {
 	return out
 }
 
-func methodID(agent string) string { return agent + "-login" }
+func methodID(agent string) sdk.AuthMethodId { return sdk.AuthMethodId(agent + "-login") }
 
 // authCapabilities offers logout when the default agent has one.
 func (s *Server) authCapabilities() sdk.AgentAuthCapabilities {
@@ -70,11 +70,11 @@ func (s *Server) authCapabilities() sdk.AgentAuthCapabilities {
 func (s *Server) Authenticate(_ context.Context, req sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	if s.login.Args == nil {
 		return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{
-			"error": "unknown auth method " + req.MethodId + "; acpbridge offers none"})
+			"error": "unknown auth method " + string(req.MethodId) + "; acpbridge offers none"})
 	}
 	var ids []string
 	for _, l := range s.m.Logins() {
-		ids = append(ids, methodID(l.Agent))
+		ids = append(ids, string(methodID(l.Agent)))
 		if methodID(l.Agent) != req.MethodId {
 			continue
 		}
@@ -84,10 +84,10 @@ func (s *Server) Authenticate(_ context.Context, req sdk.AuthenticateRequest) (s
 		return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: -32000,
 			Message: "Authentication required: " + l.Title + " has no credentials yet: " + l.Login.Detail +
 				"; run `acpbridge " + strings.Join(s.login.Args(l.Agent), " ") + "` in a terminal",
-			Data: map[string]any{"authMethods": []string{req.MethodId}}}
+			Data: map[string]any{"authMethods": []string{string(req.MethodId)}}}
 	}
 	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{
-		"error": "unknown auth method " + req.MethodId + "; acpbridge offers " + strings.Join(ids, ", ")})
+		"error": "unknown auth method " + string(req.MethodId) + "; acpbridge offers " + strings.Join(ids, ", ")})
 }
 
 // missingLogins are the auth methods of the agents whose credentials can't
@@ -99,7 +99,7 @@ func (s *Server) missingLogins() []string {
 	}
 	for _, l := range s.m.Logins() {
 		if !l.Login.OK {
-			ids = append(ids, methodID(l.Agent))
+			ids = append(ids, string(methodID(l.Agent)))
 		}
 	}
 	return ids

@@ -12,7 +12,6 @@ import (
 type client struct {
 	*sdk.AgentSideConnection
 	out *lockedWriter
-	own *ownCalls
 }
 
 var _ bridge.Client = client{}

@@ -83,7 +83,7 @@ func setModel(t *testing.T, h *harness, id sdk.SessionId, model string) {
 	}
 }
 
-func currentOf(opts []sdk.UnstableSessionConfigOption, id string) string {
+func currentOf(opts []sdk.SessionConfigOption, id string) string {
 	for _, o := range opts {
 		if o.Select != nil && string(o.Select.Id) == id {
 			return string(o.Select.CurrentValue)

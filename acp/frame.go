@@ -39,7 +39,6 @@ type input struct {
 	err   error         // why stdin ended (nil for EOF); set before ended is closed
 	track *tracker
 	order *arrivals
-	own   *ownCalls // the bridge's own requests, whose responses it takes
 	reply *lockedWriter
 	max   int
 	log   *slog.Logger
@@ -159,9 +158,6 @@ func (in *input) pass(line []byte, size int) error {
 		errors.As(err, &fe)
 		in.refuse(fe.id, fe.code, fe.message, fe.detail)
 		return nil
-	}
-	if env.Method == nil && in.own != nil && in.own.take(env.ID, trimmed) {
-		return nil // answers a request of the bridge's own, not the SDK's
 	}
 	if env.Method != nil && env.ID != nil {
 		in.track.add(env.ID)

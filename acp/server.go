@@ -34,14 +34,13 @@ type Server struct {
 
 // conn is one client connection: the agent the SDK serves it with, the
 // bridge connection its sessions are attached to, and what the edge keeps
-// about its stream (arrivals, blobs, its own requests).
+// about its stream (arrivals, blobs).
 type conn struct {
 	*Server
 	bc    *bridge.Conn
 	out   *lockedWriter // set by start
 	order *arrivals
 	blobs *blobs
-	own   *ownCalls
 }
 
 var (
@@ -55,7 +54,7 @@ func NewServer(m *bridge.Manager, version string, log *slog.Logger) *Server {
 }
 
 func (s *Server) newConn(bc *bridge.Conn) *conn {
-	c := &conn{Server: s, bc: bc, order: newArrivals(), blobs: newBlobs(), own: newOwnCalls()}
+	c := &conn{Server: s, bc: bc, order: newArrivals(), blobs: newBlobs()}
 	c.order.cancelPrompt = bc.CancelPrompt
 	c.order.hooks = s.hooks
 	return c
@@ -76,10 +75,9 @@ func (c *conn) start(r io.Reader, w io.Writer) stream {
 	out := newLockedWriter(w)
 	c.out = out
 	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
-	in.own = c.own
 	sc := sdk.NewAgentSideConnection(c, out, in)
 	sc.SetLogger(QuietSDK(c.log))
-	c.bc.SetClient(client{sc, out, c.own})
+	c.bc.SetClient(client{sc, out})
 	return stream{in, out, sc}
 }
 
@@ -278,12 +276,12 @@ func convert(from, to any) error {
 	return json.Unmarshal(b, to)
 }
 
-// UnstableDeleteSession closes a session and removes its transcript.
-func (s *conn) UnstableDeleteSession(ctx context.Context, req sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+// DeleteSession closes a session and removes its transcript.
+func (s *conn) DeleteSession(ctx context.Context, req sdk.DeleteSessionRequest) (sdk.DeleteSessionResponse, error) {
 	if err := s.bc.Delete(ctx, string(req.SessionId)); err != nil {
-		return sdk.UnstableDeleteSessionResponse{}, s.reqErr("session/delete", err)
+		return sdk.DeleteSessionResponse{}, s.reqErr("session/delete", err)
 	}
-	return sdk.UnstableDeleteSessionResponse{}, nil
+	return sdk.DeleteSessionResponse{}, nil
 }
 
 // Prompt runs a turn. A cancelled turn answers stopReason "cancelled".

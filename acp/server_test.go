@@ -369,16 +369,16 @@ func TestServer_deleteRemovesTheTranscript(t *testing.T) {
 	h := start(t, dir)
 	h.Initialize(sdk.ClientCapabilities{})
 	s := h.NewSessionResponse("/work")
-	if _, err := h.CS.UnstableDeleteSession(h.Ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId}); err != nil {
+	if _, err := h.CS.DeleteSession(h.Ctx(), sdk.DeleteSessionRequest{SessionId: s.SessionId}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := persist.Open(dir)
 	if _, err := st.Read(string(s.SessionId)); !errors.Is(err, persist.ErrNotFound) {
 		t.Errorf("transcript after delete: %v", err)
 	}
-	_, err := h.CS.UnstableDeleteSession(h.Ctx(), sdk.UnstableDeleteSessionRequest{SessionId: s.SessionId})
+	_, err := h.CS.DeleteSession(h.Ctx(), sdk.DeleteSessionRequest{SessionId: s.SessionId})
 	wantCode(t, "second delete", err, -32002)
-	_, err = h.CS.UnstableDeleteSession(h.Ctx(), sdk.UnstableDeleteSessionRequest{SessionId: "0000-never-was"})
+	_, err = h.CS.DeleteSession(h.Ctx(), sdk.DeleteSessionRequest{SessionId: "0000-never-was"})
 	wantCode(t, "delete of an unknown id", err, -32002)
 	locks, _ := filepath.Glob(filepath.Join(dir, "*.lock"))
 	if len(locks) != 1 || filepath.Base(locks[0]) != "index.lock" {

@@ -141,20 +141,20 @@ func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
 
 // chunk adds a message chunk, starting a new message when the kind or the
 // messageId changes, and stamps *id with the message's id.
-func (a *Accumulator) chunk(kind string, b acp.ContentBlock, id **string) []Entry {
+func (a *Accumulator) chunk(kind string, b acp.ContentBlock, id **acp.MessageId) []Entry {
 	var done []Entry
-	if m := a.msg; m != nil && (m.kind != kind || (*id != nil && **id != m.id)) {
+	if m := a.msg; m != nil && (m.kind != kind || (*id != nil && string(**id) != m.id)) {
 		done = a.closeMessage()
 	}
 	if a.msg == nil {
 		mid := a.newID()
 		if *id != nil {
-			mid = **id
+			mid = string(**id)
 		}
 		a.msg = &message{kind: kind, id: mid, seq: a.seq()}
 	}
 	a.msg.add(b)
-	mid := a.msg.id
+	mid := acp.MessageId(a.msg.id)
 	*id = &mid
 	return done
 }
@@ -333,7 +333,8 @@ func (m *message) entries() []Entry {
 	return es
 }
 
-func chunkUpdate(kind, id string, b acp.ContentBlock) acp.SessionUpdate {
+func chunkUpdate(kind, mid string, b acp.ContentBlock) acp.SessionUpdate {
+	id := acp.MessageId(mid)
 	switch kind {
 	case "user_message_chunk":
 		return acp.SessionUpdate{UserMessageChunk: &acp.SessionUpdateUserMessageChunk{Content: b, MessageId: &id}}

@@ -47,7 +47,7 @@ func encodeChunk(u acp.SessionUpdate) (parts [][]byte, ok bool) {
 	e.object(fields)
 	if c.MessageId != nil {
 		e.raw(`,"messageId":`)
-		e.string(*c.MessageId)
+		e.string(string(*c.MessageId))
 	}
 	e.raw(`,"sessionUpdate":`)
 	e.string(kind)

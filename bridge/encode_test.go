@@ -16,7 +16,7 @@ import (
 func TestEncodeChunk_matchesTheSDK(t *testing.T) {
 	big := strings.Repeat("iVBORw0KGgo", bigContent/10)
 	text := strings.Repeat("line \"one\"\t\\ <b>&\n\x01 é \u2028 \xff ", bigContent/20)
-	mime, id := "text/plain", "m1"
+	mime, id := "text/plain", acp.MessageId("m1")
 	for name, u := range map[string]acp.SessionUpdate{
 		"image": {UserMessageChunk: &acp.SessionUpdateUserMessageChunk{Content: acp.ImageBlock(big, "image/png"), MessageId: &id}},
 		"audio": {UserMessageChunk: &acp.SessionUpdateUserMessageChunk{Content: acp.AudioBlock(big, "audio/wav")}},
@@ -74,7 +74,7 @@ func TestStringLen(t *testing.T) {
 }
 
 func TestEncodeChunk_exactSize(t *testing.T) {
-	id := "m1"
+	id := acp.MessageId("m1")
 	u := acp.SessionUpdate{UserMessageChunk: &acp.SessionUpdateUserMessageChunk{MessageId: &id,
 		Content: acp.ResourceBlock(acp.EmbeddedResourceResource{TextResourceContents: &acp.TextResourceContents{Text: strings.Repeat("a\n", bigContent), Uri: "file:///x"}})}}
 	parts, ok := encodeChunk(u)

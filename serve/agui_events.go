@@ -140,7 +140,7 @@ func (t *aguiRun) update(u sdk.SessionUpdate) []any {
 	return nil
 }
 
-func (t *aguiRun) textChunk(acpID *string, c sdk.ContentBlock) []any {
+func (t *aguiRun) textChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 	if c.Text == nil || c.Text.Text == "" {
 		return nil
 	}
@@ -154,7 +154,7 @@ func (t *aguiRun) textChunk(acpID *string, c sdk.ContentBlock) []any {
 	return append(out, aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: t.text.id, Delta: c.Text.Text})
 }
 
-func (t *aguiRun) thoughtChunk(acpID *string, c sdk.ContentBlock) []any {
+func (t *aguiRun) thoughtChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 	if c.Text == nil || c.Text.Text == "" {
 		return nil
 	}

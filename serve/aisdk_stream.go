@@ -113,7 +113,7 @@ func (t *uiStream) update(u sdk.SessionUpdate) []any {
 
 // content streams a message or thought chunk into p: text as deltas,
 // images as file parts, links as sources.
-func (t *uiStream) content(p *uiPart, kind string, acpID *string, c sdk.ContentBlock) []any {
+func (t *uiStream) content(p *uiPart, kind string, acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 	switch {
 	case c.Text != nil:
 		if c.Text.Text == "" {

@@ -346,9 +346,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 // deref is *p, or "" for nil.
-func deref(p *string) string {
+func deref[S ~string](p *S) string {
 	if p == nil {
 		return ""
 	}
-	return *p
+	return string(*p)
 }

@@ -343,3 +343,11 @@ func (client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.
 func (client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
 	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
 }
+
+func (client) CreateElicitation(context.Context, sdk.CreateElicitationRequest) (sdk.CreateElicitationResponse, error) {
+	return sdk.CreateElicitationResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodElicitationCreate)
+}
+
+func (client) CompleteElicitation(context.Context, sdk.CompleteElicitationNotification) error {
+	return nil
+}

@@ -7,23 +7,15 @@ const ProtocolVersionNumber = 1
 
 // Agent method names
 const (
+	AgentMethodAuthStatus             = "auth/status"
 	AgentMethodAuthenticate           = "authenticate"
-	AgentMethodDocumentDidChange      = "document/didChange"
-	AgentMethodDocumentDidClose       = "document/didClose"
-	AgentMethodDocumentDidFocus       = "document/didFocus"
-	AgentMethodDocumentDidOpen        = "document/didOpen"
-	AgentMethodDocumentDidSave        = "document/didSave"
 	AgentMethodInitialize             = "initialize"
 	AgentMethodLogout                 = "logout"
 	AgentMethodMcpMessage             = "mcp/message"
-	AgentMethodNesAccept              = "nes/accept"
-	AgentMethodNesClose               = "nes/close"
-	AgentMethodNesReject              = "nes/reject"
-	AgentMethodNesStart               = "nes/start"
-	AgentMethodNesSuggest             = "nes/suggest"
 	AgentMethodProvidersDisable       = "providers/disable"
 	AgentMethodProvidersList          = "providers/list"
 	AgentMethodProvidersSet           = "providers/set"
+	AgentMethodSessionArchive         = "session/archive"
 	AgentMethodSessionCancel          = "session/cancel"
 	AgentMethodSessionClose           = "session/close"
 	AgentMethodSessionDelete          = "session/delete"
@@ -35,16 +27,18 @@ const (
 	AgentMethodSessionResume          = "session/resume"
 	AgentMethodSessionSetConfigOption = "session/set_config_option"
 	AgentMethodSessionSetMode         = "session/set_mode"
+	AgentMethodSessionSetTitle        = "session/set_title"
+	AgentMethodSessionStatus          = "session/status"
+	AgentMethodSessionUnarchive       = "session/unarchive"
 )
 
 // Client method names
 const (
+	ClientMethodAuthStatusUpdate         = "auth/status_update"
 	ClientMethodElicitationComplete      = "elicitation/complete"
 	ClientMethodElicitationCreate        = "elicitation/create"
 	ClientMethodFsReadTextFile           = "fs/read_text_file"
 	ClientMethodFsWriteTextFile          = "fs/write_text_file"
-	ClientMethodMcpConnect               = "mcp/connect"
-	ClientMethodMcpDisconnect            = "mcp/disconnect"
 	ClientMethodMcpMessage               = "mcp/message"
 	ClientMethodSessionRequestPermission = "session/request_permission"
 	ClientMethodSessionUpdate            = "session/update"

@@ -178,3 +178,14 @@ func (c *client) notify(ctx context.Context, params json.RawMessage) {
 		c.b.log.Debug("forwarding an extension notification", "method", n.Method, "err", err)
 	}
 }
+
+// CreateElicitation: acpbridge offers the downstream no elicitation (its
+// questions come as permission requests), so there is none to answer.
+func (c *client) CreateElicitation(context.Context, acp.CreateElicitationRequest) (acp.CreateElicitationResponse, error) {
+	return acp.CreateElicitationResponse{}, acp.NewMethodNotFound(acp.ClientMethodElicitationCreate)
+}
+
+// CompleteElicitation: see CreateElicitation; nothing was asked.
+func (c *client) CompleteElicitation(context.Context, acp.CompleteElicitationNotification) error {
+	return nil
+}

@@ -18,11 +18,13 @@
 // before the next prompt. The load answer's _meta.acpbridge says which.
 //
 // A raw layer reads the downstream's output before the SDK does (raw.go):
-// an update of a kind acp-go-sdk does not know (a newer agent's) passes to
-// the editor and the transcript as it came, instead of being decoded as
-// another kind; an extension notification reaches the editor as a
-// notification. Updates of the kinds the SDK knows go through its types,
-// which keep _meta but drop fields they don't have. The editor's extension
+// an update of a kind acpbridge does not handle (a newer agent's, or one
+// acp-go-sdk knows and acpbridge does not yet, as notice) passes to the
+// editor and the transcript as it came, instead of being decoded as
+// another kind, and so does one of a kind it handles that has a field the
+// SDK's types would drop (the options and mode updates, which the session
+// reads, excepted); an extension notification reaches the editor as a
+// notification. Other updates go through the SDK's types. The editor's extension
 // methods about a session go to the downstream (SessionCaps.Extension),
 // requests as requests and notifications as notifications.
 package acpagent

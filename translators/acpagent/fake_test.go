@@ -110,6 +110,10 @@ func (f *fakeAgent) CloseSession(_ context.Context, r acp.CloseSessionRequest) (
 	return acp.CloseSessionResponse{}, nil
 }
 
+func (f *fakeAgent) DeleteSession(_ context.Context, r acp.DeleteSessionRequest) (acp.DeleteSessionResponse, error) {
+	return acp.DeleteSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionDelete)
+}
+
 // history is what a session's file holds: its lines, "user: …" and
 // "agent: …".
 func (f *fakeAgent) history(id acp.SessionId) ([]string, bool) {
@@ -292,9 +296,10 @@ func (f *fakeAgent) Prompt(_ context.Context, r acp.PromptRequest) (acp.PromptRe
 	case "ext":
 		out, err := f.conn.CallExtension(ctx, "_fake/ping", map[string]any{"sessionId": id, "n": 1})
 		f.say(ctx, id, fmt.Sprintf("ext: %s %v", out, err))
-	case "notice": // an update of a kind newer than the SDK, and an extension notification
-		fmt.Fprintf(f.out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":`+
-			`{"sessionUpdate":"notice","title":"Heads up","level":"info","extra":{"x":1},"_meta":{"m":2}}}}`+"\n", id)
+	case "notice": // updates newer than the SDK (a kind, a field), and an extension notification
+		for _, u := range []string{unknownKind, unknownField} {
+			fmt.Fprintf(f.out, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":%s}}`+"\n", id, u)
+		}
 		f.conn.NotifyExtension(ctx, "_auth/status_update", map[string]any{"sessionId": id, "status": "ok"})
 		f.say(ctx, id, "noticed")
 	case "mode":
@@ -306,3 +311,10 @@ func (f *fakeAgent) Prompt(_ context.Context, r acp.PromptRequest) (acp.PromptRe
 	}
 	return done, nil
 }
+
+// Updates of an agent newer than the SDK: a kind it does not know, and a
+// known kind with a field its types lack.
+const (
+	unknownKind  = `{"sessionUpdate":"future_update","title":"Heads up","extra":{"x":1},"_meta":{"m":2}}`
+	unknownField = `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"future":{"x":1}}`
+)

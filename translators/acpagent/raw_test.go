@@ -19,8 +19,18 @@ func TestRewrite(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
 		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`,
 			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`},
-		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","title":"t","_meta":{"m":1}}}}`,
-			`{"jsonrpc":"2.0","method":"_acpbridge/raw_update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","title":"t","_meta":{"m":1}}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":"t","_meta":{"m":1}}}}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/raw_update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":"t","_meta":{"m":1}}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"future_update","title":"t"}}}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/raw_update","params":{"sessionId":"s","update":{"sessionUpdate":"future_update","title":"t"}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":{"priority":1}}}}}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/raw_update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi","annotations":{"priority":1}}}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"Bash","content":[],"locations":[],"rawInput":{},"_meta":null,"future":{"x":1}}}}`,
+			`{"jsonrpc":"2.0","method":"_acpbridge/raw_update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"Bash","content":[],"locations":[],"rawInput":{},"_meta":null,"future":{"x":1}}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"Bash","content":[],"locations":[],"rawInput":{},"_meta":null}}}`,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t1","title":"ls","name":"Bash","content":[],"locations":[],"rawInput":{},"_meta":null}}}`},
+		{`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"current_mode_update","currentModeId":"code","future":1}}}`,
+			`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"current_mode_update","currentModeId":"code","future":1}}}`},
 		{`{"jsonrpc":"2.0","method":"_auth/status_update","params":{"ok":true}}`,
 			`{"jsonrpc":"2.0","method":"_acpbridge/notification","params":{"method":"_auth/status_update","params":{"ok":true}}}`},
 		{`{"jsonrpc":"2.0","id":7,"method":"_fake/ping","params":{}}`, `{"jsonrpc":"2.0","id":7,"method":"_fake/ping","params":{}}`},
@@ -36,22 +46,24 @@ func TestRewrite(t *testing.T) {
 
 // An agent newer than the SDK: an update of a kind the SDK does not know
 // reaches the editor as it came (unknown fields and _meta kept, never
-// decoded as another kind: a notice's title renames nothing), is recorded
-// and replayed as it came; an extension notification reaches the editor
-// as a notification, not a request.
+// decoded as another kind: its title renames nothing), is recorded and
+// replayed as it came, and so is one of a kind the SDK knows with a field
+// its types lack; an extension notification reaches the editor as a
+// notification, not a request.
 func TestProxy_newerUpdatesAndNotificationsPassAsTheyCame(t *testing.T) {
 	f := newFake(t)
 	state, cwd := t.TempDir(), t.TempDir()
 	e := editortest.StartEditor(t, f.backend(), state, bridge.PersistAlways)
 	id := e.NewSession(cwd)
 	prompt(t, e, id, "notice")
-	const notice = `{"sessionUpdate":"notice","title":"Heads up","level":"info","extra":{"x":1},"_meta":{"m":2}}`
 	wire := e.Wire()
-	if !strings.Contains(wire, notice) {
-		t.Errorf("the notice did not reach the editor as it came:\n%s", wire)
+	for _, u := range []string{unknownKind, unknownField} {
+		if !strings.Contains(wire, u) {
+			t.Errorf("%s did not reach the editor as it came:\n%s", u, wire)
+		}
 	}
 	if strings.Contains(wire, `"sessionUpdate":"session_info_update","title":"Heads up"`) {
-		t.Errorf("the notice reached the editor as another kind:\n%s", wire)
+		t.Errorf("the unknown kind reached the editor as another kind:\n%s", wire)
 	}
 	if n := notificationOf(t, wire, "_auth/status_update"); n == nil {
 		t.Errorf("the extension notification did not reach the editor as a notification:\n%s", wire)
@@ -62,8 +74,13 @@ func TestProxy_newerUpdatesAndNotificationsPassAsTheyCame(t *testing.T) {
 	if _, err := e2.CS.LoadSession(e2.Ctx(), acp.LoadSessionRequest{SessionId: id, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(e2.Wire(), notice) {
-		t.Errorf("the replay lacks the notice as it came:\n%s", e2.Wire())
+	for _, u := range []string{unknownKind, unknownField} {
+		if !strings.Contains(e2.Wire(), u) {
+			t.Errorf("the replay lacks %s as it came:\n%s", u, e2.Wire())
+		}
+	}
+	if rec := readTranscript(t, state, id); !strings.Contains(rec, unknownKind) || !strings.Contains(rec, unknownField) {
+		t.Errorf("the transcript lacks the updates as they came:\n%s", rec)
 	}
 	list, err := e2.CS.ListSessions(e2.Ctx(), acp.ListSessionsRequest{})
 	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Title != nil && *list.Sessions[0].Title == "Heads up" {
@@ -142,4 +159,14 @@ func TestProxy_editorExtensionMethodsReachTheAgent(t *testing.T) {
 	if _, hasID := note["id"]; note == nil || hasID {
 		t.Errorf("the agent got the notification as %v, want a notification", note)
 	}
+}
+
+// readTranscript is session id's transcript file under state.
+func readTranscript(t *testing.T, state string, id acp.SessionId) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(state, "sessions", string(id)+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

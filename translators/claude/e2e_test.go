@@ -486,8 +486,8 @@ func TestE2E_askUserQuestionIsAChoice(t *testing.T) {
 // asked.
 func TestE2E_askUserQuestionIsAFormWhereTheEditorTakesThem(t *testing.T) {
 	e, srv := realEditorOffering(t, t.TempDir(), t.TempDir(), acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{Form: &acp.ElicitationFormCapabilities{}}})
-	e.Client.Elicit = func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse {
-		return acp.UnstableCreateElicitationResponse{Accept: &acp.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "Blue"}}}
+	e.Client.Elicit = func(acp.CreateElicitationRequest) acp.CreateElicitationResponse {
+		return acp.CreateElicitationResponse{Accept: &acp.CreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "Blue"}}}
 	}
 	id := e.NewSession(t.TempDir())
 	if r, err := e.Prompt(id, "ask please"); err != nil || r.StopReason != acp.StopReasonEndTurn {

@@ -278,8 +278,8 @@ func e2eQuestionIsAChoice(t *testing.T) {
 // an elicitation form, and the answer filled in reaches the model.
 func e2eQuestionIsAForm(t *testing.T) {
 	e, w := sharedEditorOffering(t, acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{Form: &acp.ElicitationFormCapabilities{}}})
-	e.Client.Elicit = func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse {
-		return acp.UnstableCreateElicitationResponse{Accept: &acp.UnstableCreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "blue"}}}
+	e.Client.Elicit = func(acp.CreateElicitationRequest) acp.CreateElicitationResponse {
+		return acp.CreateElicitationResponse{Accept: &acp.CreateElicitationAccept{Action: "accept", Content: map[string]any{"answer": "blue"}}}
 	}
 	id := e.NewSession(sharedWorkspace(t))
 	if _, err := e.Prompt(id, "ask"); err != nil {

@@ -69,10 +69,10 @@ func merge(c *acp.SessionUpdateToolCall, u *acp.SessionToolCallUpdate) {
 
 // chunk writes one chunk, starting a new line when the role or the
 // message changes; it returns the message's key.
-func chunk(b *strings.Builder, last, role string, id *string, c acp.ContentBlock) string {
+func chunk(b *strings.Builder, last, role string, id *acp.MessageId, c acp.ContentBlock) string {
 	key := role
 	if id != nil {
-		key += "/" + *id
+		key += "/" + string(*id)
 	}
 	if key != last {
 		b.WriteString("\n" + role + ": ")

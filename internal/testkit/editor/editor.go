@@ -257,8 +257,8 @@ type Client struct {
 	terms   map[string]string
 	// Elicit, if set, answers elicitation/create (the client must offer
 	// elicitation.form at initialize); Elicited keeps what was asked.
-	Elicit   func(acp.UnstableCreateElicitationRequest) acp.UnstableCreateElicitationResponse
-	elicited []acp.UnstableCreateElicitationRequest
+	Elicit   func(acp.CreateElicitationRequest) acp.CreateElicitationResponse
+	elicited []acp.CreateElicitationRequest
 	// OnUpdate, if set, sees each update as it arrives (benchmarks time
 	// them); set it before the first session.
 	OnUpdate func(acp.SessionNotification)
@@ -339,7 +339,7 @@ func (c *Client) CreateTerminal(_ context.Context, r acp.CreateTerminalRequest) 
 	}
 	id := fmt.Sprintf("term-%d", len(c.terms)+1)
 	c.terms[id] = strings.TrimSpace("ran " + r.Command + " " + strings.Join(r.Args, " "))
-	return acp.CreateTerminalResponse{TerminalId: id}, nil
+	return acp.CreateTerminalResponse{TerminalId: acp.TerminalId(id)}, nil
 }
 
 func (c *Client) TerminalOutput(_ context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
@@ -347,7 +347,7 @@ func (c *Client) TerminalOutput(_ context.Context, r acp.TerminalOutputRequest) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	code := 0
-	return acp.TerminalOutputResponse{Output: c.terms[r.TerminalId], ExitStatus: &acp.TerminalExitStatus{ExitCode: &code}}, nil
+	return acp.TerminalOutputResponse{Output: c.terms[string(r.TerminalId)], ExitStatus: &acp.TerminalExitStatus{ExitCode: &code}}, nil
 }
 
 func (c *Client) WaitForTerminalExit(_ context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
@@ -403,20 +403,26 @@ func (c *Client) SetPolicy(p Policy) {
 	c.policy = p
 }
 
-// UnstableCreateElicitation answers a form with Elicit, keeping what was
+// CreateElicitation answers a form with Elicit, keeping what was
 // asked; without Elicit, the method is not found.
-func (c *Client) UnstableCreateElicitation(_ context.Context, r acp.UnstableCreateElicitationRequest) (acp.UnstableCreateElicitationResponse, error) {
+func (c *Client) CreateElicitation(_ context.Context, r acp.CreateElicitationRequest) (acp.CreateElicitationResponse, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.Elicit == nil {
-		return acp.UnstableCreateElicitationResponse{}, acp.NewMethodNotFound(acp.ClientMethodElicitationCreate)
+		return acp.CreateElicitationResponse{}, acp.NewMethodNotFound(acp.ClientMethodElicitationCreate)
 	}
 	c.elicited = append(c.elicited, r)
 	return c.Elicit(r), nil
 }
 
+// CompleteElicitation takes the end of a URL elicitation; the client asks
+// none.
+func (c *Client) CompleteElicitation(context.Context, acp.CompleteElicitationNotification) error {
+	return nil
+}
+
 // Elicited returns the forms the client was asked to fill.
-func (c *Client) Elicited() []acp.UnstableCreateElicitationRequest {
+func (c *Client) Elicited() []acp.CreateElicitationRequest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.elicited)

@@ -175,3 +175,11 @@ func (c *Client) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (a
 func (c *Client) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
 	return acp.WaitForTerminalExitResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalWaitForExit)
 }
+
+func (c *Client) CreateElicitation(context.Context, acp.CreateElicitationRequest) (acp.CreateElicitationResponse, error) {
+	return acp.CreateElicitationResponse{}, acp.NewMethodNotFound(acp.ClientMethodElicitationCreate)
+}
+
+func (c *Client) CompleteElicitation(context.Context, acp.CompleteElicitationNotification) error {
+	return nil
+}
