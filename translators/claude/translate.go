@@ -325,7 +325,7 @@ func (t *Translator) user(m message) (Output, error) {
 func (t *Translator) toolResult(b agentkit.Block, structured json.RawMessage) []acp.SessionUpdate {
 	tc := t.tools[b.ToolUseID]
 	if tc == nil {
-		tc = &tool{name: "unknown"}
+		tc = &tool{}
 		t.tools[b.ToolUseID] = tc
 	}
 	text := agentkit.ResultText(b.Content)
@@ -342,7 +342,7 @@ func (t *Translator) toolResult(b agentkit.Block, structured json.RawMessage) []
 	if b.IsError {
 		status = acp.ToolCallStatusFailed
 	}
-	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(rawOutput(structured, text))}
+	opts := []acp.ToolCallUpdateOpt{agentkit.Named(tc.name), acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(rawOutput(structured, text))}
 	if content := resultContent(tc.name, text, b.IsError); content != nil {
 		opts = append(opts, acp.WithUpdateContent(content))
 	}

@@ -305,7 +305,7 @@ func (t *Translator) outputDelta(id, delta string) Output {
 		t.output[id] = b
 	}
 	b.WriteString(delta)
-	return updates(acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent(agentkit.Console(b.String()))))
+	return updates(acp.UpdateToolCall(acp.ToolCallId(id), agentkit.Named(t.infos[id].Name), acp.WithUpdateContent(agentkit.Console(b.String()))))
 }
 
 // usage shows how full the context is, and adds the latest request's
