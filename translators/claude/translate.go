@@ -85,6 +85,19 @@ type message struct {
 	PermissionMode string       `json:"permissionMode"`
 	SlashCommands  []string     `json:"slash_commands"`
 	CompactMeta    *compactMeta `json:"compact_metadata"`
+
+	// system/api_retry (read from the line again: other lines' keys of
+	// these names may hold other types)
+	Line []byte `json:"-"`
+}
+
+// retry is a system/api_retry line's own fields.
+type retry struct {
+	Attempt      int     `json:"attempt"`
+	MaxRetries   int     `json:"max_retries"`
+	RetryDelayMs float64 `json:"retry_delay_ms"`
+	ErrorStatus  *int    `json:"error_status"`
+	Error        string  `json:"error"`
 }
 
 type compactMeta struct {
@@ -99,6 +112,7 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return Output{}, fmt.Errorf("decoding claude output: %w", err)
 	}
+	m.Line = line
 	switch m.Type {
 	case "stream_event":
 		return t.streamEvent(m)
@@ -129,10 +143,27 @@ func (t *Translator) system(m message) Output {
 			text := fmt.Sprintf("\n\n*Conversation compacted (%s): %d → %d tokens.*\n\n", c.Trigger, c.PreTokens, c.PostTokens)
 			return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}}
 		}
-	case "api_retry", "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
+	case "api_retry":
+		return Output{Updates: []acp.SessionUpdate{apiRetry(m)}}
+	case "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
 		return Output{}
 	}
 	return Output{Skipped: "system/" + m.Subtype}
+}
+
+// apiRetry is the notice that Claude Code retries a failed model request.
+func apiRetry(msg message) acp.SessionUpdate {
+	var m retry
+	json.Unmarshal(msg.Line, &m) // what does not decode is left out
+	title := fmt.Sprintf("Claude Code is retrying the model request (%d/%d)", m.Attempt, m.MaxRetries)
+	why := m.Error
+	if m.ErrorStatus != nil {
+		why = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", *m.ErrorStatus, m.Error))
+	}
+	if m.RetryDelayMs > 0 {
+		why = strings.TrimPrefix(why+fmt.Sprintf("; next try in %.1f s", m.RetryDelayMs/1000), "; ")
+	}
+	return agentkit.Notice(acp.NoticeSeverityWarning, title, why)
 }
 
 // Commands records the slash commands and returns an update if they

@@ -514,7 +514,7 @@ func (s *session) retried(msg string) {
 	n := s.retries
 	s.mu.Unlock()
 	limit := s.b.Retries()
-	s.out.Send([]acp.SessionUpdate{retryThought(n, limit, msg)})
+	s.out.Send([]acp.SessionUpdate{retryNotice(n, limit, msg)})
 	if n > limit {
 		s.turns.Stop(fmt.Errorf("the model provider kept failing (%d retries): %s", limit, msg))
 	}

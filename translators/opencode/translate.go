@@ -368,8 +368,8 @@ func (t *Translator) status(p properties) Output {
 	case "busy":
 		return Output{Busy: true}
 	case "retry":
-		text := fmt.Sprintf("OpenCode is retrying the model request (attempt %d): %s\n\n", p.Status.Attempt, p.Status.Message)
-		return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentThoughtText(text)}}
+		title := fmt.Sprintf("OpenCode is retrying the model request (attempt %d)", p.Status.Attempt)
+		return Output{Updates: []acp.SessionUpdate{agentkit.Notice(acp.NoticeSeverityWarning, title, p.Status.Message)}}
 	}
 	return Output{}
 }

@@ -322,3 +322,15 @@ func PlanEntry(content, status, priority string) acp.PlanEntry {
 	}
 	return e
 }
+
+// Notice is a notice update (a provider's retry, a limit): severity is
+// acp.NoticeSeverity*, title plain text, description optional. The bridge
+// sends it only to a client that takes notices, as thought text
+// ("title: description") to one that does not, and records it nowhere.
+func Notice(severity acp.NoticeSeverity, title, description string) acp.SessionUpdate {
+	n := &acp.SessionUpdateNotice{Severity: severity, Title: title}
+	if description != "" {
+		n.Description = &description
+	}
+	return acp.SessionUpdate{Notice: n}
+}
