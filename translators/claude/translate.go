@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -124,6 +125,8 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 		return t.result(line)
 	case "system":
 		return t.system(m), nil
+	case "rate_limit_event":
+		return rateLimit(line), nil
 	}
 	return Output{Skipped: m.Type}, nil
 }
@@ -164,6 +167,37 @@ func apiRetry(msg message) acp.SessionUpdate {
 		why = strings.TrimPrefix(why+fmt.Sprintf("; next try in %.1f s", m.RetryDelayMs/1000), "; ")
 	}
 	return agentkit.Notice(acp.NoticeSeverityWarning, title, why)
+}
+
+// rateLimit is the notice for a rate_limit_event near or at a limit of
+// the account (none while it is allowed). Its fields are as third-party
+// typings have them; no event was captured (it needs a subscription).
+func rateLimit(line []byte) Output {
+	var ev struct {
+		Info struct {
+			Status   string  `json:"status"`
+			Type     string  `json:"rateLimitType"`
+			ResetsAt float64 `json:"resetsAt"`
+		} `json:"rate_limit_info"`
+	}
+	json.Unmarshal(line, &ev) // what does not decode is left out
+	severity := acp.NoticeSeverityWarning
+	switch ev.Info.Status {
+	case "allowed_warning":
+	case "rejected":
+		severity = acp.NoticeSeverityError
+	default:
+		return Output{}
+	}
+	title := "Claude Code is near its usage limit"
+	if severity == acp.NoticeSeverityError {
+		title = "Claude Code reached its usage limit"
+	}
+	why := strings.ReplaceAll(ev.Info.Type, "_", " ")
+	if ev.Info.ResetsAt > 0 {
+		why = strings.TrimPrefix(why+"; resets "+time.Unix(int64(ev.Info.ResetsAt), 0).UTC().Format(time.RFC3339), "; ")
+	}
+	return Output{Updates: []acp.SessionUpdate{agentkit.Notice(severity, title, why)}}
 }
 
 // Commands records the slash commands and returns an update if they
