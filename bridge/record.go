@@ -56,10 +56,35 @@ func newRecorder(store *persist.Store, w *persist.Writer, h persist.Header) (rec
 }
 
 // deliver folds an update into the transcript and sends it to the client.
+// A notice is sent only: notices are not history.
 func (s *Session) deliver(u acp.SessionUpdate) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
+	if u.Notice != nil {
+		s.send(s.noticeFor(u))
+		return
+	}
 	s.deliverLocked(u)
+}
+
+// noticeFor is a notice as the client is to be sent it: as it is to a
+// client that takes notices (clientCapabilities.session.notices), else as
+// thought text, as the schema says to show one to a client that does not.
+func (s *Session) noticeFor(u acp.SessionUpdate) acp.SessionUpdate {
+	caps := s.conn.Load().Capabilities()
+	if caps.Session != nil && caps.Session.Notices != nil {
+		return u
+	}
+	return acp.UpdateAgentThoughtText(NoticeText(*u.Notice))
+}
+
+// NoticeText is a notice as text, for a client that takes no notices.
+func NoticeText(n acp.SessionUpdateNotice) string {
+	text := n.Title
+	if n.Description != nil && *n.Description != "" {
+		text += ": " + *n.Description
+	}
+	return text + "\n\n"
 }
 
 // deliverRaw records an update ACP's types here don't know and sends it

@@ -218,7 +218,7 @@ func (t *Translator) user(l line) (Output, error) {
 func (t *Translator) toolResult(b agentkit.Block) []acp.SessionUpdate {
 	tu := t.tools[b.ToolUseID]
 	if tu == nil {
-		tu = &toolUse{name: "unknown"}
+		tu = &toolUse{}
 		t.tools[b.ToolUseID] = tu
 	}
 	if tu.plan || tu.done {
@@ -230,7 +230,7 @@ func (t *Translator) toolResult(b agentkit.Block) []acp.SessionUpdate {
 	if b.IsError {
 		status = acp.ToolCallStatusFailed
 	}
-	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(structured)}
+	opts := []acp.ToolCallUpdateOpt{agentkit.Named(tu.name), acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(structured)}
 	if content := resultContent(tu.name, text, b.IsError); content != nil {
 		opts = append(opts, acp.WithUpdateContent(content))
 	} else if diff := editDiff(tu, structured, t.cwd); diff != nil {
@@ -257,7 +257,7 @@ func (t *Translator) Abandon() []acp.SessionUpdate {
 	for id, tu := range t.tools {
 		if !tu.done && !tu.plan {
 			tu.done = true
-			out = append(out, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+			out = append(out, acp.UpdateToolCall(acp.ToolCallId(id), agentkit.Named(tu.name), acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
 		}
 	}
 	slices.SortFunc(out, func(a, b acp.SessionUpdate) int {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -85,6 +86,19 @@ type message struct {
 	PermissionMode string       `json:"permissionMode"`
 	SlashCommands  []string     `json:"slash_commands"`
 	CompactMeta    *compactMeta `json:"compact_metadata"`
+
+	// system/api_retry (read from the line again: other lines' keys of
+	// these names may hold other types)
+	Line []byte `json:"-"`
+}
+
+// retry is a system/api_retry line's own fields.
+type retry struct {
+	Attempt      int     `json:"attempt"`
+	MaxRetries   int     `json:"max_retries"`
+	RetryDelayMs float64 `json:"retry_delay_ms"`
+	ErrorStatus  *int    `json:"error_status"`
+	Error        string  `json:"error"`
 }
 
 type compactMeta struct {
@@ -99,6 +113,7 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return Output{}, fmt.Errorf("decoding claude output: %w", err)
 	}
+	m.Line = line
 	switch m.Type {
 	case "stream_event":
 		return t.streamEvent(m)
@@ -110,6 +125,8 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 		return t.result(line)
 	case "system":
 		return t.system(m), nil
+	case "rate_limit_event":
+		return rateLimit(line), nil
 	}
 	return Output{Skipped: m.Type}, nil
 }
@@ -129,10 +146,58 @@ func (t *Translator) system(m message) Output {
 			text := fmt.Sprintf("\n\n*Conversation compacted (%s): %d → %d tokens.*\n\n", c.Trigger, c.PreTokens, c.PostTokens)
 			return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}}
 		}
-	case "api_retry", "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
+	case "api_retry":
+		return Output{Updates: []acp.SessionUpdate{apiRetry(m)}}
+	case "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
 		return Output{}
 	}
 	return Output{Skipped: "system/" + m.Subtype}
+}
+
+// apiRetry is the notice that Claude Code retries a failed model request.
+func apiRetry(msg message) acp.SessionUpdate {
+	var m retry
+	json.Unmarshal(msg.Line, &m) // what does not decode is left out
+	title := fmt.Sprintf("Claude Code is retrying the model request (%d/%d)", m.Attempt, m.MaxRetries)
+	why := m.Error
+	if m.ErrorStatus != nil {
+		why = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", *m.ErrorStatus, m.Error))
+	}
+	if m.RetryDelayMs > 0 {
+		why = strings.TrimPrefix(why+fmt.Sprintf("; next try in %.1f s", m.RetryDelayMs/1000), "; ")
+	}
+	return agentkit.Notice(acp.NoticeSeverityWarning, title, why)
+}
+
+// rateLimit is the notice for a rate_limit_event near or at a limit of
+// the account (none while it is allowed). Its fields are as third-party
+// typings have them; no event was captured (it needs a subscription).
+func rateLimit(line []byte) Output {
+	var ev struct {
+		Info struct {
+			Status   string  `json:"status"`
+			Type     string  `json:"rateLimitType"`
+			ResetsAt float64 `json:"resetsAt"`
+		} `json:"rate_limit_info"`
+	}
+	json.Unmarshal(line, &ev) // what does not decode is left out
+	severity := acp.NoticeSeverityWarning
+	switch ev.Info.Status {
+	case "allowed_warning":
+	case "rejected":
+		severity = acp.NoticeSeverityError
+	default:
+		return Output{}
+	}
+	title := "Claude Code is near its usage limit"
+	if severity == acp.NoticeSeverityError {
+		title = "Claude Code reached its usage limit"
+	}
+	why := strings.ReplaceAll(ev.Info.Type, "_", " ")
+	if ev.Info.ResetsAt > 0 {
+		why = strings.TrimPrefix(why+"; resets "+time.Unix(int64(ev.Info.ResetsAt), 0).UTC().Format(time.RFC3339), "; ")
+	}
+	return Output{Updates: []acp.SessionUpdate{agentkit.Notice(severity, title, why)}}
 }
 
 // Commands records the slash commands and returns an update if they
@@ -325,7 +390,7 @@ func (t *Translator) user(m message) (Output, error) {
 func (t *Translator) toolResult(b agentkit.Block, structured json.RawMessage) []acp.SessionUpdate {
 	tc := t.tools[b.ToolUseID]
 	if tc == nil {
-		tc = &tool{name: "unknown"}
+		tc = &tool{}
 		t.tools[b.ToolUseID] = tc
 	}
 	text := agentkit.ResultText(b.Content)
@@ -342,7 +407,7 @@ func (t *Translator) toolResult(b agentkit.Block, structured json.RawMessage) []
 	if b.IsError {
 		status = acp.ToolCallStatusFailed
 	}
-	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(rawOutput(structured, text))}
+	opts := []acp.ToolCallUpdateOpt{agentkit.Named(tc.name), acp.WithUpdateStatus(status), acp.WithUpdateRawOutput(rawOutput(structured, text))}
 	if content := resultContent(tc.name, text, b.IsError); content != nil {
 		opts = append(opts, acp.WithUpdateContent(content))
 	}

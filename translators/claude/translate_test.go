@@ -89,3 +89,24 @@ func FuzzTranslate(f *testing.F) {
 		}
 	})
 }
+
+// A rate_limit_event near a limit is a warning notice, at one an error
+// notice; one that is allowed says nothing.
+func TestTranslator_rateLimit(t *testing.T) {
+	for _, c := range []struct{ status, want string }{
+		{"allowed", ""},
+		{"allowed_warning", `{"description":"five hour; resets 2026-12-07T12:00:00Z","sessionUpdate":"notice","severity":"warning","title":"Claude Code is near its usage limit"}`},
+		{"rejected", `{"description":"five hour; resets 2026-12-07T12:00:00Z","sessionUpdate":"notice","severity":"error","title":"Claude Code reached its usage limit"}`},
+	} {
+		line := `{"type":"rate_limit_event","rate_limit_info":{"status":"` + c.status + `","resetsAt":1796644800,"rateLimitType":"five_hour"},"session_id":"s"}`
+		out, err := NewTranslator("/w").Translate([]byte(line))
+		got := ""
+		for _, u := range out.Updates {
+			b, _ := json.Marshal(u)
+			got += string(b)
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %s, %v\nwant %s", c.status, got, err, c.want)
+		}
+	}
+}

@@ -13,6 +13,27 @@ import (
 // show them; ok is false for items that are not tools. Codex's items are
 // typed, so this switch on the item type is its tool table.
 func describe(it item, cwd string) (agentkit.ToolInfo, bool) {
+	info, ok := describeItem(it, cwd)
+	info.Name = toolName(it.Type, it.Tool)
+	return info, ok
+}
+
+// itemTools are the names of the Responses tools behind codex's typed
+// tool items; other items are named by their tool, or their type.
+var itemTools = map[string]string{
+	"commandExecution": "exec_command",
+	"fileChange":       "apply_patch",
+	"webSearch":        "web_search",
+	"imageView":        "view_image",
+}
+
+// toolName is the tool's name as the model called it, for an item of type
+// typ whose tool (mcpToolCall, dynamicToolCall) is tool.
+func toolName(typ, tool string) string {
+	return cmp.Or(itemTools[typ], tool, typ)
+}
+
+func describeItem(it item, cwd string) (agentkit.ToolInfo, bool) {
 	switch it.Type {
 	case "commandExecution":
 		return command(it.Command, it.Cwd, it.CommandActions, cwd), true
@@ -104,7 +125,7 @@ func finish(it item) acp.SessionUpdate {
 	if it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0) {
 		status = acp.ToolCallStatusFailed
 	}
-	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(status)}
+	opts := []acp.ToolCallUpdateOpt{agentkit.Named(toolName(it.Type, it.Tool)), acp.WithUpdateStatus(status)}
 	switch it.Type {
 	case "commandExecution":
 		out := ""

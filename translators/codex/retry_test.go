@@ -26,7 +26,7 @@ func TestFake_retriesAreShownAndBounded(t *testing.T) {
 	said := ev.Conversation()
 	// The third gives up; more may come while codex takes the interrupt.
 	if n := strings.Count(said, "Codex is retrying the model request"); n < 3 {
-		t.Errorf("%d retry thoughts, want 3 (the third gives up):\n%s", n, said)
+		t.Errorf("%d retry notices, want 3 (the third gives up):\n%s", n, said)
 	}
 	if len(fc.sent(t, "turn/interrupt")) != 1 {
 		t.Errorf("codex's turn was not interrupted")

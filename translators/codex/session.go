@@ -514,7 +514,7 @@ func (s *session) retried(msg string) {
 	n := s.retries
 	s.mu.Unlock()
 	limit := s.b.Retries()
-	s.out.Send([]acp.SessionUpdate{retryThought(n, limit, msg)})
+	s.out.Send([]acp.SessionUpdate{retryNotice(n, limit, msg)})
 	if n > limit {
 		s.turns.Stop(fmt.Errorf("the model provider kept failing (%d retries): %s", limit, msg))
 	}
@@ -553,10 +553,10 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return map[string]any{"decision": "decline"}, nil
 	}
-	info := agentkit.ToolInfo{Kind: acp.ToolKindEdit, Title: "Edit files"}
+	info := agentkit.ToolInfo{Name: toolName("fileChange", ""), Kind: acp.ToolKindEdit, Title: "Edit files"}
 	if method == "item/commandExecution/requestApproval" {
 		info = command(p.Command, p.Cwd, p.CommandActions, s.cwd)
-		info.RawInput = map[string]any{"command": p.Command, "cwd": p.Cwd}
+		info.Name, info.RawInput = toolName("commandExecution", ""), map[string]any{"command": p.Command, "cwd": p.Cwd}
 	}
 	s.out.Lock()
 	s.out.Send(s.tr.Announce(p.ItemID, info))

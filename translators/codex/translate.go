@@ -161,10 +161,10 @@ func (t *Translator) Translate(method string, raw json.RawMessage) (Output, erro
 
 func updates(us ...acp.SessionUpdate) Output { return Output{Updates: us} }
 
-// retryThought tells the client that codex retries a failed model request:
+// retryNotice tells the client that codex retries a failed model request:
 // attempt n, of at most limit before the bridge gives up.
-func retryThought(n, limit int, msg string) acp.SessionUpdate {
-	return acp.UpdateAgentThoughtText(fmt.Sprintf("Codex is retrying the model request (retry %d; acpbridge gives up after %d): %s\n\n", n, limit, msg))
+func retryNotice(n, limit int, msg string) acp.SessionUpdate {
+	return agentkit.Notice(acp.NoticeSeverityWarning, fmt.Sprintf("Codex is retrying the model request (retry %d; acpbridge gives up after %d)", n, limit), msg)
 }
 
 // item is the union of the item types the bridge shows.
@@ -305,7 +305,7 @@ func (t *Translator) outputDelta(id, delta string) Output {
 		t.output[id] = b
 	}
 	b.WriteString(delta)
-	return updates(acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateContent(agentkit.Console(b.String()))))
+	return updates(acp.UpdateToolCall(acp.ToolCallId(id), agentkit.Named(t.infos[id].Name), acp.WithUpdateContent(agentkit.Console(b.String()))))
 }
 
 // usage shows how full the context is, and adds the latest request's

@@ -163,3 +163,30 @@ func TestMock_toolCallIDsAreNotReused(t *testing.T) {
 		}
 	}
 }
+
+// Every tool call and tool_call_update the mock makes names its tool.
+func TestMock_toolCallsAreNamed(t *testing.T) {
+	ev := nativetest.NewRecorder("allow")
+	n := open(t, agent.OpenOptions{Cwd: "/w"}, ev)
+	n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("read then edit")}})
+	us, _, _ := ev.Snapshot()
+	calls := 0
+	for _, u := range us {
+		var name *string
+		switch {
+		case u.ToolCall != nil:
+			name = u.ToolCall.Name
+		case u.ToolCallUpdate != nil:
+			name = u.ToolCallUpdate.Name
+		default:
+			continue
+		}
+		calls++
+		if name == nil || (*name != "read" && *name != "edit") {
+			t.Errorf("a tool update without the tool's name: %+v", u)
+		}
+	}
+	if calls == 0 {
+		t.Error("the turn made no tool calls")
+	}
+}

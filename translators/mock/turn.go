@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -167,16 +168,16 @@ func (t *turn) plan(done int) error {
 func (t *turn) read() error {
 	id := t.s.nextCallID()
 	path := filepath.Join(t.s.cwd, "README.md")
-	t.s.ev.Update(acp.StartReadToolCall(id, "Read "+path, path))
+	t.s.ev.Update(named(acp.StartReadToolCall(id, "Read "+path, path), "read"))
 	if err := t.pause(); err != nil {
 		return err
 	}
-	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("read"), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 	if err := t.pause(); err != nil {
 		return err
 	}
 	text := "# Mock README\n\nThe mock agent made this up; it reads no files.\n"
-	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("read"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
 		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))}),
 		acp.WithUpdateRawOutput(map[string]any{"content": text})))
 	return nil
@@ -187,10 +188,10 @@ func (t *turn) edit() error {
 	id := t.s.nextCallID()
 	path := filepath.Join(t.s.cwd, "mock.txt")
 	diff := acp.ToolDiffContent(path, "hello, world\n", "hello\n")
-	t.s.ev.Update(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})))
+	t.s.ev.Update(named(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})), "edit"))
 	allowed, err := t.allowed(id, path, diff)
 	if errors.Is(err, errAskCancelled) {
-		t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+		t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateRawOutput(map[string]any{"error": "the permission ask was cancelled"})))
 		return err
 	}
@@ -199,15 +200,15 @@ func (t *turn) edit() error {
 	}
 	if !allowed {
 		t.editRejected = true
-		t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+		t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateRawOutput(map[string]any{"error": "the user rejected the edit"})))
 		return nil
 	}
-	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 	if err := t.pause(); err != nil {
 		return err
 	}
-	t.s.ev.Update(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
 		acp.WithUpdateRawOutput(map[string]any{"applied": true})))
 	return nil
 }
@@ -222,7 +223,7 @@ func (t *turn) allowed(id acp.ToolCallId, path string, diff acp.ToolCallContent)
 		return true, nil
 	}
 	title, kind := "Edit "+path, acp.ToolKindEdit
-	call := acp.ToolCallUpdate{ToolCallId: id, Title: &title, Kind: &kind, Content: []acp.ToolCallContent{diff},
+	call := acp.ToolCallUpdate{ToolCallId: id, Name: acp.Ptr("edit"), Title: &title, Kind: &kind, Content: []acp.ToolCallContent{diff},
 		Locations: []acp.ToolCallLocation{{Path: path}}, RawInput: map[string]any{"path": path, "content": "hello, world\n"}}
 	out, err := t.s.ev.RequestPermission(t.ctx, call, []acp.PermissionOption{
 		{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
@@ -245,4 +246,10 @@ func (t *turn) allowed(id acp.ToolCallId, path string, diff acp.ToolCallContent)
 		return true, nil
 	}
 	return false, nil
+}
+
+// named is a tool_call with the mock's own name of its tool.
+func named(u acp.SessionUpdate, tool string) acp.SessionUpdate {
+	u.ToolCall.Name = &tool
+	return u
 }

@@ -74,6 +74,9 @@ func (s *session) askInfo(a *PermissionAsk) agentkit.ToolInfo {
 	default:
 		info = agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: a.Permission + agentkit.Prefixed(" ", strings.Join(a.Patterns, " "))}
 	}
+	if a.Permission != "" && (info.Kind != acp.ToolKindOther) {
+		info.Name = a.Permission // the four above are named as their tools are
+	}
 	info.RawInput = map[string]any{"permission": a.Permission, "patterns": a.Patterns, "metadata": md, "always": a.Always}
 	return info
 }
@@ -83,7 +86,7 @@ func (s *session) askInfo(a *PermissionAsk) agentkit.ToolInfo {
 // answers, or rejects the question if the client would not answer.
 func (s *session) question(q *QuestionAsk) {
 	id := q.ID
-	call := s.announce(id, q.Tool, agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: "Ask the user"})
+	call := s.announce(id, q.Tool, agentkit.ToolInfo{Name: "question", Kind: acp.ToolKindOther, Title: "Ask the user"})
 	var answers [][]string
 	for _, qu := range q.Questions {
 		c := s.asks.Choose(s.turns.Context(), id, call, qu.question())

@@ -470,7 +470,7 @@ func TestFake_todoIsThePlan(t *testing.T) {
 }
 
 // TestFake_thoughtsRetriesAndTitles: reasoning streams as thoughts, a
-// retry is said as a thought, a new title is a session info update.
+// retry is a warning notice, a new title is a session info update.
 func TestFake_thoughtsRetriesAndTitles(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
@@ -479,8 +479,8 @@ func TestFake_thoughtsRetriesAndTitles(t *testing.T) {
 	nativetest.MustPrompt(t, s, "think then retry and title", nil)
 	us := ev.Take()
 	got := acptest.Conversation(us)
-	want := "\nthought: OpenCode is retrying the model request (attempt 1): Rate limited, the fake says\n\n" +
-		"OpenCode is retrying the model request (attempt 2): Rate limited, the fake says\n\nThinking about it." +
+	want := "\nnotice warning: OpenCode is retrying the model request (attempt 1): Rate limited, the fake says" +
+		"\nnotice warning: OpenCode is retrying the model request (attempt 2): Rate limited, the fake says\nthought: Thinking about it." +
 		"\nagent: Hello from fake. You said: think then retry and title\n"
 	if got != want {
 		t.Errorf("conversation %q\nwant %q", got, want)

@@ -368,8 +368,8 @@ func (t *Translator) status(p properties) Output {
 	case "busy":
 		return Output{Busy: true}
 	case "retry":
-		text := fmt.Sprintf("OpenCode is retrying the model request (attempt %d): %s\n\n", p.Status.Attempt, p.Status.Message)
-		return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentThoughtText(text)}}
+		title := fmt.Sprintf("OpenCode is retrying the model request (attempt %d)", p.Status.Attempt)
+		return Output{Updates: []acp.SessionUpdate{agentkit.Notice(acp.NoticeSeverityWarning, title, p.Status.Message)}}
 	}
 	return Output{}
 }
@@ -425,7 +425,7 @@ func (t *Translator) running(p partDoc) []acp.SessionUpdate {
 		return nil
 	}
 	if out := p.State.Metadata.Str("output"); out != "" && p.Tool == "bash" {
-		return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(p.CallID), acp.WithUpdateContent(agentkit.Console(out)))}
+		return []acp.SessionUpdate{acp.UpdateToolCall(acp.ToolCallId(p.CallID), agentkit.Named(p.Tool), acp.WithUpdateContent(agentkit.Console(out)))}
 	}
 	return nil
 }
@@ -445,7 +445,7 @@ func toolStatus(s string) acp.ToolCallStatus {
 // finish is a finished call's last update: its status, output and raw
 // output. Edits keep their diff (content replaces the whole collection).
 func finish(p partDoc) acp.SessionUpdate {
-	opts := []acp.ToolCallUpdateOpt{acp.WithUpdateStatus(toolStatus(p.State.Status))}
+	opts := []acp.ToolCallUpdateOpt{agentkit.Named(p.Tool), acp.WithUpdateStatus(toolStatus(p.State.Status))}
 	if p.State.Status == "error" {
 		opts = append(opts, acp.WithUpdateContent(agentkit.Texts(p.State.Error)),
 			acp.WithUpdateRawOutput(map[string]any{"error": p.State.Error}))

@@ -10,7 +10,8 @@ import (
 // Conversation renders session updates as the conversation a client would
 // show, so that a live turn and its replay can be compared: the chunks of
 // a message joined on one line ("user: …", "agent: …", "thought: …", a new
-// line per message), then each tool call in its final state
+// line per message; a notice on a line of its own, "notice <severity>:
+// <title>: <description>"), then each tool call in its final state
 // ("tool <id> <kind> <status> <title>"), then the last plan
 // ("plan <content> <status>" per entry). Blocks other than text show as
 // "[block]".
@@ -40,6 +41,12 @@ func Conversation(us []acp.SessionUpdate) string {
 			}
 		case u.Plan != nil:
 			plan = u.Plan
+		case u.Notice != nil:
+			last = "notice"
+			b.WriteString("\nnotice " + string(u.Notice.Severity) + ": " + u.Notice.Title)
+			if d := u.Notice.Description; d != nil {
+				b.WriteString(": " + *d)
+			}
 		}
 	}
 	b.WriteString("\n")

@@ -264,11 +264,11 @@ func TestTools(t *testing.T) {
 	in := Input{"path": "src/a.go", "offset": float64(3), "limit": float64(2)}
 	got := tools.Describe("Read", in, "/w")
 	line := 3
-	want := ToolInfo{Kind: acp.ToolKindRead, Title: "Read src/a.go (3 - 4)", Locations: []acp.ToolCallLocation{{Path: "/w/src/a.go", Line: &line}}}
+	want := ToolInfo{Name: "Read", Kind: acp.ToolKindRead, Title: "Read src/a.go (3 - 4)", Locations: []acp.ToolCallLocation{{Path: "/w/src/a.go", Line: &line}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Describe (-want +got):\n%s", diff)
 	}
-	if got := tools.Describe("mcp__docs__search", nil, "/w"); got.Title != "docs: search" || got.Kind != acp.ToolKindOther {
+	if got := tools.Describe("mcp__docs__search", nil, "/w"); got.Title != "docs: search" || got.Kind != acp.ToolKindOther || got.Name != "mcp__docs__search" {
 		t.Errorf("an MCP tool: %+v", got)
 	}
 	tools.Other = func(name string, _ Input, _ string) ToolInfo { return ToolInfo{Title: "other " + name} }
@@ -378,5 +378,23 @@ func TestParsePatch(t *testing.T) {
 	}
 	if got := PatchEdit("*** Begin Patch\n*** Add File: x/y.go\n+package y\n*** End Patch", "/w").Title; got != "Write x/y.go" {
 		t.Errorf("title of one added file = %q", got)
+	}
+}
+
+// A tool call carries the agent's own name of its tool, from its start to
+// its last update; an update that names none leaves it out.
+func TestToolInfo_named(t *testing.T) {
+	info := ToolInfo{Name: "Bash", Kind: acp.ToolKindExecute, Title: "ls"}
+	if u := info.Start("t1", acp.ToolCallStatusPending); u.ToolCall.Name == nil || *u.ToolCall.Name != "Bash" {
+		t.Errorf("Start: name %v, want Bash", u.ToolCall.Name)
+	}
+	if u := info.Refresh("t1"); u.ToolCallUpdate.Name == nil || *u.ToolCallUpdate.Name != "Bash" {
+		t.Errorf("Refresh: name %v, want Bash", u.ToolCallUpdate.Name)
+	}
+	if c := info.Call("t1"); c.Name == nil || *c.Name != "Bash" {
+		t.Errorf("Call: name %v, want Bash", c.Name)
+	}
+	if u := acp.UpdateToolCall("t1", Named("")); u.ToolCallUpdate.Name != nil {
+		t.Errorf("Named(\"\"): name %q, want none", *u.ToolCallUpdate.Name)
 	}
 }

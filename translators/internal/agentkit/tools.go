@@ -13,6 +13,7 @@ import (
 
 // ToolInfo is how a tool call is shown in the editor.
 type ToolInfo struct {
+	Name      string // the agent's own name of the tool (Bash, apply_patch, edit); none if ""
 	Kind      acp.ToolKind
 	Title     string
 	Content   []acp.ToolCallContent
@@ -22,22 +23,37 @@ type ToolInfo struct {
 
 // Start is the tool_call that announces the call.
 func (ti ToolInfo) Start(id string, status acp.ToolCallStatus) acp.SessionUpdate {
-	return acp.StartToolCall(acp.ToolCallId(id), ti.Title, acp.WithStartKind(ti.Kind), acp.WithStartStatus(status),
+	u := acp.StartToolCall(acp.ToolCallId(id), ti.Title, acp.WithStartKind(ti.Kind), acp.WithStartStatus(status),
 		acp.WithStartContent(ti.Content), acp.WithStartLocations(ti.Locations), acp.WithStartRawInput(ti.RawInput))
+	u.ToolCall.Name = name(ti.Name)
+	return u
 }
 
 // Refresh is the tool_call_update that shows the call anew, once more of
 // its input is known; extra options (a status, say) go along.
 func (ti ToolInfo) Refresh(id string, extra ...acp.ToolCallUpdateOpt) acp.SessionUpdate {
-	opts := append([]acp.ToolCallUpdateOpt{acp.WithUpdateTitle(ti.Title), acp.WithUpdateKind(ti.Kind)}, extra...)
+	opts := append([]acp.ToolCallUpdateOpt{Named(ti.Name), acp.WithUpdateTitle(ti.Title), acp.WithUpdateKind(ti.Kind)}, extra...)
 	opts = append(opts, acp.WithUpdateContent(ti.Content), acp.WithUpdateLocations(ti.Locations), acp.WithUpdateRawInput(ti.RawInput))
 	return acp.UpdateToolCall(acp.ToolCallId(id), opts...)
 }
 
 // Call is the whole tool call, for a permission ask about it.
 func (ti ToolInfo) Call(id string) acp.ToolCallUpdate {
-	return acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Title: &ti.Title, Kind: &ti.Kind,
+	return acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(id), Name: name(ti.Name), Title: &ti.Title, Kind: &ti.Kind,
 		RawInput: ti.RawInput, Locations: ti.Locations, Content: ti.Content}
+}
+
+// Named sets a tool_call_update's name: the agent's own name of the tool
+// (none if "").
+func Named(tool string) acp.ToolCallUpdateOpt {
+	return func(u *acp.SessionToolCallUpdate) { u.Name = name(tool) }
+}
+
+func name(tool string) *string {
+	if tool == "" {
+		return nil
+	}
+	return &tool
 }
 
 // Input is a tool's input as the agent sent it: a decoded JSON object,
@@ -88,8 +104,14 @@ type Tools struct {
 	Other func(name string, in Input, cwd string) ToolInfo
 }
 
-// Describe shows a call of tool name.
+// Describe shows a call of tool name (which it is Named).
 func (t Tools) Describe(name string, in Input, cwd string) ToolInfo {
+	ti := t.describe(name, in, cwd)
+	ti.Name = name
+	return ti
+}
+
+func (t Tools) describe(name string, in Input, cwd string) ToolInfo {
 	if d := t.Table[name]; d != nil {
 		return d(in, cwd)
 	}
@@ -299,4 +321,16 @@ func PlanEntry(content, status, priority string) acp.PlanEntry {
 		e.Priority = acp.PlanEntryPriorityLow
 	}
 	return e
+}
+
+// Notice is a notice update (a provider's retry, a limit): severity is
+// acp.NoticeSeverity*, title plain text, description optional. The bridge
+// sends it only to a client that takes notices, as thought text
+// ("title: description") to one that does not, and records it nowhere.
+func Notice(severity acp.NoticeSeverity, title, description string) acp.SessionUpdate {
+	n := &acp.SessionUpdateNotice{Severity: severity, Title: title}
+	if description != "" {
+		n.Description = &description
+	}
+	return acp.SessionUpdate{Notice: n}
 }
