@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // guard checks every request before a route sees it, in this order: its
@@ -25,6 +26,9 @@ type guard struct {
 	noToken  bool
 	log      *slog.Logger
 	next     http.Handler
+	// bodyTimeout bounds the reading of a request's body (boundBody);
+	// DefaultBodyTimeout, shorter in tests.
+	bodyTimeout time.Duration
 }
 
 // exposedHeaders are the response headers a browser's script may read:
@@ -38,7 +42,7 @@ const allowedHeaders = "Authorization, Content-Type, Accept, Acp-Connection-Id, 
 // newGuard checks o's --allow-host and --allow-origin values.
 func newGuard(o Options, token string, log *slog.Logger) (*guard, error) {
 	g := &guard{hosts: map[string]bool{}, anyPort: map[string]bool{}, origins: map[string]bool{},
-		noToken: o.NoToken, log: log, tokenSum: sha256.Sum256([]byte(token))}
+		noToken: o.NoToken, log: log, tokenSum: sha256.Sum256([]byte(token)), bodyTimeout: DefaultBodyTimeout}
 	for _, h := range o.AllowHosts {
 		if err := g.allowHost(h); err != nil {
 			return nil, err
@@ -99,9 +103,11 @@ func bracketed(host string) string {
 	return host
 }
 
-// ServeHTTP checks r and passes it on, or refuses it.
+// ServeHTTP checks r and passes it on, or refuses it. A refused request's
+// body is not read: its connection is closed once it is answered.
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Origin")
+	r = boundBody(w, r, g.bodyTimeout)
 	if !g.hostAllowed(r.Host) {
 		g.refuse(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not this server's name (acpbridge serve --allow-host adds one)", r.Host))
 		return
@@ -118,6 +124,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if PageRequest(r) { // the page's files hold no secret, and a browser's navigation no token
+		closeUnread(w, r) // nor a body: a GET with one is not read
 		g.next.ServeHTTP(w, r)
 		return
 	}
@@ -176,6 +183,7 @@ func allowCORS(h http.Header, origin string) {
 
 // preflight answers a CORS preflight of an allowed origin.
 func preflight(w http.ResponseWriter, r *http.Request) {
+	closeUnread(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", allowedHeaders)
@@ -227,8 +235,11 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, detai
 }
 
 // refuse answers a request the server won't serve: under /v1/ as
-// sandbox-agent does (application/problem+json), elsewhere in text.
+// sandbox-agent does (application/problem+json), elsewhere in text. Its
+// body, if it has one and it was not read, is not: the connection is
+// closed.
 func refuse(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	closeUnread(w, r)
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")

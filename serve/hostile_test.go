@@ -2,8 +2,10 @@ package serve
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -153,4 +155,108 @@ func openFDs() int {
 		return 0
 	}
 	return len(ents)
+}
+
+// 1,100 connections without the token that send a request's headers
+// announcing a body, and then nothing, hold no connection slot: each is
+// answered and closed without its body being read, and a normal request
+// is answered (the minute is only there to catch a hang).
+func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
+	s, stderr := newServer(t, Options{})
+	s.mount("/stub", ok, nil)
+	r := start(t, s, stderr)
+	addr := strings.TrimPrefix(r.URL(), "http://")
+	kinds := []string{
+		"POST /v1/health HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n",
+		"POST /stub HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n",
+	}
+	conns := make([]net.Conn, 0, 1100)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for i := range cap(conns) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("stalled connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if _, err := fmt.Fprintf(c, kinds[i%len(kinds)], addr); err != nil {
+			t.Fatalf("stalled connection %d: %v", i, err)
+		}
+	}
+	if err := answered(t, r, "GET", "/stub", ""); err != nil {
+		t.Fatalf("a normal request among 1,100 stalled bodies: %v", err)
+	}
+	for i, c := range conns {
+		if err := closedWithin(c, time.Minute); err != nil {
+			t.Fatalf("stalled connection %d (%q): %v", i, kinds[i%len(kinds)], err)
+		}
+	}
+}
+
+// A body that stops coming, on a request with the token, is given up on
+// after the body's deadline, whether its handler reads it or not.
+func TestServer_stalledBodyWithTokenTimesOut(t *testing.T) {
+	s, stderr := newServer(t, Options{})
+	s.guard.bodyTimeout = 200 * time.Millisecond // DefaultBodyTimeout in use
+	s.mount("/stub", ok, nil)
+	s.mount("/read", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	}), nil)
+	r := start(t, s, stderr)
+	addr := strings.TrimPrefix(r.URL(), "http://")
+	for _, path := range []string{"/stub", "/read", "/acp", "/v1/acp/x", "/api/chat"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", path, addr, r.bearer())
+		if err := closedWithin(c, time.Minute); err != nil {
+			t.Errorf("POST %s with a stalled body: %v", path, err)
+		}
+	}
+	if err := answered(t, r, "POST", "/read", "a whole body"); err != nil {
+		t.Fatalf("a normal POST: %v", err)
+	}
+}
+
+// answered sends an authenticated request on a connection of its own,
+// and wants 200 within a minute.
+func answered(t *testing.T, r *running, method, path, body string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, r.URL()+path, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", r.bearer())
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	return nil
+}
+
+// closedWithin reads c (an answer, if any) until the server closes it;
+// an error if it is still open after wait.
+func closedWithin(c net.Conn, wait time.Duration) error {
+	c.SetReadDeadline(time.Now().Add(wait))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("still open after %v", wait)
+	}
+	return nil
 }
