@@ -29,6 +29,7 @@ type guard struct {
 	// bodyTimeout bounds the reading of a request's body (boundBody);
 	// DefaultBodyTimeout, shorter in tests.
 	bodyTimeout time.Duration
+	guesses     *throttle // wrong tokens, per client
 }
 
 // exposedHeaders are the response headers a browser's script may read:
@@ -42,7 +43,7 @@ const allowedHeaders = "Authorization, Content-Type, Accept, Acp-Connection-Id, 
 // newGuard checks o's --allow-host and --allow-origin values.
 func newGuard(o Options, token string, log *slog.Logger) (*guard, error) {
 	g := &guard{hosts: map[string]bool{}, anyPort: map[string]bool{}, origins: map[string]bool{},
-		noToken: o.NoToken, log: log, tokenSum: sha256.Sum256([]byte(token)), bodyTimeout: DefaultBodyTimeout}
+		noToken: o.NoToken, log: log, tokenSum: sha256.Sum256([]byte(token)), bodyTimeout: DefaultBodyTimeout, guesses: newThrottle()}
 	for _, h := range o.AllowHosts {
 		if err := g.allowHost(h); err != nil {
 			return nil, err
@@ -128,7 +129,12 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	if status := g.authorize(w, r); status != 0 {
+	switch status := g.authorize(w, r); status {
+	case 0:
+	case http.StatusTooManyRequests:
+		g.refuse(w, r, status, "too many wrong tokens from this address; try again in a moment")
+		return
+	default:
 		g.refuse(w, r, status, "this server wants Authorization: Bearer TOKEN (the token acpbridge serve printed, or $ACPBRIDGE_TOKEN)")
 		return
 	}
@@ -210,7 +216,8 @@ func headerList(s string) bool {
 }
 
 // authorize checks r's bearer token; it returns 0 if r may go on, else
-// 401, with WWW-Authenticate set.
+// 401, with WWW-Authenticate set, or 429 for a client that has sent too
+// many wrong tokens of late (see throttle), whose token is not checked.
 func (g *guard) authorize(w http.ResponseWriter, r *http.Request) int {
 	if g.noToken {
 		return 0
@@ -220,11 +227,16 @@ func (g *guard) authorize(w http.ResponseWriter, r *http.Request) int {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpbridge"`)
 		return http.StatusUnauthorized
 	}
+	if !g.guesses.take(r.RemoteAddr, time.Now()) {
+		w.Header().Set("Retry-After", fmt.Sprint(int(max(g.guesses.every.Seconds(), 1))))
+		return http.StatusTooManyRequests
+	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	if subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpbridge", error="invalid_token"`)
 		return http.StatusUnauthorized
 	}
+	g.guesses.refund(r.RemoteAddr)
 	return 0
 }
 
@@ -271,6 +283,8 @@ func problemOf(status int, detail string) refusal {
 		kind, title = "token_invalid", "Token Invalid"
 	case http.StatusForbidden:
 		kind, title = "permission_denied", "Permission Denied"
+	case http.StatusTooManyRequests:
+		kind, title = "rate_limited", "Too Many Requests"
 	}
 	return refusal{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail}
 }

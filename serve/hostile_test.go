@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 func TestServer_hostileRequestsLeaveNothing(t *testing.T) {
 	s, stderr := newServer(t, Options{})
 	s.http.ReadHeaderTimeout = 500 * time.Millisecond // 10 s in use
+	s.guard.guesses.every = time.Microsecond          // guessEvery in use: the normal requests get through
 	s.mount("/stub", ok, nil)
 	r := start(t, s, stderr)
 	addr := strings.TrimPrefix(r.URL(), "http://")
@@ -84,7 +86,8 @@ func halfOpen(t *testing.T, addr string, n int) []net.Conn {
 }
 
 // refusals sends n requests, 16 at a time, each on a connection of its
-// own: bad tokens (401) and headers past the limit (431).
+// own: bad tokens (401, or 429 once they come too fast) and headers past
+// the limit (431).
 func refusals(t *testing.T, r *running, addr string, n int) {
 	t.Helper()
 	big := strings.Repeat("a", maxHeaderBytes+8<<10)
@@ -99,7 +102,7 @@ func refusals(t *testing.T, r *running, addr string, n int) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs <- exchange(addr, req, want)
+			errs <- exchange(addr, req, want, http.StatusTooManyRequests)
 		})
 	}
 	wg.Wait()
@@ -111,8 +114,9 @@ func refusals(t *testing.T, r *running, addr string, n int) {
 	}
 }
 
-// exchange sends req on a connection of its own and wants status back.
-func exchange(addr, req string, want int) error {
+// exchange sends req on a connection of its own and wants status back
+// (or another status of or).
+func exchange(addr, req string, want int, or ...int) error {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
@@ -125,7 +129,7 @@ func exchange(addr, req string, want int) error {
 		return fmt.Errorf("a request wanting %d: %v", want, err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != want {
+	if resp.StatusCode != want && !slices.Contains(or, resp.StatusCode) {
 		return fmt.Errorf("a request wanting %d: %s", want, resp.Status)
 	}
 	return nil
@@ -312,4 +316,46 @@ func rawUpgrade(t *testing.T, addr string) net.Conn {
 		t.Fatalf("upgrading by hand: %v %v", resp, err)
 	}
 	return c
+}
+
+// A token shorter than the ones the server makes is refused, saying the
+// length it must have.
+func TestServer_weakTokenRefused(t *testing.T) {
+	for _, token := range []string{"1234", strings.Repeat("a", MinTokenLength-1)} {
+		_, err := New(Options{Listen: "127.0.0.1:0", Token: token})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at least %d", MinTokenLength)) {
+			t.Errorf("New with a %d-character token: %v; want it refused, saying at least %d", len(token), err, MinTokenLength)
+		}
+	}
+	s, err := New(Options{Listen: "127.0.0.1:0", Token: strings.Repeat("a", MinTokenLength)})
+	if err != nil {
+		t.Fatalf("New with a %d-character token: %v", MinTokenLength, err)
+	}
+	s.ln.Close()
+}
+
+// Wrong tokens from one address are answered 429 once they pass the
+// burst, the right one's too, without the token being checked; the
+// address may try again as its allowance comes back.
+func TestServer_tokenGuessesCapped(t *testing.T) {
+	s, stderr := newServer(t, Options{})
+	s.guard.guesses.every = time.Hour // guessEvery in use: nothing comes back during the test
+	s.mount("/stub", ok, nil)
+	r := start(t, s, stderr)
+	for i := range guessBurst {
+		if resp, _ := r.do(t, "GET", "/stub", map[string]string{"Authorization": fmt.Sprintf("Bearer guess%d", i)}); resp.StatusCode != 401 {
+			t.Fatalf("wrong token %d: %s, want 401", i, resp.Status)
+		}
+	}
+	for _, auth := range []string{"Bearer guess", r.bearer()} {
+		resp, _ := r.do(t, "GET", "/stub", map[string]string{"Authorization": auth})
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("%q after %d wrong tokens: %s, Retry-After %q; want 429 with one", auth, guessBurst, resp.Status, resp.Header.Get("Retry-After"))
+		}
+	}
+	th := s.guard.guesses
+	th.mu.Lock()
+	th.by["127.0.0.1"].at = time.Now().Add(-th.every) // as if an hour had gone by: one more try
+	th.mu.Unlock()
+	normal(t, r)
 }
