@@ -171,6 +171,7 @@ func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
 	s.mount("/stub", ok, nil)
 	r := start(t, s, stderr)
 	addr := strings.TrimPrefix(r.URL(), "http://")
+	g0, f0 := settled(0, 0, time.Second)
 	kinds := []string{
 		"POST /v1/health HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n",
 		"POST /stub HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -192,6 +193,8 @@ func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
 			t.Fatalf("stalled connection %d: %v", i, err)
 		}
 	}
+	g1, f1 := settled(0, 0, time.Second)
+	t.Logf("goroutines %d → %d, descriptors %d → %d with 1,100 stalled bodies (the test's own among them)", g0, g1, f0, f1)
 	if err := answered(t, r, "GET", "/stub", ""); err != nil {
 		t.Fatalf("a normal request among 1,100 stalled bodies: %v", err)
 	}
@@ -284,11 +287,14 @@ func TestServer_silentWebSocketClosed(t *testing.T) {
 	if _, err := half.Write(hdr); err != nil {
 		t.Fatal(err)
 	}
+	g1, f1 := settled(0, 0, time.Second)
 	for name, c := range map[string]net.Conn{"silent": silent, "half a frame": half} {
 		if err := closedWithin(c, time.Minute); err != nil {
 			t.Errorf("a WebSocket with %s: %v", name, err)
 		}
 	}
+	g, f := settled(0, 0, time.Second)
+	t.Logf("once closed: goroutines %d, descriptors %d (%d, %d with them)", g, f, g1, f1)
 	select {
 	case err := <-pinged:
 		t.Errorf("the WebSocket whose client answers pings ended: %v", err)
