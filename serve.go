@@ -47,8 +47,9 @@ type serveOptions struct {
 const serveUsage = `acpbridge serve serves the bridge's sessions over HTTP, for remote editors,
 web apps and sandbox-agent's clients: ACP at /acp (Streamable HTTP and
 WebSocket) and sandbox-agent's API under /v1. Every request carries
-Authorization: Bearer TOKEN, the token being $ACPBRIDGE_TOKEN if set, else one
-made at start, printed once and saved in the state directory's serve.token.
+Authorization: Bearer TOKEN, the token being $ACPBRIDGE_TOKEN if set (at
+least 64 characters), else one made at start, printed once and saved in the
+state directory's serve.token.
 It listens on loopback only unless --listen says otherwise: reach it from
 another machine through an SSH tunnel (ssh -L 2468:127.0.0.1:2468 box), or a
 reverse proxy that does TLS. Once ready it prints one line on stderr,

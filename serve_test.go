@@ -228,7 +228,7 @@ func TestServe_realAgentStopsWithIt(t *testing.T) {
 	marker := strconv.Itoa(5000000 + os.Getpid()%1000000) // a sleep no one else runs
 	inner := t.TempDir()
 	script := "(setsid sleep " + marker + " >/dev/null 2>&1 &); exec " + os.Args[0] + " --agent mock --state-dir " + inner
-	p := startServe(t, []string{tokenEnv + "=test-token"}, "--agent", "acp", "--", "sh", "-c", script)
+	p := startServe(t, []string{tokenEnv + "=test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, "--agent", "acp", "--", "sh", "-c", script)
 	left := func() []string {
 		return processesStarting("sleep\x00"+marker, os.Args[0]+"\x00--agent\x00mock\x00--state-dir\x00"+inner)
 	}
@@ -238,10 +238,10 @@ func TestServe_realAgentStopsWithIt(t *testing.T) {
 			testproc.Kill(n)
 		}
 	})
-	conn, session := newSessionOverACP(t, p, "test-token")
+	conn, session := newSessionOverACP(t, p, "test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 	// A turn that waits on a permission ask nobody answers runs at SIGTERM.
 	resp := p.request(t, "POST", "/acp", `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+session+`","prompt":[{"type":"text","text":"edit"}]}}`,
-		map[string]string{"Authorization": "Bearer test-token", "Content-Type": "application/json", "Acp-Connection-Id": conn, "Acp-Session-Id": session})
+		map[string]string{"Authorization": "Bearer test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "Content-Type": "application/json", "Acp-Connection-Id": conn, "Acp-Session-Id": session})
 	if resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("session/prompt: %s", resp.Status)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/persist"
 )
 
 // stopIfIdle stops the session's agent if it has had no turn since
@@ -29,6 +30,28 @@ func (s *Session) stopIfIdle(before time.Time) bool {
 	}
 	s.m.log.Info("stopped an idle agent; the next prompt starts it again", "session", s.id)
 	return true
+}
+
+// DefaultFilesIdle is how long a session has had no turn before its
+// transcript and lock are let go (Config.FilesIdle).
+const DefaultFilesIdle = time.Minute
+
+// releaseFiles lets the session's transcript and its lock go if it has
+// had no turn since before; the next write takes them back.
+func (s *Session) releaseFiles(before time.Time) {
+	s.mu.Lock()
+	idle := s.turn == nil && !s.closed && !s.lastActive.After(before)
+	s.mu.Unlock()
+	if !idle {
+		return
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if w, ok := s.rec.(*persist.Writer); ok {
+		if err := w.Release(); err != nil {
+			s.m.log.Warn("letting an idle session's transcript go", "session", s.id, "err", err)
+		}
+	}
 }
 
 // idleSince returns when the session's agent last worked, and whether it
@@ -60,8 +83,10 @@ func (s *Session) reopening() agent.OpenOptions {
 // reap stops idle agents, now and then, until Shutdown.
 func (m *Manager) reap(ctx context.Context) {
 	every := time.Minute
-	if t := m.cfg.IdleTimeout; t > 0 {
-		every = min(max(t/4, 10*time.Millisecond), time.Minute)
+	for _, t := range []time.Duration{m.cfg.IdleTimeout, m.cfg.FilesIdle} {
+		if t > 0 {
+			every = min(max(t/4, 10*time.Millisecond), every)
+		}
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -75,12 +100,18 @@ func (m *Manager) reap(ctx context.Context) {
 	}
 }
 
-// StopIdle stops the agents idle past IdleTimeout at now, then, while more
-// than MaxAgents run, the least recently used idle ones.
+// StopIdle lets the transcripts of sessions idle past FilesIdle at now
+// go, and stops the agents idle past IdleTimeout, then, while more than
+// MaxAgents run, the least recently used idle ones.
 func (m *Manager) StopIdle(now time.Time) {
 	m.mu.Lock()
 	sessions := slices.Collect(maps.Values(m.sessions))
 	m.mu.Unlock()
+	if m.cfg.FilesIdle > 0 {
+		for _, s := range sessions {
+			s.releaseFiles(now.Add(-m.cfg.FilesIdle))
+		}
+	}
 	type idle struct {
 		s     *Session
 		since time.Time

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -150,4 +152,47 @@ func TestIdle_neverDuringATurn(t *testing.T) {
 			t.Fatal("the idle agent was never stopped")
 		}
 	})
+}
+
+// 100 sessions idle past FilesIdle hold no descriptor: their transcripts
+// and locks are let go, and a session's next prompt takes them back and
+// records its turn.
+func TestIdle_filesLetGo(t *testing.T) {
+	m, _ := idleManager(t, Config{FilesIdle: time.Hour})
+	ctx := context.Background()
+	before := openFDs(t)
+	var ss []*Session
+	for range 100 {
+		s, err := m.New(ctx, "/w", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prompt(ctx, Arrival{}, text("hello")); err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+	}
+	held := openFDs(t)
+	m.StopIdle(time.Now().Add(2 * time.Hour))
+	after := openFDs(t)
+	t.Logf("descriptors: %d before, %d with 100 sessions, %d once idle", before, held, after)
+	if after > before+2 {
+		t.Errorf("100 idle sessions hold %d descriptors (%d before them)", after-before, before)
+	}
+	if _, err := ss[0].Prompt(ctx, Arrival{}, text("again")); err != nil {
+		t.Fatalf("a prompt once the files were let go: %v", err)
+	}
+	tr, err := m.cfg.Store.Read(ss[0].ID())
+	if err != nil || len(tr.Entries) != 2 || !strings.Contains(string(tr.Entries[1].Update), `"again"`) {
+		t.Fatalf("the transcript after a prompt that took it back: %v, %v; want both prompts", tr, err)
+	}
+}
+
+// openFDs counts this process's open descriptors (Linux), or skips.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("SKIPPED: descriptors are counted in /proc")
+	}
+	return len(ents)
 }

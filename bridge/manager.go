@@ -76,6 +76,12 @@ type Config struct {
 	// turn is never touched.
 	IdleTimeout time.Duration
 	MaxAgents   int
+	// FilesIdle lets a session's transcript and its lock go (two
+	// descriptors) once it has had no turn for that long; its next write
+	// takes them again, if no other process has written the transcript
+	// meanwhile (persist.Writer.Release). Zero means DefaultFilesIdle;
+	// negative, never.
+	FilesIdle time.Duration
 	// Cwd is the bridge's working directory, where the default agent warms
 	// up a session ahead of need (see agent.Caps.Warm); "" warms none.
 	Cwd string
@@ -120,6 +126,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	if cfg.Checkpoint == 0 {
 		cfg.Checkpoint = time.Second
 	}
+	if cfg.FilesIdle == 0 {
+		cfg.FilesIdle = DefaultFilesIdle
+	}
 	if (cfg.Persist == PersistNever) != (cfg.Store == nil) {
 		return nil, errors.New("a store is needed exactly when persisting")
 	}
@@ -135,7 +144,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	m.def = m.newConn(cfg.Default)
 	reapCtx, endReaping := context.WithCancel(context.Background())
 	m.endReaping = endReaping
-	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 {
+	if cfg.IdleTimeout > 0 || cfg.MaxAgents > 0 || cfg.FilesIdle > 0 && cfg.Store != nil {
 		m.reaping.Go(func() { m.reap(reapCtx) })
 	}
 	return m, nil

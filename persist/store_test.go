@@ -219,3 +219,47 @@ func titles(t *testing.T, s *Store) map[string]string {
 }
 
 func itoa(i int) string { return fmtInt(i) }
+
+// A released transcript holds no lock, and its next write takes it back —
+// unless another process holds it then, or wrote it meanwhile.
+func TestWriter_releaseAndTakeBack(t *testing.T) {
+	s := newStore(t)
+	w, err := s.Create(header("s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	other, _ := Open(s.Dir())
+	if err := w.Release(); err != nil {
+		t.Fatal(err)
+	}
+	w2, _, err := other.OpenWriter("s1") // free while released; opened and closed, not written
+	if err != nil {
+		t.Fatalf("OpenWriter of a released transcript: %v", err)
+	}
+	w2.Close()
+	if err := w.Append(text(1, "one")); err != nil {
+		t.Fatalf("the first write after Release: %v", err)
+	}
+	if _, _, err := other.OpenWriter("s1"); !errors.As(err, new(*LockedError)) {
+		t.Fatalf("OpenWriter once taken back = %v, want LockedError", err)
+	}
+
+	w.Release()
+	w2, _, err = other.OpenWriter("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(text(2, "two")); !errors.As(err, new(*LockedError)) {
+		t.Errorf("a write while another holds it = %v, want LockedError", err)
+	}
+	w2.Append(text(2, "another's"))
+	w2.Close()
+	if err := w.Append(text(2, "two")); !errors.Is(err, ErrChanged) {
+		t.Errorf("a write after another wrote it = %v, want ErrChanged", err)
+	}
+	tr, err := s.Read("s1")
+	if err != nil || len(tr.Entries) != 2 {
+		t.Fatalf("the transcript: %v, %v; want one and another's", tr, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 	"sync"
 )
@@ -89,14 +90,71 @@ func (t *Transcript) add(raw []byte, seen *bool) error {
 }
 
 // Writer appends to one locked transcript. Its methods are safe for
-// concurrent use.
+// concurrent use. Release lets the transcript and its lock go while the
+// session is idle; the next write takes them again.
 type Writer struct {
 	store *Store
-	lock  *fileLock
 
 	mu     sync.Mutex // protects the fields below
-	f      file       // nil once closed
+	lock   *fileLock  // nil once closed or released
+	f      file       // nil once closed or released
 	header Header
+	// left is the transcript as Release left it, nil unless released: the
+	// next write takes it back only if it is still that file, unchanged.
+	left fs.FileInfo
+}
+
+// ErrChanged reports that a transcript let go while its session was idle
+// was written meanwhile (by another acpbridge): this one's session no
+// longer knows what it holds, and must be opened again.
+var ErrChanged = errors.New("transcript changed while let go")
+
+// Release syncs and closes the transcript and lets its lock go, until the
+// next write (Append, SetHeader) takes them back. A session idle for long
+// so holds no descriptor.
+func (w *Writer) Release() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Sync()
+	fi, serr := w.f.Stat()
+	err = errors.Join(err, serr, w.f.Close())
+	w.lock.release()
+	w.f, w.lock, w.left = nil, nil, fi
+	if err != nil {
+		w.left = nil // taken back by nobody: its writes fail
+		return fmt.Errorf("letting transcript %s go: %w", w.header.ID, err)
+	}
+	return nil
+}
+
+// reacquire takes back a transcript Release let go: its lock, then the
+// file, if it is the one left and unchanged. w.mu is held.
+func (w *Writer) reacquire() error {
+	id := w.header.ID
+	lk, err := w.store.lock(id)
+	if err != nil {
+		return fmt.Errorf("taking transcript %s back: %w", id, err)
+	}
+	f, err := os.OpenFile(w.store.path(id, ".jsonl"), os.O_WRONLY|os.O_APPEND, 0o600)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
+	if err == nil && (!os.SameFile(fi, w.left) || fi.Size() != w.left.Size() || !fi.ModTime().Equal(w.left.ModTime())) {
+		err = fmt.Errorf("%w: %s", ErrChanged, id)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		lk.release()
+		return fmt.Errorf("taking transcript %s back: %w", id, err)
+	}
+	w.f, w.lock, w.left = f, lk, nil
+	return nil
 }
 
 // file is what a Writer needs of its transcript file (an *os.File; tests
@@ -190,6 +248,11 @@ func (w *Writer) SetHeader(h Header) error {
 func (w *Writer) write(parts ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.f == nil && w.left != nil {
+		if err := w.reacquire(); err != nil {
+			return err
+		}
+	}
 	if w.f == nil {
 		return errors.New("transcript is closed")
 	}
@@ -228,15 +291,18 @@ func (w *Writer) Sync() error {
 	return nil
 }
 
-// Close syncs and closes the transcript and releases its lock.
+// Close syncs and closes the transcript and releases its lock (a
+// transcript Release let go stays so).
 func (w *Writer) Close() error {
 	err := w.Sync()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.left = nil
 	if w.f != nil {
 		err = errors.Join(err, w.f.Close())
 		w.f = nil
 		w.lock.release()
+		w.lock = nil
 	}
 	return err
 }

@@ -29,7 +29,8 @@ const AGUIPattern = "POST /ag-ui"
 // rest of the turn. A client that goes away mid-run cancels the turn.
 //
 // The map from thread ids to sessions is kept in WebOptions.StateDir
-// (agui-threads.json); a thread whose id is a session id is that session.
+// (agui-threads/, a file per thread); a thread whose id is a session id
+// is that session. Thread and run ids are at most 1,024 bytes.
 type AGUIHandler struct {
 	chats *chats
 }
@@ -38,7 +39,7 @@ type AGUIHandler struct {
 // connect makes (through o.Registry's Conns if set). Mount it at
 // AGUIPattern, and Close it at shutdown to end them.
 func NewAGUIHandler(connect Connector, o WebOptions) *AGUIHandler {
-	return &AGUIHandler{chats: newChats(connect, o, "agui-threads.json")}
+	return &AGUIHandler{chats: newChats(connect, o, "agui-threads")}
 }
 
 // Close cancels the running turns, ends the in-process connections and
@@ -87,6 +88,10 @@ func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.ThreadID == "" || in.RunID == "" || in.Messages == nil {
 		webError(w, http.StatusBadRequest, "not an AG-UI RunAgentInput: threadId, runId and messages are required")
+		return
+	}
+	if n := max(len(in.ThreadID), len(in.RunID)); n > maxChatID {
+		webError(w, http.StatusBadRequest, fmt.Sprintf("the threadId or runId is %d bytes; at most %d", n, maxChatID))
 		return
 	}
 	c := h.chats.get(in.ThreadID)

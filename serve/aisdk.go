@@ -37,8 +37,9 @@ var ChatPatterns = []string{
 //     UIMessages, from its session/load replay.
 //
 // The map from chat ids to sessions is kept in WebOptions.StateDir
-// (webchats.json), and a chat whose id is a session id (one reopened from
-// GET /v1/sessions) is that session.
+// (webchats/, a file per chat), and a chat whose id is a session id (one
+// reopened from GET /v1/sessions) is that session. A chat id is at most
+// 1,024 bytes.
 type ChatHandler struct {
 	chats *chats
 	mux   *http.ServeMux
@@ -48,7 +49,7 @@ type ChatHandler struct {
 // connect makes (through o.Registry's Conns if set). Mount it at each of
 // ChatPatterns, and Close it at shutdown to end them.
 func NewChatHandler(connect Connector, o WebOptions) *ChatHandler {
-	h := &ChatHandler{chats: newChats(connect, o, "webchats.json"), mux: http.NewServeMux()}
+	h := &ChatHandler{chats: newChats(connect, o, "webchats"), mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.post)
 	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)
 	h.mux.HandleFunc("GET /v1/sessions", h.sessions)
@@ -71,6 +72,10 @@ func (h *ChatHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.ID == "" {
 		webError(w, http.StatusBadRequest, "not a chat request: it has no chat id")
+		return
+	}
+	if len(req.ID) > maxChatID {
+		webError(w, http.StatusBadRequest, fmt.Sprintf("the chat id is %d bytes; at most %d", len(req.ID), maxChatID))
 		return
 	}
 	c := h.chats.get(req.ID)

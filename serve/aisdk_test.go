@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -300,9 +302,9 @@ func TestChat_survivesRestart(t *testing.T) {
 	ws.stop()
 	wb.stop(t)
 
-	fi, err := os.Stat(filepath.Join(state, "webchats.json"))
+	fi, err := os.Stat(filepath.Join(state, "webchats", chatFileName("c1")))
 	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("the chats map: %v, %v", fi, err)
+		t.Fatalf("the chat's file: %v, %v", fi, err)
 	}
 	ws = startWebServer(t, startWebBridgeIn(t, dir), state)
 	ev := chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"), userMsg("u2", "again"))
@@ -372,22 +374,91 @@ func TestChat_newChatOptions(t *testing.T) {
 	}
 }
 
-// A chats map that is not JSON is moved aside, and the edge starts.
+// A chats map kept whole (as before) that is not JSON is moved aside, and
+// the edge starts; a chat's file that is not one is moved aside too.
 func TestChat_corruptMap(t *testing.T) {
 	state := t.TempDir()
 	path := filepath.Join(state, "webchats.json")
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	bad := filepath.Join(state, "webchats", chatFileName("c0"))
+	os.MkdirAll(filepath.Dir(bad), 0o700)
+	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ws := startWebServer(t, startWebBridge(t), state)
 	chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"))
-	if _, err := os.Stat(path + ".corrupt"); err != nil {
-		t.Errorf("the corrupt map was not kept aside: %v", err)
+	for _, p := range []string{path, bad} {
+		if _, err := os.Stat(p + ".corrupt"); err != nil {
+			t.Errorf("the corrupt %s was not kept aside: %v", filepath.Base(p), err)
+		}
 	}
-	b, _ := os.ReadFile(path)
+	b, _ := os.ReadFile(filepath.Join(state, "webchats", chatFileName("c1")))
 	if !strings.Contains(string(b), `"c1"`) {
-		t.Errorf("the new map: %s", b)
+		t.Errorf("the new chat's file: %s", b)
 	}
+}
+
+// The map is kept a file per chat: a chat's change writes its own file,
+// not the others'. A map kept whole, as before, is moved into such files.
+func TestChatStore_filePerChat(t *testing.T) {
+	state := t.TempDir()
+	legacy, dir := filepath.Join(state, "webchats.json"), filepath.Join(state, "webchats")
+	old := `{"chats":{"old":{"session":"s0","cwd":"/"}}}`
+	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := openChatStore(dir, legacy, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := st.get("old"); !ok || r.Session != "s0" {
+		t.Errorf("the chat of the map kept whole: %+v, %v", r, ok)
+	}
+	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the map kept whole is still there: %v", err)
+	}
+	big := strings.Repeat("x", maxChatID) // the longest id taken
+	for i := range 3 {
+		if err := st.put(fmt.Sprint(big, i), chatRecord{Session: fmt.Sprint("s", i+1), Cwd: "/"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.Stat(filepath.Join(dir, chatFileName("old")))
+	if err := st.put(big+"0", chatRecord{Session: "s9", Cwd: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(filepath.Join(dir, chatFileName("old")))
+	if !os.SameFile(before, after) {
+		t.Errorf("changing one chat rewrote another's file")
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, chatFileName(big+"0"))); fi == nil || fi.Size() > 2*int64(maxChatID) {
+		t.Errorf("a chat's file: %v, want one of about its id's size", fi)
+	}
+	st2, err := openChatStore(dir, legacy, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st2.chats) != 4 || st2.chats[big+"0"].Session != "s9" {
+		t.Errorf("reopened: %d chats, %q's %+v", len(st2.chats), "x…0", st2.chats[big+"0"])
+	}
+}
+
+// A chat or thread id past 1,024 bytes is refused (400) and not kept.
+func TestChat_idCapped(t *testing.T) {
+	state := t.TempDir()
+	ws := startWebServer(t, startWebBridge(t), state)
+	long := strings.Repeat("c", maxChatID+1)
+	wantError(t, "a long chat id", post(t, ws.URL+"/api/chat", map[string]any{"id": long,
+		"messages": []any{userMsg("u1", "hi")}}), 400, "at most 1024")
+	wantError(t, "a long thread id", post(t, ws.URL+"/ag-ui", runInputOf(long, "r1", "hi")), 400, "at most 1024")
+	for _, d := range []string{"webchats", "agui-threads"} {
+		if ents, _ := os.ReadDir(filepath.Join(state, d)); len(ents) != 0 {
+			t.Errorf("%s holds %d files after refused ids", d, len(ents))
+		}
+	}
+	chatTurn(t, ws.URL, strings.Repeat("c", maxChatID), userMsg("u1", "hello")) // the longest taken
 }
 
 // chatTurnWith POSTs body and returns the events; it fails unless 200.

@@ -53,6 +53,9 @@ type Limits struct {
 	MaxSessionStreams int
 	// MaxIDLength bounds session ids and string request ids. Default 1024.
 	MaxIDLength int
+	// PingInterval is how often a WebSocket is pinged; one whose pong has
+	// not come by the next ping is closed (ErrStalled). Default 30 s.
+	PingInterval time.Duration
 }
 
 // Defaults of Limits.
@@ -61,6 +64,7 @@ const (
 	DefaultMaxStall          = 60 * time.Second
 	DefaultMaxSessionStreams = 1024
 	DefaultMaxIDLength       = 1024
+	DefaultPingInterval      = 30 * time.Second
 )
 
 func (l Limits) withDefaults() Limits {
@@ -69,6 +73,7 @@ func (l Limits) withDefaults() Limits {
 	l.MaxStall = orDefault(l.MaxStall, DefaultMaxStall)
 	l.MaxSessionStreams = orDefault(l.MaxSessionStreams, DefaultMaxSessionStreams)
 	l.MaxIDLength = orDefault(l.MaxIDLength, DefaultMaxIDLength)
+	l.PingInterval = orDefault(l.PingInterval, DefaultPingInterval)
 	return l
 }
 

@@ -8,8 +8,12 @@
 // Where things are:
 //   - server.go: Options, New and Run: the listener, the routes (mount),
 //     shutdown; guard.go: the Host and Origin checks, CORS and the token;
-//     state.go: the token made at start, serve.json and serve.token;
-//     listener.go: the cap on connections served at once.
+//     throttle.go: the cap on each client's wrong tokens (10, then one a
+//     second; 429 past it); state.go: the token made at start (a token
+//     given must be as long, MinTokenLength), serve.json and serve.token;
+//     listener.go: the cap on connections served at once; body.go: the
+//     deadline on a request's body (DefaultBodyTimeout, 60 s), and a
+//     refused request's body never read, its connection closed.
 //   - conn.go: one client connection: its Connector on in-memory pipes,
 //     the client's messages (Send, Call), bounded buffering; output.go:
 //     the agent side's messages, routed without waiting, and the stall
@@ -18,7 +22,9 @@
 //     sessions each has attached; msg.go: JSON-RPC messages.
 //   - acphttp.go, sse.go, ws.go: ACP over Streamable HTTP (its POSTs, its
 //     SSE streams) and WebSocket at /acp, as @agentclientprotocol/sdk
-//     2.4.0's transports implement the RFD.
+//     2.4.0's transports implement the RFD; a WebSocket is pinged every
+//     Limits.PingInterval (30 s) and closed when its pong has not come by
+//     the next ping.
 //   - sandbox.go: sandbox-agent 0.4's API under /v1 (NewSandboxHandler);
 //     sandbox_acp.go: its ACP servers (POST, the SSE stream, DELETE);
 //     sandbox_log.go: the bounded log each server's streams replay;
@@ -30,11 +36,11 @@
 //     (pipes, or a Conn of the Registry); websession.go, a session's turn,
 //     its ordered queue of updates, asks and end, and the asks waiting for
 //     the web client; webchat.go, what the edges share: their chats (the
-//     web client's ids) bound to sessions, webstore.go the map of them kept
-//     in the state dir, and webturn.go the pump that streams a turn through
-//     a protocol's translator into one HTTP response per segment (a
-//     permission ask ends one; the request that answers it streams the
-//     next). aisdk.go is the AI SDK's chat protocol (POST /api/chat, its
+//     web client's ids, at most 1,024 bytes) bound to sessions, webstore.go
+//     the map of them kept in the state dir, a file per chat, and
+//     webturn.go the pump that streams a turn through a protocol's
+//     translator into one HTTP response per segment (a permission ask
+//     ends one; the request that answers it streams the next). aisdk.go is the AI SDK's chat protocol (POST /api/chat, its
 //     resume, GET /v1/sessions and a session's UIMessages), aisdk_stream.go
 //     its translation of ACP into UI message chunks, aisdk_messages.go
 //     UIMessages in and out; agui.go is AG-UI 1.0 (POST /ag-ui),

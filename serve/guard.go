@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // guard checks every request before a route sees it, in this order: its
@@ -25,6 +26,10 @@ type guard struct {
 	noToken  bool
 	log      *slog.Logger
 	next     http.Handler
+	// bodyTimeout bounds the reading of a request's body (boundBody);
+	// DefaultBodyTimeout, shorter in tests.
+	bodyTimeout time.Duration
+	guesses     *throttle // wrong tokens, per client
 }
 
 // exposedHeaders are the response headers a browser's script may read:
@@ -38,7 +43,7 @@ const allowedHeaders = "Authorization, Content-Type, Accept, Acp-Connection-Id, 
 // newGuard checks o's --allow-host and --allow-origin values.
 func newGuard(o Options, token string, log *slog.Logger) (*guard, error) {
 	g := &guard{hosts: map[string]bool{}, anyPort: map[string]bool{}, origins: map[string]bool{},
-		noToken: o.NoToken, log: log, tokenSum: sha256.Sum256([]byte(token))}
+		noToken: o.NoToken, log: log, tokenSum: sha256.Sum256([]byte(token)), bodyTimeout: DefaultBodyTimeout, guesses: newThrottle()}
 	for _, h := range o.AllowHosts {
 		if err := g.allowHost(h); err != nil {
 			return nil, err
@@ -99,9 +104,11 @@ func bracketed(host string) string {
 	return host
 }
 
-// ServeHTTP checks r and passes it on, or refuses it.
+// ServeHTTP checks r and passes it on, or refuses it. A refused request's
+// body is not read: its connection is closed once it is answered.
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Origin")
+	r = boundBody(w, r, g.bodyTimeout)
 	if !g.hostAllowed(r.Host) {
 		g.refuse(w, r, http.StatusForbidden, fmt.Sprintf("Host %q is not this server's name (acpbridge serve --allow-host adds one)", r.Host))
 		return
@@ -118,10 +125,16 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if PageRequest(r) { // the page's files hold no secret, and a browser's navigation no token
+		closeUnread(w, r) // nor a body: a GET with one is not read
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	if status := g.authorize(w, r); status != 0 {
+	switch status := g.authorize(w, r); status {
+	case 0:
+	case http.StatusTooManyRequests:
+		g.refuse(w, r, status, "too many wrong tokens from this address; try again in a moment")
+		return
+	default:
 		g.refuse(w, r, status, "this server wants Authorization: Bearer TOKEN (the token acpbridge serve printed, or $ACPBRIDGE_TOKEN)")
 		return
 	}
@@ -176,6 +189,7 @@ func allowCORS(h http.Header, origin string) {
 
 // preflight answers a CORS preflight of an allowed origin.
 func preflight(w http.ResponseWriter, r *http.Request) {
+	closeUnread(w, r)
 	h := w.Header()
 	h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", allowedHeaders)
@@ -202,7 +216,8 @@ func headerList(s string) bool {
 }
 
 // authorize checks r's bearer token; it returns 0 if r may go on, else
-// 401, with WWW-Authenticate set.
+// 401, with WWW-Authenticate set, or 429 for a client that has sent too
+// many wrong tokens of late (see throttle), whose token is not checked.
 func (g *guard) authorize(w http.ResponseWriter, r *http.Request) int {
 	if g.noToken {
 		return 0
@@ -212,11 +227,16 @@ func (g *guard) authorize(w http.ResponseWriter, r *http.Request) int {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpbridge"`)
 		return http.StatusUnauthorized
 	}
+	if !g.guesses.take(r.RemoteAddr, time.Now()) {
+		w.Header().Set("Retry-After", fmt.Sprint(int(max(g.guesses.every.Seconds(), 1))))
+		return http.StatusTooManyRequests
+	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	if subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpbridge", error="invalid_token"`)
 		return http.StatusUnauthorized
 	}
+	g.guesses.refund(r.RemoteAddr)
 	return 0
 }
 
@@ -227,8 +247,11 @@ func (g *guard) refuse(w http.ResponseWriter, r *http.Request, status int, detai
 }
 
 // refuse answers a request the server won't serve: under /v1/ as
-// sandbox-agent does (application/problem+json), elsewhere in text.
+// sandbox-agent does (application/problem+json), elsewhere in text. Its
+// body, if it has one and it was not read, is not: the connection is
+// closed.
 func refuse(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	closeUnread(w, r)
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
@@ -260,6 +283,8 @@ func problemOf(status int, detail string) refusal {
 		kind, title = "token_invalid", "Token Invalid"
 	case http.StatusForbidden:
 		kind, title = "permission_denied", "Permission Denied"
+	case http.StatusTooManyRequests:
+		kind, title = "rate_limited", "Too Many Requests"
 	}
 	return refusal{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail}
 }

@@ -19,7 +19,7 @@ import (
 // server.
 func TestPage_inChromium_fakeChat(t *testing.T) {
 	bin := chromium(t)
-	const token = "t0k+en/with~odd.chars=="
+	const token = "t0k+en/with~odd.chars-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef=="
 	fake := newFakeChat(token)
 	s, stderr := newServer(t, Options{Token: token})
 	// Behind the server's guard, the page and the fake instead of the

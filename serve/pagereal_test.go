@@ -14,7 +14,7 @@ import (
 func TestPage_inChromium_realChat(t *testing.T) {
 	bin := chromium(t)
 	wb := startWebBridge(t)
-	const token = "page-test-token"
+	const token = "page-test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	s, stderr := newServer(t, Options{Token: token, Connector: wb.connect, Agents: mockAgents, StateDir: t.TempDir()})
 	srv := start(t, s, stderr)
 	b := newBrowser(t, bin)

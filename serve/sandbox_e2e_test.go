@@ -108,7 +108,7 @@ func startSandboxServerOn(t *testing.T, o SandboxOptions, b agent.Backend) (r *r
 	o.Agents = func(context.Context) []AgentStatus {
 		return []AgentStatus{{ID: info.Name, Title: info.Title, Installed: true, Version: "test", CredentialsAvailable: true}}
 	}
-	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token", Connector: connect, Agents: o.Agents, Logger: testLogger(), Sandbox: o})
+	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Connector: connect, Agents: o.Agents, Logger: testLogger(), Sandbox: o})
 	held = &atomic.Int64{}
 	h := s.http.Handler
 	s.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

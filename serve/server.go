@@ -85,6 +85,7 @@ type Server struct {
 	log       *slog.Logger
 	stderr    io.Writer
 	ln        net.Listener
+	guard     *guard
 	http      *http.Server
 	mux       *http.ServeMux
 	url       string
@@ -116,7 +117,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.mux = http.NewServeMux()
-	g.next = s.mux
+	g.next, s.guard = s.mux, g
 	s.routes()
 	s.http = &http.Server{
 		Handler:                      g,

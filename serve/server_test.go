@@ -138,7 +138,7 @@ func private(t *testing.T, path string) []byte {
 // A token given is used as is, neither saved nor printed.
 func TestServer_givenToken(t *testing.T) {
 	state := t.TempDir()
-	s, stderr := newServer(t, Options{StateDir: state, Token: "s3cret-token"})
+	s, stderr := newServer(t, Options{StateDir: state, Token: "s3cret-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"})
 	r := start(t, s, stderr)
 	want := "acpbridge: the chat page: " + r.URL() + "/ (it asks for the token)\nacpbridge: serving on " + r.URL() + "\n"
 	if strings.Contains(stderr.String(), "s3cret") || stderr.String() != want {
@@ -147,7 +147,7 @@ func TestServer_givenToken(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(state, TokenFile)); err == nil {
 		t.Errorf("a given token was saved")
 	}
-	if resp, _ := r.do(t, "GET", "/nowhere", map[string]string{"Authorization": "Bearer s3cret-token"}); resp.StatusCode != 404 {
+	if resp, _ := r.do(t, "GET", "/nowhere", map[string]string{"Authorization": "Bearer s3cret-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}); resp.StatusCode != 404 {
 		t.Errorf("the given token: %s", resp.Status)
 	}
 }

@@ -20,6 +20,10 @@ const (
 	TokenFile = "serve.token"
 )
 
+// MinTokenLength is the shortest token New takes: that of the ones it
+// makes (32 random bytes, hex).
+const MinTokenLength = 64
+
 // info is serve.json.
 type info struct {
 	URL string `json:"url"`
@@ -36,6 +40,9 @@ func (s *Server) setToken() error {
 	case s.opts.Token != "":
 		if !bearerToken(s.opts.Token) {
 			return fmt.Errorf("the token ($ACPBRIDGE_TOKEN) may hold only letters, digits and -._~+/ (then =)")
+		}
+		if len(s.opts.Token) < MinTokenLength {
+			return fmt.Errorf("the token ($ACPBRIDGE_TOKEN) is %d characters; it must be at least %d, as long as the ones acpbridge makes (openssl rand -hex 32 makes one)", len(s.opts.Token), MinTokenLength)
 		}
 		s.token = s.opts.Token
 		return nil

@@ -26,9 +26,9 @@ import (
 // Every field may be left zero.
 type WebOptions struct {
 	// StateDir keeps the map from the web clients' chat and thread ids to
-	// bridge sessions, so that a chat outlives a restart: one JSON file per
-	// edge (webchats.json for /api/chat, agui-threads.json for /ag-ui),
-	// mode 0600. "" keeps the map in memory only.
+	// bridge sessions, so that a chat outlives a restart: a directory per
+	// edge (webchats/ for /api/chat, agui-threads/ for /ag-ui) with one
+	// JSON file per chat, mode 0600. "" keeps the map in memory only.
 	StateDir string
 	// Cwd is the working directory of new sessions when the request names
 	// none; "" is the process's.
@@ -87,16 +87,18 @@ type chats struct {
 	live map[string]*chat
 }
 
-// newChats makes an edge's chats, their map kept in o.StateDir/file. A
+// newChats makes an edge's chats, their map kept in o.StateDir/file/, a
+// file per chat (moved from o.StateDir/file.json, the whole map, where it
+// was kept before). A
 // map that can't be read is logged, and the edge keeps its chats in memory
 // only.
 func newChats(connect Connector, o WebOptions, file string) *chats {
 	o = o.withDefaults()
-	path := ""
+	dir, legacy := "", ""
 	if o.StateDir != "" {
-		path = filepath.Join(o.StateDir, file)
+		dir, legacy = filepath.Join(o.StateDir, file), filepath.Join(o.StateDir, file+".json")
 	}
-	st, err := openChatStore(path, o.Logger)
+	st, err := openChatStore(dir, legacy, o.Logger)
 	if err != nil {
 		o.Logger.Error("web edge: chats will not outlive a restart", "err", err)
 		st = &chatStore{chats: map[string]chatRecord{}}

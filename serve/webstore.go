@@ -1,14 +1,21 @@
 package serve
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
+
+// maxChatID bounds a web client's chat and thread ids (and AG-UI's run
+// ids), as Limits.MaxIDLength bounds session and request ids.
+const maxChatID = DefaultMaxIDLength
 
 // chatRecord is what the map keeps for a chat id.
 type chatRecord struct {
@@ -21,46 +28,90 @@ type chatRecord struct {
 }
 
 // chatStore is the map from a web client's chat ids to bridge sessions,
-// kept in a file (if it has a path) rewritten whole on every change.
+// kept (if it has a directory) one file per chat, so that a chat's change
+// writes that chat's file only.
 type chatStore struct {
-	path string
+	dir string
 
-	mu    sync.Mutex // protects chats and the file
+	mu    sync.Mutex // protects chats and the files
 	chats map[string]chatRecord
 }
 
-// storeFile is the file's shape.
-type storeFile struct {
+// chatFile is one chat's file: its id and its record.
+type chatFile struct {
+	ID string `json:"id"`
+	chatRecord
+}
+
+// legacyFile is the map as one file, as it was kept before: read once,
+// its chats moved to files of their own.
+type legacyFile struct {
 	Chats map[string]chatRecord `json:"chats"`
 }
 
-// openChatStore reads the map at path ("" for none kept). A file that is
-// not a map is moved aside (path.corrupt) and logged: its chats are then
-// unknown, and start anew (told their history, if the client sends it).
-func openChatStore(path string, log *slog.Logger) (*chatStore, error) {
-	st := &chatStore{path: path, chats: map[string]chatRecord{}}
-	if path == "" {
+// openChatStore reads the map kept in dir ("" for none kept), one file
+// per chat; legacy is the file the whole map was kept in before, whose
+// chats are moved into dir. A file that is not a chat is moved aside
+// (name.corrupt) and logged: its chat is then unknown, and starts anew
+// (told its history, if the client sends it).
+func openChatStore(dir, legacy string, log *slog.Logger) (*chatStore, error) {
+	st := &chatStore{dir: dir, chats: map[string]chatRecord{}}
+	if dir == "" {
 		return st, nil
 	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return st, nil
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading the web chats: %w", err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the web chats map: %w", err)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		var f chatFile
+		path := filepath.Join(dir, e.Name())
+		if err := readJSON(path, &f); err != nil || f.ID == "" || chatFileName(f.ID) != e.Name() {
+			log.Warn("web edge: a chat's file is not one; moving it aside", "path", path, "err", err)
+			os.Rename(path, path+".corrupt")
+			continue
+		}
+		st.chats[f.ID] = f.chatRecord
 	}
-	var f storeFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	return st, st.migrate(legacy, log)
+}
+
+// migrate moves the chats of the map kept whole at path into files of
+// their own, then removes it; one that is not a map is moved aside.
+func (st *chatStore) migrate(path string, log *slog.Logger) error {
+	var f legacyFile
+	err := readJSON(path, &f)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
 		log.Warn("web edge: the chats map is not JSON; moving it aside and starting anew", "path", path, "err", err)
 		if err := os.Rename(path, path+".corrupt"); err != nil {
-			return nil, fmt.Errorf("moving the corrupt web chats map aside: %w", err)
+			return fmt.Errorf("moving the corrupt web chats map aside: %w", err)
 		}
-		return st, nil
+		return nil
 	}
-	if f.Chats != nil {
-		st.chats = f.Chats
+	for id, r := range f.Chats {
+		if _, ok := st.chats[id]; ok || len(id) > maxChatID {
+			continue
+		}
+		if err := st.put(id, r); err != nil {
+			return err
+		}
 	}
-	return st, nil
+	return os.Remove(path)
+}
+
+// readJSON decodes the file at path into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 func (st *chatStore) get(id string) (chatRecord, bool) {
@@ -70,7 +121,7 @@ func (st *chatStore) get(id string) (chatRecord, bool) {
 	return r, ok
 }
 
-// put records id's session and saves the map.
+// put records id's session and saves its file.
 func (st *chatStore) put(id string, r chatRecord) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -78,10 +129,10 @@ func (st *chatStore) put(id string, r chatRecord) error {
 		return nil
 	}
 	st.chats[id] = r
-	return st.save()
+	return st.save(id, r)
 }
 
-// drop forgets id and saves the map.
+// drop forgets id and removes its file.
 func (st *chatStore) drop(id string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -89,39 +140,36 @@ func (st *chatStore) drop(id string) error {
 		return nil
 	}
 	delete(st.chats, id)
-	return st.save()
-}
-
-// save writes the map: a temporary file renamed over the old one. The
-// caller holds st.mu.
-func (st *chatStore) save() error {
-	if st.path == "" {
+	if st.dir == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(storeFile{Chats: st.chats}, "", "  ")
+	if err := os.Remove(filepath.Join(st.dir, chatFileName(id))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("forgetting web chat %s: %w", id, err)
+	}
+	return nil
+}
+
+// save writes id's file whole (writePrivate). The caller holds st.mu.
+func (st *chatStore) save(id string, r chatRecord) error {
+	if st.dir == "" {
+		return nil
+	}
+	b, err := json.Marshal(chatFile{ID: id, chatRecord: r})
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(st.path), 0o700); err != nil {
-		return fmt.Errorf("saving the web chats map: %w", err)
+	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(st.path), filepath.Base(st.path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("saving the web chats map: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), st.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("saving the web chats map: %w", err)
+	if err := writePrivate(filepath.Join(st.dir, chatFileName(id)), append(b, '\n')); err != nil {
+		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
 	return nil
+}
+
+// chatFileName is the name of id's file: a hash of it, which any id
+// makes a file name of.
+func chatFileName(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:16]) + ".json"
 }

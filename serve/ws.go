@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -67,6 +68,7 @@ func (wc *wsConn) serve() {
 		wc.pump.Wait()
 		wc.closeFor(ErrClosed)
 	}()
+	wc.pump.Go(wc.keepAlive)
 	ctx := context.Background() // the socket's reads end when it closes
 	initialized := false
 	for {
@@ -80,6 +82,32 @@ func (wc *wsConn) serve() {
 			continue
 		}
 		if !wc.frame(data, &initialized) {
+			return
+		}
+	}
+}
+
+// keepAlive pings the socket every Limits.PingInterval until the
+// connection ends, and closes it when a pong has not come by the next
+// ping: a client that has gone, or that stopped halfway through a frame
+// (its pong would come after the frame), holds no slot.
+func (wc *wsConn) keepAlive() {
+	every := wc.limits.PingInterval
+	life := wc.c.Context()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-life.Done():
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(life, every)
+		err := wc.ws.Ping(ctx)
+		cancel()
+		if err != nil && life.Err() == nil {
+			wc.log.Debug("websocket answered no ping", "conn", wc.c.ID(), "err", err)
+			wc.c.Close(fmt.Errorf("%w: no pong within %v", ErrStalled, every))
 			return
 		}
 	}

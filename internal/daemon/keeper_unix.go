@@ -64,7 +64,7 @@ func detach(dir string) int {
 		return 1
 	}
 	cmd := exec.Command(self, Command, keepArg, dir)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, proc.Environ(), os.Stderr, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "acpbridge daemon: %v\n", err)
@@ -108,7 +108,10 @@ func keepDaemon(dir string) int {
 // it has exited.
 func startServer(dir string, spec daemonFile) (int, chan error, error) {
 	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, spec.Env, os.Stderr, os.Stderr
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, proc.Scrub(spec.Env), os.Stderr, os.Stderr
+	if cmd.Env == nil {
+		cmd.Env = proc.Environ()
+	}
 	cmd.SysProcAttr = proc.ChildAttr() // its own group, killed with the keeper
 	if err := cmd.Start(); err != nil {
 		return 0, nil, err

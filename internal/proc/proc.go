@@ -95,11 +95,15 @@ func Start(s Spec) (*Process, error) {
 }
 
 // command is the command that runs s: in a group of its own (a job on
-// Windows: contain), under the supervisor if there is one.
+// Windows: contain), under the supervisor if there is one, in s.Env (nil:
+// the bridge's) without Secrets.
 func command(s Spec) *exec.Cmd {
 	path, args, wrapped := supervised(s.Path, s.Args)
 	cmd := exec.Command(path, args...)
-	cmd.Dir, cmd.Env = s.Dir, s.Env
+	cmd.Dir, cmd.Env = s.Dir, Scrub(s.Env)
+	if cmd.Env == nil {
+		cmd.Env = Environ()
+	}
 	cmd.SysProcAttr = ChildAttr()
 	if wrapped {
 		superviseAttr(cmd.SysProcAttr)

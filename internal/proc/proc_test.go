@@ -32,6 +32,11 @@ func TestMain(m *testing.M) {
 			fmt.Printf("line %d\n", i)
 		}
 		os.Exit(0)
+	case "env":
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+		os.Exit(0)
 	case "eof":
 		fmt.Fprintln(os.Stderr, "reading stdin")
 		buf := make([]byte, 1)
@@ -126,5 +131,29 @@ func TestStdout_readableAfterExit(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	if len(lines) != 3000 || lines[len(lines)-1] != "line 2999" {
 		t.Errorf("read %d lines after exit, the last %q; want all 3000", len(lines), lines[len(lines)-1])
+	}
+}
+
+// A child gets no acpbridge secret, whether its Spec has an environment
+// or inherits the bridge's.
+func TestStart_withoutSecrets(t *testing.T) {
+	t.Setenv("ACPBRIDGE_TOKEN", "the-token")
+	t.Setenv("FAKE_CHILD", "env")
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	for name, env := range map[string][]string{"inherited": nil, "given": append(os.Environ(), "acpbridge_token=lower")} {
+		p, err := Start(Spec{Path: os.Args[0], Env: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Kill()
+		<-p.Done()
+		data, err := io.ReadAll(p.Stdout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := string(data)
+		if !strings.Contains(out, "FAKE_CHILD=env") || strings.Contains(strings.ToUpper(out), "ACPBRIDGE_TOKEN=") {
+			t.Errorf("the %s environment a child got:\n%s\nwant FAKE_CHILD and no ACPBRIDGE_TOKEN", name, out)
+		}
 	}
 }

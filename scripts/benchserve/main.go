@@ -261,7 +261,7 @@ type served struct {
 
 func startServe(bin, state string) (*served, error) {
 	cmd := exec.Command(bin, "serve", "--agent", "mock", "--state-dir", state, "--listen", "127.0.0.1:0", "--log-level", "error")
-	cmd.Env = append(os.Environ(), "ACPBRIDGE_TOKEN=benchserve-token")
+	cmd.Env = append(os.Environ(), "ACPBRIDGE_TOKEN=benchserve-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -277,7 +277,7 @@ func startServe(bin, state string) (*served, error) {
 				}
 			}()
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
-			return &served{web: web{url: strings.TrimSpace(url), token: "benchserve-token", client: client}, cmd: cmd}, nil
+			return &served{web: web{url: strings.TrimSpace(url), token: "benchserve-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", client: client}, cmd: cmd}, nil
 		}
 	}
 	cmd.Process.Kill()

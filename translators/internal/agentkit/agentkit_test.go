@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -396,5 +397,21 @@ func TestToolInfo_named(t *testing.T) {
 	}
 	if u := acp.UpdateToolCall("t1", Named("")); u.ToolCallUpdate.Name != nil {
 		t.Errorf("Named(\"\"): name %q, want none", *u.ToolCallUpdate.Name)
+	}
+}
+
+// An agent's environment is the bridge's without acpbridge serve's token;
+// the variables its Options give are kept.
+func TestCLI_envWithoutToken(t *testing.T) {
+	t.Setenv("ACPBRIDGE_TOKEN", "the-token")
+	t.Setenv("KEPT", "1")
+	env := NewCLI("agent", "", Options{Env: []string{"GIVEN=2"}}).Env()
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "ACPBRIDGE_TOKEN=") {
+			t.Errorf("the agent's environment holds %s", kv)
+		}
+	}
+	if !slices.Contains(env, "KEPT=1") || !slices.Contains(env, "GIVEN=2") {
+		t.Errorf("the agent's environment lacks KEPT=1 or GIVEN=2: %q", env)
 	}
 }

@@ -203,11 +203,11 @@ func (c CLI) Args(args ...string) []string {
 	return append(args, c.opts.ExtraArgs...)
 }
 
-// Env is the environment for the CLI: the bridge's without the variables
-// named in drop, plus Options.Env.
+// Env is the environment for the CLI: the bridge's without its secrets
+// (proc.Secrets) and the variables named in drop, plus Options.Env.
 func (c CLI) Env(drop ...string) []string {
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range proc.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		if !slices.Contains(drop, name) {
 			env = append(env, kv)
