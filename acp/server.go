@@ -70,15 +70,31 @@ type stream struct {
 
 // start has the SDK serve c on r and w, and sets the bridge connection's
 // client to the SDK's connection (updates and asks for c's sessions go
-// there).
+// there) before the SDK reads the first message: the SDK starts reading
+// as it is made, and a client that writes its first requests at once
+// (a script piped in) could have its first turn run before the client was
+// set, and that turn's updates and a load's replay went nowhere.
 func (c *conn) start(r io.Reader, w io.Writer) stream {
 	out := newLockedWriter(w)
 	c.out = out
 	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
-	sc := sdk.NewAgentSideConnection(c, out, in)
+	set := make(chan struct{})
+	sc := sdk.NewAgentSideConnection(c, out, gated{in, set})
 	sc.SetLogger(QuietSDK(c.log))
 	c.bc.SetClient(client{sc, out})
+	close(set)
 	return stream{in, out, sc}
+}
+
+// gated is a reader that reads nothing until open is closed.
+type gated struct {
+	r    io.Reader
+	open <-chan struct{}
+}
+
+func (g gated) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // end ends what the stream's reading started, and waits for what ran
