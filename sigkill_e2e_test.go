@@ -72,7 +72,7 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 			t.Cleanup(func() { daemon.StopAll(root) })
 			env = append(env, daemon.RootEnv+"="+root)
 			cwd := t.TempDir() // the session's too: the spare warmed at initialize is of its kind
-			p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir())
+			p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir(), "--log-level", "debug")
 			if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 				t.Fatal(err)
 			}
@@ -98,6 +98,14 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 				}
 			})
 			waitFor(t, "the command to start", func() bool { return len(running()) > 0 })
+			if a.name != "claude" {
+				// The will is left once the server has answered the turn's
+				// start; a bridge killed before that, while the agent already
+				// runs the command (milliseconds, but seconds under load),
+				// leaves the turn running (README: Guarantees).
+				waitFor(t, "the turn's will to be left with the keeper", func() bool { return strings.Contains(p.stderr.String(), "left the keeper the turn's will") },
+					func() string { return "the bridge's log:\n" + p.stderr.String() })
+			}
 			peers := pipePeers(p.cmd.Process.Pid) // claude's lent process; none on codex's and opencode's sockets
 			p.cmd.Process.Signal(syscall.SIGKILL)
 			p.cmd.Wait()

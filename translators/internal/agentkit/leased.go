@@ -114,6 +114,7 @@ func (w *TurnWill) Leave(log *slog.Logger, l Link, key string, d daemon.Deed) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.on, w.key, w.log = leased, key, log
+	log.Debug("left the keeper the turn's will: it ends the turn should the bridge die", "key", key)
 }
 
 // Done takes back the deed Leave left, if any: the turn is over.
