@@ -114,8 +114,14 @@ func (b *browser) listen(ev any) {
 	}
 }
 
-// browserStepTimeout bounds each step of a browser test.
-const browserStepTimeout = 20 * time.Second
+// browserStepTimeout bounds each step of a browser test, and
+// browserWaitTimeout a wait for the page to show something: deadlines that
+// only catch a hang (a page that rendered in 3 s alone once took over the
+// 15 s a wait had, beside the rest of the suite).
+const (
+	browserStepTimeout = 75 * time.Second
+	browserWaitTimeout = time.Minute
+)
 
 // run runs actions, failing the test with what the page shows if they fail.
 func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -133,7 +139,7 @@ func (b *browser) wait(what, expr string) {
 	ctx, cancel := context.WithTimeout(b.ctx, browserStepTimeout)
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+expr+")",
-		chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+		chromedp.WithPollingTimeout(browserWaitTimeout), chromedp.WithPollingInterval(20*time.Millisecond)))
 	if err != nil {
 		b.t.Fatalf("waiting for %s: %v\n%s", what, err, b.describe())
 	}
@@ -155,7 +161,9 @@ func evalJS[T any](b *browser, expr string) T {
 func (b *browser) describe() string {
 	ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
 	defer cancel()
-	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	// innerText leaves out what a closed <details> holds: the folds are
+	// added whole.
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText + '\n\nfolded: ' + [...document.querySelectorAll('details:not([open])')].map(d => d.textContent).join(' | ')`))
 	if err != nil {
 		text = "(the page's text: " + err.Error() + ")"
 	}
