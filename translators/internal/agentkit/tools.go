@@ -356,3 +356,13 @@ func Compaction(id string, status acp.CompactionStatus, summary, errText string,
 	}
 	return acp.SessionUpdate{CompactionUpdate: c}
 }
+
+// SummaryChunk is text appended to compaction id's summary, with fallback
+// (see Compaction) for a client that takes no compaction updates.
+func SummaryChunk(id, text string, fallback ...acp.SessionUpdate) acp.SessionUpdate {
+	c := &acp.SessionUpdateCompactionSummaryChunk{CompactionId: acp.CompactionId(id), Content: acp.TextBlock(text)}
+	if len(fallback) > 0 {
+		c.Meta = map[string]any{agent.FallbackMeta: fallback}
+	}
+	return acp.SessionUpdate{CompactionSummaryChunk: c}
+}
