@@ -61,10 +61,21 @@ func compactionOf(u acp.SessionUpdate) (acp.CompactionId, map[string]any) {
 	return u.CompactionSummaryChunk.CompactionId, u.CompactionSummaryChunk.Meta
 }
 
-// fallbackOf is the fallback in a live update's meta.
+// fallbackOf is the fallback in an update's meta: as a Native gives it,
+// or decoded from JSON (a recorded update), where it is a []any.
 func fallbackOf(meta map[string]any) []acp.SessionUpdate {
-	us, _ := meta[agent.FallbackMeta].([]acp.SessionUpdate)
-	return us
+	switch fb := meta[agent.FallbackMeta].(type) {
+	case nil:
+		return nil
+	case []acp.SessionUpdate:
+		return fb
+	default:
+		var us []acp.SessionUpdate
+		if b, err := json.Marshal(fb); err == nil {
+			json.Unmarshal(b, &us) // a fallback that does not decode is none
+		}
+		return us
+	}
 }
 
 // entry is the compaction as recorded: its fallback folded as the
