@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"slices"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
@@ -41,7 +42,7 @@ func (a *Accumulator) compaction(u acp.SessionUpdate) []Entry {
 	if c := u.CompactionUpdate; c != nil {
 		e.c.Status = c.Status
 		if c.Summary != nil {
-			e.c.Summary = c.Summary
+			e.c.Summary = slices.Clone(c.Summary) // chunks append to it
 		}
 		if c.Error != nil {
 			e.c.Error = c.Error
