@@ -65,6 +65,8 @@ type Accumulator struct {
 	tools    map[string]*toolEntry // tool calls not yet completed or failed
 	finished map[string]*toolEntry // this turn's finished tool calls, for late updates
 	plan     *planEntry            // this turn's plan, if any
+
+	compactions map[acp.CompactionId]*compactionEntry // this turn's compactions
 }
 
 type message struct {
@@ -87,7 +89,7 @@ type planEntry struct {
 // NewAccumulator returns an Accumulator whose entries are numbered from
 // nextSeq and whose new messages get ids from newID.
 func NewAccumulator(nextSeq int64, newID func() string) *Accumulator {
-	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry), finished: make(map[string]*toolEntry)}
+	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry), finished: make(map[string]*toolEntry), compactions: make(map[acp.CompactionId]*compactionEntry)}
 }
 
 // Raw records an update of a kind ACP's types here don't know, as it came,
@@ -135,6 +137,8 @@ func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
 		return u, a.toolUpdate(*u.ToolCallUpdate)
 	case u.Plan != nil:
 		a.setPlan(*u.Plan)
+	case u.CompactionUpdate != nil, u.CompactionSummaryChunk != nil:
+		return u, a.compaction(u)
 	}
 	return u, nil
 }
@@ -270,6 +274,8 @@ func (a *Accumulator) Flush() []Entry {
 		done = append(done, Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
 		a.plan = nil
 	}
+	done = append(done, a.compactionEntries()...)
+	clear(a.compactions)
 	sort.SliceStable(done, func(i, j int) bool { return done[i].Seq < done[j].Seq })
 	return done
 }
@@ -293,10 +299,19 @@ func (a *Accumulator) Checkpoint(n int64) []Entry {
 		p := a.plan.plan
 		es = append(es, Entry{Seq: a.plan.seq, Update: acp.SessionUpdate{Plan: &p}})
 	}
+	es = append(es, a.compactionEntries()...)
 	for i := range es {
 		es[i].Draft = n
 	}
 	sort.SliceStable(es, func(i, j int) bool { return es[i].Seq < es[j].Seq })
+	return es
+}
+
+func (a *Accumulator) compactionEntries() []Entry {
+	var es []Entry
+	for _, c := range a.compactions {
+		es = append(es, c.entry(a.newID))
+	}
 	return es
 }
 

@@ -56,7 +56,9 @@ func newRecorder(store *persist.Store, w *persist.Writer, h persist.Header) (rec
 }
 
 // deliver folds an update into the transcript and sends it to the client.
-// A notice is sent only: notices are not history.
+// A notice is sent only: notices are not history. A compaction is
+// recorded, and sent as it is only to a client that takes compaction
+// updates, as its fallback to another (forClient).
 func (s *Session) deliver(u acp.SessionUpdate) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
@@ -108,7 +110,9 @@ func (s *Session) deliverLocked(u acp.SessionUpdate) {
 	out, done := s.acc.Add(u)
 	s.record(done)
 	s.observe(out)
-	s.send(out)
+	for _, o := range forClient(out, s.conn.Load().Capabilities()) {
+		s.send(o)
+	}
 	if s.ckpt == nil && s.keep {
 		if _, onDisk := s.rec.(*persist.Writer); onDisk {
 			s.ckpt = time.AfterFunc(checkpointDelay(s.m.cfg.Checkpoint, s.turnDraftBytes), s.checkpoint)

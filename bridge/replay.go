@@ -58,7 +58,9 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 		acc := NewAccumulator(1, newID) // messages get ids, as live ones do
 		for _, u := range updates {
 			out, _ := acc.Add(u)
-			s.send(out)
+			for _, o := range forClient(out, s.caps()) {
+				s.send(o)
+			}
 		}
 		if raw := Replay(entries); len(raw) > 0 { // its plans (see record)
 			return s.sendRaw(raw[len(raw)-1:]) // the latest, which the agent's history lacks
@@ -111,6 +113,7 @@ func plans(es []Entry) []Entry {
 // sendRaw sends encoded updates, decoding them only for a Client that
 // can't take them as they are. s.sendMu must be held.
 func (s *Session) sendRaw(raw []json.RawMessage) error {
+	raw = rawForClient(raw, s.caps())
 	if p := s.conn.Load().peer(); p != nil {
 		return p.SessionUpdatesRaw(s.id, raw)
 	}

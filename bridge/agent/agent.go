@@ -246,6 +246,14 @@ type ConfigValue struct {
 	Value, Name, Description string
 }
 
+// FallbackMeta is the _meta key under which a compaction update (or
+// summary chunk) carries what a client that takes no compaction updates
+// is shown instead: a list of updates, the agent's text or tool call as
+// before ACP had compaction. The bridge records it with the compaction and
+// sends it to no client: one that takes compaction updates gets them
+// without it, another gets the list.
+const FallbackMeta = "acpbridge/fallback"
+
 // Events is how a Native reports back. Its methods are safe for concurrent
 // use, but a Native should call Update from one goroutine at a time if the
 // order of its updates matters (it always does within a turn).

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -682,5 +683,41 @@ func TestE2E_keeperKilled(t *testing.T) {
 				Spares: true,
 			})
 		})
+	}
+}
+
+// /compact with an editor that offers session.compaction: the compaction
+// comes as compaction updates, completed with Claude's summary, and a
+// load replays it from the transcript, completed, summary and all.
+func TestE2E_compactIsACompactionUpdate(t *testing.T) {
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	b := New(Options{Path: fakemessages.ClaudeBin(t), Env: fakemessages.Env(srv.URL, t.TempDir())})
+	caps := acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Compaction: &acp.CompactionCapabilities{}}}
+	e := editortest.StartEditorOffering(t, b, t.TempDir(), bridge.PersistAlways, caps)
+	cwd := t.TempDir()
+	id := e.NewSession(cwd)
+	for i := range 4 { // with fewer, "Not enough messages to compact" (a failed compaction)
+		e.MustPrompt(id, fmt.Sprintf("hello before compact %d", i))
+	}
+	e.MustPrompt(id, "/compact")
+	completed := func(us []acp.SessionUpdate) *acp.SessionCompactionUpdate {
+		var last *acp.SessionCompactionUpdate
+		for _, u := range us {
+			if c := u.CompactionUpdate; c != nil && c.Status == acp.CompactionStatusCompleted && len(c.Summary) > 0 {
+				last = c
+			}
+			if u.CompactionUpdate != nil && u.CompactionUpdate.Meta[agent.FallbackMeta] != nil {
+				t.Errorf("the editor was sent the fallback: %+v", u.CompactionUpdate)
+			}
+		}
+		return last
+	}
+	if c := completed(e.Client.Take()); c == nil || c.Summary[0].Text == nil || !strings.Contains(c.Summary[0].Text.Text, "continued") {
+		t.Fatalf("no completed compaction with Claude's summary: %+v", c)
+	}
+	e.Load(id, cwd)
+	if c := completed(e.Client.Take()); c == nil {
+		t.Errorf("the load replayed no completed compaction with its summary")
 	}
 }

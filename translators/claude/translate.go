@@ -1,8 +1,10 @@
 package claude
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +27,9 @@ type Translator struct {
 	inputs   map[int][]byte         // content-block index → partial tool input JSON
 	stop     string                 // the last message_delta stop_reason
 	commands []acp.AvailableCommand // the slash commands last sent
+
+	compacting string // the compaction under way (its status line's uuid)
+	summaryOf  string // the compaction whose summary the next user line is
 }
 
 // tool is what the translator knows of one tool_use.
@@ -101,6 +106,14 @@ type retry struct {
 	Error        string  `json:"error"`
 }
 
+// compactStatus is a system/status line's compaction fields.
+type compactStatus struct {
+	UUID          string  `json:"uuid"`
+	Status        *string `json:"status"`
+	CompactResult string  `json:"compact_result"`
+	CompactError  string  `json:"compact_error"`
+}
+
 type compactMeta struct {
 	Trigger    string `json:"trigger"`
 	PreTokens  int    `json:"pre_tokens"`
@@ -140,18 +153,68 @@ func (t *Translator) system(m message) Output {
 		}
 		return out
 	case "status":
-		return Output{Mode: m.PermissionMode}
+		return Output{Mode: m.PermissionMode, Updates: t.compactStatus(m)}
 	case "compact_boundary":
-		if c := m.CompactMeta; c != nil {
-			text := fmt.Sprintf("\n\n*Conversation compacted (%s): %d → %d tokens.*\n\n", c.Trigger, c.PreTokens, c.PostTokens)
-			return Output{Updates: []acp.SessionUpdate{acp.UpdateAgentMessageText(text)}}
-		}
+		return Output{Updates: t.compactBoundary(m)}
 	case "api_retry":
 		return Output{Updates: []acp.SessionUpdate{apiRetry(m)}}
 	case "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
 		return Output{}
 	}
 	return Output{Skipped: "system/" + m.Subtype}
+}
+
+// compactStatus is the compaction a system/status line starts or ends:
+// status "compacting" starts one, compact_result ends it.
+func (t *Translator) compactStatus(m message) []acp.SessionUpdate {
+	var c compactStatus
+	json.Unmarshal(m.Line, &c) // what does not decode is left out
+	switch {
+	case c.Status != nil && *c.Status == "compacting":
+		t.compacting = cmp.Or(c.UUID, "compaction")
+		return []acp.SessionUpdate{agentkit.Compaction(t.compacting, acp.CompactionStatusInProgress, "", "")}
+	case c.CompactResult == "success":
+		return []acp.SessionUpdate{agentkit.Compaction(cmp.Or(t.compacting, c.UUID), acp.CompactionStatusCompleted, "", "")}
+	case c.CompactResult != "":
+		id := cmp.Or(t.compacting, c.UUID)
+		t.compacting = ""
+		return []acp.SessionUpdate{agentkit.Compaction(id, acp.CompactionStatusFailed, "", cmp.Or(c.CompactError, c.CompactResult))}
+	}
+	return nil
+}
+
+// compactBoundary completes the compaction, with its tokens; a client that
+// takes no compaction updates is told in the agent's text, as before.
+func (t *Translator) compactBoundary(m message) []acp.SessionUpdate {
+	var line struct {
+		UUID string `json:"uuid"`
+	}
+	json.Unmarshal(m.Line, &line)
+	id := cmp.Or(t.compacting, line.UUID, "compaction")
+	t.compacting, t.summaryOf = "", id
+	c := m.CompactMeta
+	if c == nil {
+		return []acp.SessionUpdate{agentkit.Compaction(id, acp.CompactionStatusCompleted, "", "")}
+	}
+	text := fmt.Sprintf("\n\n*Conversation compacted (%s): %d → %d tokens.*\n\n", c.Trigger, c.PreTokens, c.PostTokens)
+	u := agentkit.Compaction(id, acp.CompactionStatusCompleted, "", "", acp.UpdateAgentMessageText(text))
+	maps.Copy(u.CompactionUpdate.Meta, map[string]any{"trigger": c.Trigger, "preTokens": c.PreTokens, "postTokens": c.PostTokens})
+	return []acp.SessionUpdate{u}
+}
+
+// compactSummary is the summary of the compaction just completed, from the
+// synthetic user line ("This session is being continued …") that follows
+// its boundary; nil for any other line.
+func (t *Translator) compactSummary(m message) []acp.SessionUpdate {
+	id := t.summaryOf
+	t.summaryOf = ""
+	var msg struct {
+		Content string `json:"content"`
+	}
+	if !m.IsSynthetic || json.Unmarshal(m.Message, &msg) != nil || msg.Content == "" {
+		return nil
+	}
+	return []acp.SessionUpdate{agentkit.Compaction(id, acp.CompactionStatusCompleted, msg.Content, "")}
 }
 
 // apiRetry is the notice that Claude Code retries a failed model request.
@@ -367,6 +430,11 @@ func (t *Translator) Announce(id, name string, input map[string]any) []acp.Sessi
 // user handles tool results; prompts echoed back, interruption notes and
 // sub-agent prompts are not shown.
 func (t *Translator) user(m message) (Output, error) {
+	if t.summaryOf != "" && !m.IsReplay {
+		if us := t.compactSummary(m); us != nil {
+			return Output{Updates: us}, nil
+		}
+	}
 	if m.IsReplay || m.IsSynthetic {
 		return Output{}, nil
 	}

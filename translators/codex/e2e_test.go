@@ -477,7 +477,9 @@ func TestE2E_slashCommands(t *testing.T) {
 		t.Errorf("the model got %d requests for /status, /rename and /compact; want 1, the compaction's", after-before)
 	}
 	got := e.Client.Conversation()
-	for _, want := range []string{"agent: Thread ", "mode ", "agent: Renamed the thread to Apricot work."} {
+	// The editor takes no compaction updates: it is shown the compaction's
+	// think tool call, as before.
+	for _, want := range []string{"agent: Thread ", "mode ", "agent: Renamed the thread to Apricot work.", " think completed Compact the conversation"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("conversation lacks %q:%s", want, got)
 		}

@@ -237,7 +237,18 @@ func (t *Translator) started(raw json.RawMessage) (Output, error) {
 	if !ok {
 		return Output{}, nil
 	}
-	return updates(t.announce(it.ID, info, acp.ToolCallStatusInProgress)...), nil
+	us := t.announce(it.ID, info, acp.ToolCallStatusInProgress)
+	if it.Type == "contextCompaction" {
+		return compaction(it.ID, acp.CompactionStatusInProgress, us), nil
+	}
+	return updates(us...), nil
+}
+
+// compaction is a contextCompaction item as a compaction update (codex's
+// item has no summary to show), with its think tool call as the fallback
+// for a client that takes no compaction updates.
+func compaction(id string, status acp.CompactionStatus, fallback []acp.SessionUpdate) Output {
+	return updates(agentkit.Compaction(id, status, "", "", fallback...))
 }
 
 // Announce makes sure a tool call exists for an approval about an item the
@@ -293,7 +304,11 @@ func (t *Translator) completed(raw json.RawMessage) (Output, error) {
 		out = t.announce(it.ID, info, acp.ToolCallStatusInProgress)
 	}
 	delete(t.output, it.ID)
-	return updates(append(out, finish(it))...), nil
+	out = append(out, finish(it))
+	if it.Type == "contextCompaction" {
+		return compaction(it.ID, acp.CompactionStatusCompleted, out), nil
+	}
+	return updates(out...), nil
 }
 
 // outputDelta streams a command's output; content replaces the whole

@@ -20,6 +20,10 @@ type Translator struct {
 	parts map[string]*part   // text and reasoning parts by part id
 	tools map[string]*callSt // tool calls by call id
 	title string             // the last title reported
+
+	compacting string            // the compaction under way: its part's id
+	compacts   map[string]bool   // the compaction parts seen
+	summaries  map[string]string // summary message id → its compaction's id
 }
 
 // part is a text or reasoning part: how much of its text the client has.
@@ -36,7 +40,7 @@ type callSt struct {
 
 // NewTranslator returns a Translator for a session in cwd.
 func NewTranslator(cwd string) *Translator {
-	return &Translator{cwd: cwd, roles: map[string]string{}, parts: map[string]*part{}, tools: map[string]*callSt{}}
+	return &Translator{cwd: cwd, roles: map[string]string{}, parts: map[string]*part{}, tools: map[string]*callSt{}, summaries: map[string]string{}, compacts: map[string]bool{}}
 }
 
 // Event is one event of OpenCode's SSE stream.
@@ -223,6 +227,8 @@ func (t *Translator) TranslateDecoded(d Decoded) (Output, error) {
 		return Output{Idle: true}, nil
 	case "session.error":
 		return Output{Err: p.Error}, nil
+	case "session.compacted":
+		return t.compacted(p), nil
 	case "session.updated", "session.created":
 		return t.session(p.Info)
 	case "todo.updated":
@@ -247,16 +253,20 @@ func (t *Translator) TranslateDecoded(d Decoded) (Output, error) {
 // which agent and model run it.
 func (t *Translator) message(raw json.RawMessage) (Output, error) {
 	var m struct {
-		ID         string `json:"id"`
-		Role       string `json:"role"`
-		Agent      string `json:"agent"`
-		ModelID    string `json:"modelID"`
-		ProviderID string `json:"providerID"`
+		ID         string          `json:"id"`
+		Role       string          `json:"role"`
+		Agent      string          `json:"agent"`
+		ModelID    string          `json:"modelID"`
+		ProviderID string          `json:"providerID"`
+		Summary    json.RawMessage `json:"summary"` // true on a compaction's summary; a user message's is an object
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return Output{}, fmt.Errorf("decoding a message: %w", err)
 	}
 	t.roles[m.ID] = m.Role
+	if string(m.Summary) == "true" && m.Role == "assistant" {
+		t.summaries[m.ID] = cmp.Or(t.compacting, m.ID)
+	}
 	return Output{Answer: m.Role == "assistant"}, nil
 }
 
@@ -307,12 +317,15 @@ func (t *Translator) part(raw json.RawMessage) (Output, error) {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return Output{}, fmt.Errorf("decoding a part: %w", err)
 	}
+	if p.Type == "compaction" { // on a user message of its own
+		return Output{Updates: t.compaction(p.ID)}, nil
+	}
 	if t.roles[p.MessageID] == "user" {
 		return Output{}, nil // the prompt, echoed
 	}
 	switch p.Type {
 	case "text", "reasoning":
-		return Output{Updates: t.text(p.ID, p.Type, p.Text)}, nil
+		return Output{Updates: t.summary(p.MessageID, t.text(p.ID, p.Type, p.Text))}, nil
 	case "tool":
 		return Output{Updates: t.tool(p)}, nil
 	case "step-finish":
@@ -350,7 +363,41 @@ func (t *Translator) delta(p properties) Output {
 		t.parts[p.PartID] = st
 	}
 	st.sent += len(p.Delta)
-	return Output{Updates: []acp.SessionUpdate{chunk(st.kind, p.Delta)}}
+	return Output{Updates: t.summary(p.MessageID, []acp.SessionUpdate{chunk(st.kind, p.Delta)})}
+}
+
+// compaction starts the compaction a compaction part asks for (OpenCode's
+// own when the context fills, or a summarize); the part is sent again on
+// every change.
+func (t *Translator) compaction(id string) []acp.SessionUpdate {
+	if t.compacts[id] {
+		return nil
+	}
+	t.compacting, t.compacts[id] = id, true
+	return []acp.SessionUpdate{agentkit.Compaction(id, acp.CompactionStatusInProgress, "", "")}
+}
+
+// compacted completes the compaction under way.
+func (t *Translator) compacted(p properties) Output {
+	id := cmp.Or(t.compacting, "compaction-"+p.SessionID)
+	t.compacting = ""
+	return Output{Updates: []acp.SessionUpdate{agentkit.Compaction(id, acp.CompactionStatusCompleted, "", "")}}
+}
+
+// summary is a summary message's text as its compaction's summary, the
+// agent text it was shown as before the fallback; other messages' updates
+// are left as they are.
+func (t *Translator) summary(messageID string, us []acp.SessionUpdate) []acp.SessionUpdate {
+	id, ok := t.summaries[messageID]
+	if !ok {
+		return us
+	}
+	for i, u := range us {
+		if c := u.AgentMessageChunk; c != nil && c.Content.Text != nil {
+			us[i] = agentkit.SummaryChunk(id, c.Content.Text.Text, u)
+		}
+	}
+	return us
 }
 
 func chunk(kind, text string) acp.SessionUpdate {

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -333,4 +334,35 @@ func Notice(severity acp.NoticeSeverity, title, description string) acp.SessionU
 		n.Description = &description
 	}
 	return acp.SessionUpdate{Notice: n}
+}
+
+// Compaction is a compaction update: id names the compaction in the
+// session, status is acp.CompactionStatus*, summary (if not "") replaces
+// the summary shown and errText (if not "") says why it failed. fallback
+// is what a client that takes no compaction updates is sent instead (the
+// agent's text or think tool call, as before), under agent.FallbackMeta.
+// Unlike a notice, the bridge records a compaction, and replays it to each
+// client as it would send it live.
+func Compaction(id string, status acp.CompactionStatus, summary, errText string, fallback ...acp.SessionUpdate) acp.SessionUpdate {
+	c := &acp.SessionCompactionUpdate{CompactionId: acp.CompactionId(id), Status: status}
+	if summary != "" {
+		c.Summary = []acp.ContentBlock{acp.TextBlock(summary)}
+	}
+	if errText != "" {
+		c.Error = &errText
+	}
+	if len(fallback) > 0 {
+		c.Meta = map[string]any{agent.FallbackMeta: fallback}
+	}
+	return acp.SessionUpdate{CompactionUpdate: c}
+}
+
+// SummaryChunk is text appended to compaction id's summary, with fallback
+// (see Compaction) for a client that takes no compaction updates.
+func SummaryChunk(id, text string, fallback ...acp.SessionUpdate) acp.SessionUpdate {
+	c := &acp.SessionUpdateCompactionSummaryChunk{CompactionId: acp.CompactionId(id), Content: acp.TextBlock(text)}
+	if len(fallback) > 0 {
+		c.Meta = map[string]any{agent.FallbackMeta: fallback}
+	}
+	return acp.SessionUpdate{CompactionSummaryChunk: c}
 }

@@ -1,0 +1,125 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// compactor's sessions compact twice each turn: one compaction shown to a
+// client that takes none as text, one as a think tool call.
+type compactor struct{}
+
+func (compactor) Info() agent.Info { return agent.Info{Name: "compactor", Title: "Compactor"} }
+func (compactor) Close() error     { return nil }
+func (compactor) Open(_ context.Context, _ agent.OpenOptions, ev agent.Events) (agent.Native, error) {
+	return compactNative{ev}, nil
+}
+
+type compactNative struct{ ev agent.Events }
+
+func (n compactNative) NativeID() string                                { return "c-1" }
+func (n compactNative) Config() []agent.ConfigOption                    { return nil }
+func (n compactNative) SetConfig(context.Context, string, string) error { return nil }
+func (n compactNative) Caps() agent.SessionCaps                         { return agent.SessionCaps{} }
+func (n compactNative) Close() error                                    { return nil }
+func (n compactNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
+	compaction := func(id string, status sdk.CompactionStatus, summary string, fallback ...sdk.SessionUpdate) sdk.SessionUpdate {
+		c := &sdk.SessionCompactionUpdate{CompactionId: sdk.CompactionId(id), Status: status}
+		if summary != "" {
+			c.Summary = []sdk.ContentBlock{sdk.TextBlock(summary)}
+		}
+		if fallback != nil {
+			c.Meta = map[string]any{agent.FallbackMeta: fallback}
+		}
+		return sdk.SessionUpdate{CompactionUpdate: c}
+	}
+	n.ev.Update(sdk.UpdateAgentMessageText("before"))
+	n.ev.Update(compaction("c1", sdk.CompactionStatusInProgress, ""))
+	n.ev.Update(compaction("c1", sdk.CompactionStatusCompleted, "", sdk.UpdateAgentMessageText("Compacted.")))
+	n.ev.Update(sdk.SessionUpdate{CompactionSummaryChunk: &sdk.SessionUpdateCompactionSummaryChunk{CompactionId: "c1", Content: sdk.TextBlock("the summary")}})
+	n.ev.Update(compaction("c2", sdk.CompactionStatusInProgress, "",
+		sdk.StartToolCall("t1", "Compact the conversation", sdk.WithStartKind(sdk.ToolKindThink), sdk.WithStartStatus(sdk.ToolCallStatusInProgress))))
+	n.ev.Update(compaction("c2", sdk.CompactionStatusCompleted, "",
+		sdk.UpdateToolCall("t1", sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted))))
+	n.ev.Update(sdk.UpdateAgentMessageText("done"))
+	return agent.TurnResult{StopReason: sdk.StopReasonEndTurn}, nil
+}
+
+// A compaction reaches a client that takes compaction updates as those
+// updates, one that does not as the agent's fallback; both are history,
+// and session/load replays each as the client would have been sent it.
+func TestCompaction_onlyToClientsThatTakeThem_andReplayed(t *testing.T) {
+	for _, c := range []struct {
+		caps       string
+		live, load []string // in order
+		never      []string
+	}{
+		{`{"session":{"compaction":{}}}`,
+			[]string{`"compactionId":"c1","sessionUpdate":"compaction_update","status":"in_progress"`,
+				`"compactionId":"c1","sessionUpdate":"compaction_update","status":"completed"}`,
+				`"compactionId":"c1","content":{"text":"the summary","type":"text"},"sessionUpdate":"compaction_summary_chunk"`,
+				`"compactionId":"c2","sessionUpdate":"compaction_update","status":"completed"`, `"done"`},
+			[]string{`"before"`, `"compactionId":"c1","sessionUpdate":"compaction_update","status":"completed","summary":[{"text":"the summary","type":"text"}]`,
+				`"compactionId":"c2","sessionUpdate":"compaction_update","status":"completed"}`, `"done"`},
+			[]string{"acpbridge/fallback", "Compacted.", "tool_call"}},
+		{`{}`,
+			[]string{`"before"`, `"Compacted."`, `"sessionUpdate":"tool_call","status":"in_progress"`,
+				`"sessionUpdate":"tool_call_update","status":"completed"`, `"done"`},
+			[]string{`"before"`, `"Compacted."`, `"sessionUpdate":"tool_call","status":"completed"`, `"done"`},
+			[]string{"compaction", "the summary"}},
+	} {
+		r := startRawOn(t, compactor{})
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + c.caps + `}}`)
+		r.next(response(1))
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+		sid := r.next(response(2))["result"].(map[string]any)["sessionId"].(string)
+		r.send(promptLine(3, sid, "go"))
+		live := updatesUntil(r, 3)
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":%q,"cwd":"/tmp","mcpServers":[]}}`, sid))
+		load := updatesUntil(r, 4)
+		for _, s := range []struct {
+			what, got string
+			want      []string
+		}{{"sent", live, c.live}, {"replayed", load, c.load}} {
+			if !inOrder(s.got, s.want) {
+				t.Errorf("a client offering %s was %s\n%s\nwant, in order, %q", c.caps, s.what, s.got, s.want)
+			}
+			for _, n := range c.never {
+				if strings.Contains(s.got, n) {
+					t.Errorf("a client offering %s was %s %q:\n%s", c.caps, s.what, n, s.got)
+				}
+			}
+		}
+	}
+}
+
+// updatesUntil is the session updates sent before the response to id, one
+// a line.
+func updatesUntil(r *raw, id int) string {
+	var said []string
+	r.next(func(m map[string]any) bool {
+		if m["method"] == "session/update" {
+			b, _ := json.Marshal(m["params"])
+			said = append(said, string(b))
+		}
+		return response(id)(m)
+	})
+	return strings.Join(said, "\n")
+}
+
+func inOrder(got string, want []string) bool {
+	for _, w := range want {
+		i := strings.Index(got, w)
+		if i < 0 {
+			return false
+		}
+		got = got[i+len(w):]
+	}
+	return true
+}
