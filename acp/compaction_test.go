@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,22 +12,7 @@ import (
 
 // compactor's sessions compact twice each turn: one compaction shown to a
 // client that takes none as text, one as a think tool call.
-type compactor struct{}
-
-func (compactor) Info() agent.Info { return agent.Info{Name: "compactor", Title: "Compactor"} }
-func (compactor) Close() error     { return nil }
-func (compactor) Open(_ context.Context, _ agent.OpenOptions, ev agent.Events) (agent.Native, error) {
-	return compactNative{ev}, nil
-}
-
-type compactNative struct{ ev agent.Events }
-
-func (n compactNative) NativeID() string                                { return "c-1" }
-func (n compactNative) Config() []agent.ConfigOption                    { return nil }
-func (n compactNative) SetConfig(context.Context, string, string) error { return nil }
-func (n compactNative) Caps() agent.SessionCaps                         { return agent.SessionCaps{} }
-func (n compactNative) Close() error                                    { return nil }
-func (n compactNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
+var compactor = scripted{"compactor", func() []sdk.SessionUpdate {
 	compaction := func(id string, status sdk.CompactionStatus, summary string, fallback ...sdk.SessionUpdate) sdk.SessionUpdate {
 		c := &sdk.SessionCompactionUpdate{CompactionId: sdk.CompactionId(id), Status: status}
 		if summary != "" {
@@ -39,17 +23,18 @@ func (n compactNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, er
 		}
 		return sdk.SessionUpdate{CompactionUpdate: c}
 	}
-	n.ev.Update(sdk.UpdateAgentMessageText("before"))
-	n.ev.Update(compaction("c1", sdk.CompactionStatusInProgress, ""))
-	n.ev.Update(compaction("c1", sdk.CompactionStatusCompleted, "", sdk.UpdateAgentMessageText("Compacted.")))
-	n.ev.Update(sdk.SessionUpdate{CompactionSummaryChunk: &sdk.SessionUpdateCompactionSummaryChunk{CompactionId: "c1", Content: sdk.TextBlock("the summary")}})
-	n.ev.Update(compaction("c2", sdk.CompactionStatusInProgress, "",
-		sdk.StartToolCall("t1", "Compact the conversation", sdk.WithStartKind(sdk.ToolKindThink), sdk.WithStartStatus(sdk.ToolCallStatusInProgress))))
-	n.ev.Update(compaction("c2", sdk.CompactionStatusCompleted, "",
-		sdk.UpdateToolCall("t1", sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted))))
-	n.ev.Update(sdk.UpdateAgentMessageText("done"))
-	return agent.TurnResult{StopReason: sdk.StopReasonEndTurn}, nil
-}
+	return []sdk.SessionUpdate{
+		sdk.UpdateAgentMessageText("before"),
+		compaction("c1", sdk.CompactionStatusInProgress, ""),
+		compaction("c1", sdk.CompactionStatusCompleted, "", sdk.UpdateAgentMessageText("Compacted.")),
+		{CompactionSummaryChunk: &sdk.SessionUpdateCompactionSummaryChunk{CompactionId: "c1", Content: sdk.TextBlock("the summary")}},
+		compaction("c2", sdk.CompactionStatusInProgress, "",
+			sdk.StartToolCall("t1", "Compact the conversation", sdk.WithStartKind(sdk.ToolKindThink), sdk.WithStartStatus(sdk.ToolCallStatusInProgress))),
+		compaction("c2", sdk.CompactionStatusCompleted, "",
+			sdk.UpdateToolCall("t1", sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted))),
+		sdk.UpdateAgentMessageText("done"),
+	}
+}}
 
 // A compaction reaches a client that takes compaction updates as those
 // updates, one that does not as the agent's fallback; both are history,
@@ -74,7 +59,7 @@ func TestCompaction_onlyToClientsThatTakeThem_andReplayed(t *testing.T) {
 			[]string{`"before"`, `"Compacted."`, `"sessionUpdate":"tool_call","status":"completed"`, `"done"`},
 			[]string{"compaction", "the summary"}},
 	} {
-		r := startRawOn(t, compactor{})
+		r := startRawOn(t, compactor)
 		r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + c.caps + `}}`)
 		r.next(response(1))
 		r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)

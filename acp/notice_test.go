@@ -1,38 +1,22 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/bridge/agent"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
 // noticer's sessions say a notice, then a word, each turn.
-type noticer struct{}
-
-func (noticer) Info() agent.Info { return agent.Info{Name: "noticer", Title: "Noticer"} }
-func (noticer) Close() error     { return nil }
-func (noticer) Open(_ context.Context, _ agent.OpenOptions, ev agent.Events) (agent.Native, error) {
-	return noticeNative{ev}, nil
-}
-
-type noticeNative struct{ ev agent.Events }
-
-func (n noticeNative) NativeID() string                                { return "n-1" }
-func (n noticeNative) Config() []agent.ConfigOption                    { return nil }
-func (n noticeNative) SetConfig(context.Context, string, string) error { return nil }
-func (n noticeNative) Caps() agent.SessionCaps                         { return agent.SessionCaps{} }
-func (n noticeNative) Close() error                                    { return nil }
-func (n noticeNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
+var noticer = scripted{"noticer", func() []sdk.SessionUpdate {
 	why := "HTTP 529"
-	n.ev.Update(sdk.SessionUpdate{Notice: &sdk.SessionUpdateNotice{Severity: sdk.NoticeSeverityWarning, Title: "Retrying (1/2)", Description: &why}})
-	n.ev.Update(sdk.UpdateAgentMessageText("done"))
-	return agent.TurnResult{StopReason: sdk.StopReasonEndTurn}, nil
-}
+	return []sdk.SessionUpdate{
+		{Notice: &sdk.SessionUpdateNotice{Severity: sdk.NoticeSeverityWarning, Title: "Retrying (1/2)", Description: &why}},
+		sdk.UpdateAgentMessageText("done"),
+	}
+}}
 
 // A notice reaches a client that takes notices as a notice, one that
 // does not as thought text; neither is in the transcript a load replays.
@@ -41,7 +25,7 @@ func TestNotice_onlyToClientsThatTakeThem(t *testing.T) {
 		{`{"session":{"notices":{}}}`, `"update":{"description":"HTTP 529","sessionUpdate":"notice","severity":"warning","title":"Retrying (1/2)"}`},
 		{`{}`, `"update":{"content":{"text":"Retrying (1/2): HTTP 529\n\n","type":"text"},"sessionUpdate":"agent_thought_chunk"}`},
 	} {
-		r := startRawOn(t, noticer{})
+		r := startRawOn(t, noticer)
 		r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + c.caps + `}}`)
 		r.next(response(1))
 		r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
