@@ -14,19 +14,19 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
 )
 
 func main() {
@@ -105,7 +105,7 @@ func run(bin string, turns, words, sessions int) error {
 	if err != nil {
 		return fmt.Errorf("%d sessions: %w", sessions, err)
 	}
-	rss, err := peakRSS(srv.cmd.Process.Pid)
+	rss, err := peakRSS(srv.Cmd.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -256,39 +256,19 @@ func concurrent(srv *served, cwd, prompt string, n int) (first, each []time.Dura
 // served is acpbridge serve running for the benchmark.
 type served struct {
 	web
-	cmd *exec.Cmd
+	*benchkit.Serve
 }
 
 func startServe(bin, state string) (*served, error) {
-	cmd := exec.Command(bin, "serve", "--agent", "mock", "--state-dir", state, "--listen", "127.0.0.1:0", "--log-level", "error")
-	cmd.Env = append(os.Environ(), "ACPBRIDGE_TOKEN=benchserve-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")
-	stderr, err := cmd.StderrPipe()
+	srv, err := benchkit.StartServe(bin, state)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if url, ok := strings.CutPrefix(sc.Text(), "acpbridge: serving on "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
-			return &served{web: web{url: strings.TrimSpace(url), token: "benchserve-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", client: client}, cmd: cmd}, nil
-		}
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return nil, fmt.Errorf("acpbridge serve printed no URL: %v", sc.Err())
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024}}
+	return &served{web: web{url: srv.URL, token: srv.Token, client: client}, Serve: srv}, nil
 }
 
-func (s *served) stop() {
-	s.cmd.Process.Signal(os.Interrupt)
-	s.cmd.Wait()
-}
+func (s *served) stop() { s.Stop() }
 
 // peakRSS is a process's VmHWM, in bytes.
 func peakRSS(pid int) (int64, error) {

@@ -21,9 +21,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,12 +29,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/acpbridge/acpbridge/scripts/internal/benchkit"
 	"github.com/coder/websocket"
 )
 
@@ -94,12 +92,12 @@ func stalledBodies(s *server, n int, wait time.Duration) error {
 	conns := make([]net.Conn, 0, n)
 	defer func() { closeAll(conns) }()
 	for i := range n {
-		c, err := net.Dial("tcp", s.addr)
+		c, err := net.Dial("tcp", s.Addr)
 		if err != nil {
 			return err
 		}
 		conns = append(conns, c)
-		fmt.Fprintf(c, kinds[i%len(kinds)], s.addr)
+		fmt.Fprintf(c, kinds[i%len(kinds)], s.Addr)
 	}
 	time.Sleep(time.Second)
 	s.report("  1 s after")
@@ -155,49 +153,26 @@ func idleSessions(s *server, n int, wait time.Duration) error {
 
 // server is acpbridge serve running for the measurement.
 type server struct {
-	cmd         *exec.Cmd
-	url, addr   string
-	token       string
+	*benchkit.Serve
 	initialized string
 }
 
 func startServe(bin, state string) (*server, error) {
-	b := make([]byte, 32)
-	rand.Read(b)
-	token := hex.EncodeToString(b)
-	cmd := exec.Command(bin, "serve", "--agent", "mock", "--state-dir", state, "--listen", "127.0.0.1:0", "--log-level", "error")
-	cmd.Env = append(os.Environ(), "ACPBRIDGE_TOKEN="+token)
-	stderr, err := cmd.StderrPipe()
+	srv, err := benchkit.StartServe(bin, state)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if url, ok := strings.CutPrefix(sc.Text(), "acpbridge: serving on "); ok {
-			go io.Copy(io.Discard, stderr)
-			url = strings.TrimSpace(url)
-			return &server{cmd: cmd, url: url, addr: strings.TrimPrefix(url, "http://"), token: token}, nil
-		}
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	return nil, fmt.Errorf("acpbridge serve printed no URL: %v", sc.Err())
+	return &server{Serve: srv}, nil
 }
 
-// stop sends SIGTERM and says how long the server took to exit.
+// stop stops the server and says how long it took to exit.
 func (s *server) stop() {
-	t0 := time.Now()
-	s.cmd.Process.Signal(os.Interrupt)
-	s.cmd.Wait()
-	fmt.Printf("  exit after SIGINT: %v\n", time.Since(t0).Round(10*time.Millisecond))
+	fmt.Printf("  exit after SIGINT: %v\n", s.Stop().Round(10*time.Millisecond))
 }
 
 // report prints the serve process's descriptors, threads and RSS.
 func (s *server) report(when string) {
-	pid := s.cmd.Process.Pid
+	pid := s.Cmd.Process.Pid
 	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	field := func(name string) string {
@@ -215,8 +190,8 @@ func (s *server) report(when string) {
 func (s *server) health() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+"/v1/health", nil)
-	req.Header.Set("Authorization", "Bearer "+s.token)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/health", nil)
+	req.Header.Set("Authorization", "Bearer "+s.Token)
 	t0 := time.Now()
 	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	if err != nil {
@@ -230,12 +205,12 @@ func (s *server) health() {
 // upgrade opens a WebSocket to /acp by hand and reads its 101; the
 // connection is then left alone.
 func (s *server) upgrade() (net.Conn, error) {
-	c, err := net.Dial("tcp", s.addr)
+	c, err := net.Dial("tcp", s.Addr)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(c, "GET /acp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", s.addr, s.token)
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", s.Addr, s.Token)
 	c.SetReadDeadline(time.Now().Add(time.Minute))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err == nil && resp.StatusCode != http.StatusSwitchingProtocols {
@@ -253,8 +228,8 @@ func (s *server) upgrade() (net.Conn, error) {
 func (s *server) newSession(cwd string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws://"+s.addr+"/acp", &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + s.token}}})
+	ws, _, err := websocket.Dial(ctx, "ws://"+s.Addr+"/acp", &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + s.Token}}})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,9 @@
 // agent process in a fresh temporary directory with a sampler on its
 // process tree (MakeDirs, Dirs.Start, Process), the timed protocol steps
 // of a run over ACP or another protocol (Session, Measure, ACPSession),
-// and the statistics and table of the report (Repeat, Table, Median, Num).
+// and the statistics and table of the report (Repeat, Table, Median, Num);
+// and, for the scripts that measure acpbridge serve (benchserve, hostile),
+// a serve process on the mock (StartServe).
 //
 // The process tree is followed through /proc, so it works on Linux only
 // (on Windows, Dirs.Start says it is not supported).
