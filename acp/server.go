@@ -192,6 +192,9 @@ func (s *conn) Initialize(_ context.Context, req sdk.InitializeRequest) (sdk.Ini
 				Close:  &sdk.SessionCloseCapabilities{},
 				Delete: &sdk.SessionDeleteCapabilities{},
 				Fork:   &sdk.SessionForkCapabilities{},
+
+				AdditionalDirectories: directoriesCap(info.Caps),
+				SystemPrompt:          systemPromptCap(info.Caps),
 			},
 		},
 	}, nil
@@ -214,7 +217,11 @@ func (s *Server) offersLogout() bool { return s.login.Args != nil && s.m.CanLogo
 
 // NewSession starts a session on the default agent.
 func (s *conn) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	sess, err := s.bc.New(ctx, req.Cwd, req.McpServers)
+	in, err := setup(req.Cwd, req.AdditionalDirectories, req.McpServers, req.SystemPrompt)
+	if err != nil {
+		return sdk.NewSessionResponse{}, s.reqErr("session/new", err)
+	}
+	sess, err := s.bc.New(ctx, in)
 	if err != nil {
 		return sdk.NewSessionResponse{}, s.reqErr("session/new", err)
 	}
@@ -224,7 +231,11 @@ func (s *conn) NewSession(ctx context.Context, req sdk.NewSessionRequest) (sdk.N
 
 // LoadSession replays a stored session and answers after the replay.
 func (s *conn) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	sess, err := s.bc.Load(ctx, string(req.SessionId), req.Cwd, req.McpServers)
+	in, err := setup(req.Cwd, req.AdditionalDirectories, req.McpServers, req.SystemPrompt)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, s.reqErr("session/load", err)
+	}
+	sess, err := s.bc.Load(ctx, string(req.SessionId), in)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, s.reqErr("session/load", err)
 	}
@@ -234,7 +245,11 @@ func (s *conn) LoadSession(ctx context.Context, req sdk.LoadSessionRequest) (sdk
 
 // ResumeSession reopens a stored session without replay.
 func (s *conn) ResumeSession(ctx context.Context, req sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	sess, err := s.bc.Resume(ctx, string(req.SessionId), req.Cwd, req.McpServers)
+	in, err := setup(req.Cwd, req.AdditionalDirectories, req.McpServers, req.SystemPrompt)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, s.reqErr("session/resume", err)
+	}
+	sess, err := s.bc.Resume(ctx, string(req.SessionId), in)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, s.reqErr("session/resume", err)
 	}
@@ -270,7 +285,15 @@ func (s *conn) UnstableForkSession(ctx context.Context, req sdk.UnstableForkSess
 	if err := convert(req.McpServers, &mcp); err != nil {
 		return sdk.UnstableForkSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "mcpServers: " + err.Error()})
 	}
-	sess, err := s.bc.Fork(ctx, string(req.SessionId), req.Cwd, mcp)
+	var prompt *sdk.SystemPrompt
+	if err := convert(req.SystemPrompt, &prompt); err != nil {
+		return sdk.UnstableForkSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "systemPrompt: " + err.Error()})
+	}
+	in, err := setup(req.Cwd, req.AdditionalDirectories, mcp, prompt)
+	if err != nil {
+		return sdk.UnstableForkSessionResponse{}, s.reqErr("session/fork", err)
+	}
+	sess, err := s.bc.Fork(ctx, string(req.SessionId), in)
 	if err != nil {
 		return sdk.UnstableForkSessionResponse{}, s.reqErr("session/fork", err)
 	}

@@ -122,7 +122,7 @@ func current(opts []acp.SessionConfigOption) map[string]string {
 
 func TestConfig_stateOffersEveryOptionAndTheModes(t *testing.T) {
 	m, _, _ := newConfigManager(t, t.TempDir())
-	s, err := m.New(context.Background(), "/w", nil)
+	s, err := m.New(context.Background(), Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestConfig_stateOffersEveryOptionAndTheModes(t *testing.T) {
 func TestConfig_nextTurnOptionsGoWithTheNextTurnOnce(t *testing.T) {
 	m, b, _ := newConfigManager(t, t.TempDir())
 	ctx := context.Background()
-	s, _ := m.New(ctx, "/w", nil)
+	s, _ := m.New(ctx, Setup{Cwd: "/w"})
 	opts, err := s.SetConfigOption(ctx, "effort", "high")
 	if err != nil || current(opts)["effort"] != "high" {
 		t.Fatalf("set effort: %v, options %v", err, current(opts))
@@ -169,7 +169,7 @@ func TestConfig_nextTurnOptionsGoWithTheNextTurnOnce(t *testing.T) {
 func TestConfig_nextTurnChangeUndoneBeforeTheTurnSendsNothing(t *testing.T) {
 	m, b, _ := newConfigManager(t, t.TempDir())
 	ctx := context.Background()
-	s, _ := m.New(ctx, "/w", nil)
+	s, _ := m.New(ctx, Setup{Cwd: "/w"})
 	s.SetConfigOption(ctx, "effort", "high")
 	s.SetConfigOption(ctx, "effort", "low")
 	s.Prompt(ctx, Arrival{}, []acp.ContentBlock{acp.TextBlock("hi")})
@@ -181,7 +181,7 @@ func TestConfig_nextTurnChangeUndoneBeforeTheTurnSendsNothing(t *testing.T) {
 func TestConfig_optionsThatApplyNowReachTheAgentAtOnce(t *testing.T) {
 	m, b, c := newConfigManager(t, t.TempDir())
 	ctx := context.Background()
-	s, _ := m.New(ctx, "/w", nil)
+	s, _ := m.New(ctx, Setup{Cwd: "/w"})
 	if _, err := s.SetConfigOption(ctx, "mode", "auto"); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestConfig_optionsThatApplyNowReachTheAgentAtOnce(t *testing.T) {
 func TestConfig_badOptionsAndValuesAreInvalidParams(t *testing.T) {
 	m, _, _ := newConfigManager(t, t.TempDir())
 	ctx := context.Background()
-	s, _ := m.New(ctx, "/w", nil)
+	s, _ := m.New(ctx, Setup{Cwd: "/w"})
 	for _, tc := range [][2]string{{"colour", "red"}, {"mode", "yolo"}, {"effort", "max"}, {"agent", "nobody"}} {
 		if _, err := s.SetConfigOption(ctx, tc[0], tc[1]); !errors.Is(err, agent.ErrInvalidParams) {
 			t.Errorf("%s=%s: %v, want agent.ErrInvalidParams", tc[0], tc[1], err)
@@ -225,7 +225,7 @@ func TestConfig_valuesSurviveARestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	m, _, _ := newConfigManager(t, dir)
-	s, _ := m.New(ctx, "/w", nil)
+	s, _ := m.New(ctx, Setup{Cwd: "/w"})
 	s.SetConfigOption(ctx, "mode", "auto")
 	s.SetConfigOption(ctx, "effort", "high")
 	id := s.ID()
@@ -233,7 +233,7 @@ func TestConfig_valuesSurviveARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	m2, b2, _ := newConfigManager(t, dir)
-	if _, err := m2.Resume(ctx, id, "/w", nil); err != nil {
+	if _, err := m2.Resume(ctx, id, Setup{Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(map[string]string{"mode": "auto", "effort": "high"}, b2.opens[0].Config); diff != "" {

@@ -142,25 +142,25 @@ func (c *Conn) Disconnect() {
 }
 
 // New starts a session on the connection's agent, attached to it.
-func (c *Conn) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return c.m.newSession(ctx, c, cwd, mcp)
+func (c *Conn) New(ctx context.Context, st Setup) (*Session, error) {
+	return c.m.newSession(ctx, c, st)
 }
 
 // Load opens a stored session, or takes over a live one, and replays its
 // conversation to the client before returning (see Manager.Load).
-func (c *Conn) Load(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return c.m.attach(ctx, c, id, cwd, mcp, true)
+func (c *Conn) Load(ctx context.Context, id string, st Setup) (*Session, error) {
+	return c.m.attach(ctx, c, id, st, true)
 }
 
 // Resume opens a stored session, or takes over a live one, without replay.
-func (c *Conn) Resume(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return c.m.attach(ctx, c, id, cwd, mcp, false)
+func (c *Conn) Resume(ctx context.Context, id string, st Setup) (*Session, error) {
+	return c.m.attach(ctx, c, id, st, false)
 }
 
 // Fork starts a session that begins as a copy of another (see
 // Manager.Fork), attached to the connection.
-func (c *Conn) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return c.m.fork(ctx, c, id, cwd, mcp)
+func (c *Conn) Fork(ctx context.Context, id string, st Setup) (*Session, error) {
+	return c.m.fork(ctx, c, id, st)
 }
 
 // Get returns a live session attached to the connection (see Manager.Get).

@@ -23,11 +23,11 @@ func TestNew_cwdOfTheOtherSystemIsRefused(t *testing.T) {
 	m, _, _ := newConfigManager(t, dir)
 	before := files(t, dir)
 	for _, cwd := range cwds {
-		_, err := m.New(context.Background(), cwd, nil)
+		_, err := m.New(context.Background(), Setup{Cwd: cwd})
 		if !errors.Is(err, agent.ErrInvalidParams) || !strings.Contains(err.Error(), want) {
 			t.Errorf("new in %s: %v; want invalid params saying %q", cwd, err, want)
 		}
-		_, err = m.Load(context.Background(), newID(), cwd, nil)
+		_, err = m.Load(context.Background(), newID(), Setup{Cwd: cwd})
 		if !errors.Is(err, agent.ErrInvalidParams) || !strings.Contains(err.Error(), want) {
 			t.Errorf("load in %s: %v; want invalid params saying %q", cwd, err, want)
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
-	"github.com/coder/acp-go-sdk"
 )
 
 // Fork starts a session that begins as a copy of session id, which stays
@@ -18,16 +17,16 @@ import (
 // with the first prompt. A parent whose history only its agent keeps
 // (--persist auto) can be forked only by the agent, and so is its fork. The parent may be open, even in a turn (what it
 // has recorded so far is copied), or only stored.
-func (m *Manager) Fork(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return m.fork(ctx, m.def, id, cwd, mcp)
+func (m *Manager) Fork(ctx context.Context, id string, st Setup) (*Session, error) {
+	return m.fork(ctx, m.def, id, st)
 }
 
 // fork is Fork for connection c, which the fork is attached to.
-func (m *Manager) fork(ctx context.Context, c *Conn, id, cwd string, mcp []acp.McpServer) (*Session, error) {
+func (m *Manager) fork(ctx context.Context, c *Conn, id string, st Setup) (*Session, error) {
 	if !persist.ValidID(id) {
 		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
-	if err := checkCwd(cwd); err != nil {
+	if err := st.check(); err != nil {
 		return nil, err
 	}
 	parent, entries, err := m.snapshot(id)
@@ -45,11 +44,12 @@ func (m *Manager) fork(ctx context.Context, c *Conn, id, cwd string, mcp []acp.M
 		return nil, fmt.Errorf("%w: session %s keeps no transcript of its own (its agent replays its history, and can't fork it; run with --persist always to fork it)", agent.ErrInvalidParams, id)
 	}
 	now := time.Now().UTC()
-	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
+	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: st.Cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
 		Config: parent.ConfigValues(), ForkOf: id}
 	s := newSession(m, c, b, h, MaxSeq(entries)+1)
 	s.prompted = len(entries) > 0 || parent.NativeID != ""
-	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, Config: h.Config}
+	opts := st.options(recordedPrompt(parent))
+	opts.Config = h.Config
 	if native {
 		opts.ForkOf, s.header.ForkFrom = parent.NativeID, parent.NativeID
 	} else if len(entries) > 0 {

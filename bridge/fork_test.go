@@ -83,11 +83,11 @@ func TestFork_emptySessionOfAnAgentThatKeepsItsHistory(t *testing.T) {
 	b := &lazyBackend{}
 	m := lazyManager(t, b)
 	ctx := context.Background()
-	s, err := m.New(ctx, "/w", nil)
+	s, err := m.New(ctx, Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := m.Fork(ctx, s.ID(), "/w", nil)
+	f, err := m.Fork(ctx, s.ID(), Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatalf("fork of an empty session: %v", err)
 	}
@@ -107,7 +107,7 @@ func TestGet_waitsForALoadInFlight(t *testing.T) {
 		b := &lazyBackend{}
 		m := lazyManager(t, b)
 		ctx := context.Background()
-		s, err := m.New(ctx, "/w", nil)
+		s, err := m.New(ctx, Setup{Cwd: "/w"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestGet_waitsForALoadInFlight(t *testing.T) {
 		b.gate = make(chan struct{}) // the load's Open waits
 		loaded := make(chan error, 1)
 		go func() {
-			_, err := m.Load(ctx, id, "/w", nil)
+			_, err := m.Load(ctx, id, Setup{Cwd: "/w"})
 			loaded <- err
 		}()
 		synctest.Wait()
@@ -173,16 +173,16 @@ func forkReopened(t *testing.T, b agent.Backend) *Session {
 		return m
 	}
 	m := start()
-	parent, _ := m.New(ctx, "/w", nil)
+	parent, _ := m.New(ctx, Setup{Cwd: "/w"})
 	parent.Prompt(ctx, Arrival{}, text("remember apple"))
-	fork, err := m.Fork(ctx, parent.ID(), "/w", nil)
+	fork, err := m.Fork(ctx, parent.ID(), Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Shutdown()
 	m = start()
 	t.Cleanup(func() { m.Shutdown() })
-	s, err := m.Load(ctx, fork.ID(), "/w", nil)
+	s, err := m.Load(ctx, fork.ID(), Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestHandoff_toAnotherAgentAndBack(t *testing.T) {
 	m.SetClient(c)
 	t.Cleanup(func() { m.Shutdown() })
 	ctx := context.Background()
-	s, err := m.New(ctx, "/w", nil)
+	s, err := m.New(ctx, Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func text(s string) []acp.ContentBlock { return []acp.ContentBlock{acp.TextBlock
 func TestIdle_stoppedAndStartedAgain(t *testing.T) {
 	m, b := idleManager(t, Config{IdleTimeout: time.Hour})
 	ctx := context.Background()
-	s, err := m.New(ctx, "/w", nil)
+	s, err := m.New(ctx, Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestIdle_capStopsTheLeastRecentlyUsed(t *testing.T) {
 		ctx := context.Background()
 		var ss []*Session
 		for _, p := range []string{"one", "two", "three"} {
-			s, err := m.New(ctx, "/w", nil)
+			s, err := m.New(ctx, Setup{Cwd: "/w"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestIdle_neverDuringATurn(t *testing.T) {
 		}
 		m.SetClient(&updatesClient{})
 		t.Cleanup(func() { m.Shutdown() })
-		s, err := m.New(context.Background(), "/w", nil)
+		s, err := m.New(context.Background(), Setup{Cwd: "/w"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestIdle_filesLetGo(t *testing.T) {
 	before := openFDs(t)
 	var ss []*Session
 	for range 100 {
-		s, err := m.New(ctx, "/w", nil)
+		s, err := m.New(ctx, Setup{Cwd: "/w"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func info(h persist.Header) acp.SessionInfo {
 	if h.NativeID != "" {
 		meta["nativeSessionId"] = h.NativeID
 	}
-	return acp.SessionInfo{SessionId: acp.SessionId(h.ID), Cwd: h.Cwd, Title: optional(h.Title),
+	return acp.SessionInfo{SessionId: acp.SessionId(h.ID), Cwd: h.Cwd, AdditionalDirectories: h.Directories, Title: optional(h.Title),
 		UpdatedAt: &updated, Meta: map[string]any{"acpbridge": meta}}
 }
 

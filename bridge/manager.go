@@ -233,20 +233,20 @@ func (m *Manager) Agents() []agent.Info {
 }
 
 // New starts a session on the default backend.
-func (m *Manager) New(ctx context.Context, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return m.newSession(ctx, m.def, cwd, mcp)
+func (m *Manager) New(ctx context.Context, st Setup) (*Session, error) {
+	return m.newSession(ctx, m.def, st)
 }
 
 // newSession starts a session on c's agent, attached to c.
-func (m *Manager) newSession(ctx context.Context, c *Conn, cwd string, mcp []acp.McpServer) (*Session, error) {
-	if err := checkCwd(cwd); err != nil {
+func (m *Manager) newSession(ctx context.Context, c *Conn, st Setup) (*Session, error) {
+	if err := st.check(); err != nil {
 		return nil, err
 	}
 	b := m.backends[c.agent]
 	now := time.Now().UTC()
-	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: cwd, CreatedAt: now, UpdatedAt: now}
+	h := persist.Header{ID: newID(), Agent: b.Info().Name, Cwd: st.Cwd, CreatedAt: now, UpdatedAt: now}
 	s := newSession(m, c, b, h, 0)
-	if err := s.open(agent.OpenOptions{Cwd: cwd, MCPServers: mcp}); err != nil {
+	if err := s.open(st.options(nil)); err != nil {
 		s.end()
 		return nil, err
 	}
@@ -262,21 +262,21 @@ func (m *Manager) newSession(ctx context.Context, c *Conn, cwd string, mcp []acp
 
 // Load opens a stored session (or a live one) and replays its conversation
 // to the client before returning.
-func (m *Manager) Load(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return m.attach(ctx, m.def, id, cwd, mcp, true)
+func (m *Manager) Load(ctx context.Context, id string, st Setup) (*Session, error) {
+	return m.attach(ctx, m.def, id, st, true)
 }
 
 // Resume opens a stored session (or a live one) without replay.
-func (m *Manager) Resume(ctx context.Context, id, cwd string, mcp []acp.McpServer) (*Session, error) {
-	return m.attach(ctx, m.def, id, cwd, mcp, false)
+func (m *Manager) Resume(ctx context.Context, id string, st Setup) (*Session, error) {
+	return m.attach(ctx, m.def, id, st, false)
 }
 
 // attach opens session id for c, or has c take it over if it is live.
-func (m *Manager) attach(ctx context.Context, c *Conn, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
+func (m *Manager) attach(ctx context.Context, c *Conn, id string, st Setup, replay bool) (*Session, error) {
 	if !persist.ValidID(id) {
 		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
-	if err := checkCwd(cwd); err != nil {
+	if err := st.check(); err != nil {
 		return nil, err
 	}
 	s, err := m.claim(id)
@@ -284,9 +284,9 @@ func (m *Manager) attach(ctx context.Context, c *Conn, id, cwd string, mcp []acp
 		return nil, err
 	}
 	if s != nil {
-		return s, s.reattach(ctx, c, replay)
+		return s, s.reattach(ctx, c, st, replay)
 	}
-	s, err = m.reopen(ctx, c, id, cwd, mcp, replay)
+	s, err = m.reopen(ctx, c, id, st, replay)
 	m.unclaim(id, s)
 	return s, err
 }
@@ -328,13 +328,13 @@ func (m *Manager) unclaim(id string, s *Session) {
 
 // reopen locks a stored session's transcript, opens its native session
 // with the recorded native id, and replays it if asked.
-func (m *Manager) reopen(ctx context.Context, c *Conn, id, cwd string, mcp []acp.McpServer, replay bool) (*Session, error) {
+func (m *Manager) reopen(ctx context.Context, c *Conn, id string, st Setup, replay bool) (*Session, error) {
 	w, tr, err := m.cfg.Store.OpenWriter(id)
 	if errors.Is(err, persist.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
 	}
 	if err != nil && replay && unwritable(err) {
-		return m.readOnly(ctx, c, id, cwd, err)
+		return m.readOnly(ctx, c, id, st.Cwd, err)
 	}
 	if err != nil {
 		return nil, err
@@ -345,10 +345,11 @@ func (m *Manager) reopen(ctx context.Context, c *Conn, id, cwd string, mcp []acp
 		w.Close()
 		return nil, fmt.Errorf("%w: session %s belongs to agent %q, which this bridge does not run", agent.ErrAgentUnavailable, id, h.Agent)
 	}
-	h.Cwd = cwd
+	h.Cwd = st.Cwd
 	s := newSession(m, c, b, h, MaxSeq(tr.Entries)+1)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
-	opts := agent.OpenOptions{Cwd: cwd, MCPServers: mcp, NativeID: h.NativeID, Config: h.ConfigValues()}
+	opts := st.options(recordedPrompt(h))
+	opts.NativeID, opts.Config = h.NativeID, h.ConfigValues()
 	reopenFork(s, &opts)
 	if err := s.open(opts); err != nil {
 		w.Close()

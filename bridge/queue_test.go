@@ -62,7 +62,7 @@ func gateSession(t *testing.T) (*Session, *gateBackend) {
 	}
 	m.SetClient(&updatesClient{})
 	t.Cleanup(func() { m.Shutdown() })
-	s, err := m.New(context.Background(), "/w", nil)
+	s, err := m.New(context.Background(), Setup{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,6 +96,9 @@ func (s *Session) ID() string { return s.id }
 // For a new native session it also decides where history comes from:
 // with --persist auto, the agent's own when it can return it.
 func (s *Session) open(opts agent.OpenOptions) error {
+	if err := takes(s.backend.Info(), opts); err != nil {
+		return err
+	}
 	opts.Editor, opts.History = editor{s}, s.history
 	if _, ok := opts.Config[ConfigEdits]; ok { // the bridge's, not the agent's
 		opts.Config = maps.Clone(opts.Config)
@@ -110,6 +113,7 @@ func (s *Session) open(opts agent.OpenOptions) error {
 	defer s.mu.Unlock()
 	s.native, s.opts, s.idleConfig, s.lastActive = n, opts, nil, time.Now()
 	s.header.NativeID = n.NativeID()
+	s.header.Directories, s.header.SystemPrompt = opts.Directories, recordPrompt(opts.SystemPrompt)
 	s.header.Config, s.header.Mode, s.header.Model = s.withEdits(cfg), "", ""
 	if opts.NativeID == "" {
 		s.header.NativeHistory = capsOf(n).History != nil && s.m.cfg.Persist == PersistAuto
@@ -164,7 +168,7 @@ func (s *Session) close() error {
 
 // reattach serves session/load or session/resume of a session that is
 // already open in this process.
-func (s *Session) reattach(ctx context.Context, c *Conn, replay bool) error {
+func (s *Session) reattach(ctx context.Context, c *Conn, st Setup, replay bool) error {
 	s.mu.Lock()
 	busy, native := s.turn != nil, s.header.NativeHistory
 	s.mu.Unlock()
@@ -173,6 +177,9 @@ func (s *Session) reattach(ctx context.Context, c *Conn, replay bool) error {
 	}
 	if busy {
 		return fmt.Errorf("%w: session %s has a prompt running", ErrBusy, s.id)
+	}
+	if err := s.resetup(st); err != nil {
+		return err
 	}
 	s.attachTo(c)
 	if !replay {

@@ -52,7 +52,7 @@ func TestShutdown_waitsForTheIdleReaper(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.SetClient(&updatesClient{})
-	if _, err := m.New(context.Background(), "/w", nil); err != nil {
+	if _, err := m.New(context.Background(), Setup{Cwd: "/w"}); err != nil {
 		t.Fatal(err)
 	}
 	<-b.closing // the reaper is closing the idle session's agent

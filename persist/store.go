@@ -55,7 +55,14 @@ type Header struct {
 	Agent    string `json:"agent"`
 	NativeID string `json:"nativeId,omitempty"`
 	Cwd      string `json:"cwd"`
-	Title    string `json:"title,omitempty"`
+	// Directories are the session's workspace roots beside Cwd, as the
+	// client last opened it with (ACP's additionalDirectories).
+	Directories []string `json:"additionalDirectories,omitempty"`
+	// SystemPrompt is the client's instructions for the session, kept
+	// for a load or resume that does not send them again, a fork and a
+	// handoff.
+	SystemPrompt *SystemPrompt `json:"systemPrompt,omitempty"`
+	Title        string        `json:"title,omitempty"`
 	// Config holds the session's config option values by option id
 	// ("mode", "model", "effort", ...), to reopen its agent with them.
 	Config map[string]string `json:"config,omitempty"`
@@ -84,6 +91,13 @@ type Header struct {
 	// agent the conversation copied from the parent (an agent that can't
 	// fork its own), so that a fork reopened before then still tells it.
 	Retell bool `json:"retell,omitempty"`
+}
+
+// SystemPrompt is a session's system-level instructions: Mode is ACP's
+// ("append" or "override").
+type SystemPrompt struct {
+	Mode string `json:"mode"`
+	Text string `json:"text"`
 }
 
 // Handoff is where an agent left a session.

@@ -116,6 +116,38 @@ type Caps struct {
 	// ACP itself is told it at its own initialize. Nil: the backend need
 	// not know.
 	ClientCapabilities func(acp.ClientCapabilities)
+
+	// Directories says the agent works in more workspace roots than its
+	// cwd: Open takes OpenOptions.Directories. Without it, a session asked
+	// for some is refused (ErrInvalidParams, naming the agent).
+	Directories bool
+
+	// SystemPrompt is how the agent takes the client's system-level
+	// instructions: Open takes OpenOptions.SystemPrompt in these modes.
+	// Zero: in none, and a session asked for one is refused.
+	SystemPrompt PromptModes
+}
+
+// PromptModes is which of ACP's system prompt modes an agent takes:
+// Append adds the client's instructions to the agent's own, Override
+// replaces the agent's built-in instructions (its tools, MCP servers and
+// permissions stay).
+type PromptModes struct {
+	Append, Override bool
+}
+
+// SystemPrompt is the client's system-level instructions for a session.
+type SystemPrompt struct {
+	Override bool   // replace the agent's instructions, rather than add to them
+	Text     string // the instructions, the text blocks the client sent, joined
+}
+
+// Takes says whether an agent with modes m takes p.
+func (m PromptModes) Takes(p SystemPrompt) bool {
+	if p.Override {
+		return m.Override
+	}
+	return m.Append
 }
 
 // SessionCaps is what a native session can do beyond Native's methods.
@@ -151,9 +183,16 @@ type Login struct {
 
 // OpenOptions says which native session to open and how.
 type OpenOptions struct {
-	Cwd        string
-	MCPServers []acp.McpServer
-	NativeID   string // resume this native session; "" starts a new one
+	Cwd string
+	// Directories are more workspace roots, absolute, beside Cwd: the
+	// agent may read and write in them as in Cwd. Only a backend whose
+	// Caps say Directories gets any.
+	Directories []string
+	MCPServers  []acp.McpServer
+	// SystemPrompt is the client's instructions for the session, nil for
+	// none; only in a mode the backend's Caps.SystemPrompt takes.
+	SystemPrompt *SystemPrompt
+	NativeID     string // resume this native session; "" starts a new one
 	// ForkOf, with NativeID "", starts a new native session that begins as
 	// a copy of this one, which stays as it was. Only a backend whose Caps
 	// say Forks gets it.

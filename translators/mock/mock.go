@@ -12,6 +12,8 @@
 //	slow    stream the answer slowly (about 2s; handy for cancel)
 //	fail    end the turn with an error
 //	demo    think, read, edit and plan together
+//	setup   say where it works (cwd, additional directories) and the
+//	        system prompt it was given, with its mode
 //
 // The answer always echoes the prompt. The mock never touches the disk:
 // its read and edit are make-believe.
@@ -40,20 +42,24 @@ var _ agent.Backend = (*Backend)(nil)
 // New returns the mock backend.
 func New() *Backend { return &Backend{} }
 
-// Info describes the mock: it takes every kind of prompt content and its
-// resume, like Claude's, replays nothing.
+// Info describes the mock: it takes every kind of prompt content,
+// additional directories and a system prompt in both modes (which it only
+// tells back: see "setup"), and its resume, like Claude's, replays
+// nothing.
 func (*Backend) Info() agent.Info {
 	return agent.Info{
 		Name:   "mock",
 		Title:  "Mock agent (offline)",
 		Prompt: acp.PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
 		MCP:    acp.McpCapabilities{Http: true, Sse: true},
+		Caps:   agent.Caps{Directories: true, SystemPrompt: agent.PromptModes{Append: true, Override: true}},
 	}
 }
 
 // Open starts a mock session, or "resumes" one by keeping its id.
 func (*Backend) Open(_ context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
-	s := &session{ev: ev, cwd: opts.Cwd, id: opts.NativeID, cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce()}
+	s := &session{ev: ev, cwd: opts.Cwd, dirs: opts.Directories, prompt: opts.SystemPrompt, id: opts.NativeID,
+		cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce()}
 	if s.id == "" {
 		s.id = fmt.Sprintf("mock-%d", time.Now().UnixNano())
 	}
@@ -84,10 +90,12 @@ func modelOption() agent.ConfigOption {
 
 // session is one mock conversation.
 type session struct {
-	ev  agent.Events
-	cwd string
-	id  string
-	cfg *agentkit.Settings
+	ev     agent.Events
+	cwd    string
+	dirs   []string            // additional directories
+	prompt *agent.SystemPrompt // nil: none
+	id     string
+	cfg    *agentkit.Settings
 
 	mu          sync.Mutex // protects the fields below
 	alwaysAllow bool       // the user chose "always allow" for edits

@@ -32,7 +32,7 @@ type turn struct {
 }
 
 func (t *turn) has(word string) bool {
-	return t.words[word] || (t.words["demo"] && word != "slow" && word != "fail")
+	return t.words[word] || (t.words["demo"] && word != "slow" && word != "fail" && word != "setup")
 }
 
 // play runs the steps in order; each returns early once ctx is cancelled.
@@ -41,6 +41,7 @@ func (t *turn) play(prompt []acp.ContentBlock) error {
 		word string
 		run  func() error
 	}{
+		{"setup", t.setup},
 		{"think", t.think},
 		{"plan", func() error { return t.plan(0) }},
 		{"read", t.read},
@@ -93,6 +94,24 @@ func (t *turn) stream(text string, send func(string) acp.SessionUpdate) error {
 
 func (t *turn) think() error {
 	return t.stream("The user wants a demonstration. I will answer in small chunks.", acp.UpdateAgentThoughtText)
+}
+
+// setup says where the session works and what it was told.
+func (t *turn) setup() error {
+	text := "Working in " + t.s.cwd
+	if len(t.s.dirs) > 0 {
+		text += ", and in " + strings.Join(t.s.dirs, ", ")
+	}
+	text += ". "
+	switch p := t.s.prompt; {
+	case p == nil:
+		text += "No system prompt. "
+	case p.Override:
+		text += "System prompt (override): " + p.Text + " "
+	default:
+		text += "System prompt (append): " + p.Text + " "
+	}
+	return t.stream(text, acp.UpdateAgentMessageText)
 }
 
 func (t *turn) answer(prompt []acp.ContentBlock) error {
