@@ -99,6 +99,11 @@ func (b *Backend) Info() agent.Info {
 	if b.init != nil {
 		info.Prompt = b.init.AgentCapabilities.PromptCapabilities
 		info.MCP = b.init.AgentCapabilities.McpCapabilities
+		sc := b.init.AgentCapabilities.SessionCapabilities
+		info.Caps.Directories = sc.AdditionalDirectories != nil
+		if p := sc.SystemPrompt; p != nil {
+			info.Caps.SystemPrompt = agent.PromptModes{Append: true, Override: p.Mode != nil && p.Mode.Override != nil}
+		}
 	}
 	return info
 }

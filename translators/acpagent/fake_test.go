@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 // fakeAgent is an ACP agent on acp-go-sdk's agent side. What it can do is
 // set by its environment: FAKE_ACP_LOAD=1 (session/load, replaying what
 // was said), FAKE_ACP_RESUME=1, FAKE_ACP_CLOSE=1; its sessions live in
-// FAKE_ACP_DIR, so a restarted fake knows them. The prompt's first word
+// FAKE_ACP_DIR, so a restarted fake knows them; FAKE_ACP_SETUP=1
+// (additional directories, a system prompt in append mode). The prompt's first word
 // picks what a turn does.
 // lockedOut serialises the SDK's lines and the ones the fake writes
 // itself (updates the SDK has no type for).
@@ -85,6 +86,10 @@ func (f *fakeAgent) Initialize(_ context.Context, r acp.InitializeRequest) (acp.
 	}
 	if os.Getenv("FAKE_ACP_CLOSE") == "1" {
 		caps.SessionCapabilities.Close = &acp.SessionCloseCapabilities{}
+	}
+	if os.Getenv("FAKE_ACP_SETUP") == "1" {
+		caps.SessionCapabilities.AdditionalDirectories = &acp.SessionAdditionalDirectoriesCapabilities{}
+		caps.SessionCapabilities.SystemPrompt = &acp.SessionSystemPromptCapabilities{}
 	}
 	// What the client offered is kept, for the tests to check.
 	j, _ := json.Marshal(r.ClientCapabilities)

@@ -71,7 +71,8 @@ func (s *session) attach(ctx context.Context) (*conn, error) {
 
 // create makes a new downstream session.
 func (s *session) create(ctx context.Context, c *conn, how string) error {
-	r, err := c.cs.NewSession(ctx, acp.NewSessionRequest{Cwd: s.opts.Cwd, McpServers: mcp(s.opts.MCPServers)})
+	r, err := c.cs.NewSession(ctx, acp.NewSessionRequest{Cwd: s.opts.Cwd, AdditionalDirectories: s.opts.Directories,
+		McpServers: mcp(s.opts.MCPServers), SystemPrompt: systemPrompt(s.opts.SystemPrompt)})
 	if err != nil {
 		return agentError("session/new", err)
 	}
@@ -95,7 +96,8 @@ func (s *session) restore(ctx context.Context, c *conn, id acp.SessionId) error 
 	switch {
 	case caps.LoadSession:
 		s.setReplaying(id, true)
-		r, err := c.cs.LoadSession(ctx, acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Cwd, McpServers: mcp(s.opts.MCPServers)})
+		r, err := c.cs.LoadSession(ctx, acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Cwd, AdditionalDirectories: s.opts.Directories,
+			McpServers: mcp(s.opts.MCPServers), SystemPrompt: systemPrompt(s.opts.SystemPrompt)})
 		s.setReplaying(id, false)
 		if err == nil {
 			s.restored(r.ConfigOptions, r.Modes, openedLoaded)
@@ -104,7 +106,8 @@ func (s *session) restore(ctx context.Context, c *conn, id acp.SessionId) error 
 		why = "session/load failed: " + err.Error()
 	case caps.SessionCapabilities.Resume != nil:
 		s.b.sessions.Add(string(id), s)
-		r, err := c.cs.ResumeSession(ctx, acp.ResumeSessionRequest{SessionId: id, Cwd: s.opts.Cwd, McpServers: mcp(s.opts.MCPServers)})
+		r, err := c.cs.ResumeSession(ctx, acp.ResumeSessionRequest{SessionId: id, Cwd: s.opts.Cwd, AdditionalDirectories: s.opts.Directories,
+			McpServers: mcp(s.opts.MCPServers), SystemPrompt: systemPrompt(s.opts.SystemPrompt)})
 		if err == nil {
 			s.restored(r.ConfigOptions, r.Modes, openedResumed)
 			return nil
@@ -332,4 +335,17 @@ func (s *session) Close() error {
 	}
 	s.b.sessions.Remove(string(id), s)
 	return nil
+}
+
+// systemPrompt is the client's system prompt as the agent is sent it
+// again (the bridge joined its text blocks), nil for none.
+func systemPrompt(p *agent.SystemPrompt) *acp.SystemPrompt {
+	if p == nil {
+		return nil
+	}
+	mode := acp.SystemPromptModeAppend
+	if p.Override {
+		mode = acp.SystemPromptModeOverride
+	}
+	return &acp.SystemPrompt{Mode: mode, Content: []acp.ContentBlock{acp.TextBlock(p.Text)}}
 }

@@ -100,6 +100,8 @@ func New(opts Options) *Backend {
 func (b *Backend) Info() agent.Info {
 	info := b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
 	info.Caps.Forks = true
+	info.Caps.Directories = true                                             // --add-dir
+	info.Caps.SystemPrompt = agent.PromptModes{Append: true, Override: true} // --append-system-prompt, --system-prompt
 	info.Caps.Warm = b.Warm
 	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info
@@ -233,6 +235,8 @@ type launch struct {
 	resume, mcp         string
 	fork                bool // resume as a new session (--fork-session)
 	bypass              bool // bypassPermissions is offered
+	dirs                []string
+	prompt              *agent.SystemPrompt
 }
 
 // newLaunch is how a session with settings cfg starts its CLI, resuming
@@ -286,6 +290,16 @@ func (b *Backend) args(l launch) []string {
 	}
 	if mcp != "" {
 		args = append(args, "--mcp-config", mcp)
+	}
+	for _, d := range l.dirs {
+		args = append(args, "--add-dir", d)
+	}
+	switch p := l.prompt; {
+	case p == nil:
+	case p.Override:
+		args = append(args, "--system-prompt", p.Text)
+	default:
+		args = append(args, "--append-system-prompt", p.Text)
 	}
 	return b.Args(args...)
 }

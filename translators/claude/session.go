@@ -32,8 +32,12 @@ type session struct {
 	path string
 	mcp  string
 	cwd  string
-	ev   agent.Events
-	log  *slog.Logger
+	dirs []string // --add-dir
+	// prompt is the client's system prompt (--append-system-prompt or
+	// --system-prompt), nil for none.
+	prompt *agent.SystemPrompt
+	ev     agent.Events
+	log    *slog.Logger
 
 	life context.Context // ends at Close
 	end  context.CancelFunc
@@ -74,7 +78,7 @@ type reply struct {
 }
 
 func newSession(ctx context.Context, b *Backend, path, mcp string, opts agent.OpenOptions, ev agent.Events) *session {
-	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, ev: ev, log: b.Log(),
+	s := &session{b: b, path: path, mcp: mcp, cwd: opts.Cwd, dirs: opts.Directories, prompt: opts.SystemPrompt, ev: ev, log: b.Log(),
 		cfg:  newSettings(b),
 		asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev), tr: NewTranslator(opts.Cwd), nativeID: opts.NativeID, forkOf: opts.ForkOf,
 		resolved: map[string]string{}, pending: map[string]chan reply{}}
@@ -107,6 +111,7 @@ func (s *session) start() (*proc.Process, chan struct{}) {
 	}
 	s.ready, s.readyErr = make(chan struct{}), nil
 	l := s.b.newLaunch(s.cfg, s.nativeID, s.mcp)
+	l.dirs, l.prompt = s.dirs, s.prompt
 	if s.nativeID == "" && s.forkOf != "" {
 		l.resume, l.fork = s.forkOf, true
 	}

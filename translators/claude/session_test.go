@@ -214,3 +214,25 @@ func TestSession_closeStopsUpdates(t *testing.T) {
 		t.Errorf("%d updates after Close returned: %v", len(after)-len(before), after[len(before):])
 	}
 }
+
+// Additional directories and the system prompt reach the CLI as its own
+// flags, in the prompt's mode.
+func TestSession_directoriesAndSystemPrompt(t *testing.T) {
+	for _, c := range []struct {
+		prompt agent.SystemPrompt
+		want   string
+	}{
+		{agent.SystemPrompt{Text: "Answer tersely."}, "--append-system-prompt Answer tersely."},
+		{agent.SystemPrompt{Override: true, Text: "Be a pirate."}, "--system-prompt Be a pirate."},
+	} {
+		lib := t.TempDir()
+		n, args := openFake(t, agent.OpenOptions{Directories: []string{lib}, SystemPrompt: &c.prompt}, nativetest.NewRecorder("allow"))
+		if _, err := prompt(t, n, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(args)
+		if !strings.Contains(string(a), "--add-dir "+lib) || !strings.Contains(string(a), c.want) {
+			t.Errorf("claude started with %s, want --add-dir %s and %s", a, lib, c.want)
+		}
+	}
+}

@@ -64,6 +64,8 @@ func New(opts Options) *Backend {
 func (b *Backend) Info() agent.Info {
 	info := b.Describe("Codex", acp.McpCapabilities{Http: true})
 	info.Caps.Forks = true
+	info.Caps.Directories = true                                             // writable roots
+	info.Caps.SystemPrompt = agent.PromptModes{Append: true, Override: true} // developer, base instructions
 	info.Caps.Warm = b.Warm
 	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info

@@ -30,8 +30,13 @@ type session struct {
 	b   *Backend
 	ev  agent.Events
 	cwd string
-	mcp []acp.McpServer
-	log *slog.Logger
+	// dirs are the session's writable roots beside cwd.
+	dirs []string
+	// prompt is the client's system prompt: developer instructions
+	// (append) or base instructions (override); nil for none.
+	prompt *agent.SystemPrompt
+	mcp    []acp.McpServer
+	log    *slog.Logger
 	// recorded is the bridge's transcript of the session, told to a new
 	// thread that stands in for a fork codex could not make.
 	recorded func() []acp.SessionUpdate
@@ -80,7 +85,7 @@ type turnProcs struct {
 }
 
 func newSession(ctx context.Context, b *Backend, docs []modelDoc, opts agent.OpenOptions, ev agent.Events) *session {
-	s := &session{b: b, ev: ev, cwd: opts.Cwd, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
+	s := &session{b: b, ev: ev, cwd: opts.Cwd, dirs: opts.Directories, prompt: opts.SystemPrompt, mcp: opts.MCPServers, log: b.Log(), tr: NewTranslator(opts.Cwd),
 		recorded: opts.History, thread: opts.NativeID, picked: maps.Clone(opts.Config)}
 	if opts.NativeID == "" {
 		s.forkOf = opts.ForkOf
@@ -213,9 +218,10 @@ func (s *session) openThread(ctx context.Context, srv *server, resume bool) (thr
 }
 
 // threadParams are what thread/start, thread/fork and thread/resume take
-// alike: the directory, the MCP servers, and a preset mode and a model
-// only if the session has them (picked by the user, or recorded for it):
-// otherwise codex's config.toml applies.
+// alike: the directory, the MCP servers, the writable roots, the system
+// prompt, and a preset mode and a model only if the session has them
+// (picked by the user, or recorded for it): otherwise codex's config.toml
+// applies.
 func (s *session) threadParams() map[string]any {
 	params := map[string]any{"cwd": s.cwd}
 	if p, ok := presets[s.cfg.Get(agent.ConfigMode)]; ok {
@@ -224,10 +230,34 @@ func (s *session) threadParams() map[string]any {
 	if m := s.pickedValue(agent.ConfigModel); m != "" {
 		params["model"] = m
 	}
-	if cfg, _ := mcpConfig(s.mcp); cfg != nil { // checked by Open
+	cfg, _ := mcpConfig(s.mcp) // checked by Open
+	if len(s.dirs) > 0 {
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg["sandbox_workspace_write.writable_roots"] = s.dirs
+	}
+	if cfg != nil {
 		params["config"] = cfg
 	}
+	switch p := s.prompt; {
+	case p == nil:
+	case p.Override:
+		params["baseInstructions"] = p.Text
+	default:
+		params["developerInstructions"] = p.Text
+	}
 	return params
+}
+
+// sandboxPolicy is turn/start's sandboxPolicy for a preset's policy
+// type, with the session's writable roots where it writes.
+func (s *session) sandboxPolicy(policy string) map[string]any {
+	sp := map[string]any{"type": policy}
+	if policy == "workspaceWrite" && len(s.dirs) > 0 {
+		sp["writableRoots"] = s.dirs
+	}
+	return sp
 }
 
 // fork makes the session's thread a copy of thread forkOf with
@@ -412,7 +442,7 @@ func (s *session) turnParams(input []map[string]any, changed map[string]string) 
 		switch id {
 		case agent.ConfigMode:
 			if p, ok := presets[v]; ok {
-				params["approvalPolicy"], params["sandboxPolicy"] = p.approval, map[string]any{"type": p.policy}
+				params["approvalPolicy"], params["sandboxPolicy"] = p.approval, s.sandboxPolicy(p.policy)
 				s.cfg.Put(modeOption(v))
 			}
 		case agent.ConfigModel:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -923,5 +924,32 @@ func TestSlashCommand(t *testing.T) {
 	}
 	if got := skillMention([]acp.ContentBlock{acp.TextBlock("/$lint now")}); got[0].Text.Text != "$lint now" {
 		t.Errorf("skillMention: %q", got[0].Text.Text)
+	}
+}
+
+// TestFake_directoriesAndSystemPrompt: the writable roots go with
+// thread/start as a config override, and with a later turn's sandbox
+// policy; the system prompt as developer instructions (append) or base
+// instructions (override).
+func TestFake_directoriesAndSystemPrompt(t *testing.T) {
+	t.Parallel()
+	for _, p := range []agent.SystemPrompt{{Text: "Answer tersely."}, {Override: true, Text: "Be a pirate."}} {
+		fc := newFakeCodex(t)
+		lib := t.TempDir()
+		s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Directories: []string{lib}, SystemPrompt: &p}, nativetest.NewRecorder("accept"))
+		waitReady(t, s)
+		starts := fc.sent(t, "thread/start")
+		key := map[bool]string{false: "developerInstructions", true: "baseInstructions"}[p.Override]
+		cfg, _ := starts[0]["config"].(map[string]any)
+		if len(starts) != 1 || starts[0][key] != p.Text || fmt.Sprint(cfg["sandbox_workspace_write.writable_roots"]) != "["+lib+"]" {
+			t.Errorf("thread/start %v; want %s %q and writable roots [%s]", starts, key, p.Text, lib)
+		}
+		if _, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("hi")}, Config: map[string]string{agent.ConfigMode: "auto"}}); err != nil {
+			t.Fatal(err)
+		}
+		turns := fc.sent(t, "turn/start")
+		if sp := fmt.Sprint(turns[len(turns)-1]["sandboxPolicy"]); sp != "map[type:workspaceWrite writableRoots:["+lib+"]]" {
+			t.Errorf("turn/start's sandboxPolicy %s; want workspaceWrite with the writable roots", sp)
+		}
 	}
 }

@@ -49,6 +49,8 @@ func New(opts Options) *Backend {
 func (b *Backend) Info() agent.Info {
 	info := b.Describe("OpenCode", acp.McpCapabilities{Http: true, Sse: true})
 	info.Caps.Forks = true
+	info.Caps.Directories = true                             // external_directory rules
+	info.Caps.SystemPrompt = agent.PromptModes{Append: true} // each prompt's system
 	info.Caps.Warm = b.Warm
 	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
 	return info

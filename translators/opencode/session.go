@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,13 +28,40 @@ var rules = []map[string]string{
 	{"permission": "webfetch", "pattern": "*", "action": "ask"},
 }
 
+// rules are the permission rules of a session with additional
+// directories dirs: the bridge's, and OpenCode's external_directory
+// permission allowed in each of dirs (OpenCode has no other notion of
+// more workspace roots; edits and commands there are still asked).
+func sessionRules(dirs []string) []map[string]string {
+	rs := slices.Clone(rules)
+	for _, d := range dirs {
+		rs = append(rs, map[string]string{"permission": "external_directory", "pattern": d, "action": "allow"},
+			map[string]string{"permission": "external_directory", "pattern": filepath.Join(d, "*"), "action": "allow"})
+	}
+	return rs
+}
+
+// systemText is p's text, which OpenCode can only append.
+func systemText(p *agent.SystemPrompt) string {
+	if p == nil {
+		return ""
+	}
+	return p.Text
+}
+
 // session is one OpenCode session.
 type session struct {
 	b   *Backend
 	ev  agent.Events
 	dir string
-	mcp map[string]any
-	log *slog.Logger
+	// dirs are the session's additional directories, which its
+	// permission rules let OpenCode reach.
+	dirs []string
+	// system is the client's system prompt, sent with each prompt
+	// (appended to the agent's); "" for none.
+	system string
+	mcp    map[string]any
+	log    *slog.Logger
 	// recorded is the bridge's transcript of the session, told to a new
 	// session that stands in for a fork OpenCode could not make.
 	recorded func() []acp.SessionUpdate
@@ -85,7 +113,7 @@ type turnEnd struct {
 }
 
 func newSession(ctx context.Context, b *Backend, cat *catalog, opts agent.OpenOptions, mcp map[string]any, ev agent.Events) *session {
-	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, mcp: mcp, log: b.Log(), recorded: opts.History, id: opts.NativeID,
+	s := &session{b: b, cat: cat, ev: ev, dir: opts.Cwd, dirs: opts.Directories, system: systemText(opts.SystemPrompt), mcp: mcp, log: b.Log(), recorded: opts.History, id: opts.NativeID,
 		cfg: agentkit.NewSettings(cat.options()...), asks: agentkit.NewAsks(ev), out: agentkit.NewUpdates(ev),
 		tr: NewTranslator(opts.Cwd)}
 	if opts.NativeID == "" {
@@ -189,6 +217,9 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 		if err := srv.call(ctx, http.MethodGet, "/session/"+id, s.dir, nil, nil); err != nil {
 			return nil, fmt.Errorf("opencode has no session %s to resume: %w", id, err)
 		}
+		if err := s.setRules(ctx, srv, id); err != nil {
+			return nil, err
+		}
 	} else if id, err = s.create(ctx, srv); err != nil {
 		return nil, err
 	}
@@ -220,7 +251,7 @@ func (s *session) newSession(ctx context.Context, srv *server) (string, error) {
 	var created struct {
 		ID string `json:"id"`
 	}
-	err := srv.call(ctx, http.MethodPost, "/session", s.dir, map[string]any{"permission": rules}, &created)
+	err := srv.call(ctx, http.MethodPost, "/session", s.dir, map[string]any{"permission": sessionRules(s.dirs)}, &created)
 	return created.ID, err
 }
 
@@ -250,7 +281,7 @@ func (s *session) fork(ctx context.Context, srv *server, forkOf string) (string,
 	if err := srv.call(ctx, http.MethodPost, "/session/"+forkOf+"/fork", s.dir, map[string]any{}, &forked); err != nil {
 		return "", err
 	}
-	if err := srv.call(ctx, http.MethodPatch, "/session/"+forked.ID, s.dir, map[string]any{"permission": rules}, nil); err != nil {
+	if err := s.setRules(ctx, srv, forked.ID); err != nil {
 		// A fork that would run commands unasked must not be used.
 		if derr := srv.call(ctx, http.MethodDelete, "/session/"+forked.ID, s.dir, nil, nil); derr != nil {
 			s.log.Warn("deleting the fork without permission rules", "session", forked.ID, "err", derr)
@@ -258,6 +289,13 @@ func (s *session) fork(ctx context.Context, srv *server, forkOf string) (string,
 		return "", fmt.Errorf("giving the fork of %s the bridge's permission rules: %w", forkOf, err)
 	}
 	return forked.ID, nil
+}
+
+// setRules gives OpenCode's session id the session's permission rules: a
+// fork does not inherit them, and a resumed session's directories may
+// not be those it had.
+func (s *session) setRules(ctx context.Context, srv *server, id string) error {
+	return srv.call(ctx, http.MethodPatch, "/session/"+id, s.dir, map[string]any{"permission": sessionRules(s.dirs)}, nil)
 }
 
 // standIn creates a new session in place of a fork of forkOf that can't
@@ -360,6 +398,9 @@ func (s *session) turnBody(changed map[string]string) (string, map[string]any) {
 	s.mu.Unlock()
 	s.dismissed.Store(false)
 	body := map[string]any{"agent": s.cfg.Get(agent.ConfigMode)}
+	if s.system != "" {
+		body["system"] = s.system
+	}
 	if provider, model, ok := strings.Cut(s.cfg.Get(agent.ConfigModel), "/"); ok {
 		body["model"] = map[string]any{"providerID": provider, "modelID": model}
 	}

@@ -1174,3 +1174,35 @@ func TestAsCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestFake_directoriesAndSystemPrompt: a session's additional directories
+// are external_directory rules it is allowed, on POST /session and again
+// on a resume (whose directories may have changed); its system prompt
+// goes with each prompt.
+func TestFake_directoriesAndSystemPrompt(t *testing.T) {
+	fc := newFakeOC(t)
+	b := fc.backend(t)
+	cwd, lib := t.TempDir(), t.TempDir()
+	opts := agent.OpenOptions{Cwd: cwd, Directories: []string{lib}, SystemPrompt: &agent.SystemPrompt{Text: "Answer tersely."}}
+	s := nativetest.OpenSession(t, b, opts, nativetest.NewRecorder("once"))
+	id := waitReady(t, s)
+	want := jsonOf(sessionRules([]string{lib}))
+	if creates := fc.requests(t, "POST", "/session"); len(creates) != 1 || jsonOf(creates[0].Msg.Body["permission"]) != want ||
+		!strings.Contains(want, `{"action":"allow","pattern":"`+lib+`/*","permission":"external_directory"}`) {
+		t.Errorf("POST /session %s; want the rules %s", jsonOf(bodies(creates)), want)
+	}
+	if _, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("hello")}}); err != nil {
+		t.Fatal(err)
+	}
+	if ps := fc.requests(t, "POST", "/session/*/prompt_async"); len(ps) != 1 || ps[0].Msg.Body["system"] != "Answer tersely." {
+		t.Errorf("prompt_async %s; want the system prompt", jsonOf(bodies(ps)))
+	}
+	opts.NativeID, opts.Directories = id, nil
+	resumed := nativetest.OpenSession(t, b, opts, nativetest.NewRecorder("once"))
+	if _, err := resumed.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("again")}}); err != nil {
+		t.Fatal(err)
+	}
+	if patches := fc.requests(t, "PATCH", "/session/*"); len(patches) != 1 || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
+		t.Errorf("the resume PATCHed %s; want the bridge's rules alone", jsonOf(bodies(patches)))
+	}
+}
