@@ -721,3 +721,20 @@ func TestE2E_compactIsACompactionUpdate(t *testing.T) {
 		t.Errorf("the load replayed no completed compaction with its summary")
 	}
 }
+
+// The system prompt reaches the model in the request's system blocks, in
+// either mode, and the additional directory in Claude's environment
+// (which an override replaces with the rest of Claude's own prompt).
+func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
+	for _, mode := range []acp.SystemPromptMode{acp.SystemPromptModeAppend, acp.SystemPromptModeOverride} {
+		e, srv := realEditor(t, t.TempDir())
+		editortest.CheckSetup(t, editortest.Setup{Editor: e, Mode: mode, DirsShown: mode == acp.SystemPromptModeAppend, Sent: func() (system, whole []string) {
+			for _, r := range srv.Requests() {
+				s, _ := json.Marshal(r.Raw["system"])
+				w, _ := json.Marshal(r.Raw)
+				system, whole = append(system, string(s)), append(whole, string(w))
+			}
+			return system, whole
+		}})
+	}
+}

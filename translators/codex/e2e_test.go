@@ -677,3 +677,28 @@ func TestE2E_firstSession(t *testing.T) {
 func TestE2E_firstSessionServerFails(t *testing.T) {
 	editortest.CheckFirstSessionFails(t, firstSession(t))
 }
+
+// The system prompt reaches the model as system-level instructions: the
+// developer message (append) or the request's instructions (override);
+// the writable root is in the sandbox's instructions.
+func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
+	for _, mode := range []acp.SystemPromptMode{acp.SystemPromptModeAppend, acp.SystemPromptModeOverride} {
+		w := newWorld(t)
+		e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
+		editortest.CheckSetup(t, editortest.Setup{Editor: e, Mode: mode, DirsShown: true, Sent: func() (system, whole []string) {
+			for _, r := range w.srv.Requests() {
+				s := []any{r.Raw["instructions"]}
+				input, _ := r.Raw["input"].([]any)
+				for _, item := range input {
+					if m, _ := item.(map[string]any); m["role"] == "developer" || m["role"] == "system" {
+						s = append(s, m)
+					}
+				}
+				sj, _ := json.Marshal(s)
+				wj, _ := json.Marshal(r.Raw)
+				system, whole = append(system, string(sj)), append(whole, string(wj))
+			}
+			return system, whole
+		}})
+	}
+}

@@ -623,3 +623,24 @@ func TestE2E_firstSessionServerFails(t *testing.T) {
 	t.Parallel() // a server of its own
 	editortest.CheckFirstSessionFails(t, firstSession(t))
 }
+
+// The system prompt reaches the model as a system message (OpenCode
+// appends it to its own); the additional directory is allowed, not told.
+func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
+	e, w := sharedEditor(t)
+	editortest.CheckSetup(t, editortest.Setup{Editor: e, Cwd: sharedWorkspace(t), Mode: acp.SystemPromptModeAppend, Sent: func() (system, whole []string) {
+		for _, r := range w.srv.Requests() {
+			var s []any
+			msgs, _ := r.Raw["messages"].([]any)
+			for _, m := range msgs {
+				if m, _ := m.(map[string]any); m["role"] == "system" {
+					s = append(s, m)
+				}
+			}
+			sj, _ := json.Marshal(s)
+			wj, _ := json.Marshal(r.Raw)
+			system, whole = append(system, string(sj)), append(whole, string(wj))
+		}
+		return system, whole
+	}})
+}
