@@ -271,12 +271,12 @@ func mentions(doc, name string) bool {
 	return regexp.MustCompile(`(?:^|[^A-Za-z0-9-])` + regexp.QuoteMeta(name) + `(?:$|[^A-Za-z0-9-])`).MatchString(doc)
 }
 
-// TestCLI_docsMatchHelp checks docs/cli.md against acpbridge's help: every
+// TestDocs_CLIMatchesHelp checks docs/cli.md against acpbridge's help: every
 // flag and sub-command `acpbridge --help` lists, and every flag of the
 // sub-commands whose own --help it points to (acpbridge serve --help), is
 // in docs/cli.md; and every flag a table of docs/cli.md is about is one
 // that help lists (a serve flag, serve's).
-func TestCLI_docsMatchHelp(t *testing.T) {
+func TestDocs_CLIMatchesHelp(t *testing.T) {
 	b, err := os.ReadFile("docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
