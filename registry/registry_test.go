@@ -59,7 +59,7 @@ func release(t *testing.T, version string, platforms ...string) string {
 // the checksums SHA256SUMS says: this machine's holds an acpbridge that
 // reports the version, and Windows' (amd64: arm64 differs only in GOARCH)
 // is a zip holding acpbridge.exe, a Windows executable for that machine.
-// Nothing Windows runs here (see the README), so it is not started.
+// Nothing Windows runs here (see docs/install.md, "Windows"), so it is not started.
 func TestRelease_buildsAValidEntry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: the release build does not run with -short")

@@ -1,6 +1,6 @@
 //go:build linux
 
-// The faults a shared daemon survives (README: Guarantees).
+// The faults a shared daemon survives (docs/sessions.md: Guarantees).
 
 package daemon_test
 
