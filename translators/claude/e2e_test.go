@@ -22,6 +22,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
+	"github.com/acpbridge/acpbridge/internal/testkit/sdkclient"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/coder/acp-go-sdk"
 )
@@ -736,5 +737,33 @@ func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
 			}
 			return system, whole
 		}})
+	}
+}
+
+// The official TS SDK's unstable v1 client, opted into every capability,
+// accepts every message of a Claude session with a directory and a system
+// prompt that runs a command, keeps a plan and compacts, live and
+// replayed; the model was sent the system prompt.
+func TestE2E_sdkUnstableClient(t *testing.T) {
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	b := New(Options{Path: fakemessages.ClaudeBin(t), Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
+	lib := t.TempDir()
+	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: t.TempDir(), Dirs: []string{lib}, Mode: "append", SystemPrompt: "Speak like a pirate, sdk.",
+		Prompts: []string{"run: touch sdk.txt", "todo", "hello 1", "hello 2", "/compact"}})
+	said := sdkclient.JSON(r.Updates)
+	for _, want := range []string{`"name":"Bash"`, `"sessionUpdate":"plan"`, `"sessionUpdate":"compaction_update"`} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the turns sent no %s:\n%s", want, said)
+		}
+	}
+	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "compaction_update") || !slices.Contains(kinds, "tool_call") {
+		t.Errorf("the replay's kinds %v", kinds)
+	}
+	if r.Asks == 0 || !strings.Contains(sdkclient.JSON(r.Listed), lib) {
+		t.Errorf("%d asks; listed %s", r.Asks, sdkclient.JSON(r.Listed))
+	}
+	if !srv.Carries("hello 1", "Speak like a pirate, sdk.") {
+		t.Errorf("the model was not sent the system prompt")
 	}
 }
