@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/sdkclient"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -700,5 +702,32 @@ func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
 			}
 			return system, whole
 		}})
+	}
+}
+
+// The official TS SDK's unstable v1 client, opted into every capability,
+// accepts every message of a Codex session with a directory and a system
+// prompt that runs a command and compacts, live and replayed; the model
+// was sent the system prompt.
+func TestE2E_sdkUnstableClient(t *testing.T) {
+	w := newWorld(t)
+	b := New(Options{Path: w.bin, Env: fakeresponses.Env(w.home, w.codexHome)})
+	lib := t.TempDir()
+	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: t.TempDir(), Dirs: []string{lib}, Mode: "override", SystemPrompt: "Speak like a pirate, sdk.",
+		Prompts: []string{"run: echo sdk-unstable", "hello there", "/compact"}})
+	said := sdkclient.JSON(r.Updates)
+	for _, want := range []string{`"name":"exec_command"`, `"sessionUpdate":"compaction_update"`} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the turns sent no %s:\n%s", want, said)
+		}
+	}
+	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "compaction_update") || !slices.Contains(kinds, "tool_call") {
+		t.Errorf("the replay's kinds %v", kinds)
+	}
+	if !strings.Contains(sdkclient.JSON(r.Listed), lib) {
+		t.Errorf("listed %s", sdkclient.JSON(r.Listed))
+	}
+	if !strings.Contains(sdkclient.JSON(w.srv.Requests()), "Speak like a pirate, sdk.") {
+		t.Errorf("the model was not sent the system prompt")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakechat"
+	"github.com/acpbridge/acpbridge/internal/testkit/sdkclient"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
@@ -88,6 +89,13 @@ func sharedEditor(t *testing.T) (*editortest.Editor, *world) {
 // sharedEditorOffering is sharedEditor for an editor that offers caps.
 func sharedEditorOffering(t *testing.T, caps acp.ClientCapabilities) (*editortest.Editor, *world) {
 	t.Helper()
+	b, w := sharedBackend(t)
+	return editortest.StartEditorOffering(t, b, t.TempDir(), bridge.PersistAuto, caps), w
+}
+
+// sharedBackend is the backend on the shared server, and its world.
+func sharedBackend(t *testing.T) (agent.Backend, *world) {
+	t.Helper()
 	bin := fakechat.OpencodeBin(t) // skips before anything is shared
 	shared.once.Do(func() {
 		srv := fakechat.New(fakechat.Directives())
@@ -101,7 +109,7 @@ func sharedEditorOffering(t *testing.T, caps acp.ClientCapabilities) (*editortes
 		shared.w = &world{bin: bin, srv: srv, home: home}
 		shared.b = shared.w.backend()
 	})
-	return editortest.StartEditorOffering(t, kept{shared.b}, t.TempDir(), bridge.PersistAuto, caps), shared.w
+	return kept{shared.b}, shared.w
 }
 
 // sharedWorkspace is the git repository that the shared-server tests
@@ -643,4 +651,27 @@ func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
 		}
 		return system, whole
 	}})
+}
+
+// The official TS SDK's unstable v1 client, opted into every capability,
+// accepts every message of an OpenCode session with a directory and a
+// system prompt that runs a command it asks for, live and replayed; the
+// model was sent the system prompt.
+func TestE2E_sdkUnstableClient(t *testing.T) {
+	b, w := sharedBackend(t)
+	lib := t.TempDir()
+	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: sharedWorkspace(t), Dirs: []string{lib}, Mode: "append", SystemPrompt: "Speak like a pirate, sdk.",
+		Prompts: []string{"run: echo sdk-unstable", "hello sdk"}})
+	if said := sdkclient.JSON(r.Updates); !strings.Contains(said, `"name":"bash"`) || r.Asks == 0 {
+		t.Errorf("%d asks; the turns sent no bash tool call:\n%s", r.Asks, said)
+	}
+	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "tool_call") || !slices.Contains(kinds, "agent_message_chunk") {
+		t.Errorf("the replay's kinds %v", kinds)
+	}
+	if !strings.Contains(sdkclient.JSON(r.Listed), lib) {
+		t.Errorf("listed %s", sdkclient.JSON(r.Listed))
+	}
+	if !strings.Contains(sdkclient.JSON(w.srv.Requests()), "Speak like a pirate, sdk.") {
+		t.Errorf("the model was not sent the system prompt")
+	}
 }
