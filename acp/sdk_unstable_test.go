@@ -32,7 +32,10 @@ func TestSDKUnstable_mock(t *testing.T) {
 	if got := sdkclient.JSON(r.Listed); !strings.Contains(got, `"additionalDirectories":["`+lib+`"]`) {
 		t.Errorf("session/list shows %s", got)
 	}
-	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "user_message_chunk") || !slices.Contains(kinds, "tool_call") {
+	if kinds := sdkclient.Kinds(r.Updates); !slices.Contains(kinds, "plan_update") || slices.Contains(kinds, "plan") {
+		t.Errorf("the turns' kinds %v; want plan_update, no plan, for a client that takes plan operations", kinds)
+	}
+	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "user_message_chunk") || !slices.Contains(kinds, "tool_call") || !slices.Contains(kinds, "plan_update") {
 		t.Errorf("the replay's kinds %v", kinds)
 	}
 }

@@ -114,10 +114,13 @@ func takesCompaction(caps acp.ClientCapabilities) bool {
 
 // forClient is a live update as the client is to be sent it: a compaction
 // update or summary chunk as it is, without its fallback, to a client that
-// takes them, else its fallback (none, for most).
+// takes them, else its fallback (none, for most); a plan as planFor says.
 func forClient(u acp.SessionUpdate, caps acp.ClientCapabilities) []acp.SessionUpdate {
 	if u.CompactionUpdate == nil && u.CompactionSummaryChunk == nil {
-		return []acp.SessionUpdate{u}
+		if p, ok := planFor(u, caps); ok {
+			return []acp.SessionUpdate{p}
+		}
+		return nil
 	}
 	_, meta := compactionOf(u)
 	if !takesCompaction(caps) {
@@ -153,7 +156,9 @@ func rawForClient(raw []json.RawMessage, caps acp.ClientCapabilities) []json.Raw
 	out := make([]json.RawMessage, 0, len(raw))
 	for _, r := range raw {
 		if !bytes.Contains(r, compactionKey) {
-			out = append(out, r)
+			if p, ok := rawPlanFor(r, caps); ok {
+				out = append(out, p)
+			}
 			continue
 		}
 		var c struct {

@@ -752,7 +752,7 @@ func TestE2E_sdkUnstableClient(t *testing.T) {
 	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: t.TempDir(), Dirs: []string{lib}, Mode: "append", SystemPrompt: "Speak like a pirate, sdk.",
 		Prompts: []string{"run: touch sdk.txt", "todo", "hello 1", "hello 2", "/compact"}})
 	said := sdkclient.JSON(r.Updates)
-	for _, want := range []string{`"name":"Bash"`, `"sessionUpdate":"plan"`, `"sessionUpdate":"compaction_update"`} {
+	for _, want := range []string{`"name":"Bash"`, `"sessionUpdate":"plan_update"`, `"sessionUpdate":"compaction_update"`} {
 		if !strings.Contains(said, want) {
 			t.Errorf("the turns sent no %s:\n%s", want, said)
 		}
