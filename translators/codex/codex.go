@@ -34,6 +34,7 @@ type Backend struct {
 	spare    agentkit.Spare[spareThread] // a thread started by Warm, by directory
 	warming  agentkit.Tasks              // Warm's; Close waits for them
 	fallback agentkit.Fallback           // the shared app-server could not be had
+	limits   limitNotices                // the account's rate limits told
 }
 
 // spareThread is a thread started ahead of need in the bridge's directory,
@@ -347,8 +348,18 @@ func (b *Backend) gone(srv *server, err error) {
 	}
 }
 
-// notify routes a notification to its thread's session.
+// notify routes a notification to its thread's session. The account's
+// rate limits, for no thread, are told to every session when one is near
+// or reached.
 func (b *Backend) notify(method string, params json.RawMessage) {
+	if method == "account/rateLimits/updated" {
+		if u, ok := b.limits.notice(params); ok {
+			for _, s := range b.sessions.All() {
+				s.say(u)
+			}
+		}
+		return
+	}
 	if s := b.session(params); s != nil {
 		s.notify(method, params)
 	}

@@ -512,6 +512,13 @@ func within(dir, root string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
+// say sends the client u, between or within the session's turns.
+func (s *session) say(u acp.SessionUpdate) {
+	s.out.Lock()
+	defer s.out.Unlock()
+	s.out.Send([]acp.SessionUpdate{u})
+}
+
 // notify translates a notification about this thread, in order.
 func (s *session) notify(method string, raw json.RawMessage) {
 	s.out.Lock()

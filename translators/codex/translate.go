@@ -152,7 +152,7 @@ func (t *Translator) Translate(method string, raw json.RawMessage) (Output, erro
 		case p.Error != nil && p.WillRetry:
 			return Output{Retry: errorText(p.Error)}, nil
 		case p.Error != nil:
-			return Output{Err: errorText(p.Error)}, nil
+			return Output{Err: errorText(p.Error), Updates: errorNotice(p.Error)}, nil
 		}
 		return Output{}, nil
 	}
@@ -388,4 +388,23 @@ func plan(steps []planStep) acp.SessionUpdate {
 		entries[i] = agentkit.PlanEntry(s.Step, s.Status, "")
 	}
 	return acp.UpdatePlan(entries...)
+}
+
+// limitErrors are the codexErrorInfo kinds of a limit the user reached,
+// told as an error notice beside the turn's error: what the limit is.
+var limitErrors = map[string]string{
+	"usageLimitExceeded":    "Codex's usage limit is reached",
+	"rateLimitExceeded":     "Codex's rate limit is reached",
+	"sessionBudgetExceeded": "Codex's session budget is spent",
+	"contextWindowExceeded": "The conversation no longer fits the model's context window",
+}
+
+// errorNotice is the notice of an error that is a limit reached, none
+// for another.
+func errorNotice(e *errorDoc) []acp.SessionUpdate {
+	title, ok := limitErrors[strings.Trim(string(e.CodexErrorInfo), `"`)]
+	if !ok {
+		return nil
+	}
+	return []acp.SessionUpdate{agentkit.Notice(acp.NoticeSeverityError, title, e.Message)}
 }
