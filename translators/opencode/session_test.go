@@ -665,7 +665,8 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	if n := fc.count(t, "start"); n != 2 {
 		t.Errorf("%d servers started, want 2", n)
 	}
-	// The second server was asked about the session, not to make another.
+	// The second server was asked about the session, not to make another,
+	// and given the session's permission rules again.
 	var second []string
 	starts := 0
 	for _, w := range fc.records(t) {
@@ -676,7 +677,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 			second = append(second, w.Msg.Method+" "+w.Msg.Path)
 		}
 	}
-	if got := strings.Join(second, ", "); got != "GET /event, GET /config/providers, GET /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
+	if got := strings.Join(second, ", "); got != "GET /event, GET /config/providers, GET /session/"+id+", PATCH /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
 		t.Errorf("the second server was called %s", got)
 	}
 }
