@@ -143,9 +143,10 @@ var errLost = errors.New("claude has no conversation to resume")
 // the next start is without.
 var errBypassRefused = errors.New("claude refused --allow-dangerously-skip-permissions")
 
-// lostNotice tells the user why Claude forgot what came before.
-const lostNotice = "*Claude Code no longer has this conversation (its session file is gone), " +
-	"so it continues in a new Claude session without the earlier context.*\n\n"
+// lostNotice tells the user why Claude forgot what came before: a notice
+// (a thought, to a client that takes none), not history.
+var lostNotice = agentkit.Notice(acp.NoticeSeverityWarning, "Claude Code no longer has this conversation",
+	"its session file is gone, so it continues in a new Claude session without the earlier context")
 
 // ensure waits until a process is running and initialized. If Claude lost
 // the conversation, it starts a fresh one and says so.
@@ -156,7 +157,7 @@ func (s *session) ensure(ctx context.Context) (*proc.Process, error) {
 		p, err = s.ready1(ctx)
 	}
 	if errors.Is(err, errLost) {
-		s.ev.Update(acp.UpdateAgentMessageText(lostNotice))
+		s.ev.Update(lostNotice)
 		p, err = s.ready1(ctx)
 	}
 	return p, err
