@@ -398,7 +398,7 @@ func (hc *httpConn) forwardMethod(ctx context.Context, m Msg, header string) (in
 		return http.StatusConflict, "Session is not attached to this connection; attach it with session/load or session/resume"
 	}
 	if m.Kind != Notification {
-		if id, ok := jsonString(m.ID); ok && len(id) > hc.limits.MaxIDLength {
+		if id, ok := m.StringID(); ok && len(id) > hc.limits.MaxIDLength {
 			return http.StatusBadRequest, fmt.Sprintf("Request ID exceeds maxIdLength (%d)", hc.limits.MaxIDLength)
 		}
 		if err := hc.c.WaitRoom(ctx); err != nil {

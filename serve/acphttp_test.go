@@ -460,14 +460,14 @@ func TestACPHandler_takeoverDropsUnreadStream(t *testing.T) {
 	aMain.next(t)
 	// The prompt's update and ask wait on s1's stream, which a never opens.
 	s.post(t, a, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`, HeaderSessionID+": s1")
-	waitFor(t, "the prompt's update and ask", func() bool { return held(ac) > 0 })
+	waitFor(t, "the prompt's update and ask", func() bool { return ac.Buffered() > 0 })
 	b := s.connect(t)
 	_, bMain := s.open(t, b, "")
 	_, bS1 := s.open(t, b, "s1")
 	s.post(t, b, `{"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":"s1"}}`, HeaderSessionID+": s1")
 	bMain.next(t)
 	bS1.next(t)
-	if n := held(ac); n != 0 {
+	if n := ac.Buffered(); n != 0 {
 		t.Errorf("a still holds %d bytes for the session b took", n)
 	}
 	if r := s.post(t, a, `{"jsonrpc":"2.0","id":3,"method":"session/list","params":{}}`); r.status != 202 {
@@ -476,11 +476,4 @@ func TestACPHandler_takeoverDropsUnreadStream(t *testing.T) {
 	if m := aMain.next(t); m.Key() != "n:3" {
 		t.Errorf("a got %s", m.Raw)
 	}
-}
-
-// held is how many bytes of output c holds for its client.
-func held(c *Conn) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buffered
 }

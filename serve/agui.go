@@ -104,7 +104,7 @@ func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sseHeaders(w)
-	if !streamSegment(r.Context(), w, seg) && !segmentDone(seg) && sess != nil {
+	if !streamSegment(r.Context(), w, seg) && !seg.done() && sess != nil {
 		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
 	}
 }

@@ -12,6 +12,16 @@ import (
 	"github.com/acpbridge/acpbridge/acp"
 )
 
+// Connector serves one ACP client connection: it reads the client's
+// JSON-RPC messages from r (one per line) and writes the agent side's to w
+// (one per line) until r ends or ctx is done. agent names the agent that
+// the connection's new sessions run ("" for the bridge's default). The
+// binary's is acp.Server.ServeConn; it shares one bridge.Manager between
+// every connection, and when a connection ends its sessions go on
+// unattached (turns run to their end and are recorded; open permission
+// asks end cancelled) until another connection loads or resumes them.
+type Connector func(ctx context.Context, r io.Reader, w io.Writer, agent string) error
+
 // Why a connection ended (Conn.Err), and what its receivers' Next fails
 // with.
 var (
@@ -176,6 +186,14 @@ func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
+}
+
+// Buffered is how many bytes of output the connection holds for its
+// client.
+func (c *Conn) Buffered() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buffered
 }
 
 // Attached reports whether session id is attached to the connection.

@@ -51,35 +51,3 @@
 //     does; its browser tests drive it in headless Chromium
 //     (browser_test.go, pageflow_test.go).
 package serve
-
-import (
-	"context"
-	"io"
-)
-
-// Connector serves one ACP client connection: it reads the client's
-// JSON-RPC messages from r (one per line) and writes the agent side's to w
-// (one per line) until r ends or ctx is done. agent names the agent that
-// the connection's new sessions run ("" for the bridge's default). The
-// binary's is acp.Server.ServeConn; it shares one bridge.Manager between
-// every connection, and when a connection ends its sessions go on
-// unattached (turns run to their end and are recorded; open permission
-// asks end cancelled) until another connection loads or resumes them.
-type Connector func(ctx context.Context, r io.Reader, w io.Writer, agent string) error
-
-// AgentStatus is one agent this bridge runs, as GET /v1/agents reports it
-// (sandbox-agent's shape): whether it can run here, its version, and
-// whether credentials were found for it.
-type AgentStatus struct {
-	ID, Title string
-	// Installed: the agent's CLI was found (and runs); Problem says what is
-	// missing when it is not.
-	Installed bool
-	Problem   string
-	Version   string
-	// CredentialsAvailable: a login or API key was seen for it.
-	CredentialsAvailable bool
-}
-
-// Agents lists the agents the bridge runs, its default first.
-type Agents func(ctx context.Context) []AgentStatus

@@ -3,7 +3,6 @@ package serve
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -256,35 +255,10 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, detail string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
-		h.Set("Content-Type", "application/problem+json")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(problemOf(status, detail))
+		sandboxRefuse(w, status, detail)
 		return
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), detail)
-}
-
-// refusal is an RFC 9457 problem as sandbox-agent writes one.
-type refusal struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-}
-
-// problemOf is the problem sandbox-agent answers for status: its error
-// types token_invalid, permission_denied and not_found.
-func problemOf(status int, detail string) refusal {
-	kind, title := "not_found", "Not Found"
-	switch status {
-	case http.StatusUnauthorized:
-		kind, title = "token_invalid", "Token Invalid"
-	case http.StatusForbidden:
-		kind, title = "permission_denied", "Permission Denied"
-	case http.StatusTooManyRequests:
-		kind, title = "rate_limited", "Too Many Requests"
-	}
-	return refusal{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail}
 }

@@ -156,6 +156,13 @@ func idKey(id json.RawMessage) string {
 	return ""
 }
 
+// StringID is the message's id when it is a string.
+func (m Msg) StringID() (string, bool) { return jsonString(m.ID) }
+
+// ResponseShaped reports whether m has no method and an id, a result or
+// an error: shaped like a response, if not a valid one.
+func (m Msg) ResponseShaped() bool { return m.responseShaped }
+
 // IsInitialize reports whether m asks to initialize, as the SDK's
 // isInitializeRequest does: "jsonrpc":"2.0", method initialize, and an id
 // member (which may still be null).

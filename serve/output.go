@@ -2,7 +2,9 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -116,4 +118,19 @@ func (c *Conn) stallLeft() time.Duration {
 		left = -1
 	}
 	return left
+}
+
+// UnblockWrites makes a write blocked on a response fail at once when c
+// is closed; stop undoes it, and waits for it if it has begun.
+func (c *Conn) UnblockWrites(rc *http.ResponseController) (stop func()) {
+	ran := make(chan struct{})
+	cancel := context.AfterFunc(c.Context(), func() {
+		defer close(ran)
+		rc.SetWriteDeadline(time.Now())
+	})
+	return func() {
+		if !cancel() {
+			<-ran
+		}
+	}
 }

@@ -34,17 +34,18 @@ type asset struct {
 
 // page serves the embedded files.
 type page struct {
-	assets map[string]asset // by URL path: "/" is index.html
+	assets   map[string]asset // by URL path: "/" is index.html
+	notFound http.Handler
 }
 
-// NewPageHandler returns the page at / (serve/web: index.html, its
+// NewPageHandler returns the page at / (its assets: index.html, its
 // scripts and styles), for the server to mount at "/". It answers GET and
-// HEAD of those files and 404 elsewhere. The files hold no secret, and a
+// HEAD of those files; notFound answers any other path. The files hold no secret, and a
 // browser's navigation carries no Authorization header, so the server
 // lets PageRequest's requests through without the token; the page itself
 // reads the token from the URL's fragment (#token=…) and sends it on
 // every API call.
-func NewPageHandler() http.Handler {
+func NewPageHandler(notFound http.Handler) http.Handler {
 	e := embedded()
 	if e.err != nil {
 		// The files are compiled in, and a test reads them all.
@@ -52,7 +53,7 @@ func NewPageHandler() http.Handler {
 			http.Error(w, "500 Internal Server Error: the page's files: "+e.err.Error(), http.StatusInternalServerError)
 		})
 	}
-	return e.page
+	return &page{assets: e.page.assets, notFound: notFound}
 }
 
 // PageRequest is whether r asks for one of the page's files (GET or HEAD),
@@ -131,7 +132,7 @@ func newAsset(name string, body []byte) asset {
 func (p *page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, ok := p.assets[r.URL.Path]
 	if !ok {
-		notFound(w, r)
+		p.notFound.ServeHTTP(w, r)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -22,7 +22,7 @@ func getPage(t *testing.T, h http.Handler, method, path string, header http.Head
 }
 
 func TestPageHandler_servesTheFiles(t *testing.T) {
-	h := NewPageHandler()
+	h := NewPageHandler(http.NotFoundHandler())
 	for path, ctype := range map[string]string{
 		"/":            "text/html; charset=utf-8",
 		"/app.js":      "text/javascript; charset=utf-8",
@@ -47,7 +47,7 @@ func TestPageHandler_servesTheFiles(t *testing.T) {
 }
 
 func TestPageHandler_refuses(t *testing.T) {
-	h := NewPageHandler()
+	h := NewPageHandler(http.NotFoundHandler())
 	cases := []struct {
 		method, path string
 		status       int
@@ -66,7 +66,7 @@ func TestPageHandler_refuses(t *testing.T) {
 }
 
 func TestPageHandler_revalidates(t *testing.T) {
-	h := NewPageHandler()
+	h := NewPageHandler(http.NotFoundHandler())
 	etag := getPage(t, h, "GET", "/app.js", nil).Header.Get("ETag")
 	res := getPage(t, h, "GET", "/app.js", http.Header{"If-None-Match": {etag}})
 	if res.StatusCode != http.StatusNotModified {
@@ -134,34 +134,5 @@ func TestPage_referencesResolve(t *testing.T) {
 	}
 	if regexp.MustCompile(`<script(?:[^>]*)>[^<]|<style|\son[a-z]+=`).MatchString(html) {
 		t.Error("index.html has an inline script, style or handler, which the page's CSP refuses")
-	}
-}
-
-// TestServer_page: the server serves the page's files without the token,
-// but still checks their Host and Origin; anything else at / wants the
-// token.
-func TestServer_page(t *testing.T) {
-	s, stderr := newServer(t, Options{})
-	r := start(t, s, stderr)
-	own := strings.TrimPrefix(r.URL(), "http://")
-	for _, c := range []struct {
-		name, method, path string
-		headers            map[string]string
-		status             int
-	}{
-		{"the page", "GET", "/", nil, 200},
-		{"its script", "GET", "/app.js", nil, 200},
-		{"its script, from itself", "GET", "/stream.js", map[string]string{"Origin": "http://" + own}, 200},
-		{"a foreign Host", "GET", "/", map[string]string{"Host": "evil.example:80"}, 403},
-		{"a foreign Origin", "GET", "/app.js", map[string]string{"Origin": "https://evil.example"}, 403},
-		{"a POST to it", "POST", "/", nil, 401},
-		{"no such file", "GET", "/secret.txt", nil, 401},
-		{"no such file, with the token", "GET", "/secret.txt", map[string]string{"Authorization": r.bearer()}, 404},
-		{"a POST to it, with the token", "POST", "/", map[string]string{"Authorization": r.bearer()}, 405},
-	} {
-		resp, _ := r.do(t, c.method, c.path, c.headers)
-		if resp.StatusCode != c.status {
-			t.Errorf("%s: %s %s: %s, want %d", c.name, c.method, c.path, resp.Status, c.status)
-		}
 	}
 }

@@ -25,7 +25,7 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	// Behind the server's guard, the page and the fake instead of the
 	// edges the server mounts.
 	mux := http.NewServeMux()
-	mux.Handle("/", NewPageHandler())
+	mux.Handle("/", NewPageHandler(http.HandlerFunc(notFound)))
 	mux.Handle("/api/", fake.handler())
 	mux.Handle("/v1/", fake.handler())
 	s.http.Handler.(*guard).next = mux

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // edges, chunks the chat core refuses, and diffs.
 func TestPageJS_inChromium(t *testing.T) {
 	bin := chromium(t)
-	srv := httptest.NewServer(NewPageHandler())
+	srv := httptest.NewServer(NewPageHandler(http.NotFoundHandler()))
 	defer srv.Close()
 	b := newBrowser(t, bin)
 	b.run("opening the page", navigate(srv.URL+"/"))

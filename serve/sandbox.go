@@ -225,6 +225,37 @@ func sandboxProblem(w http.ResponseWriter, status int, kind, title, detail strin
 	json.NewEncoder(w).Encode(refusal{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail})
 }
 
+// refusal is an RFC 9457 problem as sandbox-agent writes one.
+type refusal struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// problemOf is the problem sandbox-agent answers for status: its error
+// types token_invalid, permission_denied and not_found.
+func problemOf(status int, detail string) refusal {
+	kind, title := "not_found", "Not Found"
+	switch status {
+	case http.StatusUnauthorized:
+		kind, title = "token_invalid", "Token Invalid"
+	case http.StatusForbidden:
+		kind, title = "permission_denied", "Permission Denied"
+	case http.StatusTooManyRequests:
+		kind, title = "rate_limited", "Too Many Requests"
+	}
+	return refusal{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail}
+}
+
+// sandboxRefuse answers a request the server refuses under /v1 (its Host,
+// Origin or token) as sandbox-agent does.
+func sandboxRefuse(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(problemOf(status, detail))
+}
+
 // writeJSON answers v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
@@ -232,7 +263,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		sandboxProblem(w, http.StatusInternalServerError, "internal", "Internal Error", "encoding the answer: "+err.Error())
 		return
 	}
-	jsonBody(w, status, b)
+	writeRaw(w, status, b)
+}
+
+// writeRaw answers JSON text b.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// contentJSON is whether a Content-Type is application/json.
+func contentJSON(contentType string) bool {
+	t, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(t), "application/json")
 }
 
 // accepts reports whether the request's Accept allows media type typ

@@ -35,7 +35,7 @@ type pendingRequest struct{ method, session string }
 // post serves POST /v1/acp/{server}: one JSON-RPC message for the server,
 // which the first POST makes.
 func (h *sandboxHandler) post(w http.ResponseWriter, r *http.Request, id string) {
-	if !isJSON(r.Header.Get("Content-Type")) {
+	if !contentJSON(r.Header.Get("Content-Type")) {
 		sandboxProblem(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported Media Type", "content-type must be application/json")
 		return
 	}
@@ -220,7 +220,7 @@ func (s *sbServer) hold(ctx context.Context, cancel context.CancelCauseFunc, d t
 // it reach the client first.
 func (h *sandboxHandler) answer(w http.ResponseWriter, r *http.Request, s *sbServer, raw []byte) {
 	s.log.waitSent(r.Context(), s.log.append(raw), sentWait)
-	jsonBody(w, http.StatusOK, raw)
+	writeRaw(w, http.StatusOK, raw)
 }
 
 // sentWait bounds how long an answer waits for a stream to send it.
@@ -376,6 +376,10 @@ func lastEventID(r *http.Request) (uint64, error) {
 	return id, nil
 }
 
+// streamKeepAlive is how often an idle stream gets a comment, as the
+// ACP SDK's SSE streams do.
+const streamKeepAlive = 15 * time.Second
+
 // streamBatch is how many events a stream writes between flushes.
 const streamBatch = 64
 
@@ -387,9 +391,9 @@ func (s *sbServer) stream(w http.ResponseWriter, r *http.Request, after uint64) 
 	if !ok {
 		return
 	}
-	stop := unblockOnClose(s.c, rc)
+	stop := s.c.UnblockWrites(rc)
 	defer stop()
-	tick := time.NewTicker(keepAlive)
+	tick := time.NewTicker(streamKeepAlive)
 	defer tick.Stop()
 	over := false
 	for {

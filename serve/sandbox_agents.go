@@ -5,6 +5,23 @@ import (
 	"net/http"
 )
 
+// AgentStatus is one agent this bridge runs, as GET /v1/agents reports it
+// (sandbox-agent's shape): whether it can run here, its version, and
+// whether credentials were found for it.
+type AgentStatus struct {
+	ID, Title string
+	// Installed: the agent's CLI was found (and runs); Problem says what is
+	// missing when it is not.
+	Installed bool
+	Problem   string
+	Version   string
+	// CredentialsAvailable: a login or API key was seen for it.
+	CredentialsAvailable bool
+}
+
+// Agents lists the agents the bridge runs, its default first.
+type Agents func(ctx context.Context) []AgentStatus
+
 // sandboxAgent is an agent as sandbox-agent's GET /v1/agents has it
 // (AgentInfo): what its SDK and inspector read, and acpbridge's title and
 // problem besides.

@@ -30,7 +30,7 @@ const internalPrefix = "acpbridge-sandbox-"
 
 // isInternal reports whether a response answers an internal request.
 func isInternal(m Msg) bool {
-	id, ok := jsonString(m.ID)
+	id, ok := m.StringID()
 	return ok && strings.HasPrefix(id, internalPrefix)
 }
 

@@ -171,7 +171,7 @@ func (s *Server) Token() string { return s.token }
 
 // routes mounts the edges, one line each.
 func (s *Server) routes() {
-	s.mount("/", NewPageHandler(), nil) // the chat page; 404 for any other path no edge serves
+	s.mount("/", NewPageHandler(http.HandlerFunc(notFound)), nil) // the chat page; 404 for any other path no edge serves
 	// One registry of client connections for every edge, so that a session
 	// taken over on one transport is let go on the other.
 	reg := NewRegistry(Limits{}, s.log)

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -66,7 +65,7 @@ func (hc *httpConn) stream(w http.ResponseWriter, r *http.Request, l *Lease) {
 	if rc.Flush() != nil {
 		return
 	}
-	stop := unblockOnClose(hc.c, rc)
+	stop := hc.c.UnblockWrites(rc)
 	defer stop()
 	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
@@ -106,19 +105,4 @@ func (hc *httpConn) write(w http.ResponseWriter, rc *http.ResponseController, pr
 		return false
 	}
 	return rc.Flush() == nil
-}
-
-// unblockOnClose makes a write blocked on a response fail at once when c
-// is closed; stop undoes it, and waits for it if it has begun.
-func unblockOnClose(c *Conn, rc *http.ResponseController) (stop func()) {
-	ran := make(chan struct{})
-	cancel := context.AfterFunc(c.Context(), func() {
-		defer close(ran)
-		rc.SetWriteDeadline(time.Now())
-	})
-	return func() {
-		if !cancel() {
-			<-ran
-		}
-	}
 }

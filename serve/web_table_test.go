@@ -16,12 +16,12 @@ import (
 
 // askWith is an open ask offering options (id:kind).
 func askWith(options ...string) *ask {
-	a := &ask{id: "ask_1", answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+	var req sdk.RequestPermissionRequest
 	for _, o := range options {
 		id, kind, _ := strings.Cut(o, ":")
-		a.req.Options = append(a.req.Options, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(id), Name: id, Kind: sdk.PermissionOptionKind(kind)})
+		req.Options = append(req.Options, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(id), Name: id, Kind: sdk.PermissionOptionKind(kind)})
 	}
-	return a
+	return newAsk("ask_1", req)
 }
 
 // outcomeText is an outcome as "selected X" or "cancelled".

@@ -127,7 +127,7 @@ func (wc *wsConn) frame(data []byte, initialized *bool) bool {
 	if !*initialized {
 		ok := wc.initialize(m)
 		*initialized = ok
-		return ok || m.responseShaped || m.Kind == Other
+		return ok || m.ResponseShaped() || m.Kind == Other
 	}
 	if m.Kind == Request && m.IsInitialize() {
 		return wc.send(errorResponse(m.ID, -32600, "Initialize not allowed on existing connection", nil))
@@ -140,7 +140,7 @@ func (wc *wsConn) frame(data []byte, initialized *bool) bool {
 // responses before it are ignored, and other objects answered -32600.
 func (wc *wsConn) initialize(m Msg) bool {
 	switch {
-	case m.responseShaped:
+	case m.ResponseShaped():
 		return false
 	case m.Kind != Request && m.Kind != Notification:
 		wc.send(errorResponse(nil, -32600, "Invalid request", rawJSON(m.Raw)))
@@ -176,11 +176,11 @@ func (wc *wsConn) forward(m Msg) bool {
 		wc.c.Close(errors.Join(ErrLimit, errors.New("session ID exceeds maxIdLength")))
 		return false
 	}
-	if id, ok := jsonString(m.ID); ok && m.Kind == Request && len(id) > wc.limits.MaxIDLength {
+	if id, ok := m.StringID(); ok && m.Kind == Request && len(id) > wc.limits.MaxIDLength {
 		wc.c.Close(errors.Join(ErrLimit, errors.New("request ID exceeds maxIdLength")))
 		return false
 	}
-	if m.Kind != Notification && !m.responseShaped {
+	if m.Kind != Notification && !m.ResponseShaped() {
 		if wc.c.WaitRoom(context.Background()) != nil {
 			return false
 		}

@@ -1,0 +1,41 @@
+package serve
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func newRegistry(t *testing.T, l Limits) *Registry {
+	t.Helper()
+	reg := NewRegistry(l, testLogger())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := reg.CloseAll(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return reg
+}
+
+func next(t *testing.T, l *Lease) Msg {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	m, err := l.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+	return m
+}
+
+// waitFor polls ok for up to 10 s.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
