@@ -15,7 +15,7 @@ import (
 
 // rpcResult decodes a JSON-RPC response's body into result, and fails the
 // test if it is an error.
-func rpcResult(t *testing.T, what string, r reply, result any) {
+func rpcResult(t *testing.T, what string, r sbReply, result any) {
 	t.Helper()
 	var env struct {
 		Result json.RawMessage `json:"result"`
@@ -31,7 +31,7 @@ func rpcResult(t *testing.T, what string, r reply, result any) {
 
 // rpcError checks that r is a JSON-RPC error of code whose message says
 // want.
-func rpcError(t *testing.T, what string, r reply, code int, want string) {
+func rpcError(t *testing.T, what string, r sbReply, code int, want string) {
 	t.Helper()
 	var env struct {
 		Error struct {
@@ -152,7 +152,7 @@ func TestSandboxHandler_noLeak(t *testing.T) {
 			id := fmt.Sprintf("s%d", i)
 			st.start(t, id, "a")
 			st.post(t, id, `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
-			prompt := make(chan reply, 1)
+			prompt := make(chan sbReply, 1)
 			go func() {
 				prompt <- st.post(t, id, `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
 			}()

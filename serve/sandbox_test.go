@@ -15,6 +15,13 @@ import (
 )
 
 // sandboxTest serves NewSandboxHandler on a Connector (fakeAgent if nil).
+// sbReply is an answer, its body read.
+type sbReply struct {
+	status int
+	header http.Header
+	body   string
+}
+
 type sandboxTest struct {
 	*httptest.Server
 	reg    *Registry
@@ -48,7 +55,7 @@ func newSandboxTest(t *testing.T, l Limits, o SandboxOptions, connect Connector)
 
 // req sends a request with headers given as "Name: value" pairs (an empty
 // value deletes the header); a POST is application/json unless told.
-func (st *sandboxTest) req(t testing.TB, method, path, body string, headers ...string) reply {
+func (st *sandboxTest) req(t testing.TB, method, path, body string, headers ...string) sbReply {
 	t.Helper()
 	req, err := http.NewRequest(method, st.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -71,11 +78,11 @@ func (st *sandboxTest) req(t testing.TB, method, path, body string, headers ...s
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	return sbReply{resp.StatusCode, resp.Header, string(b)}
 }
 
 // post POSTs a message to server id.
-func (st *sandboxTest) post(t testing.TB, id, body string, headers ...string) reply {
+func (st *sandboxTest) post(t testing.TB, id, body string, headers ...string) sbReply {
 	t.Helper()
 	return st.req(t, http.MethodPost, "/v1/acp/"+id, body, headers...)
 }
@@ -213,7 +220,7 @@ func (s *sbStream) waitEnd(t *testing.T) {
 
 // problem checks that r is a problem of status and kind whose detail says
 // want.
-func problem(t *testing.T, what string, r reply, status int, kind, want string) {
+func problem(t *testing.T, what string, r sbReply, status int, kind, want string) {
 	t.Helper()
 	var p refusal
 	if r.status != status || r.header.Get("Content-Type") != "application/problem+json" || json.Unmarshal([]byte(r.body), &p) != nil {
@@ -278,7 +285,7 @@ func TestSandboxHandler_flow(t *testing.T) {
 	if r.status != 200 || !strings.Contains(r.body, `"result":{"sessionId":"s1"}`) {
 		t.Fatalf("session/new: %d %s", r.status, r.body)
 	}
-	prompt := make(chan reply, 1)
+	prompt := make(chan sbReply, 1)
 	go func() {
 		prompt <- st.post(t, "srv", `{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
 	}()
@@ -320,7 +327,7 @@ func TestSandboxHandler_hold(t *testing.T) {
 	st := newSandboxTest(t, Limits{}, SandboxOptions{Hold: 50 * time.Millisecond}, nil)
 	st.start(t, "srv", "a")
 	st.post(t, "srv", `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`)
-	prompt := make(chan reply, 1)
+	prompt := make(chan sbReply, 1)
 	go func() {
 		prompt <- st.post(t, "srv", `{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
 	}()
