@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -48,7 +49,7 @@ type ChatHandler struct {
 // NewChatHandler returns a ChatHandler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at each of
 // ChatPatterns, and Close it at shutdown to end them.
-func NewChatHandler(connect Connector, o WebOptions) *ChatHandler {
+func NewChatHandler(connect core.Connector, o WebOptions) *ChatHandler {
 	h := &ChatHandler{chats: newChats(connect, o, "webchats"), mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.post)
 	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)

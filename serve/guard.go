@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"github.com/acpbridge/acpbridge/serve/page"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"log/slog"
 	"net"
 	"net/http"
@@ -123,7 +125,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if PageRequest(r) { // the page's files hold no secret, and a browser's navigation no token
+	if page.Request(r) { // the page's files hold no secret, and a browser's navigation no token
 		closeUnread(w, r) // nor a body: a GET with one is not read
 		g.next.ServeHTTP(w, r)
 		return
@@ -255,7 +257,7 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, detail string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
-		sandboxRefuse(w, status, detail)
+		sandbox.Refuse(w, status, detail)
 		return
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"io"
 	"net"
 	"net/http"
@@ -27,7 +28,7 @@ func TestServer_hostileRequestsLeaveNothing(t *testing.T) {
 	r := start(t, s, stderr)
 	addr := strings.TrimPrefix(r.URL(), "http://")
 	normal(t, r)
-	goroutines, fds := settled(0, 0, time.Second)
+	goroutines, fds := servetest.Settled(0, 0, time.Second)
 
 	half := halfOpen(t, addr, 334)
 	normal(t, r) // while they hang
@@ -41,7 +42,7 @@ func TestServer_hostileRequestsLeaveNothing(t *testing.T) {
 		}
 		c.Close()
 	}
-	g, f := settled(goroutines, fds, time.Minute)
+	g, f := servetest.Settled(goroutines, fds, time.Minute)
 	t.Logf("goroutines %d → %d, descriptors %d → %d", goroutines, g, fds, f)
 	if g > goroutines+2 || f > fds+2 {
 		t.Errorf("after 1,000 hostile requests: %d goroutines (%d before), %d descriptors (%d before)", g, goroutines, f, fds)
@@ -141,7 +142,7 @@ func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
 	s.mount("/stub", ok, nil)
 	r := start(t, s, stderr)
 	addr := strings.TrimPrefix(r.URL(), "http://")
-	g0, f0 := settled(0, 0, time.Second)
+	g0, f0 := servetest.Settled(0, 0, time.Second)
 	kinds := []string{
 		"POST /v1/health HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n",
 		"POST /stub HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -163,13 +164,13 @@ func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
 			t.Fatalf("stalled connection %d: %v", i, err)
 		}
 	}
-	g1, f1 := settled(0, 0, time.Second)
+	g1, f1 := servetest.Settled(0, 0, time.Second)
 	t.Logf("goroutines %d → %d, descriptors %d → %d with 1,100 stalled bodies (the test's own among them)", g0, g1, f0, f1)
 	if err := answered(t, r, "GET", "/stub", ""); err != nil {
 		t.Fatalf("a normal request among 1,100 stalled bodies: %v", err)
 	}
 	for i, c := range conns {
-		if err := closedWithin(c, time.Minute); err != nil {
+		if err := servetest.ClosedWithin(c, time.Minute); err != nil {
 			t.Fatalf("stalled connection %d (%q): %v", i, kinds[i%len(kinds)], err)
 		}
 	}
@@ -195,7 +196,7 @@ func TestServer_stalledBodyWithTokenTimesOut(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", path, addr, r.bearer())
-		if err := closedWithin(c, time.Minute); err != nil {
+		if err := servetest.ClosedWithin(c, time.Minute); err != nil {
 			t.Errorf("POST %s with a stalled body: %v", path, err)
 		}
 	}

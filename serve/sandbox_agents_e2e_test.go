@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"slices"
 	"strings"
 	"testing"
@@ -22,11 +24,11 @@ import (
 func TestSandboxHandler_sdk_realAgents(t *testing.T) {
 	for _, name := range []string{"claude", "codex"} {
 		t.Run(name, func(t *testing.T) {
-			a := realAgents[name]
-			b := a.backend(t)
+			a := servetest.RealAgents[name]
+			b := a.Backend(t)
 			node, dir := sandboxScript(t)
-			r, _ := startSandboxServerOn(t, SandboxOptions{}, b)
-			run := runSandboxSDK(t, node, dir, r, a.sandbox...)
+			r, _ := startSandboxServerOn(t, sandbox.Options{}, b)
+			run := runSandboxSDK(t, node, dir, r, a.Sandbox...)
 			checkRealSandboxRun(t, name, run)
 		})
 	}

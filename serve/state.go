@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 	"os"
 	"path/filepath"
 )
@@ -79,13 +80,13 @@ func (s *Server) announce() error {
 		}
 		if s.generated {
 			path := filepath.Join(s.opts.StateDir, TokenFile)
-			if err := writePrivate(path, []byte(s.token)); err != nil {
+			if err := privfile.Write(path, []byte(s.token)); err != nil {
 				return err
 			}
 			where = " (saved in " + path + ")"
 		}
 		data, _ := json.Marshal(info{URL: s.url, PID: os.Getpid()})
-		if err := writePrivate(filepath.Join(s.opts.StateDir, InfoFile), append(data, '\n')); err != nil {
+		if err := privfile.Write(filepath.Join(s.opts.StateDir, InfoFile), append(data, '\n')); err != nil {
 			return err
 		}
 	}

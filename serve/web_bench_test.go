@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"net/http"
 	"os"
@@ -143,7 +144,7 @@ func benchEdge(b *testing.B, bin, mode string) {
 // serveStdio has connect serve cmd's stdin and stdout, as the bridge
 // serves an editor's: the channel is closed once it has returned; started
 // is to be called once cmd has started (it closes the child's ends here).
-func serveStdio(b *testing.B, cmd *exec.Cmd, connect Connector) (served chan struct{}, started func()) {
+func serveStdio(b *testing.B, cmd *exec.Cmd, connect core.Connector) (served chan struct{}, started func()) {
 	toChild, fromUs, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)

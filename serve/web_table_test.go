@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -202,9 +203,9 @@ func TestStatusOf(t *testing.T) {
 // lineSender sends each whole line written as one message, whatever the
 // writes' boundaries, and refuses a line that is no message.
 func TestLineSender(t *testing.T) {
-	reg := NewRegistry(Limits{}, webLogger())
+	reg := core.NewRegistry(core.Limits{}, webLogger())
 	got := make(chan string, 10)
-	c := reg.NewConn(ConnOptions{})
+	c := reg.NewConn(core.ConnOptions{})
 	echo := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,7 +17,7 @@ import (
 
 // maxChatID bounds a web client's chat and thread ids (and AG-UI's run
 // ids), as Limits.MaxIDLength bounds session and request ids.
-const maxChatID = DefaultMaxIDLength
+const maxChatID = core.DefaultMaxIDLength
 
 // chatRecord is what the map keeps for a chat id.
 type chatRecord struct {
@@ -161,7 +163,7 @@ func (st *chatStore) save(id string, r chatRecord) error {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
-	if err := writePrivate(filepath.Join(st.dir, chatFileName(id)), append(b, '\n')); err != nil {
+	if err := privfile.Write(filepath.Join(st.dir, chatFileName(id)), append(b, '\n')); err != nil {
 		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
 	return nil
