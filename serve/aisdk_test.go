@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"io"
 	"net/http"
 	"os"
@@ -16,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // userMsg is a UIMessage from the user saying text.

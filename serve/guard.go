@@ -4,20 +4,21 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/page"
-	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/page"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // guard checks every request before a route sees it, in this order: its
 // Host (against DNS rebinding), its Origin (browsers; allowed origins get
 // CORS headers, and their preflights are answered here, before auth), then
-// its bearer token, which the chat page's files (PageRequest) need not
+// its bearer token, which the chat page's files (page.Request) need not
 // carry.
 type guard struct {
 	hosts    map[string]bool // Host values allowed exactly, lowercase host:port

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // 1,000 hostile requests — half-open connections that send part of a

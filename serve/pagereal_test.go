@@ -2,9 +2,10 @@ package serve
 
 import (
 	"context"
+	"testing"
+
 	"github.com/acpbridge/acpbridge/serve/internal/pagetest"
 	"github.com/acpbridge/acpbridge/serve/sandbox"
-	"testing"
 )
 
 // TestPage_inChromium_realChat drives the page in headless Chromium on

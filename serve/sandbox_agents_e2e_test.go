@@ -1,21 +1,16 @@
 package serve
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
-	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
-// The tests in this file run the real, pinned claude and codex CLIs
-// (scripts/install-tools.sh) against their fake model APIs, behind /acp,
-// driven by the ACP TypeScript SDK's own clients over Streamable HTTP and
-// WebSocket (testdata/acpclient.mjs): a turn whose command the agent asks
-// permission for, a cancelled turn, session/list, and a second connection
-// that loads the session after the first ended and prompts it. They skip
-// loudly when a CLI or the SDK is missing, and fail instead under
-// ACPBRIDGE_REQUIRE_E2E=1.
+// The real claude and codex CLIs on their fake model APIs
+// (servetest.RealAgents) behind the whole server's /v1.
 
 // sandbox-agent's SDK, unchanged, on the real claude and codex behind
 // /v1: createSession for the agent, a prompt streamed to onEvent whose

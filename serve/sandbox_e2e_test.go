@@ -95,7 +95,7 @@ func sandboxScript(t *testing.T) (node, dir string) {
 }
 
 // startSandboxServer runs a Server with a token, the real bridge (the mock
-// agent) as its Connector and NewSandboxHandler mounted at /v1/; held
+// agent) as its Connector and sandbox.NewHandler mounted at /v1/; held
 // counts the requests (not notifications nor responses) answered 202.
 func startSandboxServer(t *testing.T, o sandbox.Options) (r *running, held *atomic.Int64) {
 	t.Helper()

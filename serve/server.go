@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/acphttp"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/page"
-	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +11,11 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/acphttp"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/page"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // DefaultListen is where acpbridge serve listens unless told otherwise:

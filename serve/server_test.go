@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
-	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // running is a Server under test, serving.

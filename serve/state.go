@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 	"os"
 	"path/filepath"
+
+	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 )
 
 // The files Run keeps in Options.StateDir while it serves.

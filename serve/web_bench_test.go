@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"net/http"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // The web edges' overhead: the same turns of the mock (an answer of

@@ -130,7 +130,7 @@ func TestAGUIE2E_httpAgent(t *testing.T) {
 }
 
 // The real claude and codex CLIs on their fake models (as the /acp tests
-// run them, realAgents) through each web edge with its own client library:
+// run them, servetest.RealAgents) through each web edge with its own client library:
 // a command the agent asks permission for, approved, its output and the
 // answer in the rest of the turn; every chunk or event passes the
 // library's checks.

@@ -6,9 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"sync"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // A link is the client's end of one in-process ACP connection to the

@@ -346,7 +346,7 @@ func (q *queue) push(it item) {
 	}
 }
 
-// next waits for the next item; false when ctx is done first.
+// Next waits for the next item; false when ctx is done first.
 func (q *queue) next(ctx context.Context) (item, bool) {
 	for {
 		q.mu.Lock()

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 )
 
 // maxChatID bounds a web client's chat and thread ids (and AG-UI's run
@@ -151,7 +152,7 @@ func (st *chatStore) drop(id string) error {
 	return nil
 }
 
-// save writes id's file whole (writePrivate). The caller holds st.mu.
+// save writes id's file whole (privfile.Write). The caller holds st.mu.
 func (st *chatStore) save(id string, r chatRecord) error {
 	if st.dir == "" {
 		return nil

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // The headers of ACP's Streamable HTTP transport.
@@ -18,7 +19,7 @@ const (
 	HeaderSessionID    = "Acp-Session-Id"
 )
 
-// NewACPHandler returns the handler of ACP over Streamable HTTP and
+// NewHandler returns the handler of ACP over Streamable HTTP and
 // WebSocket (the RFD "streamable-http-websocket-transport"), as
 // @agentclientprotocol/sdk 2.4.0's AcpServer and its Node adapter serve
 // it, for one endpoint (the server mounts it at /acp):

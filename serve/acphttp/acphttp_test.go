@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"io"
 	"net"
 	"net/http"
@@ -15,9 +13,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
-// server serves NewACPHandler on connect (fakeAgent if nil).
+// server serves NewHandler on connect (servetest.FakeAgent if nil).
 type acpServer struct {
 	*httptest.Server
 	reg    *core.Registry

@@ -1,11 +1,12 @@
 package acphttp
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // The tests in this file run the real, pinned claude and codex CLIs

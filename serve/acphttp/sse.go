@@ -1,11 +1,12 @@
 package acphttp
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // keepAlive is how often an idle SSE stream gets a comment, as the SDK's

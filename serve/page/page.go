@@ -38,11 +38,11 @@ type page struct {
 	notFound http.Handler
 }
 
-// NewPageHandler returns the page at / (its assets: index.html, its
+// NewHandler returns the page at / (its assets: index.html, its
 // scripts and styles), for the server to mount at "/". It answers GET and
 // HEAD of those files; notFound answers any other path. The files hold no secret, and a
-// browser's navigation carries no Authorization header, so the server
-// lets PageRequest's requests through without the token; the page itself
+// Browser's navigation carries no Authorization header, so the server
+// lets Request's requests through without the token; the page itself
 // reads the token from the URL's fragment (#token=…) and sends it on
 // every API call.
 func NewHandler(notFound http.Handler) http.Handler {
@@ -56,7 +56,7 @@ func NewHandler(notFound http.Handler) http.Handler {
 	return &page{assets: e.page.assets, notFound: notFound}
 }
 
-// PageRequest is whether r asks for one of the page's files (GET or HEAD),
+// Request is whether r asks for one of the page's files (GET or HEAD),
 // which the server serves without the token.
 func Request(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

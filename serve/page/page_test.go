@@ -93,7 +93,7 @@ func TestPageRequest(t *testing.T) {
 		{"GET", "/index.html", false},
 	} {
 		if got := Request(httptest.NewRequest(c.method, c.path, nil)); got != c.want {
-			t.Errorf("PageRequest(%s %s) = %v, want %v", c.method, c.path, got, c.want)
+			t.Errorf("Request(%s %s) = %v, want %v", c.method, c.path, got, c.want)
 		}
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // An sbServer is one of sandbox-agent's ACP servers: a connection of the
@@ -165,7 +166,7 @@ func (h *sandboxHandler) create(w http.ResponseWriter, id, agent string) (*sbSer
 }
 
 // call passes a request on and answers with its answer, or 202 if that
-// takes longer than SandboxOptions.Hold while a stream is open to carry
+// takes longer than Options.Hold while a stream is open to carry
 // it. With no stream open it waits on: a client whose stream has gone
 // (the SDK's first GET can come before its initialize POST has made the
 // server, and it opens another only with its next POST) must get the
@@ -192,7 +193,7 @@ func (h *sandboxHandler) call(w http.ResponseWriter, r *http.Request, s *sbServe
 
 // errHeld ends a request's wait for its answer (call): the answer will go
 // on the stream.
-var errHeld = errors.New("held past SandboxOptions.Hold with a stream open")
+var errHeld = errors.New("held past Options.Hold with a stream open")
 
 // hold cancels ctx with errHeld once d has passed and a stream is open,
 // checking again every second (at most d) while none is. stop stops it.

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"net/http"
 	"strings"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // sandbox-agent's extension methods that acpbridge serves; the HTTP edge

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // rpcResult decodes a JSON-RPC response's body into result, and fails the

@@ -3,34 +3,35 @@ package sandbox
 import (
 	"cmp"
 	"encoding/json"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
-// Defaults of SandboxOptions.
+// Defaults of Options.
 const (
-	// DefaultSandboxHold is how long a POSTed request waits for its answer
+	// DefaultHold is how long a POSTed request waits for its answer
 	// before the POST answers 202: under the 60 s that proxies commonly
 	// allow a response, and far under the 300 s after which Node's fetch
 	// (the SDK's) gives up on one.
 	DefaultHold = 30 * time.Second
-	// DefaultSandboxServers bounds the ACP servers at once.
+	// DefaultServers bounds the ACP servers at once.
 	DefaultServers = 256
-	// DefaultSandboxLogEvents is how many messages an ACP server's SSE log
+	// DefaultLogEvents is how many messages an ACP server's SSE log
 	// keeps: the daemon's ring holds as many.
 	DefaultLogEvents = 1024
-	// DefaultSandboxLogBytes bounds the text an SSE log keeps.
+	// DefaultLogBytes bounds the text an SSE log keeps.
 	DefaultLogBytes = 16 << 20
-	// DefaultSandboxStreams bounds an ACP server's SSE streams at once.
+	// DefaultStreams bounds an ACP server's SSE streams at once.
 	DefaultStreams = 8
 )
 
-// SandboxOptions configure NewSandboxHandler; a zero field takes its
+// Options configure NewHandler; a zero field takes its
 // default.
 type Options struct {
 	// Agents lists the agents for GET /v1/agents, and the names ?agent=
@@ -42,16 +43,16 @@ type Options struct {
 	// POST's 200 body; past it, if an SSE stream of its server is open,
 	// the POST answers 202 and the answer comes on the stream, as a later
 	// daemon answers every session/prompt (with none open it waits on).
-	// Default DefaultSandboxHold.
+	// Default DefaultHold.
 	Hold time.Duration
 	// MaxServers bounds the ACP servers at once. Default
-	// DefaultSandboxServers.
+	// DefaultServers.
 	MaxServers int
 	// LogEvents and LogBytes bound each ACP server's SSE log. Defaults
-	// DefaultSandboxLogEvents and DefaultSandboxLogBytes.
+	// DefaultLogEvents and DefaultLogBytes.
 	LogEvents, LogBytes int
 	// MaxStreams bounds each ACP server's SSE streams at once. Default
-	// DefaultSandboxStreams.
+	// DefaultStreams.
 	MaxStreams int
 }
 
@@ -67,7 +68,7 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// NewSandboxHandler returns the handler of sandbox-agent 0.4's HTTP API
+// NewHandler returns the handler of sandbox-agent 0.4's HTTP API
 // (the daemon of npm sandbox-agent 0.4.2, whose SDK and acp-http-client
 // drive it), to be mounted at /v1/. It serves:
 //
@@ -75,18 +76,18 @@ func (o Options) withDefaults() Options {
 //     makes the ACP server (a connection of connect, whose new sessions
 //     run agent NAME); every POST carries one JSON-RPC message. A request
 //     is answered with 200 and its answer, or, when that takes longer than
-//     SandboxOptions.Hold and an SSE stream is open, 202 (the answer comes
+//     Options.Hold and an SSE stream is open, 202 (the answer comes
 //     on the stream); a notification or a response (to a permission ask)
 //     with 202.
 //   - GET /v1/acp/{server}: the server's SSE stream, every message the
 //     agent side writes (answers too) as "event: message" with an "id:";
 //     Last-Event-ID resumes after that id. The newest messages are kept
-//     (SandboxOptions.LogEvents, LogBytes) for streams that come later or
+//     (Options.LogEvents, LogBytes) for streams that come later or
 //     come back; a stream that falls behind skips what was dropped, and
 //     none ever holds up the agent side.
 //   - DELETE /v1/acp/{server}: ends the server (204, known or not).
 //   - GET /v1/acp: the servers; GET /v1/health; GET /v1/agents and
-//     /v1/agents/{agent}: SandboxOptions.Agents, in sandbox-agent's shape.
+//     /v1/agents/{agent}: Options.Agents, in sandbox-agent's shape.
 //   - The extension requests _sandboxagent/session/list_models (the
 //     session's model choices, from its config options),
 //     _sandboxagent/session/detach (the server's stream stops carrying the
@@ -226,7 +227,7 @@ func sandboxProblem(w http.ResponseWriter, status int, kind, title, detail strin
 	json.NewEncoder(w).Encode(Problem{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail})
 }
 
-// refusal is an RFC 9457 problem as sandbox-agent writes one.
+// Problem is an RFC 9457 problem as sandbox-agent writes one.
 type Problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
@@ -249,7 +250,7 @@ func problemOf(status int, detail string) Problem {
 	return Problem{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail}
 }
 
-// sandboxRefuse answers a request the server refuses under /v1 (its Host,
+// Refuse answers a request the server refuses under /v1 (its Host,
 // Origin or token) as sandbox-agent does.
 func Refuse(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,10 +12,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
-// sandboxTest serves NewSandboxHandler on a Connector (fakeAgent if nil).
-// sbReply is an answer, its body read.
+// sandboxTest serves NewHandler on a Connector (servetest.FakeAgent if nil).
+// reply is an answer, its body read.
 type reply struct {
 	status int
 	header http.Header

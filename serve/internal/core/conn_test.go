@@ -3,15 +3,16 @@ package core_test
 import (
 	"context"
 	"errors"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"io"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
-// startConn runs fakeAgent (or connect) on a connection whose messages
+// startConn runs servetest.FakeAgent (or connect) on a connection whose messages
 // all go to one Mailbox.
 func startConn(t *testing.T, reg *core.Registry, connect core.Connector, detached func(string)) (*core.Conn, *core.Mailbox) {
 	t.Helper()

@@ -3,8 +3,9 @@ package core_test
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // FuzzParse: any bytes a client POSTs or sends in a frame parse into a

@@ -197,7 +197,7 @@ func sessionIDOf(obj json.RawMessage) string {
 	return s
 }
 
-// errorResponse is a JSON-RPC error response's text. id is the request's
+// ErrorResponse is a JSON-RPC error response's text. id is the request's
 // id (nil for null); data is left out when nil.
 func ErrorResponse(id json.RawMessage, code int, message string, data any) []byte {
 	if id == nil {

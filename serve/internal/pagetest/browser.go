@@ -25,9 +25,9 @@ import (
 // runs it as a child, which a kill of the script would leave running.
 const debianChromium = "/usr/lib/chromium/chromium-headless-shell"
 
-// chromium finds the headless Chromium the browser tests drive:
+// Chromium finds the headless Chromium the browser tests drive:
 // $CHROMIUM_BIN (any Chromium or Chrome), else Debian's
-// chromium-headless-shell (scripts/install-tools.sh chromium installs it).
+// Chromium-headless-shell (scripts/install-tools.sh chromium installs it).
 // It skips the test loudly when there is none, and fails it with
 // ACPBRIDGE_REQUIRE_E2E=1 (scripts/test.sh).
 func Chromium(t *testing.T) string {
@@ -43,7 +43,7 @@ func Chromium(t *testing.T) string {
 	})
 }
 
-// browser is one headless Chromium and its tab, stopped (and its profile
+// Browser is one headless Chromium and its tab, stopped (and its profile
 // removed) when the test ends.
 type Browser struct {
 	t   *testing.T
@@ -54,7 +54,7 @@ type Browser struct {
 	console  []string // every console message
 }
 
-// newBrowser starts Chromium with a profile in the test's temporary
+// NewBrowser starts Chromium with a profile in the test's temporary
 // directory. No sandbox: containers (CI's among them) often lack the
 // namespaces Chromium's sandbox needs, and it runs only this test's page.
 func NewBrowser(t *testing.T, bin string) *Browser {
@@ -116,7 +116,7 @@ func (b *Browser) listen(ev any) {
 	}
 }
 
-// browserStepTimeout bounds each step of a browser test, and
+// StepTimeout bounds each step of a browser test, and
 // browserWaitTimeout a wait for the page to show something: deadlines that
 // only catch a hang (a page that rendered in 3 s alone once took over the
 // 15 s a wait had, beside the rest of the suite).
@@ -125,7 +125,7 @@ const (
 	browserWaitTimeout = time.Minute
 )
 
-// run runs actions, failing the test with what the page shows if they fail.
+// Run runs actions, failing the test with what the page shows if they fail.
 func (b *Browser) Run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, StepTimeout)
@@ -135,7 +135,7 @@ func (b *Browser) Run(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// wait polls a JavaScript expression until it is truthy.
+// Wait polls a JavaScript expression until it is truthy.
 func (b *Browser) Wait(what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, StepTimeout)
@@ -159,7 +159,7 @@ func EvalJS[T any](b *Browser, expr string) T {
 	return v
 }
 
-// describe is what the page shows, for a failure's message.
+// Describe is what the page shows, for a failure's message.
 func (b *Browser) Describe() string {
 	ctx, cancel := context.WithTimeout(b.Ctx, 3*time.Second)
 	defer cancel()
@@ -177,7 +177,7 @@ func (b *Browser) Describe() string {
 	return fmt.Sprintf("the page says:\n%s\nconsole, log and exceptions:\n%s", text, strings.Join(append(b.console, b.problems...), "\n"))
 }
 
-// checkClean fails the test for any uncaught exception, console error or
+// CheckClean fails the test for any uncaught exception, console error or
 // error in the browser's log, and for a console message holding the
 // token.
 func (b *Browser) CheckClean(token string) {
@@ -194,7 +194,7 @@ func (b *Browser) CheckClean(token string) {
 	}
 }
 
-// forgetProblems drops the problems so far that hold text: those a test
+// ForgetProblems drops the problems so far that hold text: those a test
 // caused on purpose.
 func (b *Browser) ForgetProblems(text string) {
 	b.mu.Lock()
@@ -233,7 +233,7 @@ func JSString(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// prompt types text into the composer and sends it.
+// Prompt types text into the composer and sends it.
 func (b *Browser) Prompt(text string) {
 	b.t.Helper()
 	b.Wait("the composer to be free", `!document.querySelector('#send').disabled`)

@@ -17,13 +17,13 @@ const (
 	promptFail  = "now fail, please"
 )
 
-// exercised is what exercisePage saw that its callers check.
+// Exercised is what exercisePage saw that its callers check.
 type Exercised struct {
 	Session         string // the session reopened from the list
 	DiffWhileAsking bool   // the edit's diff showed while it waited for approval
 }
 
-// exercisePage drives the page at base with a browser, as a user would:
+// ExercisePage drives the page at base with a browser, as a user would:
 // it opens the page with its token, prompts the mock and sees the answer
 // stream, approves an edit and sees its diff and the plan, saves a
 // screenshot, reopens the session from the list, cancels a slow turn and
@@ -76,7 +76,7 @@ func openWithToken(t *testing.T, b *Browser, base, token string) {
 	}
 }
 
-// waitAnswer waits for the mock's echo of prompt and the turn's end.
+// WaitAnswer waits for the mock's echo of prompt and the turn's end.
 func WaitAnswer(b *Browser, prompt string) {
 	b.t.Helper()
 	b.Wait("the answer to "+JSString(prompt), `[...document.querySelectorAll('.message.assistant .text')].some((e) => e.textContent.includes(`+JSString("You said: "+prompt)+`))

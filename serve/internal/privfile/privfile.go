@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// writePrivate writes data to path, mode 0600, replacing it whole: a
+// Write writes data to path, mode 0600, replacing it whole: a
 // reader sees the old file or the new one.
 func Write(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")

@@ -12,14 +12,14 @@ import (
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
 
-// bridgeConnector is the binary's Connector: acp.Server.ServeConn on one
+// BridgeConnector is the binary's Connector: acp.Server.ServeConn on one
 // Manager of the mock agent, persisting into a temporary directory.
 func BridgeConnector(t *testing.T) core.Connector {
 	t.Helper()
 	return BridgeConnectorOn(t, mock.New())
 }
 
-// bridgeConnectorOn is bridgeConnector for backend b.
+// BridgeConnectorOn is BridgeConnector for backend b.
 func BridgeConnectorOn(t *testing.T, b agent.Backend) core.Connector {
 	t.Helper()
 	st, err := persist.Open(t.TempDir())

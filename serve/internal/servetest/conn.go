@@ -2,9 +2,10 @@ package servetest
 
 import (
 	"context"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 func NewRegistry(t *testing.T, l core.Limits) *core.Registry {
@@ -31,7 +32,7 @@ func Next(t *testing.T, l *core.Lease) core.Msg {
 	return m
 }
 
-// waitFor polls ok for up to 10 s.
+// WaitFor polls ok for up to 10 s.
 func WaitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(5 * time.Millisecond) {

@@ -10,16 +10,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
-// fakeAgent is a Connector for the tests: a tiny ACP agent that answers
+// FakeAgent is a Connector for the tests: a tiny ACP agent that answers
 // initialize, session/new (s1, s2, ...), session/load and session/resume
 // (one session/update first), session/close, session/list, and
 // session/prompt (a
@@ -189,7 +190,7 @@ func Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// msg parses a message for a test.
+// Msg parses a message for a test.
 func Msg(t testing.TB, s string) core.Msg {
 	t.Helper()
 	m, err := core.Parse([]byte(s))

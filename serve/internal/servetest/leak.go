@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// settled waits up to wait for the goroutine and descriptor counts to
+// Settled waits up to wait for the goroutine and descriptor counts to
 // come down to at most g and f (0: until they stop changing), and returns
 // them. Descriptors are counted on Linux only (0 elsewhere).
 func Settled(g, f int, wait time.Duration) (int, int) {
@@ -28,7 +28,7 @@ func Settled(g, f int, wait time.Duration) (int, int) {
 	}
 }
 
-// openFDs counts this process's open descriptors (Linux).
+// OpenFDs counts this process's open descriptors (Linux).
 func OpenFDs() int {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -37,7 +37,7 @@ func OpenFDs() int {
 	return len(ents)
 }
 
-// closedWithin reads c (an answer, if any) until the server closes it;
+// ClosedWithin reads c (an answer, if any) until the server closes it;
 // an error if it is still open after wait.
 func ClosedWithin(c net.Conn, wait time.Duration) error {
 	c.SetReadDeadline(time.Now().Add(wait))

@@ -10,16 +10,12 @@ import (
 	"github.com/acpbridge/acpbridge/translators/codex"
 )
 
-// The tests in this file run the real, pinned claude and codex CLIs
-// (scripts/install-tools.sh) against their fake model APIs, behind /acp,
-// driven by the ACP TypeScript SDK's own clients over Streamable HTTP and
-// WebSocket (testdata/acpclient.mjs): a turn whose command the agent asks
-// permission for, a cancelled turn, session/list, and a second connection
-// that loads the session after the first ended and prompts it. They skip
-// loudly when a CLI or the SDK is missing, and fail instead under
+// The real, pinned claude and codex CLIs (scripts/install-tools.sh) on
+// their fake model APIs, for the end-to-end tests of every edge; a test
+// skips loudly when a CLI is missing, and fails under
 // ACPBRIDGE_REQUIRE_E2E=1.
 
-// realAgent is one agent CLI on its fake, and what to ask it.
+// RealAgent is one agent CLI on its fake, and what to ask it.
 type RealAgent struct {
 	Backend func(t *testing.T) agent.Backend
 	Env     []string // for acpclient.mjs: ACP_E2E_PROMPT, ACP_E2E_MODE
