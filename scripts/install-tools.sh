@@ -33,7 +33,7 @@
 #   acp-sdk  the ACP TypeScript SDK (npm @agentclientprotocol/sdk) with ws
 #           (Node 20 has no WebSocket of its own), into .tools/acp-sdk: its
 #           Streamable HTTP and WebSocket clients drive acpbridge serve's
-#           /acp in serve's end-to-end tests (serve/testdata/acpclient.mjs);
+#           /acp in serve's end-to-end tests (serve/acphttp/testdata/acpclient.mjs);
 #           a library, so the path printed is the SDK's package directory
 #   sandbox-agent  sandbox-agent's TypeScript SDK (npm sandbox-agent) and its
 #           ACP-over-HTTP client (npm acp-http-client), into
@@ -59,7 +59,7 @@
 # Not installed by default, because it changes the machine, not .tools
 # (scripts/test.sh asks for it by name):
 #   chromium  Debian's chromium-headless-shell package (apt), the real
-#           browser serve/browser_test.go drives; apt-get installs it when
+#           browser serve/internal/pagetest drives; apt-get installs it when
 #           it is missing and this script runs as root or with
 #           passwordless sudo, else it says how and fails. The path printed
 #           is the binary found ($CHROMIUM_BIN, then the PATH). Not pinned:

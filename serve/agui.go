@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -38,7 +39,7 @@ type AGUIHandler struct {
 // NewAGUIHandler returns an AGUIHandler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at
 // AGUIPattern, and Close it at shutdown to end them.
-func NewAGUIHandler(connect Connector, o WebOptions) *AGUIHandler {
+func NewAGUIHandler(connect core.Connector, o WebOptions) *AGUIHandler {
 	return &AGUIHandler{chats: newChats(connect, o, "agui-threads")}
 }
 
@@ -104,7 +105,7 @@ func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sseHeaders(w)
-	if !streamSegment(r.Context(), w, seg) && !segmentDone(seg) && sess != nil {
+	if !streamSegment(r.Context(), w, seg) && !seg.done() && sess != nil {
 		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
 	}
 }

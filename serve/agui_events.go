@@ -100,7 +100,7 @@ type aguiSegment struct {
 type aguiRun struct {
 	sessionID       string
 	seg             aguiSegment
-	text, reasoning uiPart
+	text, reasoning span
 	tools           map[sdk.ToolCallId]*uiTool
 	order           []sdk.ToolCallId
 	started, ended  map[sdk.ToolCallId]bool // TOOL_CALL_START and _END sent, in this run
@@ -148,7 +148,7 @@ func (t *aguiRun) textChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 	if t.text.id == "" || (deref(acpID) != "" && t.text.acpID != "" && deref(acpID) != t.text.acpID) {
 		out = t.closeMessages()
 		t.seq++
-		t.text = uiPart{id: "m_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
+		t.text = span{id: "m_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
 		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_START", MessageID: t.text.id, Role: "assistant"})
 	}
 	return append(out, aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: t.text.id, Delta: c.Text.Text})
@@ -162,7 +162,7 @@ func (t *aguiRun) thoughtChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 	if t.reasoning.id == "" || (deref(acpID) != "" && t.reasoning.acpID != "" && deref(acpID) != t.reasoning.acpID) {
 		out = t.closeMessages()
 		t.seq++
-		t.reasoning = uiPart{id: "r_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
+		t.reasoning = span{id: "r_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
 		out = append(out, aguiEvent{Type: "REASONING_START", MessageID: t.reasoning.id},
 			aguiEvent{Type: "REASONING_MESSAGE_START", MessageID: t.reasoning.id, Role: "reasoning"})
 	}
@@ -174,12 +174,12 @@ func (t *aguiRun) closeMessages() []any {
 	var out []any
 	if t.text.id != "" {
 		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_END", MessageID: t.text.id})
-		t.text = uiPart{}
+		t.text = span{}
 	}
 	if t.reasoning.id != "" {
 		out = append(out, aguiEvent{Type: "REASONING_MESSAGE_END", MessageID: t.reasoning.id},
 			aguiEvent{Type: "REASONING_END", MessageID: t.reasoning.id})
-		t.reasoning = uiPart{}
+		t.reasoning = span{}
 	}
 	return out
 }
@@ -193,7 +193,7 @@ func (t *aguiRun) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 		t.tools[u.ToolCallId] = tool
 		t.order = append(t.order, u.ToolCallId)
 	}
-	merge(tool, u)
+	tool.merge(u)
 	if tool.done {
 		return nil
 	}
@@ -246,9 +246,9 @@ func (t *aguiRun) endTool(id sdk.ToolCallId, tool *uiTool) []any {
 // or its error; denied if its permission ask was rejected.
 func (t *aguiRun) result(id sdk.ToolCallId, tool *uiTool, st sdk.ToolCallStatus) string {
 	r := map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": st}
-	maps.Copy(r, toolOutput(tool))
+	maps.Copy(r, tool.output())
 	if st == sdk.ToolCallStatusFailed {
-		r["error"] = toolError(tool)
+		r["error"] = tool.failure()
 		if a := t.asked[id]; a != nil && a.rejected() {
 			r["denied"] = true
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/acpbridge/acpbridge/bridge/agent"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -87,11 +86,7 @@ func aguiToldHistory(earlier []aguiMessageIn, prompt []sdk.ContentBlock) []sdk.C
 				Title: tc.Function.Name, Status: sdk.ToolCallStatusCompleted, RawInput: input}})
 		}
 	}
-	text := agent.HistoryText(us, agent.HistoryBudget, historyIntro)
-	if text == "" {
-		return prompt
-	}
-	return append([]sdk.ContentBlock{sdk.TextBlock(text)}, prompt...)
+	return tellHistory(us, prompt)
 }
 
 // messagesSnapshot is a reopened thread's conversation (a session/load
@@ -171,7 +166,7 @@ func (r *aguiReplay) toolCall(u *sdk.SessionToolCallUpdate) {
 		r.msgs[n-1].ToolCalls = append(r.msgs[n-1].ToolCalls, aguiToolCall{ID: string(u.ToolCallId), Type: "function"})
 		r.tools[u.ToolCallId] = rt
 	}
-	merge(&rt.tool, u)
+	rt.tool.merge(u)
 	call := &r.msgs[rt.msg].ToolCalls[rt.call]
 	args, _ := json.Marshal(orEmpty(rt.tool.input))
 	call.Function.Name, call.Function.Arguments = toolName(rt.tool.kind), string(args)
@@ -180,12 +175,12 @@ func (r *aguiReplay) toolCall(u *sdk.SessionToolCallUpdate) {
 	}
 	rt.tool.done = true
 	res := map[string]any{"title": rt.tool.title, "kind": toolName(rt.tool.kind), "status": *u.Status}
-	for k, v := range toolOutput(&rt.tool) {
+	for k, v := range rt.tool.output() {
 		res[k] = v
 	}
 	m := aguiMessage{ID: "tr_" + string(u.ToolCallId), Role: "tool", ToolCallID: string(u.ToolCallId)}
 	if *u.Status == sdk.ToolCallStatusFailed {
-		m.Error = toolError(&rt.tool)
+		m.Error = rt.tool.failure()
 		res["error"] = m.Error
 	}
 	b, _ := json.Marshal(res)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -48,7 +49,7 @@ type ChatHandler struct {
 // NewChatHandler returns a ChatHandler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at each of
 // ChatPatterns, and Close it at shutdown to end them.
-func NewChatHandler(connect Connector, o WebOptions) *ChatHandler {
+func NewChatHandler(connect core.Connector, o WebOptions) *ChatHandler {
 	h := &ChatHandler{chats: newChats(connect, o, "webchats"), mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.post)
 	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)
@@ -88,15 +89,9 @@ func (h *ChatHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sseHeaders(w, "X-Vercel-Ai-Ui-Message-Stream", "v1")
-	if !streamSegment(r.Context(), w, seg) && !segmentDone(seg) {
+	if !streamSegment(r.Context(), w, seg) && !seg.done() {
 		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
 	}
-}
-
-// segmentDone reports whether seg was written to its end.
-func segmentDone(seg *segment) bool {
-	_, c, _ := seg.from(0)
-	return c
 }
 
 // begin sets up what a POST asks: answering asks, or a new turn. The
@@ -169,26 +164,6 @@ func answerApprovals(s *psession, m uiMessageIn, optionIDs map[string]string) er
 		}})
 	}
 	return s.answerAsks("approval answers", answers)
-}
-
-// outcomeOf is the permission outcome for an approval: the option
-// optionID if given, else the ask's first that allows (approved) or
-// rejects; cancelled if it has none.
-func outcomeOf(a *ask, approved bool, optionID string) (sdk.RequestPermissionOutcome, error) {
-	if optionID != "" {
-		if a.option(optionID) == nil {
-			return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: option %q is not one of ask %s's", errBadRequest, optionID, a.id)
-		}
-		return sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(optionID)), nil
-	}
-	o := a.optionOf(sdk.PermissionOptionKindRejectOnce, sdk.PermissionOptionKindRejectAlways)
-	if approved {
-		o = a.optionOf(sdk.PermissionOptionKindAllowOnce, sdk.PermissionOptionKindAllowAlways)
-	}
-	if o == nil {
-		return sdk.NewRequestPermissionOutcomeCancelled(), nil
-	}
-	return sdk.NewRequestPermissionOutcomeSelected(o.OptionId), nil
 }
 
 // resumeStream serves GET /api/chat/{id}/stream.

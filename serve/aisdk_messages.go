@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acpbridge/acpbridge/bridge/agent"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -304,14 +303,5 @@ func historyUpdates(role string, p uiPartIn) []sdk.SessionUpdate {
 // toldHistory puts a chat's earlier messages (as agent.HistoryText tells
 // them) before a new session's first prompt.
 func toldHistory(earlier []uiMessageIn, prompt []sdk.ContentBlock) []sdk.ContentBlock {
-	text := agent.HistoryText(historyOf(earlier), agent.HistoryBudget, historyIntro)
-	if text == "" {
-		return prompt
-	}
-	return append([]sdk.ContentBlock{sdk.TextBlock(text)}, prompt...)
+	return tellHistory(historyOf(earlier), prompt)
 }
-
-// historyIntro introduces the conversation a web client brought for a
-// chat the bridge did not know.
-const historyIntro = "This conversation continues an earlier one with the user, which a web client kept and " +
-	"brought to acpbridge; here is what was said in it. Go on from there."

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -37,6 +36,9 @@ type uiChunk struct {
 	Reason             string         `json:"reason,omitempty"`
 }
 
+// sseDone is the UI message stream's last frame, data: [DONE].
+const sseDone = rawData("[DONE]")
+
 // uiStream translates one turn's ACP events into UI message stream
 // chunks: the assistant's reply is one UI message (messageID) across every
 // segment of the turn. Agent message chunks are text parts (one per ACP
@@ -50,29 +52,11 @@ type uiStream struct {
 	sessionID string
 	messageID string
 
-	text, reasoning uiPart
+	text, reasoning span
 	tools           map[sdk.ToolCallId]*uiTool
 	order           []sdk.ToolCallId        // the tool calls, as they started
 	asked           map[sdk.ToolCallId]*ask // the tool calls' permission asks
 	seq             int                     // numbers the parts
-}
-
-// uiPart is the text or reasoning part being streamed, if open.
-type uiPart struct {
-	id    string // the chunk id, "" when none is open
-	acpID string // the ACP message id it streams, if the agent gave one
-}
-
-// uiTool is what the stream knows of a tool call.
-type uiTool struct {
-	title     string
-	kind      sdk.ToolKind
-	input     any
-	content   []sdk.ToolCallContent
-	rawOutput any
-	locations []sdk.ToolCallLocation
-	inputSent bool // tool-input-available went out
-	done      bool // its output (or error) went out
 }
 
 func newUIStream(sessionID, messageID string) *uiStream {
@@ -113,7 +97,7 @@ func (t *uiStream) update(u sdk.SessionUpdate) []any {
 
 // content streams a message or thought chunk into p: text as deltas,
 // images as file parts, links as sources.
-func (t *uiStream) content(p *uiPart, kind string, acpID *sdk.MessageId, c sdk.ContentBlock) []any {
+func (t *uiStream) content(p *span, kind string, acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 	switch {
 	case c.Text != nil:
 		if c.Text.Text == "" {
@@ -139,7 +123,7 @@ func (t *uiStream) content(p *uiPart, kind string, acpID *sdk.MessageId, c sdk.C
 
 // openPart opens a text or reasoning part in p unless the one open there
 // streams the same ACP message, closing any other part open first.
-func (t *uiStream) openPart(p *uiPart, kind, acpID string) []any {
+func (t *uiStream) openPart(p *span, kind, acpID string) []any {
 	if p.id != "" && (acpID == "" || p.acpID == "" || acpID == p.acpID) {
 		return nil
 	}
@@ -153,12 +137,12 @@ func (t *uiStream) openPart(p *uiPart, kind, acpID string) []any {
 func (t *uiStream) closeParts() []any {
 	var out []any
 	for _, p := range []struct {
-		part *uiPart
+		part *span
 		kind string
 	}{{&t.text, "text"}, {&t.reasoning, "reasoning"}} {
 		if p.part.id != "" {
 			out = append(out, uiChunk{Type: p.kind + "-end", ID: p.part.id})
-			*p.part = uiPart{}
+			*p.part = span{}
 		}
 	}
 	return out
@@ -174,7 +158,7 @@ func (t *uiStream) toolCall(c *sdk.SessionUpdateToolCall) []any {
 func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 	tool, out := t.tool(u.ToolCallId, u.Title, u.Kind)
 	before := tool.input
-	merge(tool, u)
+	tool.merge(u)
 	if tool.done {
 		return out
 	}
@@ -193,7 +177,7 @@ func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 	case sdk.ToolCallStatusCompleted:
 		tool.done = true
 		out = append(out, uiChunk{Type: "tool-output-available", ToolCallID: string(u.ToolCallId), Dynamic: true,
-			ProviderExecuted: true, Output: toolOutput(tool)})
+			ProviderExecuted: true, Output: tool.output()})
 	case sdk.ToolCallStatusFailed:
 		tool.done = true
 		out = append(out, t.failed(u.ToolCallId, tool))
@@ -218,28 +202,6 @@ func (t *uiStream) tool(id sdk.ToolCallId, title *string, kind *sdk.ToolKind) (*
 	out := t.closeParts()
 	return tool, append(out, uiChunk{Type: "tool-input-start", ToolCallID: string(id), ToolName: toolName(tool.kind),
 		Dynamic: true, ProviderExecuted: true, Title: tool.title, ToolMetadata: toolMetadata(tool)})
-}
-
-// merge folds an update's fields into what is known of the tool call.
-func merge(tool *uiTool, u *sdk.SessionToolCallUpdate) {
-	if u.Title != nil && *u.Title != "" {
-		tool.title = *u.Title
-	}
-	if u.Kind != nil && *u.Kind != "" {
-		tool.kind = *u.Kind
-	}
-	if u.RawInput != nil {
-		tool.input = u.RawInput
-	}
-	if u.Content != nil {
-		tool.content = u.Content
-	}
-	if u.RawOutput != nil {
-		tool.rawOutput = u.RawOutput
-	}
-	if u.Locations != nil {
-		tool.locations = u.Locations
-	}
 }
 
 func (t *uiStream) inputAvailable(id sdk.ToolCallId, tool *uiTool) uiChunk {
@@ -275,7 +237,7 @@ func (t *uiStream) failed(id sdk.ToolCallId, tool *uiTool) uiChunk {
 		return uiChunk{Type: "tool-output-denied", ToolCallID: string(id)}
 	}
 	return uiChunk{Type: "tool-output-error", ToolCallID: string(id), Dynamic: true, ProviderExecuted: true,
-		ErrorText: toolError(tool)}
+		ErrorText: tool.failure()}
 }
 
 // ask is a permission ask: the tool part's approval request, which ends
@@ -286,7 +248,7 @@ func (t *uiStream) ask(a *ask) []any {
 	tool, start := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
 	out = append(out, start...)
 	before := tool.input
-	merge(tool, &sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
+	tool.merge(&sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
 		Content: tc.Content, Locations: tc.Locations, RawInput: tc.RawInput})
 	t.asked[tc.ToolCallId] = a
 	if inputNews(tool, before, tc.RawInput, sdk.ToolCallStatusInProgress) {
@@ -297,7 +259,7 @@ func (t *uiStream) ask(a *ask) []any {
 			ApprovalDescriptor: approvalDescriptor(tool.title, a.req)},
 		uiChunk{Type: "finish-step"},
 		uiChunk{Type: "finish", FinishReason: "tool-calls"},
-		sseDone{})
+		sseDone)
 	return out
 }
 
@@ -322,17 +284,17 @@ func (t *uiStream) end(e turnEnd) []any {
 	switch {
 	case e.err != nil:
 		return append(out, uiChunk{Type: "error", ErrorText: e.err.Error()},
-			uiChunk{Type: "finish", FinishReason: "error", MessageMetadata: meta}, sseDone{})
+			uiChunk{Type: "finish", FinishReason: "error", MessageMetadata: meta}, sseDone)
 	case e.resp.StopReason == sdk.StopReasonCancelled:
 		meta["stopReason"] = e.resp.StopReason
 		return append(out, uiChunk{Type: "message-metadata", MessageMetadata: meta},
-			uiChunk{Type: "abort", Reason: "cancelled"}, sseDone{})
+			uiChunk{Type: "abort", Reason: "cancelled"}, sseDone)
 	}
 	meta["stopReason"] = e.resp.StopReason
 	if e.resp.Usage != nil {
 		meta["usage"] = e.resp.Usage
 	}
-	return append(out, uiChunk{Type: "finish", FinishReason: finishReason(e.resp.StopReason), MessageMetadata: meta}, sseDone{})
+	return append(out, uiChunk{Type: "finish", FinishReason: finishReason(e.resp.StopReason), MessageMetadata: meta}, sseDone)
 }
 
 // closeTools ends the tool parts the turn left open: denied if their ask
@@ -371,14 +333,6 @@ func finishReason(r sdk.StopReason) string {
 	return "other"
 }
 
-// toolName is a tool part's name: the ACP kind (read, edit, execute, …).
-func toolName(k sdk.ToolKind) string {
-	if k == "" {
-		return string(sdk.ToolKindOther)
-	}
-	return string(k)
-}
-
 // toolMetadata keeps what the AI SDK's tool part has no field for.
 func toolMetadata(tool *uiTool) map[string]any {
 	m := map[string]any{"kind": toolName(tool.kind)}
@@ -386,60 +340,4 @@ func toolMetadata(tool *uiTool) map[string]any {
 		m["locations"] = tool.locations
 	}
 	return m
-}
-
-// toolOutput is a finished tool call's output: its content (text, diffs,
-// terminals, as ACP has them), raw output and locations.
-func toolOutput(tool *uiTool) map[string]any {
-	out := map[string]any{"content": tool.content}
-	if tool.content == nil {
-		out["content"] = []sdk.ToolCallContent{}
-	}
-	if tool.rawOutput != nil {
-		out["rawOutput"] = tool.rawOutput
-	}
-	if len(tool.locations) > 0 {
-		out["locations"] = tool.locations
-	}
-	return out
-}
-
-// toolError says why a tool call failed: its raw output's error, else its
-// text content, else that it failed.
-func toolError(tool *uiTool) string {
-	if m, ok := tool.rawOutput.(map[string]any); ok {
-		if s, ok := m["error"].(string); ok && s != "" {
-			return s
-		}
-	}
-	var texts []string
-	for _, c := range tool.content {
-		if c.Content != nil && c.Content.Content.Text != nil {
-			texts = append(texts, c.Content.Content.Text.Text)
-		}
-	}
-	if s := strings.TrimSpace(strings.Join(texts, "\n")); s != "" {
-		return s
-	}
-	return "the tool call failed"
-}
-
-// rejected reports whether the web client answered the ask with an option
-// that rejects (not one cancelled, which the client never answered).
-func (a *ask) rejected() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.outcome != nil && a.outcome.Selected != nil && isReject(a.kindOf(string(a.outcome.Selected.OptionId)))
-}
-
-func isReject(k sdk.PermissionOptionKind) bool {
-	return k == sdk.PermissionOptionKindRejectOnce || k == sdk.PermissionOptionKindRejectAlways
-}
-
-// kindOf is the kind of the ask's option id, or "".
-func (a *ask) kindOf(id string) sdk.PermissionOptionKind {
-	if o := a.option(id); o != nil {
-		return o.Kind
-	}
-	return ""
 }

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // userMsg is a UIMessage from the user saying text.
@@ -318,7 +321,7 @@ func TestChat_survivesRestart(t *testing.T) {
 
 // attachedTo counts the registry's connections that have session id
 // attached.
-func attachedTo(reg *Registry, id string) int {
+func attachedTo(reg *core.Registry, id string) int {
 	n := 0
 	for _, c := range reg.Conns() {
 		if c.Attached(id) {
@@ -409,7 +412,7 @@ func TestChatStore_filePerChat(t *testing.T) {
 	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openChatStore(dir, legacy, testLogger())
+	st, err := openChatStore(dir, legacy, servetest.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +439,7 @@ func TestChatStore_filePerChat(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, chatFileName(big+"0"))); fi == nil || fi.Size() > 2*int64(maxChatID) {
 		t.Errorf("a chat's file: %v, want one of about its id's size", fi)
 	}
-	st2, err := openChatStore(dir, legacy, testLogger())
+	st2, err := openChatStore(dir, legacy, servetest.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

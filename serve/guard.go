@@ -3,7 +3,6 @@ package serve
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,12 +10,15 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/page"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // guard checks every request before a route sees it, in this order: its
 // Host (against DNS rebinding), its Origin (browsers; allowed origins get
 // CORS headers, and their preflights are answered here, before auth), then
-// its bearer token, which the chat page's files (PageRequest) need not
+// its bearer token, which the chat page's files (page.Request) need not
 // carry.
 type guard struct {
 	hosts    map[string]bool // Host values allowed exactly, lowercase host:port
@@ -124,7 +126,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if PageRequest(r) { // the page's files hold no secret, and a browser's navigation no token
+	if page.Request(r) { // the page's files hold no secret, and a browser's navigation no token
 		closeUnread(w, r) // nor a body: a GET with one is not read
 		g.next.ServeHTTP(w, r)
 		return
@@ -256,35 +258,10 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, detail string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
-		h.Set("Content-Type", "application/problem+json")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(problemOf(status, detail))
+		sandbox.Refuse(w, status, detail)
 		return
 	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), detail)
-}
-
-// refusal is an RFC 9457 problem as sandbox-agent writes one.
-type refusal struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-}
-
-// problemOf is the problem sandbox-agent answers for status: its error
-// types token_invalid, permission_denied and not_found.
-func problemOf(status int, detail string) refusal {
-	kind, title := "not_found", "Not Found"
-	switch status {
-	case http.StatusUnauthorized:
-		kind, title = "token_invalid", "Token Invalid"
-	case http.StatusForbidden:
-		kind, title = "permission_denied", "Permission Denied"
-	case http.StatusTooManyRequests:
-		kind, title = "rate_limited", "Too Many Requests"
-	}
-	return refusal{Type: "urn:sandbox-agent:error:" + kind, Title: title, Status: status, Detail: detail}
 }

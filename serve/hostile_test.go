@@ -3,19 +3,18 @@ package serve
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // 1,000 hostile requests — half-open connections that send part of a
@@ -30,7 +29,7 @@ func TestServer_hostileRequestsLeaveNothing(t *testing.T) {
 	r := start(t, s, stderr)
 	addr := strings.TrimPrefix(r.URL(), "http://")
 	normal(t, r)
-	goroutines, fds := settled(0, 0, time.Second)
+	goroutines, fds := servetest.Settled(0, 0, time.Second)
 
 	half := halfOpen(t, addr, 334)
 	normal(t, r) // while they hang
@@ -44,7 +43,7 @@ func TestServer_hostileRequestsLeaveNothing(t *testing.T) {
 		}
 		c.Close()
 	}
-	g, f := settled(goroutines, fds, time.Minute)
+	g, f := servetest.Settled(goroutines, fds, time.Minute)
 	t.Logf("goroutines %d → %d, descriptors %d → %d", goroutines, g, fds, f)
 	if g > goroutines+2 || f > fds+2 {
 		t.Errorf("after 1,000 hostile requests: %d goroutines (%d before), %d descriptors (%d before)", g, goroutines, f, fds)
@@ -135,33 +134,6 @@ func exchange(addr, req string, want int, or ...int) error {
 	return nil
 }
 
-// settled waits up to wait for the goroutine and descriptor counts to
-// come down to at most g and f (0: until they stop changing), and returns
-// them. Descriptors are counted on Linux only (0 elsewhere).
-func settled(g, f int, wait time.Duration) (int, int) {
-	deadline := time.Now().Add(wait)
-	lastG, lastF := -1, -1
-	for {
-		runtime.GC()
-		ng, nf := runtime.NumGoroutine(), openFDs()
-		done := g == 0 && ng == lastG && nf == lastF || g != 0 && ng <= g && nf <= f
-		if done || time.Now().After(deadline) {
-			return ng, nf
-		}
-		lastG, lastF = ng, nf
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// openFDs counts this process's open descriptors (Linux).
-func openFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
-
 // 1,100 connections without the token that send a request's headers
 // announcing a body, and then nothing, hold no connection slot: each is
 // answered and closed without its body being read, and a normal request
@@ -171,7 +143,7 @@ func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
 	s.mount("/stub", ok, nil)
 	r := start(t, s, stderr)
 	addr := strings.TrimPrefix(r.URL(), "http://")
-	g0, f0 := settled(0, 0, time.Second)
+	g0, f0 := servetest.Settled(0, 0, time.Second)
 	kinds := []string{
 		"POST /v1/health HTTP/1.1\r\nHost: %s\r\nContent-Length: 100000\r\n\r\n",
 		"POST /stub HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n",
@@ -193,13 +165,13 @@ func TestServer_stalledBodiesHoldNoSlot(t *testing.T) {
 			t.Fatalf("stalled connection %d: %v", i, err)
 		}
 	}
-	g1, f1 := settled(0, 0, time.Second)
+	g1, f1 := servetest.Settled(0, 0, time.Second)
 	t.Logf("goroutines %d → %d, descriptors %d → %d with 1,100 stalled bodies (the test's own among them)", g0, g1, f0, f1)
 	if err := answered(t, r, "GET", "/stub", ""); err != nil {
 		t.Fatalf("a normal request among 1,100 stalled bodies: %v", err)
 	}
 	for i, c := range conns {
-		if err := closedWithin(c, time.Minute); err != nil {
+		if err := servetest.ClosedWithin(c, time.Minute); err != nil {
 			t.Fatalf("stalled connection %d (%q): %v", i, kinds[i%len(kinds)], err)
 		}
 	}
@@ -225,7 +197,7 @@ func TestServer_stalledBodyWithTokenTimesOut(t *testing.T) {
 		}
 		defer c.Close()
 		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{", path, addr, r.bearer())
-		if err := closedWithin(c, time.Minute); err != nil {
+		if err := servetest.ClosedWithin(c, time.Minute); err != nil {
 			t.Errorf("POST %s with a stalled body: %v", path, err)
 		}
 	}
@@ -255,73 +227,6 @@ func answered(t *testing.T, r *running, method, path, body string) error {
 		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}
 	return nil
-}
-
-// closedWithin reads c (an answer, if any) until the server closes it;
-// an error if it is still open after wait.
-func closedWithin(c net.Conn, wait time.Duration) error {
-	c.SetReadDeadline(time.Now().Add(wait))
-	_, err := io.Copy(io.Discard, c)
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("still open after %v", wait)
-	}
-	return nil
-}
-
-// A WebSocket that answers no ping is closed, whether it sends nothing
-// or stopped halfway through a frame that announces 2^62 bytes; one whose
-// client reads (and so answers pings) stays open.
-func TestServer_silentWebSocketClosed(t *testing.T) {
-	s := newACPServer(t, Limits{PingInterval: 100 * time.Millisecond}, nil) // DefaultPingInterval in use
-	addr := strings.TrimPrefix(s.URL, "http://")
-	live, _ := s.dial(t)
-	pinged := make(chan error, 1)
-	go func() { // reading answers the server's pings
-		_, _, err := live.Read(context.Background())
-		pinged <- err
-	}()
-	silent, half := rawUpgrade(t, addr), rawUpgrade(t, addr)
-	hdr := []byte{0x81, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4} // text, masked, 64-bit length, the mask
-	binary.BigEndian.PutUint64(hdr[2:10], 1<<62)
-	if _, err := half.Write(hdr); err != nil {
-		t.Fatal(err)
-	}
-	g1, f1 := settled(0, 0, time.Second)
-	for name, c := range map[string]net.Conn{"silent": silent, "half a frame": half} {
-		if err := closedWithin(c, time.Minute); err != nil {
-			t.Errorf("a WebSocket with %s: %v", name, err)
-		}
-	}
-	g, f := settled(0, 0, time.Second)
-	t.Logf("once closed: goroutines %d, descriptors %d (%d, %d with them)", g, f, g1, f1)
-	select {
-	case err := <-pinged:
-		t.Errorf("the WebSocket whose client answers pings ended: %v", err)
-	default:
-	}
-	live.CloseNow()
-	<-pinged
-}
-
-// rawUpgrade opens a WebSocket to /acp by hand; it then sends and reads
-// nothing.
-func rawUpgrade(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "GET /acp HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", addr)
-	c.SetReadDeadline(time.Now().Add(time.Minute))
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols || br.Buffered() > 0 {
-		t.Fatalf("upgrading by hand: %v %v", resp, err)
-	}
-	return c
 }
 
 // A token shorter than the ones the server makes is refused, saying the

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/serve/internal/pagetest"
+	"github.com/acpbridge/acpbridge/serve/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -18,23 +20,23 @@ import (
 // the token only in the Authorization header, and the cancel reaching the
 // server.
 func TestPage_inChromium_fakeChat(t *testing.T) {
-	bin := chromium(t)
+	bin := pagetest.Chromium(t)
 	const token = "t0k+en/with~odd.chars-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef=="
 	fake := newFakeChat(token)
 	s, stderr := newServer(t, Options{Token: token})
 	// Behind the server's guard, the page and the fake instead of the
 	// edges the server mounts.
 	mux := http.NewServeMux()
-	mux.Handle("/", NewPageHandler())
+	mux.Handle("/", page.NewHandler(http.HandlerFunc(notFound)))
 	mux.Handle("/api/", fake.handler())
 	mux.Handle("/v1/", fake.handler())
 	s.http.Handler.(*guard).next = mux
 	srv := start(t, s, stderr)
-	b := newBrowser(t, bin)
+	b := pagetest.NewBrowser(t, bin)
 
 	wrongToken(t, b, srv.URL(), token)
-	ex := exercisePage(t, b, srv.URL(), token)
-	if !ex.diffWhileAsking {
+	ex := pagetest.ExercisePage(t, b, srv.URL(), token)
+	if !ex.DiffWhileAsking {
 		t.Error("the edit's diff (in the tool's metadata) did not show while it asked for approval")
 	}
 
@@ -46,8 +48,8 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	fake.mu.Lock()
 	mapped := fake.chats[bodies[0].ID]
 	fake.mu.Unlock()
-	if mapped != ex.session {
-		t.Errorf("the page reopened session %q; its chat %q has session %q", ex.session, bodies[0].ID, mapped)
+	if mapped != ex.Session {
+		t.Errorf("the page reopened session %q; its chat %q has session %q", ex.Session, bodies[0].ID, mapped)
 	}
 	for _, u := range urls {
 		if strings.Contains(u, "t0k") {
@@ -57,7 +59,7 @@ func TestPage_inChromium_fakeChat(t *testing.T) {
 	if len(unauth) > 0 {
 		t.Errorf("API requests without the token: %q", unauth)
 	}
-	b.checkClean(token)
+	b.CheckClean(token)
 }
 
 // checkBodies checks the first chat's three POSTs: two prompts, then the
@@ -104,13 +106,13 @@ func waitCancelled(t *testing.T, fake *fakeChat) {
 
 // alwaysAllow answers an edit's ask with its "always allow" option, which
 // the page sends in the body's optionIds.
-func alwaysAllow(t *testing.T, b *browser, fake *fakeChat) {
+func alwaysAllow(t *testing.T, b *pagetest.Browser, fake *fakeChat) {
 	t.Helper()
-	b.run("starting a new chat", clickQuery(`#new-chat`))
+	b.Run("starting a new chat", pagetest.ClickQuery(`#new-chat`))
 	const prompt = "edit it again"
-	b.prompt(prompt)
-	b.run("choosing always allow", clickQuery(`.tool[data-state="approval-requested"] button.approve-always`))
-	waitAnswer(b, prompt)
+	b.Prompt(prompt)
+	b.Run("choosing always allow", pagetest.ClickQuery(`.tool[data-state="approval-requested"] button.approve-always`))
+	pagetest.WaitAnswer(b, prompt)
 	bodies, _, _, _ := fake.snapshot(t)
 	body := bodies[len(bodies)-1]
 	yes := lastPosted(body.Messages).approved()
@@ -121,16 +123,16 @@ func alwaysAllow(t *testing.T, b *browser, fake *fakeChat) {
 
 // wrongToken opens the page with a wrong token: the server's 401 has the
 // page ask for the token, and the one typed in works.
-func wrongToken(t *testing.T, b *browser, base, token string) {
+func wrongToken(t *testing.T, b *pagetest.Browser, base, token string) {
 	t.Helper()
-	b.run("opening the page with a wrong token", navigate(base+"/#token=wrong"))
-	b.wait("the page to ask for the token", `document.querySelector('#login').open && !sessionStorage.getItem('acpbridge.token')`)
-	b.run("typing the token",
+	b.Run("opening the page with a wrong token", pagetest.Navigate(base+"/#token=wrong"))
+	b.Wait("the page to ask for the token", `document.querySelector('#login').open && !sessionStorage.getItem('acpbridge.token')`)
+	b.Run("typing the token",
 		chromedp.SetValue(chromedp.CSS("#login-token"), token),
-		clickQuery(`#login-form button`))
-	b.wait("the agents, with the typed token", `!document.querySelector('#login').open && document.querySelector('#agent option[value="mock"]')`)
-	if got := evalJS[string](b, `sessionStorage.getItem('acpbridge.token') ?? ''`); got != token {
+		pagetest.ClickQuery(`#login-form button`))
+	b.Wait("the agents, with the typed token", `!document.querySelector('#login').open && document.querySelector('#agent option[value="mock"]')`)
+	if got := pagetest.EvalJS[string](b, `sessionStorage.getItem('acpbridge.token') ?? ''`); got != token {
 		t.Errorf("sessionStorage holds %q after typing the token", got)
 	}
-	b.forgetProblems(`status of 401`) // the wrong token's, in the browser's log
+	b.ForgetProblems(`status of 401`) // the wrong token's, in the browser's log
 }

@@ -3,6 +3,9 @@ package serve
 import (
 	"context"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/pagetest"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // TestPage_inChromium_realChat drives the page in headless Chromium on
@@ -12,21 +15,21 @@ import (
 // diff and the plan, save a screenshot, reopen the session from the list,
 // cancel a turn and prompt again.
 func TestPage_inChromium_realChat(t *testing.T) {
-	bin := chromium(t)
+	bin := pagetest.Chromium(t)
 	wb := startWebBridge(t)
 	const token = "page-test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	s, stderr := newServer(t, Options{Token: token, Connector: wb.connect, Agents: mockAgents, StateDir: t.TempDir()})
 	srv := start(t, s, stderr)
-	b := newBrowser(t, bin)
+	b := pagetest.NewBrowser(t, bin)
 
-	ex := exercisePage(t, b, srv.URL(), token)
-	if !ex.diffWhileAsking {
+	ex := pagetest.ExercisePage(t, b, srv.URL(), token)
+	if !ex.DiffWhileAsking {
 		t.Log("NOTE: the edit's diff did not show while it asked for approval (the stream's approval request carries no diff)")
 	}
-	b.checkClean(token)
+	b.CheckClean(token)
 }
 
 // mockAgents is the bridge's agents as the server lists them.
-func mockAgents(context.Context) []AgentStatus {
-	return []AgentStatus{{ID: "mock", Title: "Mock agent (offline)", Installed: true, CredentialsAvailable: true}}
+func mockAgents(context.Context) []sandbox.AgentStatus {
+	return []sandbox.AgentStatus{{ID: "mock", Title: "Mock agent (offline)", Installed: true, CredentialsAvailable: true}}
 }

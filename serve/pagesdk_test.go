@@ -10,7 +10,7 @@ import (
 )
 
 // TestPage_readsStreamsAsTheAISDK checks the page's stream reader
-// (web/stream.js) against the AI SDK's own, in node, on /api/chat's real
+// (page/assets/stream.js) against the AI SDK's own, in node, on /api/chat's real
 // streams from the mock (testdata/page/stream_vs_sdk.mjs): the message
 // each folds every response into must be the same.
 func TestPage_readsStreamsAsTheAISDK(t *testing.T) {
@@ -20,7 +20,7 @@ func TestPage_readsStreamsAsTheAISDK(t *testing.T) {
 	for dst, src := range map[string]string{
 		"stream_vs_sdk.mjs": filepath.Join("testdata", "page", "stream_vs_sdk.mjs"),
 		"lib.mjs":           filepath.Join("testdata", "web", "lib.mjs"),
-		"stream.mjs":        filepath.Join("web", "stream.js"), // .mjs: node reads it as the module it is
+		"stream.mjs":        filepath.Join("page", "assets", "stream.js"), // .mjs: node reads it as the module it is
 	} {
 		b, err := os.ReadFile(src)
 		if err != nil {

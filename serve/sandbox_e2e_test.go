@@ -17,6 +17,9 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
 
@@ -60,7 +63,7 @@ func TestSandboxHandler_sdk(t *testing.T) {
 	node, dir := sandboxScript(t)
 	for _, hold := range []time.Duration{0, time.Millisecond} {
 		t.Run("hold="+hold.String(), func(t *testing.T) {
-			r, held := startSandboxServer(t, SandboxOptions{Hold: hold})
+			r, held := startSandboxServer(t, sandbox.Options{Hold: hold})
 			run := runSandboxSDK(t, node, dir, r)
 			checkSandboxRun(t, run)
 			if n := held.Load(); (hold == time.Millisecond) != (n > 0) {
@@ -92,23 +95,23 @@ func sandboxScript(t *testing.T) (node, dir string) {
 }
 
 // startSandboxServer runs a Server with a token, the real bridge (the mock
-// agent) as its Connector and NewSandboxHandler mounted at /v1/; held
+// agent) as its Connector and sandbox.NewHandler mounted at /v1/; held
 // counts the requests (not notifications nor responses) answered 202.
-func startSandboxServer(t *testing.T, o SandboxOptions) (r *running, held *atomic.Int64) {
+func startSandboxServer(t *testing.T, o sandbox.Options) (r *running, held *atomic.Int64) {
 	t.Helper()
 	return startSandboxServerOn(t, o, mock.New())
 }
 
 // startSandboxServerOn is startSandboxServer with backend b as the
 // bridge's one agent.
-func startSandboxServerOn(t *testing.T, o SandboxOptions, b agent.Backend) (r *running, held *atomic.Int64) {
+func startSandboxServerOn(t *testing.T, o sandbox.Options, b agent.Backend) (r *running, held *atomic.Int64) {
 	t.Helper()
-	connect := bridgeConnectorOn(t, b)
+	connect := servetest.BridgeConnectorOn(t, b)
 	info := b.Info()
-	o.Agents = func(context.Context) []AgentStatus {
-		return []AgentStatus{{ID: info.Name, Title: info.Title, Installed: true, Version: "test", CredentialsAvailable: true}}
+	o.Agents = func(context.Context) []sandbox.AgentStatus {
+		return []sandbox.AgentStatus{{ID: info.Name, Title: info.Title, Installed: true, Version: "test", CredentialsAvailable: true}}
 	}
-	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Connector: connect, Agents: o.Agents, Logger: testLogger(), Sandbox: o})
+	s, stderr := newServer(t, Options{Token: "sandbox-e2e-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Connector: connect, Agents: o.Agents, Logger: servetest.Logger(), Sandbox: o})
 	held = &atomic.Int64{}
 	h := s.http.Handler
 	s.http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,9 +121,9 @@ func startSandboxServerOn(t *testing.T, o SandboxOptions, b agent.Backend) (r *r
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		m, _ := Parse(body)
+		m, _ := core.Parse(body)
 		h.ServeHTTP(&statusWriter{ResponseWriter: w, accepted: func() {
-			if m.Kind == Request {
+			if m.Kind == core.Request {
 				held.Add(1)
 			}
 		}}, r)

@@ -11,6 +11,11 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/acphttp"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/page"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // DefaultListen is where acpbridge serve listens unless told otherwise:
@@ -36,6 +41,17 @@ const (
 	// the kernel's backlog (capListener).
 	maxConns = 1024
 )
+
+// Connector serves one ACP client connection of the edges: the binary's
+// is acp.Server.ServeConn (core.Connector has the contract).
+type Connector = core.Connector
+
+// AgentStatus is one agent this bridge runs, as sandbox-agent's GET
+// /v1/agents reports it (sandbox.AgentStatus).
+type AgentStatus = sandbox.AgentStatus
+
+// Agents lists the agents the bridge runs, its default first.
+type Agents = sandbox.Agents
 
 // Options configures a Server. Every field may be left zero but Connector,
 // which the edges need to serve anything.
@@ -75,7 +91,7 @@ type Options struct {
 	Agents Agents
 	// Sandbox tunes sandbox-agent's API (its Agents and Logger are the
 	// Server's); the zero value has its defaults.
-	Sandbox SandboxOptions
+	Sandbox sandbox.Options
 }
 
 // Server is acpbridge serve's HTTP server: New listens, Run serves until
@@ -171,15 +187,15 @@ func (s *Server) Token() string { return s.token }
 
 // routes mounts the edges, one line each.
 func (s *Server) routes() {
-	s.mount("/", NewPageHandler(), nil) // the chat page; 404 for any other path no edge serves
+	s.mount("/", page.NewHandler(http.HandlerFunc(notFound)), nil) // the chat page; 404 for any other path no edge serves
 	// One registry of client connections for every edge, so that a session
 	// taken over on one transport is let go on the other.
-	reg := NewRegistry(Limits{}, s.log)
+	reg := core.NewRegistry(core.Limits{}, s.log)
 	closeAll := func() { reg.CloseAll(context.Background()) }
-	s.mount("/acp", NewACPHandler(reg, s.opts.Connector, s.log), closeAll)
-	sandbox := s.opts.Sandbox
-	sandbox.Agents, sandbox.Logger = s.opts.Agents, s.log
-	s.mount("/v1/", NewSandboxHandler(reg, s.opts.Connector, sandbox), nil)
+	s.mount("/acp", acphttp.NewHandler(reg, s.opts.Connector, s.log), closeAll)
+	sb := s.opts.Sandbox
+	sb.Agents, sb.Logger = s.opts.Agents, s.log
+	s.mount("/v1/", sandbox.NewHandler(reg, s.opts.Connector, sb), nil)
 	web := WebOptions{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
 	chat := NewChatHandler(s.opts.Connector, web)
 	for _, p := range ChatPatterns {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
+	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // running is a Server under test, serving.
@@ -177,7 +179,7 @@ func TestServer_auth(t *testing.T) {
 				resp.Header.Get("WWW-Authenticate"), resp.Header.Get("Content-Type"), tc.status, tc.challenge, tc.ctype)
 		}
 		if tc.ctype == "application/problem+json" {
-			var p refusal
+			var p sandbox.Problem
 			if err := json.Unmarshal([]byte(body), &p); err != nil || p.Status != tc.status || !strings.HasPrefix(p.Type, "urn:sandbox-agent:error:") || p.Title == "" || p.Detail == "" {
 				t.Errorf("%s: problem %s (%v)", tc.name, body, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 )
 
 // The files Run keeps in Options.StateDir while it serves.
@@ -79,13 +81,13 @@ func (s *Server) announce() error {
 		}
 		if s.generated {
 			path := filepath.Join(s.opts.StateDir, TokenFile)
-			if err := writePrivate(path, []byte(s.token)); err != nil {
+			if err := privfile.Write(path, []byte(s.token)); err != nil {
 				return err
 			}
 			where = " (saved in " + path + ")"
 		}
 		data, _ := json.Marshal(info{URL: s.url, PID: os.Getpid()})
-		if err := writePrivate(filepath.Join(s.opts.StateDir, InfoFile), append(data, '\n')); err != nil {
+		if err := privfile.Write(filepath.Join(s.opts.StateDir, InfoFile), append(data, '\n')); err != nil {
 			return err
 		}
 	}
@@ -127,28 +129,4 @@ func (s *Server) withdraw() {
 	if data, err := os.ReadFile(path); s.generated && err == nil && string(data) == s.token {
 		os.Remove(path)
 	}
-}
-
-// writePrivate writes data to path, mode 0600, replacing it whole: a
-// reader sees the old file or the new one.
-func writePrivate(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(f.Name()) // once renamed, there is nothing to remove
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o600) // CreateTemp's mode already is; Windows ignores it
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

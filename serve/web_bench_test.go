@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // The web edges' overhead: the same turns of the mock (an answer of
@@ -143,7 +145,7 @@ func benchEdge(b *testing.B, bin, mode string) {
 // serveStdio has connect serve cmd's stdin and stdout, as the bridge
 // serves an editor's: the channel is closed once it has returned; started
 // is to be called once cmd has started (it closes the child's ends here).
-func serveStdio(b *testing.B, cmd *exec.Cmd, connect Connector) (served chan struct{}, started func()) {
+func serveStdio(b *testing.B, cmd *exec.Cmd, connect core.Connector) (served chan struct{}, started func()) {
 	toChild, fromUs, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)

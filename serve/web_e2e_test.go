@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // The pinned npm libraries the web edges are checked with; the tests run
@@ -129,17 +130,17 @@ func TestAGUIE2E_httpAgent(t *testing.T) {
 }
 
 // The real claude and codex CLIs on their fake models (as the /acp tests
-// run them, realAgents) through each web edge with its own client library:
+// run them, servetest.RealAgents) through each web edge with its own client library:
 // a command the agent asks permission for, approved, its output and the
 // answer in the rest of the turn; every chunk or event passes the
 // library's checks.
 func TestWebE2E_realAgents(t *testing.T) {
 	for _, name := range []string{"claude", "codex"} {
 		t.Run(name, func(t *testing.T) {
-			a := realAgents[name]
-			wb := &webBridge{connect: bridgeConnectorOn(t, a.backend(t))}
+			a := servetest.RealAgents[name]
+			wb := &webBridge{connect: servetest.BridgeConnectorOn(t, a.Backend(t))}
 			ws := startWebServer(t, wb, "")
-			env := []string{"WEB_PROMPT=" + envOf(a.env, "ACP_E2E_PROMPT"), "WEB_MODE=" + envOf(a.env, "ACP_E2E_MODE")}
+			env := []string{"WEB_PROMPT=" + envOf(a.Env, "ACP_E2E_PROMPT"), "WEB_MODE=" + envOf(a.Env, "ACP_E2E_MODE")}
 			t.Run("aisdk", func(t *testing.T) { runWebScript(t, aiSDK, "real.mjs", ws.URL, append(env, "WEB_EDGE=aisdk")...) })
 			t.Run("agui", func(t *testing.T) { runWebScript(t, agUI, "real.mjs", ws.URL, append(env, "WEB_EDGE=agui")...) })
 		})

@@ -47,7 +47,7 @@ func renderTurn(t *testing.T, in []byte, tr translator, info func(n int, state a
 			events = tr.update(*l.Update)
 		case l.Ask != nil:
 			asks++
-			a := &ask{id: fmt.Sprintf("ask_%d", asks), req: *l.Ask, answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+			a := newAsk(fmt.Sprintf("ask_%d", asks), *l.Ask)
 			events = tr.ask(a)
 			if l.Answer == "cancelled" {
 				a.give(sdk.NewRequestPermissionOutcomeCancelled())

@@ -10,18 +10,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
 
 // askWith is an open ask offering options (id:kind).
 func askWith(options ...string) *ask {
-	a := &ask{id: "ask_1", answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+	var req sdk.RequestPermissionRequest
 	for _, o := range options {
 		id, kind, _ := strings.Cut(o, ":")
-		a.req.Options = append(a.req.Options, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(id), Name: id, Kind: sdk.PermissionOptionKind(kind)})
+		req.Options = append(req.Options, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(id), Name: id, Kind: sdk.PermissionOptionKind(kind)})
 	}
-	return a
+	return newAsk("ask_1", req)
 }
 
 // outcomeText is an outcome as "selected X" or "cancelled".
@@ -202,9 +203,9 @@ func TestStatusOf(t *testing.T) {
 // lineSender sends each whole line written as one message, whatever the
 // writes' boundaries, and refuses a line that is no message.
 func TestLineSender(t *testing.T) {
-	reg := NewRegistry(Limits{}, webLogger())
+	reg := core.NewRegistry(core.Limits{}, webLogger())
 	got := make(chan string, 10)
-	c := reg.NewConn(ConnOptions{})
+	c := reg.NewConn(core.ConnOptions{})
 	echo := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {

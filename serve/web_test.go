@@ -19,6 +19,7 @@ import (
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
 
@@ -35,7 +36,7 @@ func webLogger() *slog.Logger {
 // served to in-process connections as acpbridge serve serves them
 // (acp.Server.ServeConn).
 type webBridge struct {
-	connect Connector
+	connect core.Connector
 	dir     string
 	m       *bridge.Manager
 	stopped sync.Once
@@ -77,7 +78,7 @@ type webServer struct {
 	*httptest.Server
 	chat    *ChatHandler
 	agui    *AGUIHandler
-	reg     *Registry
+	reg     *core.Registry
 	stopped sync.Once
 }
 
@@ -99,7 +100,7 @@ func startWebServerWith(t testing.TB, wb *webBridge, o WebOptions) *webServer {
 	}
 	o.Logger = webLogger()
 	if o.Registry == nil {
-		o.Registry = NewRegistry(Limits{}, webLogger())
+		o.Registry = core.NewRegistry(core.Limits{}, webLogger())
 	}
 	chat := NewChatHandler(wb.connect, o)
 	agui := NewAGUIHandler(wb.connect, o)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -46,7 +47,7 @@ type WebOptions struct {
 	// web chat takes over is then detached from the /acp connection that
 	// had it, and the Registry's CloseAll ends them too. nil connects
 	// straight to the Connector.
-	Registry *Registry
+	Registry *core.Registry
 }
 
 // withDefaults fills the zero fields it can. A cwd that can't be had is
@@ -92,7 +93,7 @@ type chats struct {
 // was kept before). A
 // map that can't be read is logged, and the edge keeps its chats in memory
 // only.
-func newChats(connect Connector, o WebOptions, file string) *chats {
+func newChats(connect core.Connector, o WebOptions, file string) *chats {
 	o = o.withDefaults()
 	dir, legacy := "", ""
 	if o.StateDir != "" {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
 )
 
 // A link is the client's end of one in-process ACP connection to the
@@ -23,7 +25,7 @@ type link struct {
 type dialer func(ctx context.Context, agent string, tasks *sync.WaitGroup) (*link, error)
 
 // pipeDialer links a peer straight to connect, on in-memory pipes.
-func pipeDialer(connect Connector) dialer {
+func pipeDialer(connect core.Connector) dialer {
 	return func(ctx context.Context, agent string, tasks *sync.WaitGroup) (*link, error) {
 		c2aR, c2aW := io.Pipe()
 		a2cR, a2cW := io.Pipe()
@@ -50,10 +52,10 @@ func pipeDialer(connect Connector) dialer {
 // waiting behind the production of the rest (measured: a pipe that
 // buffers makes the mock's per-chunk cost 17 µs instead of 44, but its
 // first chunk 1.3 ms later).
-func registryDialer(reg *Registry, connect Connector) dialer {
+func registryDialer(reg *core.Registry, connect core.Connector) dialer {
 	return func(_ context.Context, agent string, tasks *sync.WaitGroup) (*link, error) {
 		a2cR, a2cW := io.Pipe()
-		c := reg.NewConn(ConnOptions{Agent: agent, Route: func(m Msg) { writeLine(a2cW, m.Raw) }})
+		c := reg.NewConn(core.ConnOptions{Agent: agent, Route: func(m core.Msg) { writeLine(a2cW, m.Raw) }})
 		if err := c.Start(connect); err != nil {
 			return nil, err
 		}
@@ -76,7 +78,7 @@ func writeLine(w io.Writer, raw []byte) {
 // lineSender is a client's writer on a Conn: every line written is a
 // message, sent.
 type lineSender struct {
-	c   *Conn
+	c   *core.Conn
 	buf []byte // a line begun
 }
 
@@ -90,7 +92,7 @@ func (s *lineSender) Write(p []byte) (int, error) {
 		}
 		line := append(s.buf, p[:i]...)
 		s.buf, p = nil, p[i+1:]
-		m, err := Parse(line)
+		m, err := core.Parse(line)
 		if err != nil {
 			return 0, fmt.Errorf("the web edge wrote a line that is no message: %w", err)
 		}
@@ -103,7 +105,7 @@ func (s *lineSender) Write(p []byte) (int, error) {
 
 // Close ends the connection.
 func (s *lineSender) Close() error {
-	s.c.Close(ErrClosed)
+	s.c.Close(core.ErrClosed)
 	return nil
 }
 

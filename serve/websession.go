@@ -193,6 +193,11 @@ type ask struct {
 	outcome *sdk.RequestPermissionOutcome // the web client's answer, once given
 }
 
+// newAsk is an open ask of id for req.
+func newAsk(id string, req sdk.RequestPermissionRequest) *ask {
+	return &ask{id: id, req: req, answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+}
+
 // give sends the ask its answer; the caller has taken it out of the
 // session's open asks, so it is given once.
 func (a *ask) give(out sdk.RequestPermissionOutcome) {
@@ -239,7 +244,7 @@ func (a *ask) optionOf(kinds ...sdk.PermissionOptionKind) *sdk.PermissionOption 
 // answer, its cancellation (ctx: the bridge withdrew it), the peer's end,
 // or the ask timeout; all but an answer are the cancelled outcome.
 func (s *psession) request(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
-	a := &ask{id: "ask_" + randomID(), req: req, answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+	a := newAsk("ask_"+randomID(), req)
 	s.mu.Lock()
 	if s.turn == nil {
 		s.mu.Unlock()
@@ -341,7 +346,7 @@ func (q *queue) push(it item) {
 	}
 }
 
-// next waits for the next item; false when ctx is done first.
+// Next waits for the next item; false when ctx is done first.
 func (q *queue) next(ctx context.Context) (item, bool) {
 	for {
 		q.mu.Lock()

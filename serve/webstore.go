@@ -11,11 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 )
 
 // maxChatID bounds a web client's chat and thread ids (and AG-UI's run
 // ids), as Limits.MaxIDLength bounds session and request ids.
-const maxChatID = DefaultMaxIDLength
+const maxChatID = core.DefaultMaxIDLength
 
 // chatRecord is what the map keeps for a chat id.
 type chatRecord struct {
@@ -149,7 +152,7 @@ func (st *chatStore) drop(id string) error {
 	return nil
 }
 
-// save writes id's file whole (writePrivate). The caller holds st.mu.
+// save writes id's file whole (privfile.Write). The caller holds st.mu.
 func (st *chatStore) save(id string, r chatRecord) error {
 	if st.dir == "" {
 		return nil
@@ -161,7 +164,7 @@ func (st *chatStore) save(id string, r chatRecord) error {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
-	if err := writePrivate(filepath.Join(st.dir, chatFileName(id)), append(b, '\n')); err != nil {
+	if err := privfile.Write(filepath.Join(st.dir, chatFileName(id)), append(b, '\n')); err != nil {
 		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
 	return nil

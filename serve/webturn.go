@@ -269,13 +269,20 @@ func (s *segment) from(i int) ([][]byte, bool, <-chan struct{}) {
 	return s.frames[i:], s.closed, s.wake
 }
 
-// sseDone is the AI SDK stream's last frame, data: [DONE].
-type sseDone struct{}
+// rawData is an event written as it is, not as JSON: data: TEXT.
+type rawData string
+
+// done reports whether the segment was written to its end.
+func (s *segment) done() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
 
 // sseFrame is one event as an SSE frame: data: JSON, then a blank line.
 func sseFrame(e any) []byte {
-	if _, ok := e.(sseDone); ok {
-		return []byte("data: [DONE]\n\n")
+	if r, ok := e.(rawData); ok {
+		return []byte("data: " + string(r) + "\n\n")
 	}
 	b, err := json.Marshal(e)
 	if err != nil {

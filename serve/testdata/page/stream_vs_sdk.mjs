@@ -1,7 +1,7 @@
 // stream_vs_sdk checks that the page reads POST /api/chat's streams as the
 // AI SDK does: each response is read twice, by the SDK's own readers
 // (parseJsonEventStream with uiMessageChunkSchema, then readUIMessageStream
-// terminating on error) and by the page's (serve/web/stream.js, copied here
+// terminating on error) and by the page's (serve/page/assets/stream.js, copied here
 // as stream.mjs), and the two messages must be equal, chunk errors
 // included. Turns: thoughts, a plan and a read; an edit approved and one
 // denied, each continued from the message that asked; the mock's demo; a

@@ -1,0 +1,40 @@
+package servetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/persist"
+	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/translators/mock"
+)
+
+// BridgeConnector is the binary's Connector: acp.Server.ServeConn on one
+// Manager of the mock agent, persisting into a temporary directory.
+func BridgeConnector(t *testing.T) core.Connector {
+	t.Helper()
+	return BridgeConnectorOn(t, mock.New())
+}
+
+// BridgeConnectorOn is BridgeConnector for backend b.
+func BridgeConnectorOn(t *testing.T, b agent.Backend) core.Connector {
+	t.Helper()
+	st, err := persist.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Store: st,
+		Persist: bridge.PersistAuto, Logger: Logger(), CancelGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // after the server's connections are closed (cleanups run last first)
+		if err := m.Shutdown(); err != nil {
+			t.Error(err)
+		}
+	})
+	return acp.NewServer(m, "test", Logger()).ServeConn
+}
