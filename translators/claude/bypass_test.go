@@ -56,6 +56,25 @@ func TestSession_refusedBypassStartsWithout(t *testing.T) {
 	if slices.Contains(values, "bypassPermissions") {
 		t.Errorf("modes after the refusal still offer bypassPermissions: %v", values)
 	}
+	if strings.Contains(ev.JSON(), `"sessionUpdate":"notice"`) {
+		t.Errorf("a session not in bypassPermissions was told it was refused:\n%s", ev.JSON())
+	}
+}
+
+// A session in bypassPermissions whose CLI refuses it runs in the default
+// mode, and the client is told so in a notice.
+func TestSession_refusedBypassModeIsANotice(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the CLI refuses the flag only as root")
+	}
+	ev := nativetest.NewRecorder("allow")
+	n, _ := openFake(t, agent.OpenOptions{Config: map[string]string{agent.ConfigMode: "bypassPermissions"}}, ev, "IS_SANDBOX=1", "FAKE_CLAUDE_REFUSE_BYPASS=1")
+	if res, err := prompt(t, n, "hello"); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("turn after the refusal: %+v, %v", res, err)
+	}
+	if mode := option(n, agent.ConfigMode).Current; mode != "default" || !strings.Contains(ev.JSON(), `"severity":"warning","title":"Claude Code refused bypassPermissions"`) {
+		t.Errorf("mode %q after the refusal, updates:\n%s\nwant default, and a notice", mode, ev.JSON())
+	}
 }
 
 // As root with IS_SANDBOX=yes, which Claude does not count as a sandbox,

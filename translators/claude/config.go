@@ -50,12 +50,16 @@ func modeOption(bypass bool) agent.ConfigOption {
 }
 
 // dropBypass stops offering bypassPermissions (the CLI refused it), and
-// leaves it for the default mode if it was the session's.
+// leaves it for the default mode if it was the session's, telling the
+// client so in a notice.
 func (s *session) dropBypass() {
 	current := s.cfg.Get(agent.ConfigMode)
 	s.cfg.Put(modeOption(false))
 	if current != "bypassPermissions" {
 		s.cfg.Adopt(agent.ConfigMode, current)
+	} else {
+		s.ev.Update(agentkit.Notice(acp.NoticeSeverityWarning, "Claude Code refused bypassPermissions",
+			"it "+bypassRefusal+" (set IS_SANDBOX=1 in a sandbox to have it); the session runs in the default mode"))
 	}
 	s.ev.ConfigChanged()
 }
