@@ -23,6 +23,9 @@
 //	               recorder of a session's events, prompt helpers, the re-exec'd fake CLI's
 //	               set-up, and the session checks every agent must pass (CheckOptionsAtOpen,
 //	               CancelTurn, CheckCrashMidTurn, …)
+//	sdkclient      the official ACP TypeScript SDK's unstable v1 client over stdio to a
+//	               bridge in the test, opted into every capability, every message checked
+//	               against the SDK's own schemas (the agents' e2e tests run it)
 //	acptest        a session's updates rendered as a conversation, option helpers
 //	golden         golden files and txtar transcripts (-update rewrites them)
 //	toolbin        finding the pinned agent CLIs in .tools, skipping loudly without one
