@@ -756,18 +756,8 @@ func TestE2E_sdkUnstableClient(t *testing.T) {
 	lib := t.TempDir()
 	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: t.TempDir(), Dirs: []string{lib}, Mode: "append", SystemPrompt: "Speak like a pirate, sdk.",
 		Prompts: []string{"run: touch sdk.txt", "todo", "hello 1", "hello 2", "/compact"}})
-	said := sdkclient.JSON(r.Updates)
-	for _, want := range []string{`"name":"Bash"`, `"sessionUpdate":"plan_update"`, `"sessionUpdate":"compaction_update"`} {
-		if !strings.Contains(said, want) {
-			t.Errorf("the turns sent no %s:\n%s", want, said)
-		}
-	}
-	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "compaction_update") || !slices.Contains(kinds, "tool_call") {
-		t.Errorf("the replay's kinds %v", kinds)
-	}
-	if r.Asks == 0 || !strings.Contains(sdkclient.JSON(r.Listed), lib) {
-		t.Errorf("%d asks; listed %s", r.Asks, sdkclient.JSON(r.Listed))
-	}
+	sdkclient.Check(t, r, sdkclient.Want{Said: []string{`"name":"Bash"`, `"sessionUpdate":"plan_update"`, `"sessionUpdate":"compaction_update"`},
+		Replayed: []string{"compaction_update", "tool_call"}, Listed: lib, Asked: true})
 	if !srv.Carries("hello 1", "Speak like a pirate, sdk.") {
 		t.Errorf("the model was not sent the system prompt")
 	}

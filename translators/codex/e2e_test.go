@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -715,18 +714,8 @@ func TestE2E_sdkUnstableClient(t *testing.T) {
 	lib := t.TempDir()
 	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: t.TempDir(), Dirs: []string{lib}, Mode: "override", SystemPrompt: "Speak like a pirate, sdk.",
 		Prompts: []string{"run: echo sdk-unstable", "hello there", "/compact"}})
-	said := sdkclient.JSON(r.Updates)
-	for _, want := range []string{`"name":"exec_command"`, `"sessionUpdate":"compaction_update"`} {
-		if !strings.Contains(said, want) {
-			t.Errorf("the turns sent no %s:\n%s", want, said)
-		}
-	}
-	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "compaction_update") || !slices.Contains(kinds, "tool_call") {
-		t.Errorf("the replay's kinds %v", kinds)
-	}
-	if !strings.Contains(sdkclient.JSON(r.Listed), lib) {
-		t.Errorf("listed %s", sdkclient.JSON(r.Listed))
-	}
+	sdkclient.Check(t, r, sdkclient.Want{Said: []string{`"name":"exec_command"`, `"sessionUpdate":"compaction_update"`},
+		Replayed: []string{"compaction_update", "tool_call"}, Listed: lib})
 	if !strings.Contains(sdkclient.JSON(w.srv.Requests()), "Speak like a pirate, sdk.") {
 		t.Errorf("the model was not sent the system prompt")
 	}

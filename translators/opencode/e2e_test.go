@@ -662,15 +662,7 @@ func TestE2E_sdkUnstableClient(t *testing.T) {
 	lib := t.TempDir()
 	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: sharedWorkspace(t), Dirs: []string{lib}, Mode: "append", SystemPrompt: "Speak like a pirate, sdk.",
 		Prompts: []string{"run: echo sdk-unstable", "hello sdk"}})
-	if said := sdkclient.JSON(r.Updates); !strings.Contains(said, `"name":"bash"`) || r.Asks == 0 {
-		t.Errorf("%d asks; the turns sent no bash tool call:\n%s", r.Asks, said)
-	}
-	if kinds := sdkclient.Kinds(r.Replay); !slices.Contains(kinds, "tool_call") || !slices.Contains(kinds, "agent_message_chunk") {
-		t.Errorf("the replay's kinds %v", kinds)
-	}
-	if !strings.Contains(sdkclient.JSON(r.Listed), lib) {
-		t.Errorf("listed %s", sdkclient.JSON(r.Listed))
-	}
+	sdkclient.Check(t, r, sdkclient.Want{Said: []string{`"name":"bash"`}, Replayed: []string{"tool_call", "agent_message_chunk"}, Listed: lib, Asked: true})
 	if !strings.Contains(sdkclient.JSON(w.srv.Requests()), "Speak like a pirate, sdk.") {
 		t.Errorf("the model was not sent the system prompt")
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +148,35 @@ func Text(us []map[string]any, kind string) string {
 		}
 	}
 	return b.String()
+}
+
+// Want is what a Result is to show.
+type Want struct {
+	Said     []string // each in the turns' updates, as JSON
+	Replayed []string // each a kind of the replay's updates
+	Listed   string   // in the session as session/list shows it (its directory, say)
+	Asked    bool     // a permission was asked
+}
+
+// Check fails the test for each thing w wants that r lacks.
+func Check(t *testing.T, r Result, w Want) {
+	t.Helper()
+	said := JSON(r.Updates)
+	for _, s := range w.Said {
+		if !strings.Contains(said, s) {
+			t.Errorf("the turns sent no %s:\n%s", s, said)
+		}
+	}
+	kinds := Kinds(r.Replay)
+	for _, k := range w.Replayed {
+		if !slices.Contains(kinds, k) {
+			t.Errorf("the replay's kinds %v lack %s", kinds, k)
+		}
+	}
+	if listed := JSON(r.Listed); !strings.Contains(listed, w.Listed) {
+		t.Errorf("session/list shows %s, want %s in it", listed, w.Listed)
+	}
+	if w.Asked && r.Asks == 0 {
+		t.Errorf("no permission was asked")
+	}
 }
