@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
 )
@@ -195,7 +196,7 @@ func (a *Accumulator) toolUpdate(u acp.SessionToolCallUpdate) []Entry {
 		t = &toolEntry{seq: a.seq(), call: acp.SessionUpdateToolCall{ToolCallId: u.ToolCallId}}
 		a.tools[id] = t
 	}
-	mergeTool(&t.call, u)
+	agent.FoldToolCall(&t.call, u)
 	return a.finishTool(id)
 }
 
@@ -212,32 +213,6 @@ func (a *Accumulator) finishTool(id string) []Entry {
 
 func terminal(s acp.ToolCallStatus) bool {
 	return s == acp.ToolCallStatusCompleted || s == acp.ToolCallStatusFailed
-}
-
-// mergeTool applies the fields an update sets; content and locations
-// replace the whole collection, as the protocol says.
-func mergeTool(c *acp.SessionUpdateToolCall, u acp.SessionToolCallUpdate) {
-	if u.Title != nil {
-		c.Title = *u.Title
-	}
-	if u.Kind != nil {
-		c.Kind = *u.Kind
-	}
-	if u.Status != nil {
-		c.Status = *u.Status
-	}
-	if u.Content != nil {
-		c.Content = u.Content
-	}
-	if u.Locations != nil {
-		c.Locations = u.Locations
-	}
-	if u.RawInput != nil {
-		c.RawInput = u.RawInput
-	}
-	if u.RawOutput != nil {
-		c.RawOutput = u.RawOutput
-	}
 }
 
 func (a *Accumulator) setPlan(p acp.SessionUpdatePlan) {

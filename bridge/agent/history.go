@@ -77,13 +77,13 @@ func historyLines(us []acp.SessionUpdate) []string {
 		case u.AgentMessageChunk != nil:
 			say("Agent", u.AgentMessageChunk.Content)
 		case u.ToolCall != nil:
-			c := u.ToolCall
-			it := &historyItem{tool: true, kind: string(c.Kind), status: string(c.Status), title: c.Title, out: firstText(c.Content)}
+			c := *u.ToolCall
+			it := &historyItem{tool: &c}
 			tools[c.ToolCallId], cur = it, nil
 			items = append(items, it)
 		case u.ToolCallUpdate != nil:
 			if it := tools[u.ToolCallUpdate.ToolCallId]; it != nil {
-				it.update(u.ToolCallUpdate)
+				FoldToolCall(it.tool, *u.ToolCallUpdate)
 			}
 		case u.Plan != nil:
 			plan = u.Plan
@@ -110,37 +110,22 @@ type historyItem struct {
 	role string
 	text strings.Builder
 
-	tool                     bool
-	kind, status, title, out string
-}
-
-func (it *historyItem) update(u *acp.SessionToolCallUpdate) {
-	if u.Kind != nil {
-		it.kind = string(*u.Kind)
-	}
-	if u.Status != nil {
-		it.status = string(*u.Status)
-	}
-	if u.Title != nil {
-		it.title = *u.Title
-	}
-	if t := firstText(u.Content); t != "" {
-		it.out = t
-	}
+	tool *acp.SessionUpdateToolCall // nil for a message
 }
 
 // line is the item in one line: "User: …", or "Tool (kind, status):
 // title — output".
 func (it *historyItem) line() string {
-	if !it.tool {
+	if it.tool == nil {
 		if t := strings.TrimSpace(it.text.String()); t != "" {
 			return it.role + ": " + t
 		}
 		return ""
 	}
-	line := fmt.Sprintf("Tool (%s, %s): %s", or(it.kind, "other"), or(it.status, "pending"), it.title)
-	if it.out != "" {
-		line += " — " + it.out
+	c := it.tool
+	line := fmt.Sprintf("Tool (%s, %s): %s", or(string(c.Kind), "other"), or(string(c.Status), "pending"), c.Title)
+	if out := firstText(c.Content); out != "" {
+		line += " — " + out
 	}
 	return line
 }

@@ -4,6 +4,7 @@ package acptest
 import (
 	"strings"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -37,7 +38,7 @@ func Conversation(us []acp.SessionUpdate) string {
 			tools[c.ToolCallId] = &c
 		case u.ToolCallUpdate != nil:
 			if c := tools[u.ToolCallUpdate.ToolCallId]; c != nil {
-				merge(c, u.ToolCallUpdate)
+				agent.FoldToolCall(c, *u.ToolCallUpdate)
 			}
 		case u.Plan != nil:
 			plan = u.Plan
@@ -60,18 +61,6 @@ func Conversation(us []acp.SessionUpdate) string {
 		}
 	}
 	return b.String()
-}
-
-func merge(c *acp.SessionUpdateToolCall, u *acp.SessionToolCallUpdate) {
-	if u.Status != nil {
-		c.Status = *u.Status
-	}
-	if u.Kind != nil {
-		c.Kind = *u.Kind
-	}
-	if u.Title != nil {
-		c.Title = *u.Title
-	}
 }
 
 // chunk writes one chunk, starting a new line when the role or the
