@@ -20,7 +20,7 @@ package main
 //   - --deny-all answers request_permission with the reject option; the
 //     turn still ends with end_turn, but acpx exits with code 5.
 //
-// Every helper here is prefixed with acpx: main_test.go shares the package.
+// Every helper here is prefixed with acpx: bench_test.go shares the package.
 
 import (
 	"bytes"

@@ -182,7 +182,7 @@ fi
 # The packages whose tests wait longest on real CLIs go first, and two
 # test binaries run at once: the real agents are CPU-bound (an OpenCode
 # instance takes seconds of CPU to start), so a third only slows the others.
-slow_first=(./translators/opencode ./internal/testkit/loadtest ./translators/claude ./translators/amp .)
+slow_first=(./translators/opencode ./internal/testkit/loadtest ./translators/claude ./translators/amp ./internal/cmd .)
 beside="the fuzzers, ${FUZZTIME:-10s} each, two at a time beside it"
 ((latest == 0)) || beside="the newest CLIs"
 step "go test -race ./... (real-CLI end-to-end tests included; $beside)"

@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"context"
@@ -75,22 +75,22 @@ func serveFlags(stderr io.Writer) (*pflag.FlagSet, *options, *serveOptions) {
 	return fs, o, so
 }
 
-// serveHTTP is acpbridge serve; it returns the exit code.
-func serveHTTP(args []string, stdout, stderr io.Writer) int {
-	fs, o, so := serveFlags(stderr)
+// serve is acpbridge serve; it returns the exit code.
+func (c *cli) serve(args []string) int {
+	fs, o, so := serveFlags(c.stderr)
 	if err := parse(fs, o, args); err != nil {
-		fmt.Fprintf(stderr, "acpbridge serve: %v\n", err)
+		fmt.Fprintf(c.stderr, "acpbridge serve: %v\n", err)
 		return 2
 	}
-	if helpOrVersion(fs, o, serveUsage, stdout) {
+	if c.helpOrVersion(fs, o, serveUsage) {
 		return 0
 	}
 	if o.login {
-		fmt.Fprintf(stderr, "acpbridge serve: --login runs in a terminal, without serve: acpbridge --agent %s --login\n", o.agent)
+		fmt.Fprintf(c.stderr, "acpbridge serve: --login runs in a terminal, without serve: acpbridge --agent %s --login\n", o.agent)
 		return 2
 	}
-	if err := serveSessions(o, so, stderr); err != nil {
-		fmt.Fprintf(stderr, "acpbridge serve: %v\n", err)
+	if err := c.serveSessions(o, so); err != nil {
+		fmt.Fprintf(c.stderr, "acpbridge serve: %v\n", err)
 		return 1
 	}
 	return 0
@@ -99,8 +99,8 @@ func serveHTTP(args []string, stdout, stderr io.Writer) int {
 // serveSessions serves one Manager's sessions over HTTP, every client
 // connection on one acp.Server, until SIGINT or SIGTERM; then it closes the
 // connections, cancels the turns and shuts the Manager down.
-func serveSessions(o *options, so *serveOptions, stderr io.Writer) error {
-	log, err := logger(o.logLevel, stderr)
+func (c *cli) serveSessions(o *options, so *serveOptions) error {
+	log, err := logger(o.logLevel, c.stderr)
 	if err != nil {
 		return err
 	}
@@ -117,9 +117,9 @@ func serveSessions(o *options, so *serveOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s := acp.NewServer(m, version, log) // no terminal logins: the clients are not at this machine's terminal
+	s := acp.NewServer(m, c.version, log) // no terminal logins: the clients are not at this machine's terminal
 	srv, err := serve.New(serve.Options{Listen: so.listen, Token: os.Getenv(tokenEnv), NoToken: so.noToken,
-		AllowHosts: so.allowHosts, AllowOrigins: so.allowOrigins, StateDir: dir, Logger: log, Stderr: stderr,
+		AllowHosts: so.allowHosts, AllowOrigins: so.allowOrigins, StateDir: dir, Logger: log, Stderr: c.stderr,
 		Connector: s.ServeConn, Agents: agentLister(all, cfg.Default)})
 	if err != nil {
 		return errors.Join(err, m.Shutdown())

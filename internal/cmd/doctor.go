@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"context"
@@ -12,16 +12,44 @@ import (
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/translators/codex"
+	"github.com/spf13/pflag"
 )
 
 // DoctorCommand is the subcommand that says which agents this machine can
 // run: `acpbridge doctor [--agent NAME] [--state-dir DIR] [--agents FILE]`.
 const DoctorCommand = "doctor"
 
-// doctor checks each agent (its executable and version, its credentials),
+// doctor is the doctor subcommand; it returns the exit status.
+func (c *cli) doctor(args []string) int {
+	fs, opts := flags(c.stderr)
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(c.stderr, "acpbridge doctor: %v\n", err)
+		return 2
+	}
+	if opts.help {
+		c.cmd.help(c.stdout)
+		fmt.Fprintln(c.stdout)
+		doctorFlags(fs, c.stdout)
+		return 0
+	}
+	return diagnose(opts, c.stdout)
+}
+
+// doctorFlags prints the flags doctor reads, of acpbridge's that it
+// accepts (fs).
+func doctorFlags(fs *pflag.FlagSet, w io.Writer) {
+	shown := pflag.NewFlagSet("doctor", pflag.ContinueOnError)
+	for _, name := range []string{"agent", "agents", "state-dir", "help"} {
+		shown.AddFlag(fs.Lookup(name))
+	}
+	shown.SetOutput(w)
+	shown.PrintDefaults()
+}
+
+// diagnose checks each agent (its executable and version, its credentials),
 // the state directory, and prints the editor snippet for this machine. It
 // returns 1 if the default agent can't run here.
-func doctor(o *options, stdout io.Writer) int {
+func diagnose(o *options, stdout io.Writer) int {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	named, err := downstreams(o, log)
 	if err != nil {

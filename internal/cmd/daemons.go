@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"fmt"
@@ -16,16 +16,16 @@ import (
 const DaemonsCommand = "daemons"
 
 // daemons is the daemons subcommand; it returns the exit status.
-func daemons(args []string, stdout, stderr io.Writer) int {
+func (c *cli) daemons(args []string) int {
 	root := daemon.Root(nil)
 	switch {
 	case len(args) == 0:
-		listDaemons(stdout, root)
+		listDaemons(c.stdout, root)
 		return 0
 	case len(args) == 1 && args[0] == "stop":
-		return stopDaemons(stdout, stderr, root)
+		return stopDaemons(c.stdout, c.stderr, root)
 	}
-	fmt.Fprintln(stderr, "usage: acpbridge daemons [stop]")
+	fmt.Fprintln(c.stderr, "usage: acpbridge daemons [stop]")
 	return 2
 }
 

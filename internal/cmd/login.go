@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"errors"
@@ -34,37 +34,37 @@ func offerLogins(s *acp.Server, o *options) {
 
 // login runs --agent's own login (`claude auth login`, `codex login` …)
 // on this terminal, then says whether its credentials can be seen now.
-func login(o *options, stdin io.Reader, stdout, stderr io.Writer) int {
+func (c *cli) login(o *options) int {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := loginBackend(o, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "acpbridge --login: %v\n", err)
+		fmt.Fprintf(c.stderr, "acpbridge --login: %v\n", err)
 		return 1
 	}
 	caps := b.Info().Caps
 	cmd, err := caps.LoginCmd()
 	if err != nil {
-		fmt.Fprintf(stderr, "acpbridge --login: %s: %v\n", o.agent, err)
+		fmt.Fprintf(c.stderr, "acpbridge --login: %s: %v\n", o.agent, err)
 		return 1
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	fmt.Fprintf(stderr, "acpbridge: running %s's own login: %s\n", b.Info().Title, cmd)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
+	fmt.Fprintf(c.stderr, "acpbridge: running %s's own login: %s\n", b.Info().Title, cmd)
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			fmt.Fprintf(stderr, "acpbridge --login: %s exited with %v\n", cmd.Path, exit)
+			fmt.Fprintf(c.stderr, "acpbridge --login: %s exited with %v\n", cmd.Path, exit)
 			return exit.ExitCode()
 		}
-		fmt.Fprintf(stderr, "acpbridge --login: %v\n", err)
+		fmt.Fprintf(c.stderr, "acpbridge --login: %v\n", err)
 		return 1
 	}
 	if caps.Login != nil {
 		l := caps.Login()
 		if !l.OK {
-			fmt.Fprintf(stderr, "acpbridge: the login ended, but %s still has no credentials acpbridge can see: %s\n", b.Info().Title, l.Detail)
+			fmt.Fprintf(c.stderr, "acpbridge: the login ended, but %s still has no credentials acpbridge can see: %s\n", b.Info().Title, l.Detail)
 			return 1
 		}
-		fmt.Fprintf(stderr, "acpbridge: %s is logged in (%s)\n", b.Info().Title, l.Detail)
+		fmt.Fprintf(c.stderr, "acpbridge: %s is logged in (%s)\n", b.Info().Title, l.Detail)
 	}
 	return 0
 }
