@@ -3,8 +3,10 @@
 // those acpbridge runs itself as (its agents' supervisor, the daemons of
 // --shared, Amp's permission hook).
 //
-// One table, commands, lists them all, a file each: Main dispatches from
-// it, and acpbridge --help lists the visible ones. The module's root
+// One table, commands, lists them all: Main dispatches from it, and
+// acpbridge --help lists the ones not hidden. Each has a file of its own
+// (bridge.go for the bridge, serve.go, doctor.go, daemons.go), but for
+// the hidden ones, which are a line each (reexec.go). The module's root
 // package, main, only calls Main, so that go install …@latest builds
 // acpbridge.
 package cmd
