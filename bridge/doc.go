@@ -7,7 +7,7 @@
 // an Accumulator, to the store that session/load replays).
 //
 // It speaks ACP's data types (github.com/coder/acp-go-sdk) but no
-// JSON-RPC: an edge (the ACP edge, package acp) calls a Manager and hands
+// JSON-RPC: an edge (the ACP edge, package acp/edge) calls a Manager and hands
 // it a Client to send through. Agents plug in behind the contract of
 // package agent, one package each under translators/; the engine knows no
 // agent's wire format.

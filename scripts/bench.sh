@@ -13,6 +13,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 {
-	go test -run '^$' -bench . -benchtime "${BENCHTIME:-20x}" -benchmem . ./acp
+	go test -run '^$' -bench . -benchtime "${BENCHTIME:-20x}" -benchmem . ./acp/edge
 	go test -run '^$' -bench . -benchtime 1s -benchmem ./persist
 } | grep -E '^(Benchmark|ok|FAIL)'

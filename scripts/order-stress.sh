@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 sessions=${SESSIONS:-10} pairs=${PAIRS:-15} rounds=${ROUNDS:-20}
 status=0
 ACPBRIDGE_ORDER_STRESS="$sessions,$pairs,$rounds" go test -race -count=1 -timeout 30m \
-	-run '^TestOrder_stress$' -v ./acp | grep -E 'pairs|^(ok|FAIL|---)' || status=1
+	-run '^TestOrder_stress$' -v ./acp/edge | grep -E 'pairs|^(ok|FAIL|---)' || status=1
 mkdir -p bin
 go build -race -o bin/acpbridge-race .
 go run ./scripts/orderstress -bin bin/acpbridge-race \

@@ -151,7 +151,7 @@ export TMPDIR=$tests_tmp
 fuzzing=""
 trap '[[ -z $fuzzing ]] || kill "$fuzzing" 2>/dev/null; rm -rf "$fuzzout" "$tests_tmp"' EXIT
 fuzzers=()
-((latest == 1)) || fuzzers=("./persist FuzzParseTranscript" "./acp FuzzGuard" \
+((latest == 1)) || fuzzers=("./persist FuzzParseTranscript" "./acp/edge FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
 	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite" \
 	"./serve/internal/core FuzzParse" "./serve FuzzWebMessages" "./persist FuzzValidID")

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
@@ -34,7 +34,7 @@ func webLogger() *slog.Logger {
 
 // webBridge is a bridge running the mock agent, its transcripts in dir,
 // served to in-process connections as acpbridge serve serves them
-// (acp.Server.ServeConn).
+// (edge.Server.ServeConn).
 type webBridge struct {
 	connect core.Connector
 	dir     string
@@ -59,7 +59,7 @@ func startWebBridgeIn(t testing.TB, dir string) *webBridge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wb := &webBridge{connect: acp.NewServer(m, "test", webLogger()).ServeConn, dir: dir, m: m}
+	wb := &webBridge{connect: edge.NewServer(m, "test", webLogger()).ServeConn, dir: dir, m: m}
 	t.Cleanup(func() { wb.stop(t) })
 	return wb
 }

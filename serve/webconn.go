@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -134,7 +134,7 @@ func (p *peer) connect(agent string) *pconn {
 		}
 		c.link = l
 		c.cs = sdk.NewClientSideConnection(client{p}, l.w, l.r)
-		c.cs.SetLogger(acp.QuietSDK(p.log))
+		c.cs.SetLogger(edge.QuietSDK(p.log))
 		p.tasks.Go(func() { // a client that has stopped reading must not block the agent side's writes
 			<-c.cs.Done()
 			l.r.Close()

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/proc"
@@ -133,7 +133,7 @@ func (c *cli) serveStdio(o *options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log.Debug("serving", "agent", o.agent, "persist", cfg.Persist, "state", stateDirOf(cfg))
-	s := acp.NewServer(m, c.version, log)
+	s := edge.NewServer(m, c.version, log)
 	offerLogins(s, o)
 	return s.Serve(ctx, c.stdin, c.stdout)
 }

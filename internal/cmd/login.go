@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/codex"
 )
@@ -21,7 +21,7 @@ func loginArgs(agent string) []string { return []string{"--agent", agent, "--log
 // offerLogins lets initialize offer every agent's login, unless the bridge
 // was started with an ACP agent's command after "--": arguments a client
 // adds would land in that command.
-func offerLogins(s *acp.Server, o *options) {
+func offerLogins(s *edge.Server, o *options) {
 	if len(o.command) > 0 {
 		return
 	}
@@ -29,7 +29,7 @@ func offerLogins(s *acp.Server, o *options) {
 	if err != nil {
 		return
 	}
-	s.SetLogin(acp.Login{Args: loginArgs, Self: append([]string{self}, os.Args[1:]...)})
+	s.SetLogin(edge.Login{Args: loginArgs, Self: append([]string{self}, os.Args[1:]...)})
 }
 
 // login runs --agent's own login (`claude auth login`, `codex login` …)

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/serve"
@@ -97,7 +97,7 @@ func (c *cli) serve(args []string) int {
 }
 
 // serveSessions serves one Manager's sessions over HTTP, every client
-// connection on one acp.Server, until SIGINT or SIGTERM; then it closes the
+// connection on one edge.Server, until SIGINT or SIGTERM; then it closes the
 // connections, cancels the turns and shuts the Manager down.
 func (c *cli) serveSessions(o *options, so *serveOptions) error {
 	log, err := logger(o.logLevel, c.stderr)
@@ -117,7 +117,7 @@ func (c *cli) serveSessions(o *options, so *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	s := acp.NewServer(m, c.version, log) // no terminal logins: the clients are not at this machine's terminal
+	s := edge.NewServer(m, c.version, log) // no terminal logins: the clients are not at this machine's terminal
 	srv, err := serve.New(serve.Options{Listen: so.listen, Token: os.Getenv(tokenEnv), NoToken: so.noToken,
 		AllowHosts: so.allowHosts, AllowOrigins: so.allowOrigins, StateDir: dir, Logger: log, Stderr: c.stderr,
 		Connector: s.ServeConn, Agents: agentLister(all, cfg.Default)})

@@ -15,7 +15,7 @@
 // The harnesses the backends' tests share:
 //
 //	editor         the one editor harness: an ACP client over in-memory pipes to a
-//	               bridge's server (the acp package's tests serve it theirs)
+//	               bridge's server (the edge package's tests serve it theirs)
 //	editortest     a bridge running backends behind the editor harness, and the
 //	               end-to-end checks every agent must pass, run per agent (CheckCancelMidTurn,
 //	               CheckCommandAsk, CheckOwnFork, CheckSharedServer, …)

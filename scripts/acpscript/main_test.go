@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/mock"
@@ -338,7 +338,7 @@ func TestConversation(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		acp.NewServer(m, "test", slog.New(slog.NewTextHandler(io.Discard, nil))).Serve(context.Background(), inR, outW)
+		edge.NewServer(m, "test", slog.New(slog.NewTextHandler(io.Discard, nil))).Serve(context.Background(), inR, outW)
 		outW.Close()
 	}()
 	var out bytes.Buffer

@@ -1,6 +1,6 @@
 // Package editor is an ACP client connected over in-memory pipes to a
 // bridge, the way an editor drives one: the one editor harness of the
-// tests (editortest starts a bridge behind it; the acp package's own tests
+// tests (editortest starts a bridge behind it; the edge package's own tests
 // serve it their server).
 package editor
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 
-	acpedge "github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/testkit/editor"
 	"github.com/acpbridge/acpbridge/persist"
@@ -66,7 +66,7 @@ func startEditor(t testing.TB, bs []agent.Backend, state string, mode bridge.Per
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := editor.Connect(t, acpedge.NewServer(m, "test", log).Serve)
+	e := editor.Connect(t, edge.NewServer(m, "test", log).Serve)
 	e.Initialize(caps)
 	return e
 }

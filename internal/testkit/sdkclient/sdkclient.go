@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	acpedge "github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
@@ -116,7 +116,7 @@ func Run(t *testing.T, b agent.Backend, p Plan) Result {
 		t.Fatal(err)
 	}
 	served := make(chan error, 1)
-	go func() { served <- acpedge.NewServer(m, "test", log).Serve(ctx, toBridge, fromBridge) }()
+	go func() { served <- edge.NewServer(m, "test", log).Serve(ctx, toBridge, fromBridge) }()
 	err = cmd.Wait()
 	<-served // the client's stdout ended with it
 	toBridge.Close()

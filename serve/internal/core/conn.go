@@ -9,14 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 )
 
 // Connector serves one ACP client connection: it reads the client's
 // JSON-RPC messages from r (one per line) and writes the agent side's to w
 // (one per line) until r ends or ctx is done. agent names the agent that
 // the connection's new sessions run ("" for the bridge's default). The
-// binary's is acp.Server.ServeConn; it shares one bridge.Manager between
+// binary's is edge.Server.ServeConn; it shares one bridge.Manager between
 // every connection, and when a connection ends its sessions go on
 // unattached (turns run to their end and are recorded; open permission
 // asks end cancelled) until another connection loads or resumes them.
@@ -48,7 +48,7 @@ var (
 // MaxMessage, which is the stdio edge's line limit.
 type Limits struct {
 	// MaxMessage is the longest message a client may send (a POST's body,
-	// a WebSocket frame). Default acp.MaxLine.
+	// a WebSocket frame). Default edge.MaxLine.
 	MaxMessage int
 	// MaxBuffered is how many bytes of output a connection holds for its
 	// client; past it the connection is closed (ErrOverflow), so that the
@@ -78,7 +78,7 @@ const (
 )
 
 func (l Limits) withDefaults() Limits {
-	l.MaxMessage = OrDefault(l.MaxMessage, acp.MaxLine)
+	l.MaxMessage = OrDefault(l.MaxMessage, edge.MaxLine)
 	l.MaxBuffered = OrDefault(l.MaxBuffered, DefaultMaxBuffered)
 	l.MaxStall = OrDefault(l.MaxStall, DefaultMaxStall)
 	l.MaxSessionStreams = OrDefault(l.MaxSessionStreams, DefaultMaxSessionStreams)

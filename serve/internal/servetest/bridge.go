@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/acp"
+	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
@@ -12,7 +12,7 @@ import (
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
 
-// BridgeConnector is the binary's Connector: acp.Server.ServeConn on one
+// BridgeConnector is the binary's Connector: edge.Server.ServeConn on one
 // Manager of the mock agent, persisting into a temporary directory.
 func BridgeConnector(t *testing.T) core.Connector {
 	t.Helper()
@@ -36,5 +36,5 @@ func BridgeConnectorOn(t *testing.T, b agent.Backend) core.Connector {
 			t.Error(err)
 		}
 	})
-	return acp.NewServer(m, "test", Logger()).ServeConn
+	return edge.NewServer(m, "test", Logger()).ServeConn
 }
