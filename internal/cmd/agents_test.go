@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // writeAgents writes an agents file naming "inner": this test binary as
@@ -27,39 +27,39 @@ func writeAgents(t *testing.T) string {
 // --agent, as the agent option's value, in session/list.
 func TestRun_namedACPAgent(t *testing.T) {
 	p := startProc(t, "--agents", writeAgents(t), "--agent", "inner", "--state-dir", t.TempDir())
-	init, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	init, err := p.cs.Initialize(ctx(t), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !init.AgentCapabilities.LoadSession || init.AgentCapabilities.SessionCapabilities.List == nil {
 		t.Errorf("capabilities %+v", init.AgentCapabilities)
 	}
-	s1, err := p.cs.NewSession(ctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	s1, err := p.cs.NewSession(ctx(t), acp.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acp.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.cs.Prompt(ctx(t), sdk.PromptRequest{SessionId: s1.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hello through two bridges")}}); err != nil {
+	if _, err := p.cs.Prompt(ctx(t), acp.PromptRequest{SessionId: s1.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hello through two bridges")}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := text(p.client.take()); !strings.Contains(got, "hello through two bridges") {
 		t.Errorf("the inner agent's answer did not come through: %q", got)
 	}
-	s2, err := p.cs.NewSession(ctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	s2, err := p.cs.NewSession(ctx(t), acp.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acp.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.cs.SetSessionConfigOption(ctx(t), sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+	if _, err := p.cs.SetSessionConfigOption(ctx(t), acp.SetSessionConfigOptionRequest{ValueId: &acp.SetSessionConfigOptionValueId{
 		SessionId: s2.SessionId, ConfigId: "agent", Value: "mock"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.cs.Prompt(ctx(t), sdk.PromptRequest{SessionId: s2.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hello mock")}}); err != nil {
+	if _, err := p.cs.Prompt(ctx(t), acp.PromptRequest{SessionId: s2.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hello mock")}}); err != nil {
 		t.Fatal(err)
 	}
-	list, err := p.cs.ListSessions(ctx(t), sdk.ListSessionsRequest{})
+	list, err := p.cs.ListSessions(ctx(t), acp.ListSessionsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	agents := map[sdk.SessionId]any{}
+	agents := map[acp.SessionId]any{}
 	for _, s := range list.Sessions {
 		agents[s.SessionId] = s.Meta["acpbridge"].(map[string]any)["agent"]
 	}
@@ -68,7 +68,7 @@ func TestRun_namedACPAgent(t *testing.T) {
 	}
 }
 
-func text(us []sdk.SessionUpdate) string {
+func text(us []acp.SessionUpdate) string {
 	var b strings.Builder
 	for _, u := range us {
 		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {

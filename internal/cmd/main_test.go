@@ -22,7 +22,7 @@ import (
 	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/persist"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // TestMain lets the test binary stand in for acpbridge itself, so that
@@ -47,7 +47,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // bridgeProc is a bridge process with an SDK client on its pipes.
 type bridgeProc struct {
 	cmd    *exec.Cmd
-	cs     *sdk.ClientSideConnection
+	cs     *acp.ClientSideConnection
 	client *recorder
 	stderr *syncbuf.Buffer // written by the process's copier while it runs
 	stdin  io.WriteCloser
@@ -80,7 +80,7 @@ func startProcIn(t *testing.T, dir string, env []string, args ...string) *bridge
 		t.Fatal(err)
 	}
 	p.stdout = stdout
-	p.cs = sdk.NewClientSideConnection(p.client, p.stdin, stdout)
+	p.cs = acp.NewClientSideConnection(p.client, p.stdin, stdout)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return p
 }
@@ -94,10 +94,10 @@ func ctx(t *testing.T) context.Context {
 // recorder is an ACP client that allows every permission ask, or with
 // hold never answers one.
 type recorder struct {
-	sdk.Client
+	acp.Client
 	hold    bool
 	mu      sync.Mutex
-	updates []sdk.SessionUpdate
+	updates []acp.SessionUpdate
 	asks    int // permission asks so far
 }
 
@@ -108,30 +108,30 @@ func (r *recorder) asked() int {
 	return r.asks
 }
 
-func (r *recorder) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+func (r *recorder) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.updates = append(r.updates, n.Update)
 	return nil
 }
 
-func (r *recorder) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (r *recorder) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	r.mu.Lock()
 	r.asks++
 	r.mu.Unlock()
 	if r.hold {
 		<-ctx.Done()
-		return sdk.RequestPermissionResponse{}, ctx.Err()
+		return acp.RequestPermissionResponse{}, ctx.Err()
 	}
 	for _, o := range req.Options { // a real agent's own option ids
-		if o.Kind == sdk.PermissionOptionKindAllowOnce {
-			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+		if o.Kind == acp.PermissionOptionKindAllowOnce {
+			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 		}
 	}
-	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected("allow")}, nil
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected("allow")}, nil
 }
 
-func (r *recorder) take() []sdk.SessionUpdate {
+func (r *recorder) take() []acp.SessionUpdate {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	us := r.updates
@@ -145,15 +145,15 @@ func TestBridge_sessionSurvivesKill(t *testing.T) {
 	state := t.TempDir()
 	p := startProc(t, "--agent", "mock", "--state-dir", state)
 	c := ctx(t)
-	if _, err := p.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := p.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.cs.NewSession(c, sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
+	s, err := p.cs.NewSession(c, acp.NewSessionRequest{Cwd: "/work", McpServers: []acp.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := []sdk.SessionUpdate{sdk.UpdateUserMessageText("demo")}
-	if _, err := p.cs.Prompt(c, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("demo")}}); err != nil {
+	live := []acp.SessionUpdate{acp.UpdateUserMessageText("demo")}
+	if _, err := p.cs.Prompt(c, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("demo")}}); err != nil {
 		t.Fatal(err)
 	}
 	live = append(live, p.client.take()...)
@@ -161,17 +161,17 @@ func TestBridge_sessionSurvivesKill(t *testing.T) {
 	p.cmd.Wait()
 
 	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
-	if _, err := p2.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := p2.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p2.cs.LoadSession(c, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := p2.cs.LoadSession(c, acp.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
 	}
 	want, got := acptest.Conversation(live), acptest.Conversation(p2.client.take())
 	if got != want || !strings.Contains(got, "You said: demo") {
 		t.Errorf("replay after SIGKILL:\n%s\nwant (live):\n%s", got, want)
 	}
-	list, err := p2.cs.ListSessions(c, sdk.ListSessionsRequest{})
+	list, err := p2.cs.ListSessions(c, acp.ListSessionsRequest{})
 	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "demo" {
 		t.Errorf("list after restart: %+v, %v", list, err)
 	}
@@ -185,14 +185,14 @@ func TestBridge_turnKilledMidwayIsKept(t *testing.T) {
 	p := startProc(t, "--agent", "mock", "--state-dir", state)
 	p.client.hold = true
 	c := ctx(t)
-	if _, err := p.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := p.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.cs.NewSession(c, sdk.NewSessionRequest{Cwd: "/work", McpServers: []sdk.McpServer{}})
+	s, err := p.cs.NewSession(c, acp.NewSessionRequest{Cwd: "/work", McpServers: []acp.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go p.cs.Prompt(c, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("think plan read edit")}})
+	go p.cs.Prompt(c, acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("think plan read edit")}})
 	file := filepath.Join(state, "sessions", string(s.SessionId)+".jsonl")
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if b, _ := os.ReadFile(file); bytes.Contains(b, []byte(`"draft":`)) {
@@ -207,10 +207,10 @@ func TestBridge_turnKilledMidwayIsKept(t *testing.T) {
 	p.cmd.Wait()
 
 	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
-	if _, err := p2.cs.Initialize(c, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+	if _, err := p2.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p2.cs.LoadSession(c, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := p2.cs.LoadSession(c, acp.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
 	}
 	var kinds []string
@@ -300,10 +300,10 @@ func TestStateDir_resolution(t *testing.T) {
 func TestRun_closedStdoutIsNoSIGPIPE(t *testing.T) {
 	state := t.TempDir()
 	p := startProc(t, "--state-dir", state)
-	if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := p.cs.Initialize(ctx(t), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.cs.NewSession(ctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	s, err := p.cs.NewSession(ctx(t), acp.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acp.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,10 +348,10 @@ func TestRun_sigkillLeavesNothingBehind(t *testing.T) {
 	inner := t.TempDir()
 	script := "(setsid sleep " + marker + " >/dev/null 2>&1 &); exec " + os.Args[0] + " --agent mock --state-dir " + inner
 	p := startProc(t, "--agent", "acp", "--state-dir", t.TempDir(), "--", "sh", "-c", script)
-	if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := p.cs.Initialize(ctx(t), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.cs.NewSession(ctx(t), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := p.cs.NewSession(ctx(t), acp.NewSessionRequest{Cwd: t.TempDir(), McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
 	}
 	left := func() []string {
@@ -411,16 +411,16 @@ func BenchmarkImagePromptRSS(b *testing.B) {
 	var worst float64
 	for b.Loop() {
 		p := startProc(&testing.T{}, "--state-dir", b.TempDir())
-		if _, err := p.cs.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		if _, err := p.cs.Initialize(context.Background(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
 			b.Fatal(err)
 		}
-		s, err := p.cs.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: b.TempDir(), McpServers: []sdk.McpServer{}})
+		s, err := p.cs.NewSession(context.Background(), acp.NewSessionRequest{Cwd: b.TempDir(), McpServers: []acp.McpServer{}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		idle := procStatus(b, p.cmd.Process.Pid, "VmRSS")
-		if _, err := p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId,
-			Prompt: []sdk.ContentBlock{sdk.TextBlock("look"), sdk.ImageBlock(data, "image/png")}}); err != nil {
+		if _, err := p.cs.Prompt(context.Background(), acp.PromptRequest{SessionId: s.SessionId,
+			Prompt: []acp.ContentBlock{acp.TextBlock("look"), acp.ImageBlock(data, "image/png")}}); err != nil {
 			b.Fatal(err)
 		}
 		peak := procStatus(b, p.cmd.Process.Pid, "VmHWM")

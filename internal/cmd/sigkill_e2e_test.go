@@ -26,7 +26,7 @@ import (
 	"github.com/acpbridge/acpbridge/translators/claude"
 	"github.com/acpbridge/acpbridge/translators/codex"
 	"github.com/acpbridge/acpbridge/translators/opencode"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 	"github.com/coder/websocket"
 )
 
@@ -73,24 +73,24 @@ func TestRun_sigkillStopsTheSharedAgentsCommand(t *testing.T) {
 			env = append(env, daemon.RootEnv+"="+root)
 			cwd := t.TempDir() // the session's too: the spare warmed at initialize is of its kind
 			p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir(), "--log-level", "debug")
-			if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+			if _, err := p.cs.Initialize(ctx(t), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
 				t.Fatal(err)
 			}
 			long, cancel := context.WithTimeout(context.Background(), time.Minute) // a first opencode serve's start, on a loaded machine
 			defer cancel()
-			s, err := p.cs.NewSession(long, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+			s, err := p.cs.NewSession(long, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
 			if err != nil {
 				p.cmd.Process.Kill()
 				p.cmd.Wait()
 				t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
 			}
 			if a.mode != "" {
-				if _, err := p.cs.SetSessionMode(ctx(t), sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: sdk.SessionModeId(a.mode)}); err != nil {
+				if _, err := p.cs.SetSessionMode(ctx(t), acp.SetSessionModeRequest{SessionId: s.SessionId, ModeId: acp.SessionModeId(a.mode)}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			marker := strconv.Itoa(6000000 + os.Getpid()%1000000) // a sleep no one else runs
-			go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: sleep " + marker)}})
+			go p.cs.Prompt(context.Background(), acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("run: sleep " + marker)}})
 			running := func() []int { return pidsOf(processesStarting("sleep\x00" + marker)) }
 			t.Cleanup(func() {
 				for _, pid := range running() { // don't leave them to the next test
@@ -162,12 +162,12 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 				cwd := t.TempDir()
 				p := startProcIn(t, cwd, env, "--agent", a.name, "--state-dir", t.TempDir(), "--log-level", "debug")
 				p.client.hold = true
-				if _, err := p.cs.Initialize(ctx(t), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+				if _, err := p.cs.Initialize(ctx(t), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
 					t.Fatal(err)
 				}
 				long, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				s, err := p.cs.NewSession(long, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+				s, err := p.cs.NewSession(long, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
 				if err != nil {
 					t.Fatalf("session/new: %v; stderr: %s", err, p.stderr)
 				}
@@ -200,15 +200,15 @@ func TestRun_sigkillBeforePromptOrDuringAskLeavesNothing(t *testing.T) {
 // askOn sets mode (if any) and sends a prompt that runs command with a
 // number after it, which asks for permission in that mode, and waits
 // until it asks.
-func askOn(t *testing.T, p *bridgeProc, id sdk.SessionId, mode, command string) {
+func askOn(t *testing.T, p *bridgeProc, id acp.SessionId, mode, command string) {
 	t.Helper()
 	if mode != "" {
-		if _, err := p.cs.SetSessionMode(ctx(t), sdk.SetSessionModeRequest{SessionId: id, ModeId: sdk.SessionModeId(mode)}); err != nil {
+		if _, err := p.cs.SetSessionMode(ctx(t), acp.SetSessionModeRequest{SessionId: id, ModeId: acp.SessionModeId(mode)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	marker := strconv.Itoa(7000000 + os.Getpid()%1000000)
-	go p.cs.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("run: " + command + marker)}})
+	go p.cs.Prompt(context.Background(), acp.PromptRequest{SessionId: id, Prompt: []acp.ContentBlock{acp.TextBlock("run: " + command + marker)}})
 	waitFor(t, "the permission ask", func() bool { return p.client.asked() > 0 }, func() string { return "the bridge's log:\n" + p.stderr.String() })
 }
 
