@@ -111,10 +111,10 @@ func (s *Session) resetup(st Setup) error {
 	if slices.Equal(next.Directories, opts.Directories) && equalPrompt(next.SystemPrompt, opts.SystemPrompt) {
 		return nil
 	}
-	if err := takes(s.backend.Info(), next); err != nil {
-		return err
-	}
-	if old == nil {
+	if old == nil { // the agent takes them when it starts again; s.open checks them otherwise
+		if err := takes(s.backend.Info(), next); err != nil {
+			return err
+		}
 		s.mu.Lock()
 		s.opts.Directories, s.opts.SystemPrompt = next.Directories, next.SystemPrompt
 		s.header.Directories, s.header.SystemPrompt = next.Directories, recordPrompt(next.SystemPrompt)
