@@ -408,6 +408,14 @@ func (c *Connection) receive() {
 				c.inflight[idKey] = cancel
 				c.mu.Unlock()
 
+				// acpbridge patch: the request's handler runs once every
+				// notification received before it has been handled, so that
+				// a session/request_permission can't overtake the
+				// session/updates sent before it (the tool call it asks about).
+				c.notifyMu.Lock()
+				before := c.lastEnqueuedNotificationSeq
+				c.notifyMu.Unlock()
+
 				m := msg
 				go func(m *anyMessage, idKey string, reqCtx context.Context, cancel context.CancelCauseFunc) {
 					defer func() {
@@ -417,6 +425,10 @@ func (c *Connection) receive() {
 
 						cancel(nil)
 					}()
+					if err := c.waitNotificationsUpTo(reqCtx, before); err != nil {
+						c.answerUnhandled(m, err)
+						return
+					}
 					c.handleInbound(reqCtx, m)
 				}(&m, idKey, reqCtx, cancel)
 				continue
@@ -563,6 +575,13 @@ func (c *Connection) handleCancelRequest(msg *anyMessage) {
 	}
 
 	cancel(context.Canceled)
+}
+
+// answerUnhandled answers a request that ended before its handler ran
+// (acpbridge patch: see receive).
+func (c *Connection) answerUnhandled(req *anyMessage, err error) {
+	res := anyMessage{JSONRPC: "2.0", ID: req.ID, Error: toReqErr(err)}
+	_ = c.sendMessage(res)
 }
 
 func (c *Connection) handleInbound(ctx context.Context, req *anyMessage) {

@@ -873,6 +873,11 @@ func (t *fakeTurn) ask(typ, id string, kv ...any) map[string]any {
 	case ans := <-ch:
 		return ans
 	case <-t.stop:
+		select {
+		case ans := <-ch: // answered, then aborted: the answer came first (the bridge sends them in turn)
+			return ans
+		default:
+		}
 		t.f.mu.Lock()
 		delete(t.f.asks, id)
 		t.f.mu.Unlock()
