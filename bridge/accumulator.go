@@ -305,15 +305,7 @@ func (t *toolEntry) entry() Entry {
 }
 
 // add appends a block, joining consecutive text.
-func (m *message) add(b acp.ContentBlock) {
-	if n := len(m.blocks); n > 0 && b.Text != nil && m.blocks[n-1].Text != nil {
-		t := *m.blocks[n-1].Text
-		t.Text += b.Text.Text
-		m.blocks[n-1].Text = &t
-		return
-	}
-	m.blocks = append(m.blocks, b)
-}
+func (m *message) add(b acp.ContentBlock) { m.blocks = agent.AppendBlock(m.blocks, b) }
 
 func (m *message) entries() []Entry {
 	es := make([]Entry, len(m.blocks))

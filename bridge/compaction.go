@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"slices"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/coder/acp-go-sdk"
@@ -39,19 +38,7 @@ func (a *Accumulator) compaction(u acp.SessionUpdate) []Entry {
 			e.c.Meta = nil
 		}
 	}
-	if c := u.CompactionUpdate; c != nil {
-		e.c.Status = c.Status
-		if c.Summary != nil {
-			e.c.Summary = slices.Clone(c.Summary) // chunks append to it
-		}
-		if c.Error != nil {
-			e.c.Error = c.Error
-		}
-	} else {
-		m := message{blocks: e.c.Summary}
-		m.add(u.CompactionSummaryChunk.Content)
-		e.c.Summary = m.blocks
-	}
+	agent.FoldCompaction(&e.c, u)
 	return done
 }
 

@@ -29,6 +29,10 @@ type aguiEvent struct {
 	Usage           []aguiUsage    `json:"usage,omitempty"`
 	Message         string         `json:"message,omitempty"`
 	Code            string         `json:"code,omitempty"`
+	Name            string         `json:"name,omitempty"`         // CUSTOM
+	Value           any            `json:"value,omitempty"`        // CUSTOM
+	ActivityType    string         `json:"activityType,omitempty"` // ACTIVITY_SNAPSHOT
+	Replace         *bool          `json:"replace,omitempty"`      // ACTIVITY_SNAPSHOT
 }
 
 // aguiOutcome is RUN_FINISHED's outcome: success, interrupt or cancelled.
@@ -64,12 +68,13 @@ type aguiUsage struct {
 
 // aguiMessage is an AG-UI message the bridge sends (MESSAGES_SNAPSHOT).
 type aguiMessage struct {
-	ID         string         `json:"id"`
-	Role       string         `json:"role"`
-	Content    any            `json:"content,omitempty"`
-	ToolCalls  []aguiToolCall `json:"toolCalls,omitempty"`
-	ToolCallID string         `json:"toolCallId,omitempty"`
-	Error      string         `json:"error,omitempty"`
+	ID           string         `json:"id"`
+	Role         string         `json:"role"`
+	Content      any            `json:"content,omitempty"`
+	ToolCalls    []aguiToolCall `json:"toolCalls,omitempty"`
+	ToolCallID   string         `json:"toolCallId,omitempty"`
+	Error        string         `json:"error,omitempty"`
+	ActivityType string         `json:"activityType,omitempty"` // role activity
 }
 
 // aguiToolCall is an assistant message's tool call.
@@ -96,7 +101,8 @@ type aguiSegment struct {
 // messages (one per ACP message id, or per run of chunks), thoughts
 // reasoning messages, tool calls tool calls named by their kind with their
 // raw input as arguments and their output (content, raw output) as a
-// result, the plan the state's "plan". It is not safe for concurrent use.
+// result, the plan the state's "plan", a notice a CUSTOM event and a
+// compaction an activity (webnotice.go). It is not safe for concurrent use.
 type aguiRun struct {
 	sessionID       string
 	seg             aguiSegment
@@ -106,11 +112,12 @@ type aguiRun struct {
 	started, ended  map[sdk.ToolCallId]bool // TOOL_CALL_START and _END sent, in this run
 	asked           map[sdk.ToolCallId]*ask
 	planSent        bool // a STATE_SNAPSHOT went out in this run
+	compactions     compactions
 	seq             int
 }
 
 func newAGUIRun(sessionID string) *aguiRun {
-	return &aguiRun{sessionID: sessionID, tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}}
+	return &aguiRun{sessionID: sessionID, tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}, compactions: compactions{}}
 }
 
 var _ translator = (*aguiRun)(nil)
@@ -136,8 +143,20 @@ func (t *aguiRun) update(u sdk.SessionUpdate) []any {
 		return t.toolCallUpdate(u.ToolCallUpdate)
 	case u.Plan != nil:
 		return append(t.closeMessages(), t.plan(u.Plan.Entries))
+	case u.Notice != nil:
+		return append(t.closeMessages(), aguiEvent{Type: "CUSTOM", Name: "notice", Value: noticeOf(u.Notice)})
+	}
+	if c, ok := t.compactions.fold(u); ok {
+		return append(t.closeMessages(), compactionActivity(c))
 	}
 	return nil
+}
+
+// compactionActivity is a compaction's state as an AG-UI activity: the
+// whole of it, replacing what the message had.
+func compactionActivity(c compactionData) aguiEvent {
+	replace := true
+	return aguiEvent{Type: "ACTIVITY_SNAPSHOT", MessageID: c.ID, ActivityType: "compaction", Content: c, Replace: &replace}
 }
 
 func (t *aguiRun) textChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {

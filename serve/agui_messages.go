@@ -104,8 +104,10 @@ func messagesSnapshot(history []sdk.SessionUpdate, last *aguiMessageIn, promptin
 
 // aguiReplay builds AG-UI messages from a replay.
 type aguiReplay struct {
-	msgs  []aguiMessage
-	tools map[sdk.ToolCallId]*aguiReplayTool
+	msgs        []aguiMessage
+	tools       map[sdk.ToolCallId]*aguiReplayTool
+	compactions compactions
+	activity    map[string]int // a compaction's activity message, by its id
 }
 
 // aguiReplayTool is a tool call of the replay: where its call is, and
@@ -117,10 +119,15 @@ type aguiReplayTool struct {
 
 // replayAGUIMessages turns a session/load replay into AG-UI messages:
 // user messages, assistant messages with their tool calls, a tool message
-// per finished call, and reasoning messages.
+// per finished call, reasoning messages, and an activity message per
+// compaction.
 func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
-	r := &aguiReplay{msgs: []aguiMessage{}, tools: map[sdk.ToolCallId]*aguiReplayTool{}}
+	r := &aguiReplay{msgs: []aguiMessage{}, tools: map[sdk.ToolCallId]*aguiReplayTool{}, compactions: compactions{}, activity: map[string]int{}}
 	for _, u := range us {
+		if c, ok := r.compactions.fold(u); ok {
+			r.compaction(c)
+			continue
+		}
 		switch {
 		case u.UserMessageChunk != nil:
 			r.say("user", u.UserMessageChunk.Content)
@@ -135,6 +142,17 @@ func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
 		}
 	}
 	return r.msgs
+}
+
+// compaction adds a compaction's activity message, or brings it up to
+// date.
+func (r *aguiReplay) compaction(c compactionData) {
+	if i, ok := r.activity[c.ID]; ok {
+		r.msgs[i].Content = c
+		return
+	}
+	r.activity[c.ID] = len(r.msgs)
+	r.msgs = append(r.msgs, aguiMessage{ID: c.ID, Role: "activity", ActivityType: "compaction", Content: c})
 }
 
 // say adds a content block to the last message if it has role (text

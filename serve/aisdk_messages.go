@@ -102,15 +102,21 @@ func (f *uiFolder) add(c uiChunk) {
 		f.parts = append(f.parts, map[string]any{"type": "file", "mediaType": c.MediaType, "url": c.URL})
 	case "source-url":
 		f.parts = append(f.parts, map[string]any{"type": "source-url", "sourceId": c.SourceID, "url": c.URL, "title": c.Title})
-	case "data-plan":
-		f.data(c)
 	default:
+		if strings.HasPrefix(c.Type, "data-") {
+			f.data(c)
+			return
+		}
 		f.tool(c)
 	}
 }
 
 // data adds a data part, or replaces the one with the same id.
 func (f *uiFolder) data(c uiChunk) {
+	if c.ID == "" {
+		f.parts = append(f.parts, map[string]any{"type": c.Type, "data": c.Data})
+		return
+	}
 	for _, p := range f.parts {
 		if p["type"] == c.Type && p["id"] == c.ID {
 			p["data"] = c.Data

@@ -47,7 +47,9 @@ const sseDone = rawData("[DONE]")
 // kind, with title and kind kept, their raw input as input, and their
 // content (text, diffs, terminals), raw output and locations as output; a
 // permission ask is a tool approval request; the plan is one data-plan
-// part, replaced as it changes. It is not safe for concurrent use.
+// part, replaced as it changes; a notice is a data-notice part, a
+// compaction a data-compaction part replaced as it changes (webnotice.go).
+// It is not safe for concurrent use.
 type uiStream struct {
 	sessionID string
 	messageID string
@@ -56,12 +58,13 @@ type uiStream struct {
 	tools           map[sdk.ToolCallId]*uiTool
 	order           []sdk.ToolCallId        // the tool calls, as they started
 	asked           map[sdk.ToolCallId]*ask // the tool calls' permission asks
-	seq             int                     // numbers the parts
+	compactions     compactions
+	seq             int // numbers the parts
 }
 
 func newUIStream(sessionID, messageID string) *uiStream {
 	return &uiStream{sessionID: sessionID, messageID: messageID,
-		tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}}
+		tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}, compactions: compactions{}}
 }
 
 var _ translator = (*uiStream)(nil)
@@ -91,6 +94,11 @@ func (t *uiStream) update(u sdk.SessionUpdate) []any {
 	case u.UsageUpdate != nil:
 		return []any{uiChunk{Type: "message-metadata", MessageMetadata: map[string]any{
 			"context": map[string]any{"used": u.UsageUpdate.Used, "size": u.UsageUpdate.Size}}}}
+	case u.Notice != nil:
+		return append(t.closeParts(), uiChunk{Type: "data-notice", Data: noticeOf(u.Notice)})
+	}
+	if c, ok := t.compactions.fold(u); ok {
+		return append(t.closeParts(), uiChunk{Type: "data-compaction", ID: c.ID, Data: c})
 	}
 	return nil
 }

@@ -13,7 +13,8 @@ import (
 // /v1 session lists) over a bridge running the mock: open it with its
 // token, prompt and see the answer stream, approve an edit and see its
 // diff and the plan, save a screenshot, reopen the session from the list,
-// cancel a turn and prompt again.
+// cancel a turn and prompt again; see a notice and a compaction, and the
+// compaction again in the reopened session.
 func TestPage_inChromium_realChat(t *testing.T) {
 	bin := pagetest.Chromium(t)
 	wb := startWebBridge(t)
@@ -26,6 +27,7 @@ func TestPage_inChromium_realChat(t *testing.T) {
 	if !ex.DiffWhileAsking {
 		t.Log("NOTE: the edit's diff did not show while it asked for approval (the stream's approval request carries no diff)")
 	}
+	pagetest.NoticeAndCompaction(t, b)
 	b.CheckClean(token)
 }
 

@@ -142,7 +142,7 @@ func (p *peer) connect(agent string) *pconn {
 		ctx, cancel := context.WithTimeout(p.ctx, initTimeout)
 		defer cancel()
 		_, err = c.cs.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
-			ClientInfo: &sdk.Implementation{Name: "acpbridge-web", Version: "1"}})
+			ClientInfo: &sdk.Implementation{Name: "acpbridge-web", Version: "1"}, ClientCapabilities: webCapabilities})
 		if err != nil {
 			c.err = fmt.Errorf("initializing the in-process ACP connection: %w", err)
 		}

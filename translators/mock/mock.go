@@ -14,6 +14,8 @@
 //	demo    think, read, edit and plan together
 //	setup   say where it works (cwd, additional directories) and the
 //	        system prompt it was given, with its mode
+//	notice  a warning notice (a retried model request)
+//	compact a context compaction with its summary
 //
 // The answer always echoes the prompt. The mock never touches the disk:
 // its read and edit are make-believe.
@@ -99,7 +101,7 @@ type session struct {
 
 	mu          sync.Mutex // protects the fields below
 	alwaysAllow bool       // the user chose "always allow" for edits
-	calls       int        // tool calls made, for their ids
+	calls       int        // tool calls and compactions made, for their ids
 	nonce       string     // makes this native session's tool call ids its own
 }
 
@@ -122,6 +124,14 @@ func (s *session) nextCallID() acp.ToolCallId {
 	defer s.mu.Unlock()
 	s.calls++
 	return acp.ToolCallId(fmt.Sprintf("mock_%s_%d", s.nonce, s.calls))
+}
+
+// nextCompactionID names a compaction as nextCallID a tool call.
+func (s *session) nextCompactionID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	return fmt.Sprintf("compaction_%s_%d", s.nonce, s.calls)
 }
 
 // nonce is a short random word: a reopened mock session numbers its tool

@@ -86,6 +86,41 @@ func TestMock_demoPlaysEveryKindInOrder(t *testing.T) {
 	}
 }
 
+// The notice comes first, then the compaction (its summary in chunks),
+// then the answer; a second compaction has an id of its own.
+func TestMock_noticeAndCompaction(t *testing.T) {
+	ev := nativetest.NewRecorder("")
+	n := open(t, agent.OpenOptions{Cwd: "/w"}, ev)
+	for range 2 {
+		if _, err := n.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("notice, compact")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := kinds(ev)
+	want := []string{"notice", "compaction_update:in_progress", "compaction_summary_chunk",
+		"compaction_update:completed", "agent_message_chunk", "usage_update"}
+	if diff := cmp.Diff(append(want, want...), got); diff != "" {
+		t.Errorf("two turns (-want +got):\n%s", diff)
+	}
+	us, _, _ := ev.Snapshot()
+	var ids []string
+	var summary string
+	for _, u := range us {
+		if c := u.CompactionUpdate; c != nil && c.Status == acp.CompactionStatusCompleted {
+			ids = append(ids, string(c.CompactionId))
+		}
+		if c := u.CompactionSummaryChunk; c != nil && len(ids) == 0 {
+			summary += c.Content.Text.Text
+		}
+	}
+	if len(ids) != 2 || ids[0] == ids[1] {
+		t.Errorf("compaction ids %v; want two, each its own", ids)
+	}
+	if summary != compactSummary {
+		t.Errorf("summary %q", summary)
+	}
+}
+
 func TestMock_editOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		answer string // "": cancelled

@@ -32,7 +32,36 @@ type turn struct {
 }
 
 func (t *turn) has(word string) bool {
-	return t.words[word] || (t.words["demo"] && word != "slow" && word != "fail" && word != "setup")
+	return t.words[word] || (t.words["demo"] && !notInDemo[word])
+}
+
+// notInDemo are the words "demo" does not take in.
+var notInDemo = map[string]bool{"slow": true, "fail": true, "setup": true, "notice": true, "compact": true}
+
+// Its compaction's summary, streamed in chunks.
+const compactSummary = "The user asked for a demonstration; the mock showed it."
+
+// compact compacts the context as agents do: in progress, its summary in
+// chunks, completed. A client that takes no compaction updates is told
+// in the agent's text, as Claude Code's compaction is.
+func (t *turn) compact() error {
+	id := t.s.nextCompactionID()
+	t.s.ev.Update(agentkit.Compaction(id, acp.CompactionStatusInProgress, "", ""))
+	for _, w := range strings.SplitAfter(compactSummary, " ") {
+		if err := t.pause(); err != nil {
+			return err
+		}
+		t.s.ev.Update(agentkit.SummaryChunk(id, w))
+	}
+	t.s.ev.Update(agentkit.Compaction(id, acp.CompactionStatusCompleted, "", "",
+		acp.UpdateAgentMessageText("*Context compacted: "+compactSummary+"*\n\n")))
+	return t.pause()
+}
+
+// notice warns, as an agent does of a retried model request.
+func (t *turn) notice() error {
+	t.s.ev.Update(agentkit.Notice(acp.NoticeSeverityWarning, "Mock model request retried (1/3)", "the mock's make-believe provider said 529; next try at once"))
+	return t.pause()
 }
 
 // play runs the steps in order; each returns early once ctx is cancelled.
@@ -42,6 +71,8 @@ func (t *turn) play(prompt []acp.ContentBlock) error {
 		run  func() error
 	}{
 		{"setup", t.setup},
+		{"notice", t.notice},
+		{"compact", t.compact},
 		{"think", t.think},
 		{"plan", func() error { return t.plan(0) }},
 		{"read", t.read},

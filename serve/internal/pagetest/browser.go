@@ -207,6 +207,13 @@ func (b *Browser) ForgetProblems(text string) {
 // it), else in t.ArtifactDir (kept with go test -artifacts -outputdir DIR).
 func (b *Browser) screenshot() string {
 	b.t.Helper()
+	return b.screenshotAs("")
+}
+
+// screenshotAs saves a screenshot named after the test and, if not "",
+// what it shows.
+func (b *Browser) screenshotAs(what string) string {
+	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, StepTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -220,7 +227,11 @@ func (b *Browser) screenshot() string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
 	}
-	path := filepath.Join(dir, strings.ReplaceAll(b.t.Name(), "/", "_")+".png")
+	name := strings.ReplaceAll(b.t.Name(), "/", "_")
+	if what != "" {
+		name += "-" + what
+	}
+	path := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}

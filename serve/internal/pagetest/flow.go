@@ -148,3 +148,33 @@ func failTurn(t *testing.T, b *Browser) {
 	b.Wait("the turn's error", `!document.querySelector('#error').hidden && document.querySelector('#error').textContent.includes('simulated agent failure')
 		&& document.querySelector('#status').dataset.status === 'error'`)
 }
+
+// promptNotice makes the mock send a notice and compact its context.
+const promptNotice = "notice, then compact"
+
+// NoticeAndCompaction prompts the mock for a notice and a compaction in a
+// new chat and checks that the page shows both, the compaction folded
+// with its summary; reopened from the list, the session shows the
+// compaction (history) and not the notice (which is not).
+func NoticeAndCompaction(t *testing.T, b *Browser) {
+	t.Helper()
+	b.Run("starting a new chat", ClickQuery(`#new-chat`))
+	b.Prompt(promptNotice)
+	WaitAnswer(b, promptNotice)
+	b.Wait("the notice", `document.querySelector('.notice.notice-warning')?.textContent.includes('retried')`)
+	b.Wait("the compaction, folded", `[...document.querySelectorAll('details.compaction')].some(d => !d.open && d.textContent.includes('Context compacted') && d.textContent.includes('demonstration'))`)
+	b.screenshotAs("notice-compaction")
+	id := EvalJS[string](b, `document.querySelector('#sessions li.current')?.dataset.id ?? ''`)
+	if id == "" {
+		b.Wait("the chat in the session list", `document.querySelector('#sessions li.current')`)
+		id = EvalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
+	}
+	b.Run("starting a new chat", ClickQuery(`#new-chat`))
+	b.Wait("an empty chat", `document.querySelectorAll('#messages .message').length === 0`)
+	b.Run("reopening the session", ClickQuery(`#sessions li[data-id="`+id+`"] button`))
+	WaitAnswer(b, promptNotice)
+	b.Wait("the reopened compaction", `document.querySelector('details.compaction')?.textContent.includes('Context compacted')`)
+	if n := EvalJS[int](b, `document.querySelectorAll('.notice').length`); n != 0 {
+		t.Errorf("the reopened session shows %d notices; notices are not history", n)
+	}
+}

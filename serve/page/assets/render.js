@@ -1,6 +1,7 @@
 // render.js draws UI messages (the AI SDK's UIMessage) as DOM: text,
 // thoughts folded, tool calls with their diffs, output and approval
-// buttons, and the plan. Every text goes in through textContent.
+// buttons, the plan, notices and compactions. Every text goes in through
+// textContent.
 
 import { diffLines } from './diff.js';
 import { isToolPart, toolName } from './stream.js';
@@ -81,9 +82,23 @@ export class Renderer {
     if (p.type === 'reasoning') return this.fold(key, 'reasoning', false, `Thought${p.state === 'streaming' ? '…' : ''}`, el('div', { class: 'text' }, p.text));
     if (isToolPart(p)) return this.tool(m, p, key);
     if (p.type === 'data-plan') return plan(p.data);
+    if (p.type === 'data-notice') return notice(p.data);
+    if (p.type === 'data-compaction') return this.compaction(p.data, key);
     if (p.type === 'file') return file(p);
     if (p.type === 'source-url') return el('div', { class: 'source' }, link(p.url, p.title || p.url));
     return null; // step-start, other data parts, custom: nothing to show
+  }
+
+  /** compaction draws a data-compaction part: its state, and its summary folded. */
+  compaction(data, key) {
+    const status = String(data?.status ?? 'in_progress');
+    const words = { in_progress: 'Compacting the context…', completed: 'Context compacted', failed: 'Compacting the context failed', cancelled: 'Compacting the context was cancelled' };
+    const head = words[status] ?? `Context compaction: ${status}`;
+    const body = [];
+    if (data?.error) body.push(el('div', { class: 'tool-error' }, String(data.error)));
+    if (data?.summary) body.push(el('div', { class: 'text' }, String(data.summary)));
+    if (body.length === 0) return el('div', { class: 'compaction', 'data-status': status }, head);
+    return this.fold(key, 'compaction', false, head, ...body);
   }
 
   /** fold is a <details> whose open state survives redraws once the user toggles it. */
@@ -211,6 +226,14 @@ function pretty(v) {
   } catch {
     return String(v);
   }
+}
+
+/** notice draws a data-notice part: an agent's notice (a retry, a limit), by its severity. */
+function notice(data) {
+  const severity = ['info', 'warning', 'error'].includes(data?.severity) ? data.severity : 'info';
+  return el('div', { class: `notice notice-${severity}`, role: severity === 'error' ? 'alert' : 'status', 'data-severity': severity },
+    el('span', { class: 'notice-title' }, String(data?.title ?? '')),
+    data?.description ? el('span', { class: 'muted' }, ' — ' + String(data.description)) : null);
 }
 
 const planMarks = { completed: '✓', in_progress: '▶', pending: '○' };

@@ -4,8 +4,9 @@
 // @ag-ui/core's EventSchema: a turn with thoughts, a tool call and a plan
 // (the state's plan); an edit whose permission ask interrupts the run,
 // resumed with an option the interrupt's responseSchema lists; one
-// resumed cancelled; a failing turn (RUN_ERROR); and the thread reopened
-// under its session id, which a MESSAGES_SNAPSHOT fills in.
+// resumed cancelled; a notice (CUSTOM) and a compaction (an activity); a
+// failing turn (RUN_ERROR); and the thread reopened under its session id,
+// which a MESSAGES_SNAPSHOT fills in.
 import { HttpAgent, verifyEvents } from "@ag-ui/client";
 import { EventSchema } from "@ag-ui/core/schemas";
 import { from, lastValueFrom, toArray } from "rxjs";
@@ -20,12 +21,13 @@ console.warn = (...args) => {
 };
 
 // runOnce runs the agent and checks the run's events.
-async function runOnce(agent, params = {}) {
+async function runOnce(agent, params = {}, subscriber = {}) {
   const events = [];
   let finished;
   let failed;
   try {
     await agent.runAgent(params, {
+      ...subscriber,
       onEvent: ({ event }) => {
         events.push(event);
       },
@@ -92,8 +94,21 @@ run(async () => {
   r = await runOnce(agent, { resume: [{ interruptId: intr.id, status: "cancelled" }] });
   check(r.finished?.outcome === "cancelled", "a cancelled resume cancels the turn", r.types);
 
+  // A notice (a CUSTOM event) and a compaction (an activity message, kept
+  // in the agent's messages).
+  agent.addMessage({ id: "u4", role: "user", content: "notice, then compact" });
+  let customs = [];
+  r = await runOnce(agent, {}, { onCustomEvent: ({ event }) => customs.push(event) });
+  const notice = r.events.find((e) => e.type === "CUSTOM" && e.name === "notice");
+  check(notice && notice.value.severity === "warning" && notice.value.title.includes("retried"), "the notice as a CUSTOM event", r.events);
+  check(customs.length === 1, "the notice through onCustomEvent", customs);
+  const activity = agent.messages.find((m) => m.role === "activity" && m.activityType === "compaction");
+  check(activity && activity.content.status === "completed" && activity.content.summary.includes("demonstration"),
+    "the compaction as an activity message, completed with its summary", agent.messages);
+  check(!last(agent, "assistant").content.includes("Context compacted"), "no compaction text", agent.messages);
+
   // A failing turn: RUN_ERROR.
-  agent.addMessage({ id: "u4", role: "user", content: "fail now" });
+  agent.addMessage({ id: "u5", role: "user", content: "fail now" });
   r = await runOnce(agent);
   const runError = r.events.find((e) => e.type === "RUN_ERROR");
   check(runError && runError.message.includes("simulated agent failure"), "RUN_ERROR says why", r.events);
@@ -103,10 +118,12 @@ run(async () => {
   r = await runOnce(reopened);
   check(r.types.includes("MESSAGES_SNAPSHOT") && r.finished?.outcome === "success", "a snapshot of the reopened thread", r.types);
   const users = reopened.messages.filter((m) => m.role === "user").map((m) => m.content);
-  check(users.join("|") === "Please think, plan and read the README.|Now edit mock.txt.|Edit it again.|fail now",
+  check(users.join("|") === "Please think, plan and read the README.|Now edit mock.txt.|Edit it again.|notice, then compact|fail now",
     "the reopened thread's user messages", reopened.messages);
+  check(reopened.messages.some((m) => m.role === "activity" && m.activityType === "compaction" && m.content.status === "completed"),
+    "the compaction in the snapshot", reopened.messages);
   check(reopened.messages.some((m) => m.role === "tool" && m.content.includes("diff")), "the edit's result in the snapshot", reopened.messages);
-  reopened.addMessage({ id: "u5", role: "user", content: "and once more" });
+  reopened.addMessage({ id: "u6", role: "user", content: "and once more" });
   r = await runOnce(reopened);
   check(r.finished?.outcome === "success" && last(reopened, "assistant").content.includes("You said: and once more"),
     "the reopened thread goes on", reopened.messages);

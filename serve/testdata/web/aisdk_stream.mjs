@@ -4,7 +4,8 @@
 // them into a message, and GET /v1/sessions/{id}/messages passes
 // validateUIMessages. It covers a turn with thoughts, a tool call and a
 // plan; an edit approved, and one denied, each continued in the next
-// request; a failing turn; the session list and the replayed messages.
+// request; a notice and a compaction; a failing turn; the session list and
+// the replayed messages.
 import {
   parseJsonEventStream,
   readUIMessageStream,
@@ -116,8 +117,20 @@ run(async () => {
   check(denied, "the denied edit is output-denied", message);
   messages[messages.length - 1] = message;
 
+  // A notice and a compaction: data parts, the compaction's replaced as it
+  // goes (its id), completed with its summary.
+  messages.push(user("u4", "notice, then compact"));
+  ({ message } = await read(await send(messages)));
+  const notice = message.parts.find((p) => p.type === "data-notice");
+  check(notice && notice.data.severity === "warning" && notice.data.title.includes("retried"), "the notice as a data-notice part", message);
+  const compactions = message.parts.filter((p) => p.type === "data-compaction");
+  check(compactions.length === 1 && compactions[0].data.status === "completed" && compactions[0].data.summary.includes("demonstration"),
+    "one data-compaction part, completed with its summary", message);
+  check(!textOf(message).includes("Context compacted"), "no compaction text for a client that takes the part", message);
+  messages.push(message);
+
   // A turn that fails: an error chunk, which terminates readUIMessageStream.
-  messages.push(user("u4", "fail please"));
+  messages.push(user("u5", "fail please"));
   let failed;
   try {
     await read(await send(messages));
@@ -131,7 +144,10 @@ run(async () => {
   check(list.sessions.some((s) => s.sessionId === sessionId), "the session in GET /v1/sessions", list);
   const replayed = await getJSON(`/v1/sessions/${sessionId}/messages`);
   await validateUIMessages({ messages: replayed });
-  check(replayed.filter((m) => m.role === "user").length === 4, "four user messages replayed", replayed);
+  check(replayed.filter((m) => m.role === "user").length === 5, "five user messages replayed", replayed);
+  check(replayed.some((m) => m.parts.some((p) => p.type === "data-compaction" && p.data.status === "completed" && p.data.summary)),
+    "the compaction replayed", replayed);
+  check(!replayed.some((m) => m.parts.some((p) => p.type === "data-notice")), "no notice replayed (notices are not history)", replayed);
   check(replayed.some((m) => m.parts.some((p) => p.type === "dynamic-tool" && p.output?.content?.some((c) => c.type === "diff"))),
     "the edit's diff replayed", replayed);
 });

@@ -1,0 +1,72 @@
+package serve
+
+import (
+	"strings"
+
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// Notices and compactions on the web edges. The web edge's connection
+// takes both (clientCapabilities.session.notices and .compaction), so the
+// bridge sends them as they are rather than as agent text; each web
+// protocol carries them as its own: the AI SDK stream as data-notice and
+// data-compaction parts, AG-UI as a CUSTOM "notice" event and an
+// ACTIVITY_SNAPSHOT of activity type "compaction". A notice is not
+// history (the bridge records none), a compaction is: it comes back in a
+// session's messages.
+
+// webCapabilities are what the web edge's connection takes.
+var webCapabilities = sdk.ClientCapabilities{Session: &sdk.ClientSessionCapabilities{
+	Notices: &sdk.NoticeCapabilities{}, Compaction: &sdk.CompactionCapabilities{}}}
+
+// noticeData is what a web client is told of a notice.
+type noticeData struct {
+	Severity    string `json:"severity"`
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+}
+
+func noticeOf(n *sdk.SessionUpdateNotice) noticeData {
+	return noticeData{Severity: string(n.Severity), Title: n.Title, Description: deref(n.Description)}
+}
+
+// compactionData is what a web client is told of a compaction: its
+// state so far, the whole of it each time.
+type compactionData struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Summary string `json:"summary,omitempty"` // its text blocks' text
+	Error   string `json:"error,omitempty"`
+}
+
+// compactions folds a turn's (or a replay's) compaction updates and
+// summary chunks, each into its compaction's state so far.
+type compactions map[sdk.CompactionId]*sdk.SessionCompactionUpdate
+
+// fold folds u, a compaction update or summary chunk, and returns its
+// compaction's state; ok is false for any other update.
+func (cs compactions) fold(u sdk.SessionUpdate) (d compactionData, ok bool) {
+	var id sdk.CompactionId
+	switch {
+	case u.CompactionUpdate != nil:
+		id = u.CompactionUpdate.CompactionId
+	case u.CompactionSummaryChunk != nil:
+		id = u.CompactionSummaryChunk.CompactionId
+	default:
+		return compactionData{}, false
+	}
+	c := cs[id]
+	if c == nil {
+		c = &sdk.SessionCompactionUpdate{CompactionId: id, Status: sdk.CompactionStatusInProgress}
+		cs[id] = c
+	}
+	agent.FoldCompaction(c, u)
+	var summary strings.Builder
+	for _, b := range c.Summary {
+		if b.Text != nil {
+			summary.WriteString(b.Text.Text)
+		}
+	}
+	return compactionData{ID: string(id), Status: string(c.Status), Summary: summary.String(), Error: deref(c.Error)}, true
+}
