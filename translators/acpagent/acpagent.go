@@ -77,10 +77,10 @@ func (b *Backend) Check() error {
 	return nil
 }
 
-// Info: the downstream's prompt and MCP capabilities once it has answered
-// initialize (a start under way is waited for, briefly); until then text,
-// images and embedded context, and the downstream refuses what it can't
-// take itself.
+// Info: the downstream's prompt, MCP and session capabilities once it has
+// answered initialize (a start under way, which SetClientCapabilities
+// begins, is waited for up to InfoWait); until then text, images and
+// embedded context, and the downstream refuses what it can't take itself.
 func (b *Backend) Info() agent.Info {
 	info := agent.Info{Name: b.spec.Name, Title: cmp.Or(b.spec.Title, b.spec.Name),
 		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
@@ -109,11 +109,17 @@ func (b *Backend) Info() agent.Info {
 }
 
 // SetClientCapabilities is what the editor offers; the downstream is told
-// it at its initialize.
+// it at its initialize, which starts now: the edge calls this before Info
+// when it answers the editor's initialize, and Info waits for the
+// downstream's answer, so that the bridge advertises what the downstream
+// takes (its prompt and MCP capabilities, directories, system prompt) from
+// the first initialize on. The downstream would be started right after
+// that initialize anyway (Warm), and the editor's session/new waits for it.
 func (b *Backend) SetClientCapabilities(caps acp.ClientCapabilities) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.caps = caps
+	b.mu.Unlock()
+	b.Warm("")
 }
 
 // Warm starts the downstream in the background.

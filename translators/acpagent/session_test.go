@@ -249,13 +249,15 @@ func TestOpen_missingCommand(t *testing.T) {
 	}
 }
 
-// An agent that takes additional directories and a system prompt is sent
-// them with session/new, once the bridge knows it takes them (from its
-// initialize answer, which a first session waits for).
+// An agent that takes additional directories and a system prompt: the
+// bridge's first initialize answer says so (it waits for the agent's), and
+// the agent is sent them with session/new.
 func TestProxy_directoriesAndSystemPrompt(t *testing.T) {
 	f := newFake(t, "FAKE_ACP_SETUP=1")
 	e := editortest.StartEditorOffering(t, f.backend(), t.TempDir(), bridge.PersistAuto, offers)
-	prompt(t, e, e.NewSession(t.TempDir()), "hello") // the agent has answered initialize
+	if sc := e.Init.AgentCapabilities.SessionCapabilities; sc.AdditionalDirectories == nil || sc.SystemPrompt == nil {
+		t.Errorf("the first initialize answer's session capabilities %+v lack the agent's directories and system prompt", sc)
+	}
 	lib := t.TempDir()
 	s, err := e.CS.NewSession(e.Ctx(), acp.NewSessionRequest{Cwd: t.TempDir(), AdditionalDirectories: []string{lib}, McpServers: []acp.McpServer{},
 		SystemPrompt: &acp.SystemPrompt{Mode: acp.SystemPromptModeAppend, Content: []acp.ContentBlock{acp.TextBlock("Answer tersely.")}}})

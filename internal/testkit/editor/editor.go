@@ -28,6 +28,7 @@ type Editor struct {
 	T      testing.TB
 	CS     *acp.ClientSideConnection
 	Client *Client
+	Init   acp.InitializeResponse // the bridge's answer to the last Initialize
 
 	stdin  io.WriteCloser
 	served chan error
@@ -82,6 +83,7 @@ func (e *Editor) Initialize(caps acp.ClientCapabilities) acp.InitializeResponse 
 	if err != nil {
 		e.T.Fatal(err)
 	}
+	e.Init = resp
 	return resp
 }
 
