@@ -305,6 +305,7 @@ function cancel() {
 /** newChat starts an empty chat with the picked agent. */
 function newChat() {
   if (chat.busy()) return;
+  showSessions(false);
   chat = new Chat();
   renderer.clear();
   draw();
@@ -314,6 +315,7 @@ function newChat() {
 /** reopen shows a session's transcript and picks up its running turn, if any. */
 async function reopen(s) {
   if (chat.busy()) return;
+  showSessions(false);
   try {
     const got = await getJSON(`/v1/sessions/${encodeURIComponent(s.id)}/messages`);
     const messages = Array.isArray(got) ? got : got.messages ?? [];
@@ -344,12 +346,18 @@ async function loadAgents() {
     return;
   }
   const remembered = sessionStorage.getItem(agentKey);
+  const missing = [];
   sel.replaceChildren(...agents.map((a) => {
     const id = a.id ?? a.name ?? String(a);
     const off = a.installed === false;
-    const label = `${a.title || id}${off ? ` (not installed${a.problem ? `: ${a.problem}` : ''})` : ''}`;
-    return el('option', { value: id, disabled: off, selected: id === remembered }, label);
+    const name = a.title || id;
+    if (off) missing.push(`${name}: ${a.problem || 'not installed'}`);
+    // The label stays short, so the picker fits any width; why an agent
+    // is missing is the option's tooltip and the picker's.
+    return el('option', { value: id, disabled: off, selected: id === remembered, title: off ? a.problem || 'not installed' : null },
+      off ? `${name} (not installed)` : name);
   }));
+  sel.title = ['The agent a new chat runs', ...(missing.length ? ['', 'Not installed:', ...missing] : [])].join('\n');
   if (sel.selectedOptions[0]?.disabled) {
     const first = [...sel.options].find((o) => !o.disabled);
     if (first) first.selected = true;
@@ -393,6 +401,16 @@ function sessionItem(s) {
       el('span', { class: 'session-meta muted' }, [s.agent, when && !isNaN(when) ? when.toLocaleString() : ''].filter(Boolean).join(' · '))));
 }
 
+/**
+ * showSessions opens or closes the sessions list where it is a drawer
+ * (a narrow window); on a wide one it is always shown.
+ */
+function showSessions(open) {
+  document.body.classList.toggle('sessions-open', open);
+  $('toggle-sessions').setAttribute('aria-expanded', String(open));
+  $('toggle-sessions').title = open ? 'Hide the sessions' : 'Show the sessions';
+}
+
 /** askToken shows the token dialog, saying why. */
 function askToken(why) {
   const d = $('login');
@@ -418,6 +436,10 @@ function wire() {
   $('cancel').addEventListener('click', cancel);
   $('new-chat').addEventListener('click', newChat);
   $('refresh-sessions').addEventListener('click', loadSessions);
+  $('toggle-sessions').addEventListener('click', () => showSessions(!document.body.classList.contains('sessions-open')));
+  document.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Escape') showSessions(false);
+  });
   $('agent').addEventListener('change', () => {
     sessionStorage.setItem(agentKey, $('agent').value);
     if (!chat.known && chat.messages.length === 0) chat.agent = '';
