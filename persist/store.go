@@ -140,8 +140,13 @@ type Entry struct {
 	// streamed so far, recorded so that a bridge killed mid-turn keeps it.
 	// A later draft of the same Seq, or a final entry (Draft 0), replaces
 	// it on replay.
-	Draft  int64           `json:"draft,omitempty"`
-	Update json.RawMessage `json:"update"`
+	Draft int64 `json:"draft,omitempty"`
+	// Session, when set, is the native id of the child session (a
+	// subagent) the entry belongs to: the agent's own id for it, unique
+	// within the session. A child's entries are kept with its parent's, in
+	// the parent's transcript, and the parent's replay sends them.
+	Session string          `json:"session,omitempty"`
+	Update  json.RawMessage `json:"update"`
 	// Parts, when set instead of Update, is the update in pieces, which
 	// Writer.Append writes one after the other: a large update written
 	// from where it is (an image prompt's data, which shares the prompt's

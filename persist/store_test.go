@@ -48,8 +48,12 @@ func TestStore_appendAndRead(t *testing.T) {
 		entry(1, acp.UpdateUserMessageText("hi")),
 		text(2, "hello"),
 		entry(3, acp.StartToolCall("t1", "Read x", acp.WithStartKind(acp.ToolKindRead), acp.WithStartStatus(acp.ToolCallStatusCompleted))),
+		entry(4, acp.StartToolCall("t2", "Read y", acp.WithStartKind(acp.ToolKindRead), acp.WithStartStatus(acp.ToolCallStatusCompleted))),
+		text(5, "a subagent's answer"),
 	}
 	want[2].Tool = "t1"
+	want[3].Tool, want[3].Session = "t2", "task-1" // a child's entries carry its native id
+	want[4].Session = "task-1"
 	if err := w.Append(want...); err != nil {
 		t.Fatal(err)
 	}

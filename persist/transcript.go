@@ -14,11 +14,12 @@ import (
 
 // line is one line of a transcript file: either a header or an entry.
 type line struct {
-	Header *Header          `json:"header,omitempty"`
-	Seq    int64            `json:"seq,omitempty"`
-	Tool   string           `json:"tool,omitempty"`
-	Draft  int64            `json:"draft,omitempty"`
-	Update *json.RawMessage `json:"update,omitempty"`
+	Header  *Header          `json:"header,omitempty"`
+	Seq     int64            `json:"seq,omitempty"`
+	Tool    string           `json:"tool,omitempty"`
+	Draft   int64            `json:"draft,omitempty"`
+	Session string           `json:"session,omitempty"`
+	Update  *json.RawMessage `json:"update,omitempty"`
 }
 
 // Transcript is a parsed transcript file.
@@ -82,7 +83,7 @@ func (t *Transcript) add(raw []byte, seen *bool) error {
 		if u := *l.Update; len(u) == 0 || u[0] != '{' {
 			return errors.New("update is not an object")
 		}
-		t.Entries = append(t.Entries, Entry{Seq: l.Seq, Tool: l.Tool, Draft: l.Draft, Update: *l.Update})
+		t.Entries = append(t.Entries, Entry{Seq: l.Seq, Tool: l.Tool, Draft: l.Draft, Session: l.Session, Update: *l.Update})
 	default:
 		return errors.New("line is neither header nor entry")
 	}
@@ -222,6 +223,10 @@ func appendHead(buf []byte, e Entry) []byte {
 	if e.Draft != 0 {
 		buf = strconv.AppendInt(append(buf, `"draft":`...), e.Draft, 10)
 		buf = append(buf, ',')
+	}
+	if e.Session != "" {
+		session, _ := json.Marshal(e.Session)
+		buf = append(append(append(buf, `"session":`...), session...), ',')
 	}
 	return append(buf, `"update":`...)
 }
