@@ -13,7 +13,10 @@ import (
 
 // Entry is a transcript entry as the Accumulator makes it, before encoding.
 type Entry struct {
-	Seq    int64
+	Seq int64
+	// Session is the native id of the child session the entry belongs to
+	// ("" for the session's own; see persist.Entry.Session).
+	Session string
 	Draft  int64 // the checkpoint it belongs to; 0 for a final entry
 	Update acp.SessionUpdate
 	// Raw, when set instead of Update, is an update of a kind ACP's types
@@ -27,7 +30,7 @@ type Entry struct {
 func Encode(es []Entry) ([]persist.Entry, error) {
 	out := make([]persist.Entry, len(es))
 	for i, e := range es {
-		out[i] = persist.Entry{Seq: e.Seq, Draft: e.Draft}
+		out[i] = persist.Entry{Seq: e.Seq, Draft: e.Draft, Session: e.Session}
 		if e.Raw != nil {
 			out[i].Update = e.Raw
 			continue
@@ -59,8 +62,9 @@ func Joined(e persist.Entry) persist.Entry {
 // tool call merged into its final state, and the latest plan of a turn.
 // It is not safe for concurrent use; the session serialises calls.
 type Accumulator struct {
-	nextSeq int64
+	nextSeq *int64 // shared with its children's (Child)
 	newID   func() string
+	session string // the child session whose entries it makes, "" for the session's own
 
 	msg      *message              // the message being streamed, if any
 	tools    map[string]*toolEntry // tool calls not yet completed or failed
@@ -90,18 +94,39 @@ type planEntry struct {
 // NewAccumulator returns an Accumulator whose entries are numbered from
 // nextSeq and whose new messages get ids from newID.
 func NewAccumulator(nextSeq int64, newID func() string) *Accumulator {
-	return &Accumulator{nextSeq: nextSeq, newID: newID, tools: make(map[string]*toolEntry), finished: make(map[string]*toolEntry), compactions: make(map[acp.CompactionId]*compactionEntry)}
+	return newAccumulator(&nextSeq, newID, "")
+}
+
+func newAccumulator(nextSeq *int64, newID func() string, session string) *Accumulator {
+	return &Accumulator{nextSeq: nextSeq, newID: newID, session: session, tools: make(map[string]*toolEntry), finished: make(map[string]*toolEntry), compactions: make(map[acp.CompactionId]*compactionEntry)}
+}
+
+// Child returns the Accumulator of a child session of a's (a subagent),
+// which the agent calls native: its entries are numbered with a's, so
+// that a replay keeps the order of both, and tagged with native.
+func (a *Accumulator) Child(native string) *Accumulator {
+	return newAccumulator(a.nextSeq, a.newID, native)
 }
 
 // Raw records an update of a kind ACP's types here don't know, as it came,
 // after what came before it.
 func (a *Accumulator) Raw(u json.RawMessage) []Entry {
-	return []Entry{{Seq: a.seq(), Raw: u}}
+	return a.tag([]Entry{{Seq: a.seq(), Raw: u}})
 }
 
 func (a *Accumulator) seq() int64 {
-	a.nextSeq++
-	return a.nextSeq - 1
+	*a.nextSeq++
+	return *a.nextSeq - 1
+}
+
+// tag marks entries as the child session's of a, if a is a child's.
+func (a *Accumulator) tag(es []Entry) []Entry {
+	if a.session != "" {
+		for i := range es {
+			es[i].Session = a.session
+		}
+	}
+	return es
 }
 
 // User records a user prompt as one complete message and returns the
@@ -112,13 +137,18 @@ func (a *Accumulator) User(blocks []acp.ContentBlock) []Entry {
 	for _, b := range blocks {
 		m.add(b)
 	}
-	return append(done, m.entries()...)
+	return a.tag(append(done, m.entries()...))
 }
 
 // Add folds one live update. It returns the update to send to the client
 // (message chunks without a messageId get the id of the message they
 // belong to) and the entries that the update completed.
 func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
+	out, done := a.add(u)
+	return out, a.tag(done)
+}
+
+func (a *Accumulator) add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
 	switch {
 	case u.UserMessageChunk != nil:
 		c := *u.UserMessageChunk
@@ -140,6 +170,8 @@ func (a *Accumulator) Add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
 		a.setPlan(*u.Plan)
 	case u.CompactionUpdate != nil, u.CompactionSummaryChunk != nil:
 		return u, a.compaction(u)
+	case u.SubagentUpdate != nil: // each one, as it came: they patch what the last said
+		return u, []Entry{{Seq: a.seq(), Update: u}}
 	}
 	return u, nil
 }
@@ -252,7 +284,7 @@ func (a *Accumulator) Flush() []Entry {
 	done = append(done, a.compactionEntries()...)
 	clear(a.compactions)
 	sort.SliceStable(done, func(i, j int) bool { return done[i].Seq < done[j].Seq })
-	return done
+	return a.tag(done)
 }
 
 // Checkpoint returns, as drafts numbered n, what the running turn has
@@ -279,7 +311,7 @@ func (a *Accumulator) Checkpoint(n int64) []Entry {
 		es[i].Draft = n
 	}
 	sort.SliceStable(es, func(i, j int) bool { return es[i].Seq < es[j].Seq })
-	return es
+	return a.tag(es)
 }
 
 func (a *Accumulator) compactionEntries() []Entry {
@@ -332,27 +364,56 @@ func chunkUpdate(kind, mid string, b acp.ContentBlock) acp.SessionUpdate {
 // checkpointed message or plan only its final entries, or its last draft
 // if the bridge stopped before the turn ended. A tool call id names a call
 // within its turn: agents number their calls afresh (after a restart, say).
-// The updates stay encoded.
+// The updates stay encoded. Child sessions (subagents) are flattened, as a
+// client that takes no subagents is shown them live: their tool calls are
+// the session's, and their announcements and messages are left out
+// (ReplayTree keeps them).
 func Replay(entries []persist.Entry) []json.RawMessage {
-	sorted := dropSuperseded(entries)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
-	out := make([]json.RawMessage, 0, len(sorted))
-	toolAt := make(map[string]int)
-	for _, e := range sorted {
-		if bytes.Contains(e.Update, userChunkKey) { // a turn begins
-			clear(toolAt)
+	var out []json.RawMessage
+	for _, r := range ReplayTree(entries) {
+		if r.Session == "" && !bytes.Contains(r.Update, subagentKey) || r.Session != "" && r.Tool {
+			out = append(out, r.Update)
 		}
-		if e.Tool != "" {
-			if i, ok := toolAt[e.Tool]; ok {
-				out[i] = e.Update
-				continue
-			}
-			toolAt[e.Tool] = len(out)
-		}
-		out = append(out, e.Update)
 	}
 	return out
 }
+
+// Replayed is one update of a replay, and the session it belongs to: the
+// native id of a child session, "" for the session's own.
+type Replayed struct {
+	Session string
+	Tool    bool // a tool call
+	Update  json.RawMessage
+}
+
+// ReplayTree is Replay with the child sessions' updates kept: each with
+// its child's native id, and their announcements (subagent_update, whose
+// sessionId is the native id too) on the session's own.
+func ReplayTree(entries []persist.Entry) []Replayed {
+	sorted := dropSuperseded(entries)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	out := make([]Replayed, 0, len(sorted))
+	type key struct{ session, tool string }
+	toolAt := make(map[key]int)
+	for _, e := range sorted {
+		if e.Session == "" && bytes.Contains(e.Update, userChunkKey) { // a turn begins
+			clear(toolAt)
+		}
+		if e.Tool != "" {
+			k := key{e.Session, e.Tool}
+			if i, ok := toolAt[k]; ok {
+				out[i].Update = e.Update
+				continue
+			}
+			toolAt[k] = len(out)
+		}
+		out = append(out, Replayed{Session: e.Session, Tool: e.Tool != "", Update: e.Update})
+	}
+	return out
+}
+
+// subagentKey marks a child session's announcement (see userChunkKey).
+var subagentKey = []byte(`"sessionUpdate":"subagent_update"`)
 
 // userChunkKey marks a user message's entry: in encoded JSON these bytes
 // can only be the key itself (quotes inside strings are escaped).

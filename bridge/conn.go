@@ -183,6 +183,9 @@ func (c *Conn) owns(s *Session) error {
 // Cancel cancels a session's prompts that arrived before at (see
 // Manager.Cancel); a session attached elsewhere is left alone.
 func (c *Conn) Cancel(id string, at Order) {
+	if c.m.cancelChild(c, id) {
+		return
+	}
 	if s, _, _ := c.m.lookup(id); s != nil && c.owns(s) != nil {
 		c.m.log.Debug("ignoring a cancel from a connection the session is not attached to", "session", id)
 		return

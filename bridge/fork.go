@@ -23,6 +23,9 @@ func (m *Manager) Fork(ctx context.Context, id string, st Setup) (*Session, erro
 
 // fork is Fork for connection c, which the fork is attached to.
 func (m *Manager) fork(ctx context.Context, c *Conn, id string, st Setup) (*Session, error) {
+	if err := m.restricted(id, "fork"); err != nil {
+		return nil, err
+	}
 	if !persist.ValidID(id) {
 		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
@@ -47,6 +50,7 @@ func (m *Manager) fork(ctx context.Context, c *Conn, id string, st Setup) (*Sess
 	h := persist.Header{ID: newID(), Agent: parent.Agent, Cwd: st.Cwd, Title: parent.Title, CreatedAt: now, UpdatedAt: now,
 		Config: parent.ConfigValues(), ForkOf: id}
 	s := newSession(m, c, b, h, MaxSeq(entries)+1)
+	s.learnChildren(entries)
 	s.prompted = len(entries) > 0 || parent.NativeID != ""
 	opts := st.options(recordedPrompt(parent))
 	opts.Config = h.Config

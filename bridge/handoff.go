@@ -142,7 +142,7 @@ func (s *Session) handOff(from string, old agent.Native, since int64) {
 		}
 	}
 	s.sendMu.Lock()
-	seq := s.acc.nextSeq - 1
+	seq := *s.acc.nextSeq - 1
 	s.sendMu.Unlock()
 	s.mu.Lock()
 	if s.header.Handoffs == nil {

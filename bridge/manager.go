@@ -273,6 +273,9 @@ func (m *Manager) Resume(ctx context.Context, id string, st Setup) (*Session, er
 
 // attach opens session id for c, or has c take it over if it is live.
 func (m *Manager) attach(ctx context.Context, c *Conn, id string, st Setup, replay bool) (*Session, error) {
+	if err := m.restricted(id, "load or resume"); err != nil {
+		return nil, err
+	}
 	if !persist.ValidID(id) {
 		return nil, fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}
@@ -347,6 +350,7 @@ func (m *Manager) reopen(ctx context.Context, c *Conn, id string, st Setup, repl
 	}
 	h.Cwd = st.Cwd
 	s := newSession(m, c, b, h, MaxSeq(tr.Entries)+1)
+	s.learnChildren(tr.Entries)
 	s.prompted = len(tr.Entries) > 0 || h.NativeID != ""
 	opts := st.options(recordedPrompt(h))
 	opts.NativeID, opts.Config = h.NativeID, h.ConfigValues()
@@ -403,6 +407,7 @@ func (m *Manager) readOnly(ctx context.Context, c *Conn, id, cwd string, why err
 	}
 	h.Cwd = cwd
 	s := newSession(m, c, b, h, MaxSeq(tr.Entries)+1)
+	s.learnChildren(tr.Entries)
 	s.readOnly = fmt.Errorf("%w: session %s can be read but not continued here: its state directory can't be written (%v)", ErrNotRecorded, id, why)
 	if err := s.replay(ctx, tr.Entries); err != nil {
 		s.end()
@@ -432,6 +437,9 @@ func (m *Manager) Get(ctx context.Context, id string) (*Session, error) {
 // Session.Cancel); for a session being loaded or resumed, once it is
 // open. It returns at once.
 func (m *Manager) Cancel(id string, at Order) {
+	if m.cancelChild(nil, id) {
+		return
+	}
 	s, opening, _ := m.lookup(id)
 	if s != nil {
 		s.Cancel(at)
@@ -480,7 +488,12 @@ func (m *Manager) Extension(ctx context.Context, method string, params json.RawM
 
 // lookup returns the live session id, or, while it is being opened, what
 // to wait on.
+// A child session's id is refused (ErrRestricted): what is looked up is to
+// be asked of the session.
 func (m *Manager) lookup(id string) (*Session, <-chan struct{}, error) {
+	if err := m.restricted(id, "prompt, change of mode, model or options, close or extension"); err != nil {
+		return nil, nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if s := m.sessions[id]; s != nil {
@@ -511,6 +524,9 @@ func (m *Manager) Close(ctx context.Context, id string) error {
 // Delete closes a session if it is open and removes its transcript.
 // Deleting an unknown session succeeds, as the protocol asks.
 func (m *Manager) Delete(ctx context.Context, id string) error {
+	if err := m.restricted(id, "delete"); err != nil {
+		return err
+	}
 	if !persist.ValidID(id) {
 		return fmt.Errorf("%w: malformed session id %q", agent.ErrInvalidParams, id)
 	}

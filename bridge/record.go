@@ -107,12 +107,22 @@ func (s *Session) deliverRaw(u json.RawMessage) {
 }
 
 func (s *Session) deliverLocked(u acp.SessionUpdate) {
+	if u.SubagentUpdate != nil {
+		s.deliverSubagent(u)
+		return
+	}
 	out, done := s.acc.Add(u)
 	s.record(done)
 	s.observe(out)
 	for _, o := range forClient(out, s.conn.Load().Capabilities()) {
 		s.send(o)
 	}
+	s.scheduleCheckpoint()
+}
+
+// scheduleCheckpoint makes sure a checkpoint will record what was
+// streamed; s.sendMu must be held.
+func (s *Session) scheduleCheckpoint() {
 	if s.ckpt == nil && s.keep {
 		if _, onDisk := s.rec.(*persist.Writer); onDisk {
 			s.ckpt = time.AfterFunc(checkpointDelay(s.m.cfg.Checkpoint, s.turnDraftBytes), s.checkpoint)
@@ -130,7 +140,7 @@ func (s *Session) checkpoint() {
 		return // stopped while it waited for the lock
 	}
 	s.ckpt = nil
-	if es := s.acc.Checkpoint(s.drafts + 1); len(es) > 0 {
+	if es := append(s.acc.Checkpoint(s.drafts+1), s.childCheckpoints(s.drafts+1)...); len(es) > 0 {
 		s.drafts++
 		s.turnDraftBytes += s.record(es)
 	}
@@ -192,12 +202,16 @@ func (s *Session) observe(u acp.SessionUpdate) {
 	}
 }
 
-func (s *Session) send(u acp.SessionUpdate) {
+func (s *Session) send(u acp.SessionUpdate) { s.sendTo(s.id, u) }
+
+// sendTo sends an update under session id: the session's own, or a
+// child's.
+func (s *Session) sendTo(id string, u acp.SessionUpdate) {
 	c := s.conn.Load().getClient()
 	if c == nil {
 		return
 	}
-	err := c.SessionUpdate(s.m.ctx, acp.SessionNotification{SessionId: acp.SessionId(s.id), Update: u})
+	err := c.SessionUpdate(s.m.ctx, acp.SessionNotification{SessionId: acp.SessionId(id), Update: u})
 	if err != nil {
 		s.m.log.Debug("sending update", "session", s.id, "err", err)
 	}

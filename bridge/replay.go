@@ -63,13 +63,13 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 			}
 		}
 		if raw := Replay(entries); len(raw) > 0 { // its plans (see record)
-			return s.sendRaw(raw[len(raw)-1:]) // the latest, which the agent's history lacks
+			return s.sendRaw(s.id, raw[len(raw)-1:]) // the latest, which the agent's history lacks
 		}
 		return nil
 	}
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	return s.sendRaw(Replay(entries))
+	return s.sendReplay(entries)
 }
 
 // takeOver attaches a session whose turn is running to connection c,
@@ -86,7 +86,7 @@ func (s *Session) takeOver(c *Conn, replay bool) error {
 		return nil
 	}
 	s.stopCheckpoint()
-	if es := s.acc.Checkpoint(s.drafts + 1); len(es) > 0 {
+	if es := append(s.acc.Checkpoint(s.drafts+1), s.childCheckpoints(s.drafts+1)...); len(es) > 0 {
 		s.drafts++
 		s.turnDraftBytes += s.record(es)
 	}
@@ -94,7 +94,7 @@ func (s *Session) takeOver(c *Conn, replay bool) error {
 	if err != nil {
 		return err
 	}
-	return s.sendRaw(Replay(entries))
+	return s.sendReplay(entries)
 }
 
 // plans are the plan entries among es: all that a session whose agent
@@ -110,12 +110,13 @@ func plans(es []Entry) []Entry {
 	return out
 }
 
-// sendRaw sends encoded updates, decoding them only for a Client that
-// can't take them as they are. s.sendMu must be held.
-func (s *Session) sendRaw(raw []json.RawMessage) error {
+// sendRaw sends encoded updates under session id (the session's or a
+// child's), decoding them only for a Client that can't take them as they
+// are. s.sendMu must be held.
+func (s *Session) sendRaw(id string, raw []json.RawMessage) error {
 	raw = rawForClient(raw, s.caps())
 	if p := s.conn.Load().peer(); p != nil {
-		return p.SessionUpdatesRaw(s.id, raw)
+		return p.SessionUpdatesRaw(id, raw)
 	}
 	for _, r := range raw {
 		var u acp.SessionUpdate
@@ -123,7 +124,7 @@ func (s *Session) sendRaw(raw []json.RawMessage) error {
 			s.m.log.Warn("skipping an undecodable transcript entry", "session", s.id, "err", err)
 			continue
 		}
-		s.send(u)
+		s.sendTo(id, u)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ type Session struct {
 
 	life context.Context // the session's lifetime, handed to its agent.Native; ends at close
 	end  context.CancelFunc
+	bg   sync.WaitGroup // what runs for the session in the background (a subagent's cancel); close waits
 
 	mu       sync.Mutex // protects the fields below
 	backend  agent.Backend
@@ -51,6 +52,11 @@ type Session struct {
 	lastActive time.Time
 	idleConfig []agent.ConfigOption
 	carry      *carried // set when the session was handed to another agent
+	// children are the session's child sessions (subagents) by their
+	// native ids; unannounced, the native ids of those the agent reported
+	// without announcing them (said once).
+	children    map[string]*child
+	unannounced map[string]bool
 	// edits is the edits option's value; router is set while edits go
 	// through the editor (see setEdits). Every update reads it.
 	edits  string
@@ -72,7 +78,8 @@ type Session struct {
 
 // newSession makes a session attached to connection c.
 func newSession(m *Manager, c *Conn, b agent.Backend, h persist.Header, nextSeq int64) *Session {
-	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, dropped: map[Order]bool{}, acc: NewAccumulator(nextSeq, newID)}
+	s := &Session{m: m, id: h.ID, backend: b, header: h, pending: map[string]string{}, dropped: map[Order]bool{}, acc: NewAccumulator(nextSeq, newID),
+		children: map[string]*child{}, unannounced: map[string]bool{}}
 	s.conn.Store(c)
 	s.free = sync.NewCond(&s.mu)
 	s.setEdits(h.Config[ConfigEdits])
@@ -104,7 +111,7 @@ func (s *Session) open(opts agent.OpenOptions) error {
 		opts.Config = maps.Clone(opts.Config)
 		delete(opts.Config, ConfigEdits)
 	}
-	n, err := s.backend.Open(s.life, opts, events{s})
+	n, err := s.backend.Open(s.life, opts, events{s: s})
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", s.backend.Info().Name, err)
 	}
@@ -155,6 +162,7 @@ func (s *Session) close() error {
 		err = n.Close()
 	}
 	s.end()
+	s.bg.Wait()
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.stopCheckpoint()
@@ -226,15 +234,25 @@ func (s *Session) attachTo(c *Conn) {
 // caps is what the client the session is attached to offers.
 func (s *Session) caps() acp.ClientCapabilities { return s.conn.Load().Capabilities() }
 
-// events is the Events a session hands its Native.
-type events struct{ s *Session }
+// events is the Events a session hands its Native, or, with child set,
+// the Events of the child session the agent calls that.
+type events struct {
+	s     *Session
+	child string
+}
 
 func (e events) Update(u acp.SessionUpdate) {
 	if r := e.s.router.Load(); r != nil {
 		r.observe(u)
 	}
+	if e.child != "" {
+		e.s.deliverChild(e.child, u)
+		return
+	}
 	e.s.deliver(u)
 }
+
+func (e events) Child(id string) agent.Events { return events{e.s, id} }
 
 func (e events) UpdateRaw(u json.RawMessage) { e.s.deliverRaw(u) }
 
@@ -251,7 +269,7 @@ func (e events) AskQuestion(ctx context.Context, call acp.ToolCallUpdate, q agen
 	if ctx.Err() != nil {
 		return agent.QuestionAnswer{Cancelled: true}, nil
 	}
-	action, content, err := p.Elicit(ctx, e.s.id, string(call.ToolCallId), cmp.Or(q.Text, q.Header), questionForm(q))
+	action, content, err := p.Elicit(ctx, e.s.askSession(e.child), string(call.ToolCallId), cmp.Or(q.Text, q.Header), questionForm(q))
 	if err != nil || ctx.Err() != nil {
 		return agent.QuestionAnswer{Cancelled: err == nil}, err
 	}
@@ -272,7 +290,7 @@ func (e events) RequestPermission(ctx context.Context, call acp.ToolCallUpdate, 
 	ctx, done := conn.asks(ctx)
 	defer done()
 	resp, err := c.RequestPermission(ctx, acp.RequestPermissionRequest{
-		SessionId: acp.SessionId(e.s.id), ToolCall: call, Options: options})
+		SessionId: acp.SessionId(e.s.askSession(e.child)), ToolCall: call, Options: options})
 	if ctx.Err() != nil {
 		return cancelled, nil
 	}

@@ -280,6 +280,7 @@ func (s *Session) abandon(n agent.Native) {
 // turn, syncs the transcript and updates the header.
 func (s *Session) endTurn(t *liveTurn) {
 	s.sendMu.Lock()
+	s.endChildren(t.cancelled.Load())
 	for _, u := range s.acc.Unfinished() {
 		s.deliverLocked(u)
 	}

@@ -25,7 +25,7 @@ func (s *Server) reqErr(method string, err error) *acp.RequestError {
 	switch {
 	case errors.As(err, &re):
 		return re
-	case errors.Is(err, agent.ErrInvalidParams), errors.Is(err, persist.ErrInvalidID):
+	case errors.Is(err, agent.ErrInvalidParams), errors.Is(err, persist.ErrInvalidID), errors.Is(err, bridge.ErrRestricted):
 		return &acp.RequestError{Code: -32602, Message: "Invalid params: " + msg}
 	case errors.Is(err, bridge.ErrSessionNotFound), errors.Is(err, persist.ErrNotFound):
 		return &acp.RequestError{Code: codeResourceNotFound, Message: "Resource not found: " + msg}

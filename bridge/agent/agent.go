@@ -165,6 +165,13 @@ type SessionCaps struct {
 	// notification. Nil: the client is told the method is not found.
 	Extension func(ctx context.Context, method string, params json.RawMessage, notify bool) (json.RawMessage, error)
 
+	// CancelChild stops the current work of the child session the agent
+	// calls id (see Events.Child), leaving this session's turn running,
+	// for a client's session/cancel of the child; the agent's
+	// subagent_update says capabilities.cancel for a child it can stop.
+	// Nil: no child can be stopped alone.
+	CancelChild func(ctx context.Context, id string) error
+
 	// Meta is what the agent has to say about how the session was opened
 	// (whether a reopened session's agent restored its own conversation,
 	// say), for the _meta of the session/new, load and resume answers.
@@ -324,6 +331,45 @@ type Events interface {
 	// own mode), so that it sends the client the session's config options
 	// again. The Native must not hold its own locks when calling it.
 	ConfigChanged()
+
+	// Child is the Events of a child session of this one: a subagent the
+	// agent delegated to, which the agent calls id (its own id for it,
+	// unique within the session). The Native announces the child first,
+	// with a subagent_update Update on this session whose SessionId is id
+	// (title, description, state; later ones patch it, an idle state ends
+	// its work, capabilities.cancel says SessionCaps.CancelChild stops
+	// it); then the child's messages, tool calls and permission asks go
+	// through Child(id), in order with this session's Updates. The bridge
+	// gives the child a session id of its own for a client that takes
+	// subagents, and shows its tool calls on this session to one that
+	// does not. A child never announced is shown on this session. Child's
+	// Child and ConfigChanged are this session's.
+	Child(id string) Events
+}
+
+// SubagentUpdate is the update that announces a child session (see
+// Events.Child) or patches what was said of it: title and description
+// when not "", state when not nil.
+func SubagentUpdate(id, title, description string, state *acp.StateUpdate) acp.SessionUpdate {
+	u := &acp.SessionSubagentUpdate{SessionId: acp.SessionId(id), State: state}
+	if title != "" {
+		u.Title = &title
+	}
+	if description != "" {
+		u.Description = &description
+	}
+	return acp.SessionUpdate{SubagentUpdate: u}
+}
+
+// Running is a child's state while it works.
+func Running() *acp.StateUpdate {
+	return &acp.StateUpdate{Running: &acp.StateUpdateRunning{State: "running"}}
+}
+
+// Idle is a child's state once its work ended, and why.
+func Idle(why acp.StopReason) *acp.StateUpdate {
+	r := string(why)
+	return &acp.StateUpdate{Idle: &acp.StateUpdateIdle{State: "idle", StopReason: &r}}
 }
 
 // Errors a backend reports, which the ACP edge turns into JSON-RPC codes.

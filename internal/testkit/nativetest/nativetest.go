@@ -202,6 +202,9 @@ func (e *Recorder) ConfigChanged() {
 	e.mu.Unlock()
 }
 
+// Child records a child session's traffic with the session's own.
+func (e *Recorder) Child(string) agent.Events { return e }
+
 // Take returns the updates so far and forgets them.
 func (e *Recorder) Take() []acp.SessionUpdate {
 	e.mu.Lock()
