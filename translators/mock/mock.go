@@ -11,11 +11,16 @@
 //	plan    a three-step plan that is worked through
 //	slow    stream the answer slowly (about 2s; handy for cancel)
 //	fail    end the turn with an error
-//	demo    think, read, edit and plan together
+//	demo    think, read, edit and plan together (not delegate)
 //	setup   say where it works (cwd, additional directories) and the
 //	        system prompt it was given, with its mode
 //	notice  a warning notice (a retried model request)
 //	compact a context compaction with its summary
+//	delegate  a subagent (a child session) reads, edits (asking as
+//	        "edit" does, as the subagent's) and answers; the session's
+//	        "delegate" tool call ends with its answer. With "slow" too, a
+//	        cancel of the subagent alone (SessionCaps.CancelChild) stops
+//	        it and the turn goes on
 //
 // The answer always echoes the prompt. The mock never touches the disk:
 // its read and edit are make-believe.
@@ -61,7 +66,7 @@ func (*Backend) Info() agent.Info {
 // Open starts a mock session, or "resumes" one by keeping its id.
 func (*Backend) Open(_ context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	s := &session{ev: ev, cwd: opts.Cwd, dirs: opts.Directories, prompt: opts.SystemPrompt, id: opts.NativeID,
-		cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce()}
+		cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce(), subagents: map[string]context.CancelFunc{}}
 	if s.id == "" {
 		s.id = fmt.Sprintf("mock-%d", time.Now().UnixNano())
 	}
@@ -99,14 +104,27 @@ type session struct {
 	id     string
 	cfg    *agentkit.Settings
 
-	mu          sync.Mutex // protects the fields below
-	alwaysAllow bool       // the user chose "always allow" for edits
-	calls       int        // tool calls and compactions made, for their ids
-	nonce       string     // makes this native session's tool call ids its own
+	mu          sync.Mutex                    // protects the fields below
+	alwaysAllow bool                          // the user chose "always allow" for edits
+	subagents   map[string]context.CancelFunc // the subagents at work, by id
+	calls       int                           // tool calls and compactions made, for their ids
+	nonce       string                        // makes this native session's tool call ids its own
 }
 
-// Caps: none beyond Native; the bridge's transcript is its history.
-func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
+// Caps: a subagent can be stopped alone; the bridge's transcript is its
+// history.
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{CancelChild: s.cancelSubagent} }
+
+// cancelSubagent stops subagent id's work; one not at work is left alone.
+func (s *session) cancelSubagent(_ context.Context, id string) error {
+	s.mu.Lock()
+	stop := s.subagents[id]
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	return nil
+}
 
 func (s *session) NativeID() string { return s.id }
 
@@ -146,7 +164,7 @@ func nonce() string {
 func (s *session) Prompt(ctx context.Context, in agent.Turn) (agent.TurnResult, error) {
 	s.cfg.Restore(in.Config)
 	prompt := in.Prompt
-	t := &turn{s: s, ctx: ctx, words: wordsOf(prompt)}
+	t := &turn{s: s, ev: s.ev, ctx: ctx, words: wordsOf(prompt)}
 	if t.has("slow") {
 		t.delay = 50 * time.Millisecond
 	}

@@ -23,6 +23,7 @@ var errAskCancelled = errors.New("permission ask cancelled")
 // turn is one mock turn being played.
 type turn struct {
 	s      *session
+	ev     agent.Events // the session's, or its subagent's (delegate)
 	ctx    context.Context
 	words  map[string]bool
 	delay  time.Duration // between streamed chunks
@@ -36,7 +37,7 @@ func (t *turn) has(word string) bool {
 }
 
 // notInDemo are the words "demo" does not take in.
-var notInDemo = map[string]bool{"slow": true, "fail": true, "setup": true, "notice": true, "compact": true}
+var notInDemo = map[string]bool{"slow": true, "fail": true, "setup": true, "notice": true, "compact": true, "delegate": true}
 
 // Its compaction's summary, streamed in chunks.
 const compactSummary = "The user asked for a demonstration; the mock showed it."
@@ -46,21 +47,21 @@ const compactSummary = "The user asked for a demonstration; the mock showed it."
 // in the agent's text, as Claude Code's compaction is.
 func (t *turn) compact() error {
 	id := t.s.nextCompactionID()
-	t.s.ev.Update(agentkit.Compaction(id, acp.CompactionStatusInProgress, "", ""))
+	t.ev.Update(agentkit.Compaction(id, acp.CompactionStatusInProgress, "", ""))
 	for _, w := range strings.SplitAfter(compactSummary, " ") {
 		if err := t.pause(); err != nil {
 			return err
 		}
-		t.s.ev.Update(agentkit.SummaryChunk(id, w))
+		t.ev.Update(agentkit.SummaryChunk(id, w))
 	}
-	t.s.ev.Update(agentkit.Compaction(id, acp.CompactionStatusCompleted, "", "",
+	t.ev.Update(agentkit.Compaction(id, acp.CompactionStatusCompleted, "", "",
 		acp.UpdateAgentMessageText("*Context compacted: "+compactSummary+"*\n\n")))
 	return t.pause()
 }
 
 // notice warns, as an agent does of a retried model request.
 func (t *turn) notice() error {
-	t.s.ev.Update(agentkit.Notice(acp.NoticeSeverityWarning, "Mock model request retried (1/3)", "the mock's make-believe provider said 529; next try at once"))
+	t.ev.Update(agentkit.Notice(acp.NoticeSeverityWarning, "Mock model request retried (1/3)", "the mock's make-believe provider said 529; next try at once"))
 	return t.pause()
 }
 
@@ -77,6 +78,7 @@ func (t *turn) play(prompt []acp.ContentBlock) error {
 		{"plan", func() error { return t.plan(0) }},
 		{"read", t.read},
 		{"edit", t.edit},
+		{"delegate", t.delegate},
 		{"plan", func() error { return t.plan(2) }},
 	}
 	for _, st := range steps {
@@ -118,7 +120,7 @@ func (t *turn) stream(text string, send func(string) acp.SessionUpdate) error {
 			return err
 		}
 		t.tokens++
-		t.s.ev.Update(send(w))
+		t.ev.Update(send(w))
 	}
 	return nil
 }
@@ -211,23 +213,23 @@ func (t *turn) plan(done int) error {
 		}
 		entries[i] = acp.PlanEntry{Content: c, Priority: acp.PlanEntryPriorityMedium, Status: st}
 	}
-	t.s.ev.Update(acp.UpdatePlan(entries...))
+	t.ev.Update(acp.UpdatePlan(entries...))
 	return nil
 }
 
 func (t *turn) read() error {
 	id := t.s.nextCallID()
 	path := filepath.Join(t.s.cwd, "README.md")
-	t.s.ev.Update(named(acp.StartReadToolCall(id, "Read "+path, path), "read"))
+	t.ev.Update(named(acp.StartReadToolCall(id, "Read "+path, path), "read"))
 	if err := t.pause(); err != nil {
 		return err
 	}
-	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("read"), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	t.ev.Update(acp.UpdateToolCall(id, agentkit.Named("read"), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 	if err := t.pause(); err != nil {
 		return err
 	}
 	text := "# Mock README\n\nThe mock agent made this up; it reads no files.\n"
-	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("read"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+	t.ev.Update(acp.UpdateToolCall(id, agentkit.Named("read"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
 		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))}),
 		acp.WithUpdateRawOutput(map[string]any{"content": text})))
 	return nil
@@ -238,10 +240,10 @@ func (t *turn) edit() error {
 	id := t.s.nextCallID()
 	path := filepath.Join(t.s.cwd, "mock.txt")
 	diff := acp.ToolDiffContent(path, "hello, world\n", "hello\n")
-	t.s.ev.Update(named(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})), "edit"))
+	t.ev.Update(named(acp.StartEditToolCall(id, "Edit "+path, path, "hello, world\n", acp.WithStartContent([]acp.ToolCallContent{diff})), "edit"))
 	allowed, err := t.allowed(id, path, diff)
 	if errors.Is(err, errAskCancelled) {
-		t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+		t.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateRawOutput(map[string]any{"error": "the permission ask was cancelled"})))
 		return err
 	}
@@ -250,15 +252,15 @@ func (t *turn) edit() error {
 	}
 	if !allowed {
 		t.editRejected = true
-		t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+		t.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateRawOutput(map[string]any{"error": "the user rejected the edit"})))
 		return nil
 	}
-	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	t.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 	if err := t.pause(); err != nil {
 		return err
 	}
-	t.s.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+	t.ev.Update(acp.UpdateToolCall(id, agentkit.Named("edit"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
 		acp.WithUpdateRawOutput(map[string]any{"applied": true})))
 	return nil
 }
@@ -275,7 +277,7 @@ func (t *turn) allowed(id acp.ToolCallId, path string, diff acp.ToolCallContent)
 	title, kind := "Edit "+path, acp.ToolKindEdit
 	call := acp.ToolCallUpdate{ToolCallId: id, Name: acp.Ptr("edit"), Title: &title, Kind: &kind, Content: []acp.ToolCallContent{diff},
 		Locations: []acp.ToolCallLocation{{Path: path}}, RawInput: map[string]any{"path": path, "content": "hello, world\n"}}
-	out, err := t.s.ev.RequestPermission(t.ctx, call, []acp.PermissionOption{
+	out, err := t.ev.RequestPermission(t.ctx, call, []acp.PermissionOption{
 		{OptionId: "allow", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce},
 		{OptionId: "always", Name: "Always allow edits", Kind: acp.PermissionOptionKindAllowAlways},
 		{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
@@ -302,4 +304,56 @@ func (t *turn) allowed(id acp.ToolCallId, path string, diff acp.ToolCallContent)
 func named(u acp.SessionUpdate, tool string) acp.SessionUpdate {
 	u.ToolCall.Name = &tool
 	return u
+}
+
+// delegate runs a subagent: the session's "delegate" tool call announces
+// it; the subagent reads, edits and answers under its own Events, in a
+// context of its own (cancelSubagent), and the tool call ends with its
+// answer, or failed if it was stopped.
+func (t *turn) delegate() error {
+	call := t.s.nextCallID()
+	sub := "sub_" + string(call)
+	task := "Look at the README and fix mock.txt"
+	t.ev.Update(named(acp.StartToolCall(call, "Delegate: "+task, acp.WithStartKind(acp.ToolKindThink),
+		acp.WithStartStatus(acp.ToolCallStatusInProgress), acp.WithStartRawInput(map[string]any{"prompt": task})), "delegate"))
+	running := agent.Running()
+	u := agent.SubagentUpdate(sub, "Delegated task", task, running)
+	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}}
+	t.ev.Update(u)
+	ctx, stop := context.WithCancel(t.ctx)
+	defer stop()
+	t.s.mu.Lock()
+	t.s.subagents[sub] = stop
+	t.s.mu.Unlock()
+	defer func() {
+		t.s.mu.Lock()
+		delete(t.s.subagents, sub)
+		t.s.mu.Unlock()
+	}()
+	child := &turn{s: t.s, ev: t.ev.Child(sub), ctx: ctx, words: t.words, delay: t.delay}
+	child.ev.Update(acp.UpdateUserMessageText(task))
+	answer := "Done: mock.txt now says hello."
+	err := child.read()
+	if err == nil {
+		err = child.edit()
+	}
+	if err == nil {
+		err = child.stream(answer, acp.UpdateAgentMessageText)
+	}
+	switch {
+	case t.ctx.Err() != nil:
+		return t.ctx.Err() // the turn is cancelled: the bridge ends the subagent
+	case ctx.Err() != nil, errors.Is(err, errAskCancelled):
+		t.ev.Update(agent.SubagentUpdate(sub, "", "", agent.Idle(acp.StopReasonCancelled)))
+		t.ev.Update(acp.UpdateToolCall(call, agentkit.Named("delegate"), acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+			acp.WithUpdateRawOutput(map[string]any{"error": "the subagent was stopped"})))
+		return nil
+	case err != nil:
+		return err
+	}
+	t.ev.Update(agent.SubagentUpdate(sub, "", "", agent.Idle(acp.StopReasonEndTurn)))
+	t.ev.Update(acp.UpdateToolCall(call, agentkit.Named("delegate"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(answer))}),
+		acp.WithUpdateRawOutput(map[string]any{"answer": answer})))
+	return nil
 }
