@@ -17,8 +17,8 @@ type Entry struct {
 	// Session is the native id of the child session the entry belongs to
 	// ("" for the session's own; see persist.Entry.Session).
 	Session string
-	Draft  int64 // the checkpoint it belongs to; 0 for a final entry
-	Update acp.SessionUpdate
+	Draft   int64 // the checkpoint it belongs to; 0 for a final entry
+	Update  acp.SessionUpdate
 	// Raw, when set instead of Update, is an update of a kind ACP's types
 	// here don't know, recorded as it came (Accumulator.Raw).
 	Raw json.RawMessage
