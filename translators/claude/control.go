@@ -74,7 +74,9 @@ type toolAsk struct {
 	ToolName    string           `json:"tool_name"`
 	Input       map[string]any   `json:"input"`
 	ToolUseID   string           `json:"tool_use_id"`
+	AgentID     string           `json:"agent_id"` // a subagent's ask: its task id
 	Suggestions []map[string]any `json:"permission_suggestions"`
+	child       string           // the child session asking (see Translator.ChildOf)
 }
 
 // control answers a request from the CLI. Permission asks wait for the
@@ -101,7 +103,8 @@ func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
 		return
 	}
 	s.out.Lock()
-	s.out.Send(s.tr.Announce(req.ToolUseID, req.ToolName, req.Input))
+	req.child = s.tr.ChildOf(req.ToolUseID, req.AgentID)
+	s.out.SendIn(req.child, s.tr.Announce(req.ToolUseID, req.ToolName, req.Input))
 	s.out.Unlock()
 	if req.ToolName == "AskUserQuestion" {
 		ctx := s.turns.Context()
@@ -166,7 +169,7 @@ func questions(input map[string]any) []agent.Question {
 func (s *session) ask(ctx context.Context, p *proc.Process, id string, req toolAsk) {
 	info := tools.Describe(req.ToolName, req.Input, s.cwd)
 	info.RawInput = req.Input
-	a := s.asks.Ask(ctx, id, info.Call(req.ToolUseID), permissionOptions(req.ToolName))
+	a := s.asks.AskIn(ctx, req.child, id, info.Call(req.ToolUseID), permissionOptions(req.ToolName))
 	if a.Withdrawn {
 		return
 	}

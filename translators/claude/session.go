@@ -186,7 +186,9 @@ func (s *session) ready1(ctx context.Context) (*proc.Process, error) {
 func (s *session) initialize(p *proc.Process, ready chan struct{}) {
 	ctx, cancel := context.WithTimeout(s.life, startTimeout)
 	defer cancel()
-	body, err := s.request(ctx, p, map[string]any{"subtype": "initialize", "hooks": nil})
+	// forwardSubagentText: a subagent's text and thinking come too, for its
+	// child session.
+	body, err := s.request(ctx, p, map[string]any{"subtype": "initialize", "hooks": nil, "forwardSubagentText": true})
 	var init struct {
 		Commands []struct{ Name, Description, ArgumentHint string }                `json:"commands"`
 		Models   []struct{ Value, DisplayName, Description, ResolvedModel string } `json:"models"`
@@ -304,7 +306,7 @@ func (s *session) translate(line []byte) {
 	if out.Skipped != "" {
 		s.log.Debug("skipping an unknown claude message", "type", out.Skipped)
 	}
-	s.out.Send(out.Updates)
+	s.out.SendIn(out.Child, out.Updates)
 	if out.SessionID != "" {
 		s.mu.Lock()
 		s.nativeID, s.forkOf = out.SessionID, ""
@@ -436,7 +438,23 @@ func (s *session) write(p *proc.Process, v any) error {
 }
 
 // Caps: none beyond Native; the bridge's transcript is its history (claude's --resume replays nothing).
-func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{CancelChild: s.stopTask} }
+
+// stopTask stops the subagent whose task id is id (control stop_task),
+// leaving the turn running.
+func (s *session) stopTask(ctx context.Context, id string) error {
+	s.mu.Lock()
+	p := s.p
+	s.mu.Unlock()
+	if p == nil {
+		return nil // no process, no subagent at work
+	}
+	_, err := s.request(ctx, p, map[string]any{"subtype": "stop_task", "task_id": id})
+	if err != nil {
+		return fmt.Errorf("stopping subagent %s: %w", id, err)
+	}
+	return nil
+}
 
 func (s *session) NativeID() string {
 	s.mu.Lock()

@@ -30,6 +30,11 @@ type Translator struct {
 
 	compacting string // the compaction under way (its status line's uuid)
 	summaryOf  string // the compaction whose summary the next user line is
+
+	subagents map[string]*subtask // announced subagents by the tool_use id that started them
+	tasksByID map[string]string    // task id → the tool_use id that started it
+	toolChild map[string]string    // a subagent's own tool_use id → its task id
+	subMsg    map[string]string    // the message a subagent streams, by its tool_use id
 }
 
 // tool is what the translator knows of one tool_use.
@@ -42,12 +47,16 @@ type tool struct {
 // NewTranslator returns a Translator for a session in cwd.
 func NewTranslator(cwd string) *Translator {
 	return &Translator{cwd: cwd, streamed: map[string]bool{}, blocks: map[int]string{},
-		tools: map[string]*tool{}, inputs: map[int][]byte{}}
+		tools: map[string]*tool{}, inputs: map[int][]byte{},
+		subagents: map[string]*subtask{}, tasksByID: map[string]string{}, toolChild: map[string]string{}, subMsg: map[string]string{}}
 }
 
 // Output is what one stream-json message means.
 type Output struct {
 	Updates []acp.SessionUpdate
+	// Child is the child session (a subagent; see agent.Events.Child)
+	// that Updates belong to, "" for the session's own.
+	Child string
 	// SessionID is Claude's session id, when the message tells it.
 	SessionID string
 	// Mode is the permission mode, when the message reports it.
@@ -158,7 +167,11 @@ func (t *Translator) system(m message) Output {
 		return Output{Updates: t.compactBoundary(m)}
 	case "api_retry":
 		return Output{Updates: []acp.SessionUpdate{apiRetry(m)}}
-	case "thinking_tokens", "task_started", "task_updated", "task_notification", "hook_started", "hook_response":
+	case "task_started":
+		return t.taskStarted(m)
+	case "task_updated", "task_notification":
+		return t.taskEnded(m)
+	case "thinking_tokens", "hook_started", "hook_response":
 		return Output{}
 	}
 	return Output{Skipped: "system/" + m.Subtype}
@@ -308,7 +321,10 @@ func (t *Translator) streamEvent(m message) (Output, error) {
 	if err := json.Unmarshal(m.Event, &ev); err != nil {
 		return Output{}, fmt.Errorf("decoding stream event: %w", err)
 	}
-	sub := m.ParentToolUseID != nil // a sub-agent's stream: its text is not ours to show
+	if child := t.childOf(m); child != "" {
+		return t.childStreamEvent(m, child, ev.Type, ev.Message.ID, ev.ContentBlock.Type, ev.ContentBlock.ID, ev.ContentBlock.Name, ev.Delta.Type, ev.Delta.Text+ev.Delta.Thinking), nil
+	}
+	sub := m.ParentToolUseID != nil // an unannounced sub-agent's stream: its text is not ours to show
 	switch ev.Type {
 	case "message_start":
 		t.msgID = ev.Message.ID
@@ -365,11 +381,14 @@ func (t *Translator) assistant(m message) (Output, error) {
 	if err := json.Unmarshal(msg.Content, &blocks); err != nil {
 		return Output{}, fmt.Errorf("decoding assistant content: %w", err)
 	}
-	var out Output
-	sub := m.ParentToolUseID != nil
+	out := Output{Child: t.childOf(m)}
+	sub := m.ParentToolUseID != nil && out.Child == ""
 	for _, b := range blocks {
 		switch {
 		case b.Type == "tool_use":
+			if out.Child != "" {
+				t.toolChild[b.ID] = out.Child
+			}
 			out.Updates = append(out.Updates, t.announce(b.ID, b.Name, b.Input).Updates...)
 		case sub || t.streamed[msg.ID]:
 		case b.Type == "text" && b.Text != "":
@@ -446,11 +465,15 @@ func (t *Translator) user(m message) (Output, error) {
 	if !ok {
 		return Output{}, nil // a plain string: a prompt or a local command's output
 	}
-	var out Output
+	out := Output{Child: t.childOf(m)}
 	for _, b := range blocks {
 		if b.Type == "tool_result" {
 			out.Updates = append(out.Updates, t.toolResult(b, m.ToolUseResult)...)
+			out.Updates = append(out.Updates, t.agentResult(b)...)
 		}
+	}
+	if out.Child != "" && len(out.Updates) == 0 {
+		out.Updates = subagentPrompt(blocks)
 	}
 	return out, nil
 }

@@ -50,6 +50,9 @@ func translateAll(t *testing.T, in []byte) string {
 // end.
 func notes(out Output) map[string]any {
 	n := map[string]any{}
+	if out.Child != "" {
+		n["child"] = out.Child // the updates above are this subagent's
+	}
 	if out.Mode != "" {
 		n["mode"] = out.Mode
 	}

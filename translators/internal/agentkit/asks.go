@@ -46,8 +46,19 @@ func (a Answer) Chosen() string {
 // Ask puts the agent's ask key (unique among the session's pending asks)
 // about call to the client, and waits for the answer. ctx is the turn's.
 func (as *Asks) Ask(ctx context.Context, key string, call acp.ToolCallUpdate, options []acp.PermissionOption) Answer {
+	return as.AskIn(ctx, "", key, call, options)
+}
+
+// AskIn is Ask for the child session child (a subagent; see
+// agent.Events.Child), "" for the session's own: the client is asked as
+// the child's.
+func (as *Asks) AskIn(ctx context.Context, child, key string, call acp.ToolCallUpdate, options []acp.PermissionOption) Answer {
+	ev := as.ev
+	if child != "" {
+		ev = ev.Child(child)
+	}
 	ctx, done := as.pend(ctx, key)
-	out, err := as.ev.RequestPermission(ctx, call, options)
+	out, err := ev.RequestPermission(ctx, call, options)
 	return Answer{Outcome: out, Err: err, Withdrawn: done()}
 }
 
@@ -103,8 +114,16 @@ type Updates struct {
 func NewUpdates(ev agent.Events) *Updates { return &Updates{ev: ev} }
 
 // Send delivers updates in order; call it with the lock held.
-func (u *Updates) Send(us []acp.SessionUpdate) {
+func (u *Updates) Send(us []acp.SessionUpdate) { u.SendIn("", us) }
+
+// SendIn is Send for the child session child (a subagent; see
+// agent.Events.Child), "" for the session's own.
+func (u *Updates) SendIn(child string, us []acp.SessionUpdate) {
+	ev := u.ev
+	if child != "" && len(us) > 0 {
+		ev = ev.Child(child)
+	}
 	for _, up := range us {
-		u.ev.Update(up)
+		ev.Update(up)
 	}
 }
