@@ -32,9 +32,9 @@ type Translator struct {
 	summaryOf  string // the compaction whose summary the next user line is
 
 	subagents map[string]*subtask // announced subagents by the tool_use id that started them
-	tasksByID map[string]string    // task id → the tool_use id that started it
-	toolChild map[string]string    // a subagent's own tool_use id → its task id
-	subMsg    map[string]string    // the message a subagent streams, by its tool_use id
+	tasksByID map[string]string   // task id → the tool_use id that started it
+	toolChild map[string]string   // a subagent's own tool_use id → its task id
+	subMsg    map[string]string   // the message a subagent streams, by its tool_use id
 }
 
 // tool is what the translator knows of one tool_use.
