@@ -213,8 +213,9 @@ func (c *claudeConversation) converse() error {
 
 // initialize sends the initialize control request (with hook callbacks
 // for PreToolUse and PostToolUse if -hooks) and waits for its response.
+// It asks for subagents' text, as the bridge does.
 func (c *claudeConversation) initialize() error {
-	req := map[string]any{"subtype": "initialize", "hooks": nil}
+	req := map[string]any{"subtype": "initialize", "hooks": nil, "forwardSubagentText": true}
 	if c.o.hooks {
 		req["hooks"] = map[string]any{
 			"PreToolUse":  []any{map[string]any{"matcher": nil, "hookCallbackIds": []string{"hook_0"}}},

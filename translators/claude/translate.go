@@ -171,7 +171,7 @@ func (t *Translator) system(m message) Output {
 		return t.taskStarted(m)
 	case "task_updated", "task_notification":
 		return t.taskEnded(m)
-	case "thinking_tokens", "hook_started", "hook_response":
+	case "thinking_tokens", "task_progress", "hook_started", "hook_response":
 		return Output{}
 	}
 	return Output{Skipped: "system/" + m.Subtype}

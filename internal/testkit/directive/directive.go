@@ -9,6 +9,8 @@
 // as a word (a run of letters, digits and '_': thinking is not think,
 // todowrite is not todo).
 //
+//	delegate: <prompt>           hand prompt to a subagent (its own requests answer
+//	                             prompt's directives; so delegate: comes first)
 //	run: <command>               run a shell command
 //	write: <path> <content>      write content (the rest of the line, may be empty) to path
 //	edit: <path> <old> => <new>  replace old by new in path (old and new may hold spaces)
@@ -24,6 +26,7 @@
 // Which fake knows which, and the tool it calls:
 //
 //	           fakemessages (claude)         fakeresponses (codex)       fakechat (opencode)
+//	delegate:  Agent (general-purpose)       -                           -
 //	run:       Bash                          its shell tool              bash
 //	write:     Write                         apply_patch Add File        write
 //	edit:      Edit                          apply_patch Update File     edit
@@ -56,6 +59,7 @@ type Name string
 
 // The vocabulary, in the order Find tries it.
 const (
+	Delegate Name = "delegate"
 	Run      Name = "run"
 	Write    Name = "write"
 	Edit     Name = "edit"
@@ -72,14 +76,14 @@ const (
 )
 
 var (
-	lines = []Name{Run, Write, Edit, Read}
+	lines = []Name{Delegate, Run, Write, Edit, Read}
 	words = []Name{ExitPlan, Ask, Todo, Think, Slow, Fail400, Fail401, Fail500, Fail529}
 )
 
 // Directive is the directive a prompt carries, with its arguments.
 type Directive struct {
 	Name    Name
-	Command string // run: the rest of the line
+	Command string // run: the rest of the line; delegate: the subagent's prompt
 	Path    string // write, edit, read: the first word after the colon
 	Content string // write: the rest of the line after Path
 	Old     string // edit: what comes before "=>", after Path, trimmed
@@ -134,7 +138,7 @@ func line(text string, n Name) (Directive, bool) {
 	d := Directive{Name: n}
 	path, after, _ := strings.Cut(rest, " ")
 	switch n {
-	case Run:
+	case Run, Delegate:
 		d.Command = rest
 	case Write:
 		d.Path, d.Content = path, strings.TrimSpace(after)

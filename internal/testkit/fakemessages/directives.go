@@ -23,6 +23,11 @@ import (
 // Otherwise the first directive of the vocabulary (package directive)
 // that it knows decides:
 //
+//	delegate: <prompt>            Agent {description: DelegateDescription, prompt,
+//	                              subagent_type: "general-purpose"}: Claude runs a
+//	                              subagent, whose own requests this script answers
+//	                              (prompt's directives, without "delegate:"), and
+//	                              whose answer is the Agent tool's result
 //	run: <cmd>                    text "I'll run that.", then Bash {command: cmd,
 //	                              description}
 //	write: <path> <content...>    Write {file_path, content}
@@ -47,23 +52,24 @@ func Directives() Script { return directives }
 
 // What the default script says, for tests to compare against.
 const (
-	RanBashText      = "I'll run that."              // the text before run:'s Bash call
-	BashDescription  = "Run the requested command"   // run:'s Bash description
-	AnswerTextPrefix = directive.AnswerPrefix        // the plain answer, then LastText
-	FinalTextPrefix  = "Tool finished. Result was: " // the answer after a tool, then its result
-	ThinkingText     = "Let me think about this request step by step before answering."
-	TaskSubject      = "Write the tests"
-	TaskDescription  = "Write unit tests that cover the new behaviour."
-	TaskActiveForm   = "Writing the tests"
-	AskedQuestion    = "Which color should the button be?"
-	PlanText         = "1. Write the tests\n2. Make them pass"
+	RanBashText         = "I'll run that."              // the text before run:'s Bash call
+	DelegateDescription = "Delegated task"              // delegate:'s Agent description
+	BashDescription     = "Run the requested command"   // run:'s Bash description
+	AnswerTextPrefix    = directive.AnswerPrefix        // the plain answer, then LastText
+	FinalTextPrefix     = "Tool finished. Result was: " // the answer after a tool, then its result
+	ThinkingText        = "Let me think about this request step by step before answering."
+	TaskSubject         = "Write the tests"
+	TaskDescription     = "Write unit tests that cover the new behaviour."
+	TaskActiveForm      = "Writing the tests"
+	AskedQuestion       = "Which color should the button be?"
+	PlanText            = "1. Write the tests\n2. Make them pass"
 )
 
 // AskedOptions are the answers ask's question offers.
 var AskedOptions = []string{"Red", "Blue"}
 
 // known is the vocabulary this fake answers (package directive).
-var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.ExitPlan, directive.Ask,
+var known = []directive.Name{directive.Delegate, directive.Run, directive.Write, directive.Edit, directive.ExitPlan, directive.Ask,
 	directive.Todo, directive.Think, directive.Slow, directive.Fail401, directive.Fail500, directive.Fail529}
 
 const (
@@ -95,6 +101,9 @@ func directives(req Request) Reply {
 	answer := directive.Plain(text)
 	d, _ := directive.Find(text, known...)
 	switch d.Name {
+	case directive.Delegate:
+		return Reply{Blocks: []Block{{Type: "tool_use", Name: "Agent", Input: map[string]any{
+			"description": DelegateDescription, "prompt": d.Command, "subagent_type": "general-purpose"}}}}
 	case directive.Run:
 		return Reply{Blocks: []Block{
 			{Type: "text", Text: RanBashText},
