@@ -456,6 +456,14 @@ func (c *Client) RequestPermission(ctx context.Context, r acp.RequestPermissionR
 // Take returns the updates so far, of every session, and forgets them.
 func (c *Client) Take() []acp.SessionUpdate { return c.take(func(acp.SessionId) bool { return true }) }
 
+// Notifications returns the session/update notifications so far, of every
+// session, in the order they came, and keeps them.
+func (c *Client) Notifications() []acp.SessionNotification {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.updates)
+}
+
 // TakeFor returns the updates so far of one session and forgets them.
 func (c *Client) TakeFor(id acp.SessionId) []acp.SessionUpdate {
 	return c.take(func(s acp.SessionId) bool { return s == id })

@@ -1,0 +1,136 @@
+package claude
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
+	"github.com/coder/acp-go-sdk"
+)
+
+// subagentCommand is what the fake model delegate to a subagent, which runs a
+// command that asks first.
+const subagentCommand = "touch made_by_sub.txt && echo made"
+
+// The real CLI delegates to a subagent (the Agent tool). A client that
+// takes subagents gets a child session announced by subagent_update
+// before its traffic, its Bash tool call and its permission ask under the
+// child's id, and the child idle, end_turn, at its end; a load replays
+// the same, the child's id unchanged.
+func TestE2E_subagentChildSession(t *testing.T) {
+	caps := acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}
+	state, home, cwd := t.TempDir(), t.TempDir(), t.TempDir()
+	e, _ := realEditorOffering(t, state, home, caps)
+	id := e.NewSession(cwd)
+	resp, err := e.Prompt(id, "delegate: run: "+subagentCommand)
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "made_by_sub.txt")); err != nil {
+		t.Errorf("the subagent's command did not run: %v", err)
+	}
+	child := checkChild(t, "live", id, e.Client.Notifications())
+	asks := e.Client.Asks()
+	if len(asks) != 1 || asks[0].SessionId != child {
+		t.Errorf("asks %+v, want one, of the child %s", asks, child)
+	}
+	e.Stop()
+
+	e2, _ := realEditorOffering(t, state, home, caps)
+	e2.Load(id, cwd)
+	if got := checkChild(t, "replayed", id, e2.Client.Notifications()); got != child {
+		t.Errorf("replayed child %s, live %s", got, child)
+	}
+}
+
+// A client that did not opt in is shown the subagent as before: its Bash
+// call and its ask on the session, no subagent_update, no other session's
+// id, live and replayed.
+func TestE2E_subagentFlattened(t *testing.T) {
+	state, home, cwd := t.TempDir(), t.TempDir(), t.TempDir()
+	e, _ := realEditorIn(t, state, home)
+	id := e.NewSession(cwd)
+	if resp, err := e.Prompt(id, "delegate: run: "+subagentCommand); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	checkFlat(t, "live", id, e.Client.Notifications())
+	if asks := e.Client.Asks(); len(asks) != 1 || asks[0].SessionId != id {
+		t.Errorf("asks %+v, want one, of the session", asks)
+	}
+	e.Stop()
+	e2, _ := realEditorIn(t, state, home)
+	e2.Load(id, cwd)
+	checkFlat(t, "replayed", id, e2.Client.Notifications())
+}
+
+// checkChild checks the notifications of a subagent's turn for a client
+// that takes subagents, and returns the child's session id.
+func checkChild(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) acp.SessionId {
+	t.Helper()
+	var child acp.SessionId
+	var childUpdates []acp.SessionUpdate
+	idle := false
+	for _, n := range ns {
+		if su := n.Update.SubagentUpdate; su != nil {
+			if n.SessionId != id {
+				t.Errorf("%s: a subagent_update on %s, not on the parent", what, n.SessionId)
+			}
+			if child == "" {
+				child = su.SessionId
+				if su.Title == nil || *su.Title != fakemessages.DelegateDescription {
+					t.Errorf("%s: the child's title is %v, want %q", what, su.Title, fakemessages.DelegateDescription)
+				}
+			}
+			if st := su.State; st != nil && st.Idle != nil && st.Idle.StopReason != nil && *st.Idle.StopReason == "end_turn" {
+				idle = true
+			}
+			continue
+		}
+		switch n.SessionId {
+		case id:
+			if c := n.Update.ToolCall; c != nil && c.Name != nil && *c.Name == "Bash" {
+				t.Errorf("%s: the subagent's Bash call came on the parent", what)
+			}
+		case child:
+			childUpdates = append(childUpdates, n.Update)
+		default:
+			t.Fatalf("%s: an update of %s before any subagent_update announced it", what, n.SessionId)
+		}
+	}
+	if !strings.HasPrefix(string(child), string(id)+".") {
+		t.Fatalf("%s: child id %q, want %s.<task id>", what, child, id)
+	}
+	if !idle {
+		t.Errorf("%s: the child was never said to be idle, end_turn", what)
+	}
+	got := acptest.Conversation(childUpdates)
+	for _, want := range []string{"user: run: " + subagentCommand, subagentCommand, "completed", "made"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: the child's conversation:%s\nwant %q", what, got, want)
+		}
+	}
+	return child
+}
+
+// checkFlat checks the notifications of a subagent's turn for a client
+// that takes no subagents.
+func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) {
+	t.Helper()
+	var us []acp.SessionUpdate
+	for _, n := range ns {
+		if n.SessionId != id {
+			t.Fatalf("%s: an update of session %s", what, n.SessionId)
+		}
+		if n.Update.SubagentUpdate != nil {
+			t.Fatalf("%s: a subagent_update", what)
+		}
+		us = append(us, n.Update)
+	}
+	got := acptest.Conversation(us)
+	if !strings.Contains(got, subagentCommand) || strings.Contains(got, "user: run: ") {
+		t.Errorf("%s: conversation:%s\nwant the subagent's command as a tool call, and not its prompt", what, got)
+	}
+}
