@@ -8,6 +8,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
+	"github.com/acpbridge/acpbridge/internal/testkit/sdkclient"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -182,4 +183,18 @@ func TestE2E_subagentCancelChild(t *testing.T) {
 	if len(states) != 1 || states[0] != "cancelled" {
 		t.Errorf("the child ended %v, want once, cancelled", states)
 	}
+}
+
+// The official TS SDK's unstable v1 client (opted into subagents) accepts
+// every message of a turn that delegates to a subagent which asks before
+// it runs a command, live and replayed: the announcement, the child's
+// updates and its ask.
+func TestE2E_subagentSDKClient(t *testing.T) {
+	srv := fakemessages.New(fakemessages.Directives())
+	t.Cleanup(srv.Close)
+	b := New(Options{Path: fakemessages.ClaudeBin(t), Env: fakemessages.Env(srv.URL, t.TempDir()), ExtraArgs: []string{"--setting-sources", ""}})
+	r := sdkclient.Run(t, b, sdkclient.Plan{Cwd: t.TempDir(), Mode: "append", SystemPrompt: "Be brief.",
+		Prompts: []string{"delegate: run: touch sdk_sub.txt && echo made"}})
+	sdkclient.Check(t, r, sdkclient.Want{Said: []string{`"sessionUpdate":"subagent_update"`, `"name":"Bash"`, `"stopReason":"end_turn"`},
+		Replayed: []string{"subagent_update", "tool_call"}, Asked: true})
 }
