@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/persist"
 )
 
 // The mock's "delegate" runs a subagent that reads, asks to edit and
@@ -12,7 +14,8 @@ import (
 // comes under the child's own session id (its permission ask too), and
 // the replay of session/load says the same; the child is restricted.
 func TestSubagent_childSessionForClientsThatOptIn(t *testing.T) {
-	r := startRaw(t, t.TempDir())
+	dir := t.TempDir()
+	r := startRaw(t, dir)
 	r.call(1, "initialize", `{"protocolVersion":1,"clientCapabilities":{"subagents":{}}}`)
 	sid := r.call(2, "session/new", `{"cwd":"/tmp","mcpServers":[]}`)["result"].(map[string]any)["sessionId"].(string)
 	live := r.exchange(3, promptLine(3, sid, "delegate"))
@@ -72,13 +75,24 @@ func TestSubagent_childSessionForClientsThatOptIn(t *testing.T) {
 			t.Errorf("%s %s: %v, want error -32602", req.method, req.params, m)
 		}
 	}
+	// The transcript keeps the child's entries in the parent's, tagged
+	// with the child's native id.
+	checkTranscript(t, dir, sid, strings.TrimPrefix(child, sid+"."))
+
+	// A fork's children are its own.
+	fork := r.call(40, "session/fork", fmt.Sprintf(`{"sessionId":%q,"cwd":"/tmp","mcpServers":[]}`, sid))["result"].(map[string]any)["sessionId"].(string)
+	forked := r.exchange(41, fmt.Sprintf(`{"jsonrpc":"2.0","id":41,"method":"session/load","params":{"sessionId":%q,"cwd":"/tmp","mcpServers":[]}}`, fork))
+	if got, want := checkTree(t, "forked", fork, forked), fork+strings.TrimPrefix(child, sid); got != want {
+		t.Errorf("the fork's child is %s, want %s", got, want)
+	}
+
 	// The parent goes on, and session/list lists it alone.
 	if got := r.said(30, sid, "hello"); !strings.Contains(got, "You said: hello") {
 		t.Errorf("the parent's next turn said %q", got)
 	}
 	list := jsonOf(t, r.call(31, "session/list", `{}`)["result"])
-	if strings.Count(list, `"sessionId"`) != 1 || strings.Contains(list, child) {
-		t.Errorf("session/list: %s, want the parent alone", list)
+	if strings.Count(list, `"sessionId"`) != 2 || strings.Contains(list, child) {
+		t.Errorf("session/list: %s, want the parent and its fork alone", list)
 	}
 }
 
@@ -155,6 +169,37 @@ func TestSubagent_cancel(t *testing.T) {
 	}
 	if got := strings.Join(said(msgs, sid, child), "\n"); !strings.Contains(got, "parent subagent_update idle cancelled") {
 		t.Errorf("after the parent's cancel:\n%s\nwant the child idle, cancelled", got)
+	}
+}
+
+// checkTranscript checks that session sid's transcript holds the child's
+// entries, tagged with its native id, and its announcements untagged.
+func checkTranscript(t *testing.T, dir, sid, native string) {
+	t.Helper()
+	st, err := persist.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := st.Read(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tagged, announced := 0, 0
+	for _, e := range tr.Entries {
+		switch {
+		case e.Session == native:
+			tagged++
+		case e.Session != "":
+			t.Errorf("an entry of session %q: %s", e.Session, e.Update)
+		case strings.Contains(string(e.Update), `"subagent_update"`):
+			announced++
+			if !strings.Contains(string(e.Update), `"sessionId":"`+native+`"`) {
+				t.Errorf("an announcement not naming the child by its native id: %s", e.Update)
+			}
+		}
+	}
+	if tagged < 4 || announced != 2 {
+		t.Errorf("the transcript holds %d entries of the child and %d announcements; want its prompt, two tool calls, its answer, and 2", tagged, announced)
 	}
 }
 
