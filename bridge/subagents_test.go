@@ -31,7 +31,7 @@ func TestReplayTree_childEntries(t *testing.T) {
 	add(acc, acp.StartToolCall("t1", "Agent", acp.WithStartStatus(acp.ToolCallStatusInProgress)))
 	add(acc, agent.SubagentUpdate("task-1", "Sub", "", agent.Running()))
 	add(sub, acp.UpdateAgentMessageText("working"))
-	keep(append(acc.Checkpoint(1), sub.Checkpoint(1)...)) // the bridge stopped here, say; it did not
+	keep(append(acc.Checkpoint(1), sub.Checkpoint(1)...))                                       // the bridge stopped here, say; it did not
 	add(sub, acp.StartToolCall("t1", "Bash", acp.WithStartStatus(acp.ToolCallStatusCompleted))) // the same id as the parent's
 	add(acc, agent.SubagentUpdate("task-1", "", "", agent.Idle(acp.StopReasonEndTurn)))
 	add(acc, acp.UpdateToolCall("t1", acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
