@@ -291,10 +291,9 @@ func (s *Session) askSession(native string) string {
 // is ignored where it can't.
 func (s *Session) cancelChild(c *child) {
 	s.mu.Lock()
-	n, can := s.native, c.cancel
-	s.mu.Unlock()
-	stop := capsOf(n).CancelChild
-	if !can || stop == nil {
+	defer s.mu.Unlock() // held while bg grows: close waits for bg once closed is set
+	stop := capsOf(s.native).CancelChild
+	if !c.cancel || stop == nil || s.closed {
 		s.m.log.Debug("ignoring a cancel of a subagent its agent can't stop alone", "session", c.id)
 		return
 	}

@@ -343,7 +343,7 @@ type Events interface {
 	// gives the child a session id of its own for a client that takes
 	// subagents, and shows its tool calls on this session to one that
 	// does not. A child never announced is shown on this session. Child's
-	// Child and ConfigChanged are this session's.
+	// UpdateRaw, Child and ConfigChanged are this session's.
 	Child(id string) Events
 }
 

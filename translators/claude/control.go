@@ -124,7 +124,7 @@ func (s *session) canUseTool(p *proc.Process, id string, req toolAsk) {
 func (s *session) question(ctx context.Context, p *proc.Process, id string, req toolAsk) {
 	answers := map[string]any{}
 	for _, q := range questions(req.Input) {
-		c := s.asks.Choose(ctx, id, req.ToolUseID, q)
+		c := s.asks.ChooseIn(ctx, req.child, id, req.ToolUseID, q)
 		switch {
 		case c.Withdrawn:
 			return

@@ -19,8 +19,18 @@ type Choice struct {
 // Choose asks q about the tool call call (key as for Ask, and withdrawn
 // the same ways) and waits.
 func (as *Asks) Choose(ctx context.Context, key, call string, q agent.Question) Choice {
+	return as.ChooseIn(ctx, "", key, call, q)
+}
+
+// ChooseIn is Choose for the child session child (a subagent; see
+// agent.Events.Child), "" for the session's own.
+func (as *Asks) ChooseIn(ctx context.Context, child, key, call string, q agent.Question) Choice {
+	ev := as.ev
+	if child != "" {
+		ev = ev.Child(child)
+	}
 	ctx, done := as.pend(ctx, key)
-	a, err := as.ev.AskQuestion(ctx, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call)}, q)
+	a, err := ev.AskQuestion(ctx, acp.ToolCallUpdate{ToolCallId: acp.ToolCallId(call)}, q)
 	if done() {
 		return Choice{Withdrawn: true}
 	}
