@@ -108,6 +108,9 @@ func (f *fake) turn(text string) {
 	case strings.Contains(text, "slow"):
 		f.slow()
 		return
+	case os.Getenv("FAKE_CLAUDE_REPLAY") != "":
+		f.replay(os.Getenv("FAKE_CLAUDE_REPLAY"))
+		return
 	case strings.Contains(text, "autherr"):
 		f.send(map[string]any{"type": "result", "subtype": "success", "is_error": true, "api_error_status": 401,
 			"result": "Invalid API key · Please run /login", "session_id": f.session})
@@ -146,6 +149,33 @@ func (f *fake) bash() {
 	}
 	f.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{result}}})
 	f.delta("done")
+}
+
+// replay prints a recorded turn (scripts/record's output): every line but
+// the recorded control responses, each control request's answer awaited
+// before the next line. The recorded turn's result ends the turn.
+func (f *fake) replay(file string) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake claude:", err)
+		os.Exit(2)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var msg struct {
+			Type      string `json:"type"`
+			Subtype   string `json:"subtype"`
+			RequestID string `json:"request_id"`
+		}
+		json.Unmarshal([]byte(line), &msg)
+		switch {
+		case msg.Type == "control_response", msg.Type == "system" && msg.Subtype == "init": // turn sent its own init
+			continue
+		}
+		fmt.Println(line)
+		if msg.Type == "control_request" {
+			f.await(msg.RequestID)
+		}
+	}
 }
 
 // await reads stdin until the control_response to id.
