@@ -46,6 +46,7 @@ type Backend struct {
 
 	shared   agentkit.Shared[*conn]
 	sessions agentkit.Registry[*session] // by the downstream's session id
+	children agentkit.Registry[*session] // a downstream child session's (a subagent's) parent, by the child's id
 
 	mu      sync.Mutex
 	caps    acp.ClientCapabilities                // what the editor offers, told the downstream

@@ -30,6 +30,10 @@ func (c *client) session(id acp.SessionId) (*session, error) {
 // SessionUpdate runs in order, one at a time (the SDK serialises them), so
 // forwarding here keeps the downstream's order.
 func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	if parent, ok := c.b.children.Get(string(n.SessionId)); ok { // a subagent's
+		parent.childUpdate(string(n.SessionId), n.Update)
+		return nil
+	}
 	s, err := c.session(n.SessionId)
 	if err != nil { // not yet: its session/new answer is on its way
 		c.b.keepEarly(n.SessionId, n.Update)
@@ -40,15 +44,28 @@ func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 }
 
 func (c *client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
-	s, err := c.session(r.SessionId)
+	ev, err := c.events(r.SessionId)
 	if err != nil {
 		return acp.RequestPermissionResponse{}, err
 	}
-	out, err := s.ev.RequestPermission(ctx, r.ToolCall, r.Options)
+	out, err := ev.RequestPermission(ctx, r.ToolCall, r.Options)
 	if err != nil {
 		return acp.RequestPermissionResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return acp.RequestPermissionResponse{Outcome: out}, nil
+}
+
+// events is where what the downstream says of session id goes: the bridge
+// session's Events, or those of the child session (a subagent) of one.
+func (c *client) events(id acp.SessionId) (agent.Events, error) {
+	if parent, ok := c.b.children.Get(string(id)); ok {
+		return parent.ev.Child(string(id)), nil
+	}
+	s, err := c.session(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.ev, nil
 }
 
 // editor is the session's editor, or an error the downstream understands.
@@ -153,7 +170,9 @@ func (c *client) rawUpdate(params json.RawMessage) {
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
-	if s, ok := c.b.sessions.Get(p.SessionID); ok {
+	if parent, ok := c.b.children.Get(p.SessionID); ok {
+		parent.updateRaw(p.Update) // a subagent's, of a kind the SDK does not know: shown on its parent
+	} else if s, ok := c.b.sessions.Get(p.SessionID); ok {
 		s.updateRaw(p.Update)
 	} else {
 		c.b.log.Debug("dropping an update for a session acpbridge does not know yet", "session", p.SessionID)

@@ -283,6 +283,25 @@ func (f *fakeAgent) Prompt(_ context.Context, r acp.PromptRequest) (acp.PromptRe
 		default:
 			f.say(ctx, id, "answer: cancelled")
 		}
+	case "subagent": // a child session "<id>-sub": announced, a message and an ask of its own, then idle
+		child := acp.SessionId(string(id) + "-sub")
+		title, running, idle, end := "Helper", "running", "idle", "end_turn"
+		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: acp.SessionUpdate{SubagentUpdate: &acp.SessionSubagentUpdate{
+			SessionId: child, Title: &title, State: &acp.StateUpdate{Running: &acp.StateUpdateRunning{State: running}}}}})
+		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: child, Update: acp.UpdateAgentMessageText("the helper works")})
+		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: child, Update: acp.StartToolCall("sub-call", "ls",
+			acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusPending))})
+		resp, err := f.conn.RequestPermission(ctx, acp.RequestPermissionRequest{SessionId: child,
+			ToolCall: acp.ToolCallUpdate{ToolCallId: "sub-call"},
+			Options:  []acp.PermissionOption{{OptionId: "yes", Name: "Allow", Kind: acp.PermissionOptionKindAllowOnce}}})
+		status := acp.ToolCallStatusFailed
+		if err == nil && resp.Outcome.Selected != nil {
+			status = acp.ToolCallStatusCompleted
+		}
+		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: child, Update: acp.UpdateToolCall("sub-call", acp.WithUpdateStatus(status))})
+		f.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: id, Update: acp.SessionUpdate{SubagentUpdate: &acp.SessionSubagentUpdate{
+			SessionId: child, State: &acp.StateUpdate{Idle: &acp.StateUpdateIdle{State: idle, StopReason: &end}}}}})
+		f.say(ctx, id, "the helper is done")
 	case "read":
 		r, err := f.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: id, Path: arg})
 		f.say(ctx, id, fmt.Sprintf("read: %q %v", r.Content, err))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,10 +35,11 @@ type session struct {
 	id        acp.SessionId // the downstream's
 	options   []acp.SessionConfigOption
 	modes     *acp.SessionModeState
-	replaying bool   // the downstream is replaying a load: not shown
-	carry     bool   // the next prompt starts with the conversation so far
-	opened    string // how, the last time
-	why       string // why the downstream could not restore it
+	replaying bool     // the downstream is replaying a load: not shown
+	subagents []string // the downstream's child sessions it announced (see Backend.children)
+	carry     bool     // the next prompt starts with the conversation so far
+	opened    string   // how, the last time
+	why       string   // why the downstream could not restore it
 }
 
 var _ agent.Native = (*session)(nil)
@@ -158,7 +160,7 @@ func mcp(servers []acp.McpServer) []acp.McpServer {
 // methods about it go to the downstream. The bridge's transcript is its
 // history.
 func (s *session) Caps() agent.SessionCaps {
-	return agent.SessionCaps{Meta: s.meta(), Extension: s.extension}
+	return agent.SessionCaps{Meta: s.meta(), Extension: s.extension, CancelChild: s.cancelChild}
 }
 
 // extension passes an extension method the editor sent about the session
@@ -220,6 +222,10 @@ func (s *session) update(u acp.SessionUpdate) {
 		s.mu.Unlock()
 		return
 	}
+	if su := u.SubagentUpdate; su != nil && !slices.Contains(s.subagents, string(su.SessionId)) {
+		s.subagents = append(s.subagents, string(su.SessionId)) // its traffic is routed here from now on
+		s.b.children.Add(string(su.SessionId), s)
+	}
 	changed := true
 	switch {
 	case u.ConfigOptionUpdate != nil:
@@ -235,6 +241,30 @@ func (s *session) update(u acp.SessionUpdate) {
 		return
 	}
 	s.ev.Update(u)
+}
+
+// childUpdate shows an update of the downstream's child session id (a
+// subagent) as the child's, unless the downstream is replaying a load.
+func (s *session) childUpdate(id string, u acp.SessionUpdate) {
+	s.mu.Lock()
+	hidden := s.replaying
+	s.mu.Unlock()
+	if !hidden {
+		s.ev.Child(id).Update(u)
+	}
+}
+
+// cancelChild cancels the work of the downstream's child session id, as
+// the editor asked of the child.
+func (s *session) cancelChild(ctx context.Context, id string) error {
+	c, ok := s.att.Current()
+	if !ok {
+		return nil // no downstream, no subagent at work
+	}
+	if err := c.cs.Cancel(ctx, acp.CancelNotification{SessionId: acp.SessionId(id)}); err != nil {
+		return fmt.Errorf("cancelling subagent %s: %w", id, err)
+	}
+	return nil
 }
 
 // Prompt sends the prompt to the downstream (reattaching the session if the
@@ -334,6 +364,11 @@ func (s *session) Close() error {
 		}
 	}
 	s.b.sessions.Remove(string(id), s)
+	s.mu.Lock()
+	for _, c := range s.subagents {
+		s.b.children.Remove(c, s)
+	}
+	s.mu.Unlock()
 	return nil
 }
 
