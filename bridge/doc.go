@@ -32,6 +32,10 @@
 //     bridge's own (agent, edits); edits.go: edits through the editor.
 //   - editor.go: the client's fs, terminals and extension methods, as an
 //     agent's agent.Editor.
+//   - subagents.go: child sessions (an agent's subagents, agent.Events.Child):
+//     their ids, announcements, updates and asks, as the client takes them
+//     (clientCapabilities.subagents) or flattened onto the parent; their
+//     replay, restrictions and cancel.
 //   - accumulator.go, encode.go: folding updates into transcript entries
 //     and encoding them.
 //

@@ -27,6 +27,16 @@
 //   - --effort takes low, medium, high, xhigh or max; the effortLevel
 //     flag setting (apply_flag_settings) low to xhigh, or null for the
 //     default.
+//   - A subagent (the Agent tool) is announced by system/task_started
+//     {task_id, tool_use_id, description, subagent_type}; its own lines
+//     carry parent_tool_use_id = that tool_use id (its prompt as a user
+//     line; its text and thinking as assistant lines, not streamed, only
+//     with initialize's forwardSubagentText); its can_use_tool asks carry
+//     agent_id = the task id; task_updated {patch.status} and
+//     task_notification {status} say it ended, before the Agent
+//     tool_result; control stop_task {task_id} stops it alone (the Agent
+//     tool_result is then an error, and the turn goes on). See
+//     subagents.go.
 //
 // And as observed with 2.1.332, the newest on 2026-11-25 (scripts/test.sh
 // --latest):
