@@ -39,3 +39,18 @@ func TestSDKUnstable_mock(t *testing.T) {
 		t.Errorf("the replay's kinds %v", kinds)
 	}
 }
+
+// The TS SDK's unstable v1 client accepts a turn of the mock's that
+// delegates to a subagent (a child session with an ask of its own), live
+// and replayed.
+func TestSDKUnstable_mockSubagent(t *testing.T) {
+	r := sdkclient.Run(t, mock.New(), sdkclient.Plan{Cwd: t.TempDir(), Mode: "append", SystemPrompt: "Be brief.", Prompts: []string{"delegate"}})
+	for what, us := range map[string][]map[string]any{"turn": r.Updates, "replay": r.Replay} {
+		if kinds := sdkclient.Kinds(us); !slices.Contains(kinds, "subagent_update") || !slices.Contains(kinds, "tool_call") {
+			t.Errorf("the %s's kinds %v; want subagent_update and the child's tool calls", what, kinds)
+		}
+	}
+	if r.Asks != 1 || !slices.Equal(r.Stops, []string{"end_turn"}) {
+		t.Errorf("stops %v, %d asks", r.Stops, r.Asks)
+	}
+}
