@@ -170,7 +170,7 @@ func (a *Accumulator) add(u acp.SessionUpdate) (acp.SessionUpdate, []Entry) {
 		a.setPlan(*u.Plan)
 	case u.CompactionUpdate != nil, u.CompactionSummaryChunk != nil:
 		return u, a.compaction(u)
-	case u.SubagentUpdate != nil: // each one, as it came: they patch what the last said
+	case u.SubagentUpdate != nil, u.SessionMessage != nil, u.SessionMessageChunk != nil: // each one, as it came: they patch what the last said
 		return u, []Entry{{Seq: a.seq(), Update: u}}
 	}
 	return u, nil
@@ -366,12 +366,12 @@ func chunkUpdate(kind, mid string, b acp.ContentBlock) acp.SessionUpdate {
 // within its turn: agents number their calls afresh (after a restart, say).
 // The updates stay encoded. Child sessions (subagents) are flattened, as a
 // client that takes no subagents is shown them live: their tool calls are
-// the session's, and their announcements and messages are left out
-// (ReplayTree keeps them).
+// the session's, and their announcements, their messages and the messages
+// between sessions are left out (ReplayTree keeps them).
 func Replay(entries []persist.Entry) []json.RawMessage {
 	var out []json.RawMessage
 	for _, r := range ReplayTree(entries) {
-		if r.Session == "" && !bytes.Contains(r.Update, subagentKey) || r.Session != "" && r.Tool {
+		if r.Session == "" && !bytes.Contains(r.Update, subagentKey) && !bytes.Contains(r.Update, messageKey) || r.Session != "" && r.Tool {
 			out = append(out, r.Update)
 		}
 	}
@@ -412,8 +412,12 @@ func ReplayTree(entries []persist.Entry) []Replayed {
 	return out
 }
 
-// subagentKey marks a child session's announcement (see userChunkKey).
-var subagentKey = []byte(`"sessionUpdate":"subagent_update"`)
+// subagentKey marks a child session's announcement, messageKey a message
+// between sessions or a chunk of one (see userChunkKey).
+var (
+	subagentKey = []byte(`"sessionUpdate":"subagent_update"`)
+	messageKey  = []byte(`"sessionUpdate":"session_message`)
+)
 
 // userChunkKey marks a user message's entry: in encoded JSON these bytes
 // can only be the key itself (quotes inside strings are escaped).

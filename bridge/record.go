@@ -107,8 +107,12 @@ func (s *Session) deliverRaw(u json.RawMessage) {
 }
 
 func (s *Session) deliverLocked(u acp.SessionUpdate) {
-	if u.SubagentUpdate != nil {
+	switch {
+	case u.SubagentUpdate != nil:
 		s.deliverSubagent(u)
+		return
+	case u.SessionMessage != nil, u.SessionMessageChunk != nil:
+		s.deliverMessage(u)
 		return
 	}
 	out, done := s.acc.Add(u)

@@ -116,6 +116,55 @@ func (s *Session) deliverSubagent(u acp.SessionUpdate) {
 	s.scheduleCheckpoint()
 }
 
+// deliverMessage records a message between the session and a child
+// (session_message, or a chunk of one) and sends it, the sessions named
+// by their ids, to a client that takes subagents; another is sent nothing
+// of it. s.sendMu must be held.
+func (s *Session) deliverMessage(u acp.SessionUpdate) {
+	_, done := s.acc.Add(u)
+	s.record(done)
+	if takesSubagents(s.caps()) {
+		s.sendTo(s.id, s.messageFor(u))
+	}
+	s.scheduleCheckpoint()
+}
+
+// messageFor is a session_message as the client is sent it: a child named
+// by the agent's id is named by the child's session id, and a sender or
+// recipient left out (beside one that is named) is the session itself.
+func (s *Session) messageFor(u acp.SessionUpdate) acp.SessionUpdate {
+	m := u.SessionMessage
+	if m == nil {
+		return u
+	}
+	mm := *m
+	self := acp.SessionId(s.id)
+	from, to := s.sessionRef(m.SenderSessionId), s.sessionRef(m.RecipientSessionId)
+	switch {
+	case from == nil && to != nil:
+		from = &self
+	case to == nil && from != nil:
+		to = &self
+	}
+	mm.SenderSessionId, mm.RecipientSessionId = from, to
+	return acp.SessionUpdate{SessionMessage: &mm}
+}
+
+// sessionRef is the session id of the child the agent calls *native, or
+// native itself if no child is called that; nil for nil.
+func (s *Session) sessionRef(native *acp.SessionId) *acp.SessionId {
+	if native == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.children[string(*native)]; c != nil {
+		id := acp.SessionId(c.id)
+		return &id
+	}
+	return native
+}
+
 // withSessionID is a subagent_update naming the child by id.
 func withSessionID(u acp.SessionUpdate, id string) acp.SessionUpdate {
 	su := *u.SubagentUpdate
@@ -254,8 +303,20 @@ func (s *Session) sendReplay(entries []persist.Entry) error {
 }
 
 // replayedFor is a replayed update as the client is sent it: an
-// announcement names the child by its session id.
+// announcement, and a message between sessions, name the child by its
+// session id.
 func (s *Session) replayedFor(r Replayed) json.RawMessage {
+	if r.Session == "" && bytes.Contains(r.Update, messageKey) {
+		var u acp.SessionUpdate
+		if json.Unmarshal(r.Update, &u) != nil {
+			return r.Update
+		}
+		b, err := json.Marshal(s.messageFor(u))
+		if err != nil {
+			return r.Update
+		}
+		return b
+	}
 	if r.Session != "" || !isSubagentEntry(r.Update) {
 		return r.Update
 	}

@@ -342,7 +342,10 @@ type Events interface {
 	// through Child(id), in order with this session's Updates. The bridge
 	// gives the child a session id of its own for a client that takes
 	// subagents, and shows its tool calls on this session to one that
-	// does not. A child never announced is shown on this session. Child's
+	// does not. A child never announced is shown on this session. A
+	// message between this session and a child (session_message, on this
+	// session's Update) names the child by id and leaves this session out;
+	// only a client that takes subagents is sent it. Child's
 	// UpdateRaw, Child and ConfigChanged are this session's.
 	Child(id string) Events
 }

@@ -38,7 +38,7 @@ const (
 // pass as they came.
 var typedKinds = []string{"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call",
 	"tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update",
-	"config_option_update", "session_info_update", "usage_update", "subagent_update"}
+	"config_option_update", "session_info_update", "usage_update", "subagent_update", "session_message", "session_message_chunk"}
 
 // stateKinds are the typed kinds the session reads for its own state (the
 // options and modes): they stay typed even when the SDK drops some of

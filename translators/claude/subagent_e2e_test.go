@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
@@ -210,4 +211,78 @@ func TestE2E_subagentSDKClient(t *testing.T) {
 		Prompts: []string{"delegate: run: touch sdk_sub.txt && echo made"}})
 	sdkclient.Check(t, r, sdkclient.Want{Said: []string{`"sessionUpdate":"subagent_update"`, `"name":"Bash"`, `"stopReason":"end_turn"`},
 		Replayed: []string{"subagent_update", "tool_call"}, Asked: true})
+}
+
+// SendMessage to a subagent that finished (tell:) runs it again in the
+// background: a client that takes subagents gets a session_message from
+// the session to the child, before the child works again and ends idle
+// once more; a client that does not gets neither, nor another session's
+// id.
+func TestE2E_subagentMessage(t *testing.T) {
+	for _, optIn := range []bool{true, false} {
+		caps := acp.ClientCapabilities{}
+		if optIn {
+			caps.Subagents = &acp.SubagentCapabilities{}
+		}
+		state, home, cwd := t.TempDir(), t.TempDir(), t.TempDir()
+		e, _ := realEditorOffering(t, state, home, caps)
+		id := e.NewSession(cwd)
+		e.MustPrompt(id, "delegate: say hi")
+		e.MustPrompt(id, "tell: also check the tests")
+		if !optIn {
+			e.WaitFor(func(u acp.SessionUpdate) bool { // the parent's turn about the subagent's end, which Claude starts itself
+				c := u.AgentMessageChunk
+				return c != nil && c.Content.Text != nil && strings.Contains(c.Content.Text.Text, "task-notification")
+			})
+			for _, n := range e.Client.Notifications() {
+				if n.SessionId != id || n.Update.SessionMessage != nil || n.Update.SubagentUpdate != nil {
+					t.Fatalf("a client that takes no subagents was sent %+v", n)
+				}
+			}
+			continue
+		}
+		idles := func() int {
+			n := 0
+			for _, x := range e.Client.Notifications() {
+				if su := x.Update.SubagentUpdate; su != nil && su.State != nil && su.State.Idle != nil {
+					n++
+				}
+			}
+			return n
+		}
+		for deadline := time.Now().Add(time.Minute); idles() < 2; time.Sleep(10 * time.Millisecond) { // the second run ends in the background
+			if time.Now().After(deadline) {
+				t.Fatalf("the subagent told a message never ended: %d idle states", idles())
+			}
+		}
+		checkMessage(t, "live", id, e.Client.Notifications())
+		e.Stop()
+		e2, _ := realEditorOffering(t, state, home, caps)
+		e2.Load(id, cwd)
+		checkMessage(t, "replayed", id, e2.Client.Notifications())
+	}
+}
+
+// checkMessage checks that ns hold the parent's session_message to its
+// child.
+func checkMessage(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) {
+	t.Helper()
+	var child acp.SessionId
+	var message *acp.SessionUpdateSessionMessage
+	for _, n := range ns {
+		switch u := n.Update; {
+		case u.SubagentUpdate != nil && child == "":
+			child = u.SubagentUpdate.SessionId
+		case u.SessionMessage != nil:
+			message = u.SessionMessage
+			if n.SessionId != id {
+				t.Errorf("%s: the session_message came on %s, not the parent", what, n.SessionId)
+			}
+		}
+	}
+	if message == nil || message.RecipientSessionId == nil || *message.RecipientSessionId != child ||
+		message.SenderSessionId == nil || *message.SenderSessionId != id ||
+		len(message.Content) != 1 || message.Content[0].Text == nil || message.Content[0].Text.Text != "also check the tests" {
+		t.Errorf("%s: session_message %+v; want the parent's to %s, saying what it was told", what, message, child)
+	}
 }

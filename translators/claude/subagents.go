@@ -28,6 +28,7 @@ type subtask struct {
 // taskEvent is a system/task_* line's own fields.
 type taskEvent struct {
 	TaskID       string `json:"task_id"`
+	Prompt       string `json:"prompt"`
 	ToolUseID    string `json:"tool_use_id"`
 	Description  string `json:"description"`
 	SubagentType string `json:"subagent_type"`
@@ -47,6 +48,10 @@ func (t *Translator) taskStarted(m message) Output {
 	if _, seen := t.subagents[ev.ToolUseID]; seen {
 		return Output{}
 	}
+	var out Output
+	if _, again := t.tasksByID[ev.TaskID]; again { // SendMessage to a subagent: it runs again, with the message
+		out.Updates = append(out.Updates, messageTo(ev.TaskID, ev.ToolUseID, ev.Prompt))
+	}
 	t.subagents[ev.ToolUseID] = &subtask{task: ev.TaskID}
 	t.tasksByID[ev.TaskID] = ev.ToolUseID
 	what := ""
@@ -55,7 +60,16 @@ func (t *Translator) taskStarted(m message) Output {
 	}
 	u := agent.SubagentUpdate(ev.TaskID, ev.Description, what, agent.Running())
 	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}} // stop_task
-	return Output{Updates: []acp.SessionUpdate{u}}
+	out.Updates = append(out.Updates, u)
+	return out
+}
+
+// messageTo is the session's message to its subagent task (SendMessage),
+// which task_started's prompt tells; id is the SendMessage tool_use's.
+func messageTo(task, id, text string) acp.SessionUpdate {
+	to := acp.SessionId(task)
+	return acp.SessionUpdate{SessionMessage: &acp.SessionUpdateSessionMessage{MessageId: acp.MessageId(id),
+		RecipientSessionId: &to, Content: []acp.ContentBlock{acp.TextBlock(text)}}}
 }
 
 // taskEnded reports a subagent's end, once, from task_updated (its patch's
@@ -136,16 +150,15 @@ func subagentPrompt(blocks []agentkit.Block) []acp.SessionUpdate {
 }
 
 // agentResult ends the subagent whose Agent tool_use this tool_result
-// answers, if its task lines did not: the result is its end.
+// answers as failed, if its task lines did not end it: a failed Agent
+// tool is its end. A result that is no error is not: a subagent run in
+// the background, or sent a message (SendMessage), goes on after it.
 func (t *Translator) agentResult(b agentkit.Block) []acp.SessionUpdate {
 	sa := t.subagents[b.ToolUseID]
-	if sa == nil {
+	if sa == nil || !b.IsError {
 		return nil
 	}
-	if b.IsError {
-		return t.end(sa, "failed")
-	}
-	return t.end(sa, "completed")
+	return t.end(sa, "failed")
 }
 
 // childStreamEvent is a streaming event of an announced subagent's: its

@@ -11,6 +11,8 @@
 //
 //	delegate: <prompt>           hand prompt to a subagent (its own requests answer
 //	                             prompt's directives; so delegate: comes first)
+//	tell: <message>              send a message to the subagent the conversation last
+//	                             named (its agent id)
 //	run: <command>               run a shell command
 //	write: <path> <content>      write content (the rest of the line, may be empty) to path
 //	edit: <path> <old> => <new>  replace old by new in path (old and new may hold spaces)
@@ -27,6 +29,7 @@
 //
 //	           fakemessages (claude)         fakeresponses (codex)       fakechat (opencode)
 //	delegate:  Agent (general-purpose)       -                           -
+//	tell:      SendMessage                   -                           -
 //	run:       Bash                          its shell tool              bash
 //	write:     Write                         apply_patch Add File        write
 //	edit:      Edit                          apply_patch Update File     edit
@@ -60,6 +63,7 @@ type Name string
 // The vocabulary, in the order Find tries it.
 const (
 	Delegate Name = "delegate"
+	Tell     Name = "tell"
 	Run      Name = "run"
 	Write    Name = "write"
 	Edit     Name = "edit"
@@ -76,14 +80,14 @@ const (
 )
 
 var (
-	lines = []Name{Delegate, Run, Write, Edit, Read}
+	lines = []Name{Delegate, Tell, Run, Write, Edit, Read}
 	words = []Name{ExitPlan, Ask, Todo, Think, Slow, Fail400, Fail401, Fail500, Fail529}
 )
 
 // Directive is the directive a prompt carries, with its arguments.
 type Directive struct {
 	Name    Name
-	Command string // run: the rest of the line; delegate: the subagent's prompt
+	Command string // run: the rest of the line; delegate: the subagent's prompt; tell: the message
 	Path    string // write, edit, read: the first word after the colon
 	Content string // write: the rest of the line after Path
 	Old     string // edit: what comes before "=>", after Path, trimmed
@@ -138,7 +142,7 @@ func line(text string, n Name) (Directive, bool) {
 	d := Directive{Name: n}
 	path, after, _ := strings.Cut(rest, " ")
 	switch n {
-	case Run, Delegate:
+	case Run, Delegate, Tell:
 		d.Command = rest
 	case Write:
 		d.Path, d.Content = path, strings.TrimSpace(after)

@@ -28,6 +28,10 @@ import (
 //	                              subagent, whose own requests this script answers
 //	                              (prompt's directives, without "delegate:"), and
 //	                              whose answer is the Agent tool's result
+//	tell: <message>               SendMessage {to: the last "agentId: <id>" the request's
+//	                              messages hold (an Agent tool's result), message,
+//	                              summary: TellSummary}: Claude runs that subagent again
+//	                              with the message
 //	run: <cmd>                    text "I'll run that.", then Bash {command: cmd,
 //	                              description}
 //	write: <path> <content...>    Write {file_path, content}
@@ -54,6 +58,7 @@ func Directives() Script { return directives }
 const (
 	RanBashText         = "I'll run that."              // the text before run:'s Bash call
 	DelegateDescription = "Delegated task"              // delegate:'s Agent description
+	TellSummary         = "A follow-up"                 // tell:'s SendMessage summary
 	BashDescription     = "Run the requested command"   // run:'s Bash description
 	AnswerTextPrefix    = directive.AnswerPrefix        // the plain answer, then LastText
 	FinalTextPrefix     = "Tool finished. Result was: " // the answer after a tool, then its result
@@ -69,7 +74,7 @@ const (
 var AskedOptions = []string{"Red", "Blue"}
 
 // known is the vocabulary this fake answers (package directive).
-var known = []directive.Name{directive.Delegate, directive.Run, directive.Write, directive.Edit, directive.ExitPlan, directive.Ask,
+var known = []directive.Name{directive.Delegate, directive.Tell, directive.Run, directive.Write, directive.Edit, directive.ExitPlan, directive.Ask,
 	directive.Todo, directive.Think, directive.Slow, directive.Fail401, directive.Fail500, directive.Fail529}
 
 const (
@@ -104,6 +109,9 @@ func directives(req Request) Reply {
 	case directive.Delegate:
 		return Reply{Blocks: []Block{{Type: "tool_use", Name: "Agent", Input: map[string]any{
 			"description": DelegateDescription, "prompt": d.Command, "subagent_type": "general-purpose"}}}}
+	case directive.Tell:
+		return Reply{Blocks: []Block{{Type: "tool_use", Name: "SendMessage", Input: map[string]any{
+			"to": req.lastAgent(), "message": d.Command, "summary": TellSummary}}}}
 	case directive.Run:
 		return Reply{Blocks: []Block{
 			{Type: "text", Text: RanBashText},
@@ -150,6 +158,21 @@ func textReply(s string) Reply { return Reply{Blocks: []Block{{Type: "text", Tex
 
 func exitPlan() Reply {
 	return Reply{Blocks: []Block{{Type: "tool_use", Name: "ExitPlanMode", Input: map[string]any{"plan": PlanText}}}}
+}
+
+// agentIDRE finds a subagent's id in its Agent tool's result, which ends
+// "agentId: <id> (use SendMessage with to: '<id>' …)" in CLI 2.1.197.
+var agentIDRE = regexp.MustCompile(`agentId: (\w+)`)
+
+// lastAgent is the id of the subagent the request's messages last name,
+// or "nobody".
+func (r Request) lastAgent() string {
+	body, _ := json.Marshal(r.Raw["messages"])
+	m := agentIDRE.FindAllStringSubmatch(string(body), -1)
+	if len(m) == 0 {
+		return "nobody"
+	}
+	return m[len(m)-1][1]
 }
 
 // planFileRE finds the plan file in plan mode's reminder: "No plan file
