@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
@@ -32,6 +33,7 @@ type taskEvent struct {
 	ToolUseID    string `json:"tool_use_id"`
 	Description  string `json:"description"`
 	SubagentType string `json:"subagent_type"`
+	TaskType     string `json:"task_type"` // "local_agent" for a subagent
 	Status       string `json:"status"`
 	Patch        struct {
 		Status string `json:"status"`
@@ -42,7 +44,7 @@ type taskEvent struct {
 func (t *Translator) taskStarted(m message) Output {
 	var ev taskEvent
 	json.Unmarshal(m.Line, &ev) // what does not decode is left out
-	if ev.TaskID == "" || ev.ToolUseID == "" {
+	if ev.TaskID == "" || ev.ToolUseID == "" || !t.agentTask(ev) {
 		return Output{}
 	}
 	if _, seen := t.subagents[ev.ToolUseID]; seen {
@@ -62,6 +64,19 @@ func (t *Translator) taskStarted(m message) Output {
 	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}} // stop_task
 	out.Updates = append(out.Updates, u)
 	return out
+}
+
+// agentTask reports whether a task is a subagent's, not (say) a shell run
+// in the background: its type says an agent, or it was started by the
+// Agent tool (Task before) or a SendMessage.
+func (t *Translator) agentTask(ev taskEvent) bool {
+	if strings.Contains(ev.TaskType, "agent") {
+		return true
+	}
+	if tc := t.tools[ev.ToolUseID]; tc != nil {
+		return tc.name == "Agent" || tc.name == "Task" || tc.name == "SendMessage"
+	}
+	return false
 }
 
 // messageTo is the session's message to its subagent task (SendMessage),
