@@ -364,6 +364,15 @@ func SubagentUpdate(id, title, description string, state *acp.StateUpdate) acp.S
 	return acp.SessionUpdate{SubagentUpdate: u}
 }
 
+// SubagentOf is the _meta of a subagent_update that says which of the
+// session's tool calls started (or, for a message, ran again) the child:
+// {"acpbridge": {"toolCallId": id}}, so that a client may show the child
+// under that call. (ACP's own link, a tool call's "session" content, is
+// not in the schemas of the TS SDK 2.4.0, which clients validate with.)
+func SubagentOf(toolCallID string) map[string]any {
+	return map[string]any{"acpbridge": map[string]any{"toolCallId": toolCallID}}
+}
+
 // Running is a child's state while it works.
 func Running() *acp.StateUpdate {
 	return &acp.StateUpdate{Running: &acp.StateUpdateRunning{State: "running"}}

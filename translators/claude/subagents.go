@@ -62,6 +62,7 @@ func (t *Translator) taskStarted(m message) Output {
 	}
 	u := agent.SubagentUpdate(ev.TaskID, ev.Description, what, agent.Running())
 	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}} // stop_task
+	u.SubagentUpdate.Meta = agent.SubagentOf(ev.ToolUseID)
 	out.Updates = append(out.Updates, u)
 	return out
 }

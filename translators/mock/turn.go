@@ -319,6 +319,7 @@ func (t *turn) delegate() error {
 	running := agent.Running()
 	u := agent.SubagentUpdate(sub, "Delegated task", task, running)
 	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}}
+	u.SubagentUpdate.Meta = agent.SubagentOf(string(call))
 	t.ev.Update(u)
 	ctx, stop := context.WithCancel(t.ctx)
 	defer stop()
