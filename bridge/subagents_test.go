@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -82,5 +83,68 @@ func TestChildID(t *testing.T) {
 		if _, _, ok := splitChild(id); ok != want {
 			t.Errorf("splitChild(%q) ok = %v, want %v", id, ok, want)
 		}
+	}
+}
+
+// delegatingBackend's sessions delegate every prompt to a subagent, which
+// runs a command and answers.
+type delegatingBackend struct{ echoBackend }
+
+func (b *delegatingBackend) Open(_ context.Context, _ agent.OpenOptions, ev agent.Events) (agent.Native, error) {
+	return &delegatingNative{ev: ev}, nil
+}
+
+type delegatingNative struct {
+	echoNative
+	ev agent.Events
+}
+
+func (n *delegatingNative) NativeID() string { return "d-1" }
+
+func (n *delegatingNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
+	n.ev.Update(acp.StartToolCall("agent-1", "Delegate", acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+	n.ev.Update(agent.SubagentUpdate("task-1", "Helper", "", agent.Running()))
+	sub := n.ev.Child("task-1")
+	sub.Update(acp.StartToolCall("sub-1", "make check", acp.WithStartStatus(acp.ToolCallStatusCompleted)))
+	sub.Update(acp.UpdateAgentMessageText("the helper's own words"))
+	n.ev.Update(agent.SubagentUpdate("task-1", "", "", agent.Idle(acp.StopReasonEndTurn)))
+	n.ev.Update(acp.UpdateToolCall("agent-1", acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
+	n.ev.Update(acp.UpdateAgentMessageText("delegated"))
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// A session whose agent delegated to a subagent is handed to another
+// agent as it is shown to a client that takes no subagents: the next
+// agent is told of the subagent's tool call, not of its words or its
+// announcement.
+func TestHandoff_subagentFlattened(t *testing.T) {
+	st, err := persist.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, e := &delegatingBackend{echoBackend{name: "delegator"}}, &echoBackend{name: "echo"}
+	m, err := NewManager(Config{Backends: []agent.Backend{d, e}, Default: "delegator", Store: st, Persist: PersistAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetClient(&updatesClient{})
+	t.Cleanup(func() { m.Shutdown() })
+	ctx := context.Background()
+	s, err := m.New(ctx, Setup{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, Arrival{}, text("first")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetConfigOption(ctx, ConfigAgent, "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, Arrival{}, text("second")); err != nil {
+		t.Fatal(err)
+	}
+	got := e.sent()[0]
+	if !strings.Contains(got, "make check") || strings.Contains(got, "the helper's own words") || strings.Contains(got, "Helper") {
+		t.Errorf("the next agent was told:\n%s\nwant the subagent's tool call, not its words or its announcement", got)
 	}
 }
