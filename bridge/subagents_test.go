@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -146,5 +147,40 @@ func TestHandoff_subagentFlattened(t *testing.T) {
 	got := e.sent()[0]
 	if !strings.Contains(got, "make check") || strings.Contains(got, "the helper's own words") || strings.Contains(got, "Helper") {
 		t.Errorf("the next agent was told:\n%s\nwant the subagent's tool call, not its words or its announcement", got)
+	}
+}
+
+// A cancel of a child whose agent can't stop it alone is ignored (its
+// parent's next turn is not cancelled); what a child may not be asked is
+// ErrRestricted, through the Manager as through the edge.
+func TestSubagent_cancelIgnoredAndRestricted(t *testing.T) {
+	d := &delegatingBackend{echoBackend{name: "delegator"}}
+	m, err := NewManager(Config{Backends: []agent.Backend{d}, Default: "delegator", Persist: PersistNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetClient(&updatesClient{})
+	t.Cleanup(func() { m.Shutdown() })
+	ctx := context.Background()
+	s, err := m.New(ctx, Setup{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, Arrival{}, text("first")); err != nil {
+		t.Fatal(err)
+	}
+	child := s.ID() + ".task-1"
+	m.Cancel(child, 0)
+	if res, err := s.Prompt(ctx, Arrival{}, text("second")); err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Errorf("the turn after a child's cancel: %+v, %v", res, err)
+	}
+	if _, err := m.Get(ctx, child); !errors.Is(err, ErrRestricted) {
+		t.Errorf("Get of a child: %v, want ErrRestricted", err)
+	}
+	if _, err := m.Fork(ctx, child, Setup{Cwd: "/w"}); !errors.Is(err, ErrRestricted) {
+		t.Errorf("Fork of a child: %v, want ErrRestricted", err)
+	}
+	if _, err := m.Get(ctx, s.ID()+".nobody"); !errors.Is(err, agent.ErrInvalidParams) || errors.Is(err, ErrRestricted) {
+		t.Errorf("Get of an unknown child: %v, want invalid params", err)
 	}
 }
