@@ -1,11 +1,15 @@
 package edge
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/editor"
 	"github.com/acpbridge/acpbridge/persist"
+	"github.com/coder/acp-go-sdk"
 )
 
 // The mock's "delegate" runs a subagent that reads, asks to edit and
@@ -294,4 +298,52 @@ func said(msgs []map[string]any, sid, child string) []string {
 		}
 	}
 	return out
+}
+
+// A client that takes subagents and takes over a running turn whose agent
+// works in a subagent is told of the child before any of its traffic (the
+// announcement comes with what the turn recorded so far), then gets the
+// child's updates and its ask under the child's id.
+func TestSubagent_takeOverMidTurn(t *testing.T) {
+	sh := startShared(t)
+	a := sh.connect()
+	cwd := t.TempDir()
+	id := a.NewSession(cwd)
+	done := make(chan acp.PromptResponse, 1)
+	go func() {
+		resp, _ := a.Prompt(id, "delegate slow")
+		done <- resp
+	}()
+	a.WaitFor(func(u acp.SessionUpdate) bool { return u.ToolCall != nil && u.ToolCall.Name != nil && *u.ToolCall.Name == "read" })
+	b := editor.Connect(t, func(ctx context.Context, in io.Reader, out io.Writer) error { return sh.s.ServeConn(ctx, in, out, "") })
+	b.Initialize(acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	b.Load(id, cwd)
+	if resp := <-done; resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("the turn ended %q", resp.StopReason)
+	}
+	var child acp.SessionId
+	sawChild := false
+	for _, n := range b.Client.Notifications() {
+		if su := n.Update.SubagentUpdate; su != nil && child == "" {
+			child = su.SessionId
+		}
+		if n.SessionId != id {
+			if n.SessionId != child {
+				t.Fatalf("an update of %s before its announcement", n.SessionId)
+			}
+			sawChild = true
+		}
+	}
+	if !sawChild {
+		t.Errorf("b saw nothing of the child %s", child)
+	}
+	// The child's edit asked whichever connection held the session then:
+	// b as the child's, or a (which takes no subagents) as the session's.
+	asks := append(a.Client.Asks(), b.Client.Asks()...)
+	if len(asks) != 1 {
+		t.Fatalf("asks %+v, want the child's edit, once", asks)
+	}
+	if len(b.Client.Asks()) == 1 && asks[0].SessionId != child || len(a.Client.Asks()) == 1 && asks[0].SessionId != id {
+		t.Errorf("the ask came under %s (child %s, session %s)", asks[0].SessionId, child, id)
+	}
 }
