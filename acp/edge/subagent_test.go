@@ -303,7 +303,7 @@ func said(msgs []map[string]any, sid, child string) []string {
 // A client that takes subagents and takes over a running turn whose agent
 // works in a subagent is told of the child before any of its traffic (the
 // announcement comes with what the turn recorded so far), then gets the
-// child's updates and its ask under the child's id.
+// child's updates (and its ask, if it comes after) under the child's id.
 func TestSubagent_takeOverMidTurn(t *testing.T) {
 	sh := startShared(t)
 	a := sh.connect()
