@@ -314,7 +314,9 @@ func TestSubagent_takeOverMidTurn(t *testing.T) {
 		resp, _ := a.Prompt(id, "delegate slow")
 		done <- resp
 	}()
-	a.WaitFor(func(u acp.SessionUpdate) bool { return u.ToolCall != nil && u.ToolCall.Name != nil && *u.ToolCall.Name == "read" })
+	a.WaitFor(func(u acp.SessionUpdate) bool {
+		return u.ToolCall != nil && u.ToolCall.Name != nil && *u.ToolCall.Name == "read"
+	})
 	b := editor.Connect(t, func(ctx context.Context, in io.Reader, out io.Writer) error { return sh.s.ServeConn(ctx, in, out, "") })
 	b.Initialize(acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
 	b.Load(id, cwd)
