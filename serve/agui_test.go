@@ -135,3 +135,38 @@ func TestAGUI_reopenedAfterRestart(t *testing.T) {
 		t.Errorf("the same messages after a restart: %v", got)
 	}
 }
+
+// A resume entry: resolved with an optionId (or approved), or cancelled.
+func TestResumeOutcome(t *testing.T) {
+	yes, no := true, false
+	a := askWith("ok:allow_once", "nope:reject_once")
+	for _, tc := range []struct {
+		name string
+		e    resumeEntry
+		want string
+		bad  bool
+	}{
+		{"an option", resumeEntry{Status: "resolved", Payload: payload("nope", nil)}, "selected nope", false},
+		{"approved", resumeEntry{Status: "resolved", Payload: payload("", &yes)}, "selected ok", false},
+		{"not approved", resumeEntry{Status: "resolved", Payload: payload("", &no)}, "selected nope", false},
+		{"cancelled", resumeEntry{Status: "cancelled"}, "cancelled", false},
+		{"resolved with nothing", resumeEntry{Status: "resolved"}, "", true},
+		{"another status", resumeEntry{Status: "maybe"}, "", true},
+		{"an option not offered", resumeEntry{Status: "resolved", Payload: payload("x", nil)}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := resumeOutcome(a, tc.e)
+			if tc.bad != (err != nil) || (!tc.bad && outcomeText(got) != tc.want) {
+				t.Errorf("got %q, %v; want %q (bad request: %v)", outcomeText(got), err, tc.want, tc.bad)
+			}
+		})
+	}
+}
+
+func payload(optionID string, approved *bool) (p struct {
+	OptionID string `json:"optionId"`
+	Approved *bool  `json:"approved"`
+}) {
+	p.OptionID, p.Approved = optionID, approved
+	return p
+}

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,9 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/acpbridge/acpbridge/serve/internal/core"
-	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 )
 
 // userMsg is a UIMessage from the user saying text.
@@ -319,44 +314,6 @@ func TestChat_survivesRestart(t *testing.T) {
 	}
 }
 
-// attachedTo counts the registry's connections that have session id
-// attached.
-func attachedTo(reg *core.Registry, id string) int {
-	n := 0
-	for _, c := range reg.Conns() {
-		if c.Attached(id) {
-			n++
-		}
-	}
-	return n
-}
-
-// On one Registry, a session is attached to one connection at a time: a
-// chat's session reopened as an AG-UI thread moves to the AG-UI edge's
-// connection, and the chat's next message takes it back.
-func TestChat_takenOverByAnotherEdge(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	sid := sessionOf(t, chatTurn(t, ws.URL, "c1", userMsg("u1", "hello")))
-	if n := attachedTo(ws.reg, sid); n != 1 {
-		t.Fatalf("the chat's session is attached to %d connections, want 1", n)
-	}
-	ev := aguiRunOf(t, ws.URL, runInputOf(sid, "r1", "from ag-ui"))
-	if find(ev, "MESSAGES_SNAPSHOT") == nil || textOf(ev, "TEXT_MESSAGE_CONTENT") != "You said: from ag-ui" {
-		t.Fatalf("the AG-UI run on the chat's session: %v", types(ev))
-	}
-	if n := attachedTo(ws.reg, sid); n != 1 {
-		t.Errorf("after the AG-UI edge took it over: attached to %d connections, want 1", n)
-	}
-	ev = chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"), userMsg("u2", "back in the chat"))
-	if got := textOf(ev, "text-delta"); got != "You said: back in the chat" {
-		t.Errorf("the chat after the takeover: %q", got)
-	}
-	msgs := getMessages(t, ws, sid)
-	if len(msgs) != 6 {
-		t.Errorf("the session has %d messages, want 6 (three turns):\n%s", len(msgs), mustJSON(msgs))
-	}
-}
-
 // A new chat's body chooses its session's mode (and model): in
 // acceptEdits the mock edits without asking. A mode the agent has not is
 // a 400, and leaves no chat behind.
@@ -401,67 +358,6 @@ func TestChat_corruptMap(t *testing.T) {
 	if !strings.Contains(string(b), `"c1"`) {
 		t.Errorf("the new chat's file: %s", b)
 	}
-}
-
-// The map is kept a file per chat: a chat's change writes its own file,
-// not the others'. A map kept whole, as before, is moved into such files.
-func TestChatStore_filePerChat(t *testing.T) {
-	state := t.TempDir()
-	legacy, dir := filepath.Join(state, "webchats.json"), filepath.Join(state, "webchats")
-	old := `{"chats":{"old":{"session":"s0","cwd":"/"}}}`
-	if err := os.WriteFile(legacy, []byte(old), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	st, err := openChatStore(dir, legacy, servetest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, ok := st.get("old"); !ok || r.Session != "s0" {
-		t.Errorf("the chat of the map kept whole: %+v, %v", r, ok)
-	}
-	if _, err := os.Stat(legacy); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the map kept whole is still there: %v", err)
-	}
-	big := strings.Repeat("x", maxChatID) // the longest id taken
-	for i := range 3 {
-		if err := st.put(fmt.Sprint(big, i), chatRecord{Session: fmt.Sprint("s", i+1), Cwd: "/"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before, _ := os.Stat(filepath.Join(dir, chatFileName("old")))
-	if err := st.put(big+"0", chatRecord{Session: "s9", Cwd: "/"}); err != nil {
-		t.Fatal(err)
-	}
-	after, _ := os.Stat(filepath.Join(dir, chatFileName("old")))
-	if !os.SameFile(before, after) {
-		t.Errorf("changing one chat rewrote another's file")
-	}
-	if fi, _ := os.Stat(filepath.Join(dir, chatFileName(big+"0"))); fi == nil || fi.Size() > 2*int64(maxChatID) {
-		t.Errorf("a chat's file: %v, want one of about its id's size", fi)
-	}
-	st2, err := openChatStore(dir, legacy, servetest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st2.chats) != 4 || st2.chats[big+"0"].Session != "s9" {
-		t.Errorf("reopened: %d chats, %q's %+v", len(st2.chats), "x…0", st2.chats[big+"0"])
-	}
-}
-
-// A chat or thread id past 1,024 bytes is refused (400) and not kept.
-func TestChat_idCapped(t *testing.T) {
-	state := t.TempDir()
-	ws := startWebServer(t, startWebBridge(t), state)
-	long := strings.Repeat("c", maxChatID+1)
-	wantError(t, "a long chat id", post(t, ws.URL+"/api/chat", map[string]any{"id": long,
-		"messages": []any{userMsg("u1", "hi")}}), 400, "at most 1024")
-	wantError(t, "a long thread id", post(t, ws.URL+"/ag-ui", runInputOf(long, "r1", "hi")), 400, "at most 1024")
-	for _, d := range []string{"webchats", "agui-threads"} {
-		if ents, _ := os.ReadDir(filepath.Join(state, d)); len(ents) != 0 {
-			t.Errorf("%s holds %d files after refused ids", d, len(ents))
-		}
-	}
-	chatTurn(t, ws.URL, strings.Repeat("c", maxChatID), userMsg("u1", "hello")) // the longest taken
 }
 
 // chatTurnWith POSTs body and returns the events; it fails unless 200.

@@ -102,33 +102,6 @@ func runWebScript(t *testing.T, lib webLib, script, url string, env ...string) {
 	}
 }
 
-// The AI SDK's own stream parser, chunk schema and message reader accept
-// every chunk of a turn with thoughts, a tool call and a plan, of an edit
-// approved and one denied (each continued in the next request), and of a
-// failing turn; its validateUIMessages accepts the replayed messages.
-func TestChatE2E_aiSDKReadsEveryStream(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, aiSDK, "aisdk_stream.mjs", ws.URL)
-}
-
-// Whole exchanges through the AI SDK's chat core (AbstractChat with
-// DefaultChatTransport): an approval answered with addToolApprovalResponse
-// ends with the edit's output in the message; a stop cancels the turn; a
-// chat reopened from the session list under its session id goes on.
-func TestChatE2E_abstractChat(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, aiSDK, "aisdk_chat.mjs", ws.URL)
-}
-
-// AG-UI's own client (HttpAgent, with its schema enforcement and
-// verifyEvents) runs a turn with thoughts, a tool call and a plan; an
-// interrupt resumed with an option, and one resumed cancelled; a failing
-// turn; and the thread reopened with a MESSAGES_SNAPSHOT.
-func TestAGUIE2E_httpAgent(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, agUI, "agui.mjs", ws.URL)
-}
-
 // The real claude and codex CLIs on their fake models (as the /acp tests
 // run them, servetest.RealAgents) through each web edge with its own client library:
 // a command the agent asks permission for, approved, its output and the

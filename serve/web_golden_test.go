@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acpbridge/acpbridge/internal/testkit/golden"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -67,24 +66,4 @@ func renderTurn(t *testing.T, in []byte, tr translator, info func(n int, state a
 		}
 	}
 	return out.String()
-}
-
-// The AI SDK chunks of each golden turn (testdata/aisdk; -update rewrites
-// them).
-func TestUIStream_golden(t *testing.T) {
-	golden.Txtar(t, "testdata/aisdk/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
-		got := renderTurn(t, in, newUIStream("s1", "msg1"), func(int, any) any { return nil })
-		return []golden.Section{{Name: "chunks.jsonl", Data: got}}
-	})
-}
-
-// The AG-UI events of each golden turn (testdata/agui; -update rewrites
-// them).
-func TestAGUIRun_golden(t *testing.T) {
-	golden.Txtar(t, "testdata/agui/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
-		got := renderTurn(t, in, newAGUIRun("s1"), func(n int, state any) any {
-			return aguiSegment{threadID: "thread1", runID: fmt.Sprintf("run%d", n), state: state}
-		})
-		return []golden.Section{{Name: "events.jsonl", Data: got}}
-	})
 }

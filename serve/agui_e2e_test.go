@@ -1,0 +1,14 @@
+package serve
+
+import (
+	"testing"
+)
+
+// AG-UI's own client (HttpAgent, with its schema enforcement and
+// verifyEvents) runs a turn with thoughts, a tool call and a plan; an
+// interrupt resumed with an option, and one resumed cancelled; a failing
+// turn; and the thread reopened with a MESSAGES_SNAPSHOT.
+func TestAGUIE2E_httpAgent(t *testing.T) {
+	ws := startWebServer(t, startWebBridge(t), "")
+	runWebScript(t, agUI, "agui.mjs", ws.URL)
+}

@@ -1,0 +1,16 @@
+package serve
+
+import (
+	"testing"
+
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
+)
+
+// The AI SDK chunks of each golden turn (testdata/aisdk; -update rewrites
+// them).
+func TestUIStream_golden(t *testing.T) {
+	golden.Txtar(t, "testdata/aisdk/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
+		got := renderTurn(t, in, newUIStream("s1", "msg1"), func(int, any) any { return nil })
+		return []golden.Section{{Name: "chunks.jsonl", Data: got}}
+	})
+}

@@ -1,0 +1,86 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+// A user UIMessage as a prompt: text, images from data URLs, links.
+func TestPromptOf(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		parts []uiPartIn
+		want  []sdk.ContentBlock
+		bad   bool
+	}{
+		{"text", []uiPartIn{{Type: "text", Text: "hi"}, {Type: "reasoning", Text: "x"}, {Type: "text", Text: ""}},
+			[]sdk.ContentBlock{sdk.TextBlock("hi")}, false},
+		{"an image", []uiPartIn{{Type: "file", MediaType: "image/png", URL: "data:image/png;base64,AAAA"}, {Type: "text", Text: "see"}},
+			[]sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png"), sdk.TextBlock("see")}, false},
+		{"a link", []uiPartIn{{Type: "file", MediaType: "application/pdf", URL: "https://x/a.pdf", Filename: "a.pdf"}},
+			[]sdk.ContentBlock{{ResourceLink: &sdk.ContentBlockResourceLink{Type: "resource_link", Name: "a.pdf", Uri: "https://x/a.pdf", MimeType: ptrTo("application/pdf")}}}, false},
+		{"nothing to send", []uiPartIn{{Type: "step-start"}}, nil, true},
+		{"an image not in base64", []uiPartIn{{Type: "file", MediaType: "image/png", URL: "data:image/png,xx"}}, nil, true},
+		{"a file without a url", []uiPartIn{{Type: "file", MediaType: "text/plain"}}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := promptOf(uiMessageIn{ID: "u1", Role: "user", Parts: tc.parts})
+			if tc.bad {
+				if !errors.Is(err, errBadRequest) {
+					t.Fatalf("err = %v, want a bad request", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// A session/load replay as UIMessages: a user message per prompt (text
+// joined), the agent's work until the next one an assistant message.
+func TestReplayMessages(t *testing.T) {
+	read := sdk.ToolCallStatusCompleted
+	us := []sdk.SessionUpdate{
+		sdk.UpdateUserMessageText("Read "), sdk.UpdateUserMessageText("it"),
+		sdk.UpdateAgentThoughtText("hmm"),
+		{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "t1", Title: "Read a", Kind: sdk.ToolKindRead, RawInput: map[string]any{"p": "a"}}},
+		{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "t1", Status: &read}},
+		sdk.UpdateAgentMessageText("done"),
+		{UsageUpdate: &sdk.SessionUsageUpdate{Used: 1, Size: 2}},
+		sdk.UpdateUserMessageText("next"),
+	}
+	got := replayMessages("s1", us)
+	var summary []string
+	for _, m := range got {
+		s := m.ID + " " + m.Role + ":"
+		for _, p := range m.Parts {
+			s += fmt.Sprintf(" %v", p["type"])
+			if txt, ok := p["text"]; ok {
+				s += fmt.Sprintf("(%v)", txt)
+			}
+			if st, ok := p["state"]; ok {
+				s += fmt.Sprintf("[%v]", st)
+			}
+		}
+		summary = append(summary, s)
+	}
+	want := []string{
+		"h1 user: text(Read it)",
+		"h2 assistant: reasoning(hmm)[done] dynamic-tool[output-available] text(done)[done]",
+		"h3 user: text(next)",
+	}
+	if diff := cmp.Diff(want, summary); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
