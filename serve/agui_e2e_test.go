@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"testing"
 )
 
@@ -9,6 +10,6 @@ import (
 // interrupt resumed with an option, and one resumed cancelled; a failing
 // turn; and the thread reopened with a MESSAGES_SNAPSHOT.
 func TestAGUIE2E_httpAgent(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, agUI, "agui.mjs", ws.URL)
+	ws := startWebServer(t, webtest.StartBridge(t), "")
+	webtest.RunScript(t, webtest.AGUI, "agui.mjs", ws.URL)
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"testing"
 )
 
@@ -9,8 +10,8 @@ import (
 // approved and one denied (each continued in the next request), and of a
 // failing turn; its validateUIMessages accepts the replayed messages.
 func TestChatE2E_aiSDKReadsEveryStream(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, aiSDK, "aisdk_stream.mjs", ws.URL)
+	ws := startWebServer(t, webtest.StartBridge(t), "")
+	webtest.RunScript(t, webtest.AISDK, "aisdk_stream.mjs", ws.URL)
 }
 
 // Whole exchanges through the AI SDK's chat core (AbstractChat with
@@ -18,6 +19,6 @@ func TestChatE2E_aiSDKReadsEveryStream(t *testing.T) {
 // ends with the edit's output in the message; a stop cancels the turn; a
 // chat reopened from the session list under its session id goes on.
 func TestChatE2E_abstractChat(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, aiSDK, "aisdk_chat.mjs", ws.URL)
+	ws := startWebServer(t, webtest.StartBridge(t), "")
+	webtest.RunScript(t, webtest.AISDK, "aisdk_chat.mjs", ws.URL)
 }

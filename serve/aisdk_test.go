@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"io"
 	"net/http"
 	"os"
@@ -14,11 +15,6 @@ import (
 	"time"
 )
 
-// userMsg is a UIMessage from the user saying text.
-func userMsg(id, text string) map[string]any {
-	return map[string]any{"id": id, "role": "user", "parts": []any{map[string]any{"type": "text", "text": text}}}
-}
-
 // approvalMsg is an assistant UIMessage answering approval id of tool call
 // callID.
 func approvalMsg(callID, id any, approved bool) map[string]any {
@@ -27,48 +23,10 @@ func approvalMsg(callID, id any, approved bool) map[string]any {
 		"approval": map[string]any{"id": id, "approved": approved}}}}
 }
 
-// chatTurn POSTs a chat request and returns its events; it fails unless
-// the answer is 200.
-func chatTurn(t *testing.T, base, id string, messages ...any) []map[string]any {
-	t.Helper()
-	resp := post(t, base+"/api/chat", map[string]any{"id": id, "trigger": "submit-message", "messages": messages})
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("POST /api/chat %s: %d %s", id, resp.StatusCode, b)
-	}
-	return sseEvents(t, resp.Body)
-}
-
-// wantError checks that resp is a JSON error of status whose message has
-// want.
-func wantError(t *testing.T, what string, resp *http.Response, status int, want string) {
-	t.Helper()
-	defer resp.Body.Close()
-	var body struct{ Error string }
-	b, _ := io.ReadAll(resp.Body)
-	json.Unmarshal(b, &body)
-	if resp.StatusCode != status || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body.Error, want) {
-		t.Errorf("%s: %d %s %q, want %d and an error saying %q", what, resp.StatusCode, resp.Header.Get("Content-Type"), b, status, want)
-	}
-}
-
-// sessionOf is the session id a stream's start chunk gives.
-func sessionOf(t *testing.T, events []map[string]any) string {
-	t.Helper()
-	start := find(events, "start")
-	meta, _ := start["messageMetadata"].(map[string]any)
-	id, _ := meta["sessionId"].(string)
-	if id == "" {
-		t.Fatalf("no session id in the start chunk: %v", start)
-	}
-	return id
-}
-
 // Requests that are not what the AI SDK sends, or that name what is not
 // there, get a clear JSON error and change nothing.
 func TestChat_badRequests(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
+	ws := startWebServer(t, webtest.StartBridge(t), "")
 	url := ws.URL + "/api/chat"
 	raw := func(body string) *http.Response {
 		resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -77,17 +35,17 @@ func TestChat_badRequests(t *testing.T) {
 		}
 		return resp
 	}
-	wantError(t, "not JSON", raw("hello"), 400, "not a JSON request")
-	wantError(t, "messages not a list", raw(`{"id":"c1","messages":"hello"}`), 400, "not a JSON request")
-	wantError(t, "no chat id", raw(`{"messages":[]}`), 400, "no chat id")
-	wantError(t, "an unknown chat with no messages", post(t, url, map[string]any{"id": "nobody", "messages": []any{}}), 404, "no session has this chat id")
-	wantError(t, "an unknown chat with no user message", post(t, url, map[string]any{"id": "nobody",
+	webtest.WantError(t, "not JSON", raw("hello"), 400, "not a JSON request")
+	webtest.WantError(t, "messages not a list", raw(`{"id":"c1","messages":"hello"}`), 400, "not a JSON request")
+	webtest.WantError(t, "no chat id", raw(`{"messages":[]}`), 400, "no chat id")
+	webtest.WantError(t, "an unknown chat with no messages", webtest.Post(t, url, map[string]any{"id": "nobody", "messages": []any{}}), 404, "no session has this chat id")
+	webtest.WantError(t, "an unknown chat with no user message", webtest.Post(t, url, map[string]any{"id": "nobody",
 		"messages": []any{map[string]any{"id": "a", "role": "assistant", "parts": []any{}}}}), 404, "no user message")
-	wantError(t, "regenerate", post(t, url, map[string]any{"id": "c2", "trigger": "regenerate-message",
-		"messages": []any{userMsg("u1", "hi")}}), 400, "can't take back a turn")
-	wantError(t, "an approval for no ask", post(t, url, map[string]any{"id": "c3",
-		"messages": []any{userMsg("u1", "edit"), approvalMsg("t1", "ask_gone", true)}}), 409, "no turn of this chat waits")
-	wantError(t, "a user message with nothing in it", post(t, url, map[string]any{"id": "c4",
+	webtest.WantError(t, "regenerate", webtest.Post(t, url, map[string]any{"id": "c2", "trigger": "regenerate-message",
+		"messages": []any{webtest.UserMsg("u1", "hi")}}), 400, "can't take back a turn")
+	webtest.WantError(t, "an approval for no ask", webtest.Post(t, url, map[string]any{"id": "c3",
+		"messages": []any{webtest.UserMsg("u1", "edit"), approvalMsg("t1", "ask_gone", true)}}), 409, "no turn of this chat waits")
+	webtest.WantError(t, "a user message with nothing in it", webtest.Post(t, url, map[string]any{"id": "c4",
 		"messages": []any{map[string]any{"id": "u1", "role": "user", "parts": []any{}}}}), 400, "no text or file part")
 
 	resp, err := http.Get(ws.URL + "/api/chat/nobody/stream")
@@ -102,11 +60,11 @@ func TestChat_badRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantError(t, "messages of no session", resp, 404, "no such session")
+	webtest.WantError(t, "messages of no session", resp, 404, "no such session")
 
 	// The bridge is none the worse: a chat works.
-	ev := chatTurn(t, ws.URL, "c5", userMsg("u1", "hello"))
-	if got := textOf(ev, "text-delta"); got != "You said: hello" {
+	ev := webtest.ChatTurn(t, ws.URL, "c5", webtest.UserMsg("u1", "hello"))
+	if got := webtest.TextOf(ev, "text-delta"); got != "You said: hello" {
 		t.Errorf("after the bad requests: %q", got)
 	}
 }
@@ -115,24 +73,24 @@ func TestChat_badRequests(t *testing.T) {
 // nothing is lost: the turn was recorded (the edit failed, the ask
 // cancelled), and the chat goes on.
 func TestChat_approvalForAnAskThatIsGone(t *testing.T) {
-	ws := startWebServerWith(t, startWebBridge(t), WebOptions{AskTimeout: 200 * time.Millisecond})
-	ev := chatTurn(t, ws.URL, "c1", userMsg("u1", "please edit"))
-	req := find(ev, "tool-approval-request")
+	ws := startWebServerWith(t, webtest.StartBridge(t), WebOptions{AskTimeout: 200 * time.Millisecond})
+	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "please edit"))
+	req := webtest.Find(ev, "tool-approval-request")
 	if req == nil {
-		t.Fatalf("no approval request: %v", types(ev))
+		t.Fatalf("no approval request: %v", webtest.Types(ev))
 	}
-	sid := sessionOf(t, ev)
+	sid := webtest.SessionOf(t, ev)
 	waitNoTurn(t, ws, "c1")
-	wantError(t, "the late approval", post(t, ws.URL+"/api/chat", map[string]any{"id": "c1",
-		"messages": []any{userMsg("u1", "please edit"), approvalMsg(req["toolCallId"], req["approvalId"], true)}}), 409, "no turn of this chat waits")
+	webtest.WantError(t, "the late approval", webtest.Post(t, ws.URL+"/api/chat", map[string]any{"id": "c1",
+		"messages": []any{webtest.UserMsg("u1", "please edit"), approvalMsg(req["toolCallId"], req["approvalId"], true)}}), 409, "no turn of this chat waits")
 
-	ev = chatTurn(t, ws.URL, "c1", userMsg("u1", "please edit"), userMsg("u2", "hello"))
-	if got := textOf(ev, "text-delta"); got != "You said: hello" {
+	ev = webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "please edit"), webtest.UserMsg("u2", "hello"))
+	if got := webtest.TextOf(ev, "text-delta"); got != "You said: hello" {
 		t.Errorf("the next turn: %q", got)
 	}
-	msgs := getMessages(t, ws, sid)
-	if len(msgs) != 4 || !strings.Contains(mustJSON(msgs[1]), "the permission ask was cancelled") {
-		t.Errorf("the timed-out turn as replayed:\n%s", mustJSON(msgs))
+	msgs := webtest.GetMessages(t, ws.URL, sid)
+	if len(msgs) != 4 || !strings.Contains(webtest.MustJSON(msgs[1]), "the permission ask was cancelled") {
+		t.Errorf("the timed-out turn as replayed:\n%s", webtest.MustJSON(msgs))
 	}
 }
 
@@ -148,83 +106,29 @@ func waitNoTurn(t *testing.T, ws *webServer, id string) {
 	}
 }
 
-// getMessages is GET /v1/sessions/{id}/messages.
-func getMessages(t *testing.T, ws *webServer, id string) []map[string]any {
-	t.Helper()
-	resp, err := http.Get(ws.URL + "/v1/sessions/" + id + "/messages")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var msgs []map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&msgs); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET messages: %d %v", resp.StatusCode, err)
-	}
-	return msgs
-}
-
-func mustJSON(v any) string {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
-}
-
-// startStream POSTs to url with ctx and returns the response, to be read
-// as it streams.
-func startStream(t *testing.T, ctx context.Context, url string, body any) *http.Response {
-	t.Helper()
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 200 {
-		t.Fatalf("POST %s: %d", url, resp.StatusCode)
-	}
-	return resp
-}
-
-// readUntil reads SSE data lines from r until one contains want.
-func readUntil(t *testing.T, r *bufio.Reader, want string) {
-	t.Helper()
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("the stream ended before %q: %v", want, err)
-		}
-		if strings.HasPrefix(line, "data: ") && strings.Contains(line, want) {
-			return
-		}
-	}
-}
-
 // A client that goes away mid-stream cancels its turn: the turn is
 // recorded as far as it went, and the next message is answered.
 func TestChat_clientGoneMidStream(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
+	ws := startWebServer(t, webtest.StartBridge(t), "")
 	ctx, cancel := context.WithCancel(t.Context())
 	long := "slow " + strings.Repeat("word ", 40)
-	resp := startStream(t, ctx, ws.URL+"/api/chat", map[string]any{"id": "c1", "messages": []any{userMsg("u1", long)}})
+	resp := webtest.StartStream(t, ctx, ws.URL+"/api/chat", map[string]any{"id": "c1", "messages": []any{webtest.UserMsg("u1", long)}})
 	r := bufio.NewReader(resp.Body)
-	readUntil(t, r, `"sessionId"`)
-	readUntil(t, r, `"text-delta"`)
+	webtest.ReadUntil(t, r, `"sessionId"`)
+	webtest.ReadUntil(t, r, `"text-delta"`)
 	cancel()
 	resp.Body.Close()
 	sid := ws.chat.chats.get("c1").rec.Session
 
-	ev := chatTurn(t, ws.URL, "c1", userMsg("u1", long), userMsg("u2", "hello"))
-	if got := textOf(ev, "text-delta"); got != "You said: hello" {
+	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", long), webtest.UserMsg("u2", "hello"))
+	if got := webtest.TextOf(ev, "text-delta"); got != "You said: hello" {
 		t.Errorf("the turn after: %q", got)
 	}
-	msgs := getMessages(t, ws, sid)
+	msgs := webtest.GetMessages(t, ws.URL, sid)
 	if len(msgs) != 4 {
-		t.Fatalf("replayed %d messages, want 4:\n%s", len(msgs), mustJSON(msgs))
+		t.Fatalf("replayed %d messages, want 4:\n%s", len(msgs), webtest.MustJSON(msgs))
 	}
-	said := mustJSON(msgs[1])
+	said := webtest.MustJSON(msgs[1])
 	if !strings.Contains(said, `"You `) || strings.Contains(said, strings.TrimSpace(long)) {
 		t.Errorf("the cancelled turn's answer should be there, cut short:\n%s", said)
 	}
@@ -233,10 +137,10 @@ func TestChat_clientGoneMidStream(t *testing.T) {
 // GET /api/chat/{id}/stream follows a running turn from its start; once
 // no turn runs it answers 204.
 func TestChat_resumeStream(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
+	ws := startWebServer(t, webtest.StartBridge(t), "")
 	done := make(chan string, 1) // the POST's body
 	go func() {
-		b, _ := json.Marshal(map[string]any{"id": "c1", "messages": []any{userMsg("u1", "slow down")}})
+		b, _ := json.Marshal(map[string]any{"id": "c1", "messages": []any{webtest.UserMsg("u1", "slow down")}})
 		resp, err := http.Post(ws.URL+"/api/chat", "application/json", bytes.NewReader(b))
 		if err != nil {
 			done <- err.Error()
@@ -253,7 +157,7 @@ func TestChat_resumeStream(t *testing.T) {
 			t.Fatal(err)
 		}
 		if resp.StatusCode == http.StatusOK {
-			resumed = sseEvents(t, resp.Body)
+			resumed = webtest.SSEEvents(t, resp.Body)
 		}
 		resp.Body.Close()
 		if time.Now().After(deadline) {
@@ -261,9 +165,9 @@ func TestChat_resumeStream(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	posted := sseEvents(t, strings.NewReader(<-done))
-	if mustJSON(resumed) != mustJSON(posted) {
-		t.Errorf("the resumed stream differs from the POST's:\n%v\n%v", types(resumed), types(posted))
+	posted := webtest.SSEEvents(t, strings.NewReader(<-done))
+	if webtest.MustJSON(resumed) != webtest.MustJSON(posted) {
+		t.Errorf("the resumed stream differs from the POST's:\n%v\n%v", webtest.Types(resumed), webtest.Types(posted))
 	}
 	waitNoTurn(t, ws, "c1")
 	resp, err := http.Get(ws.URL + "/api/chat/c1/stream")
@@ -279,10 +183,10 @@ func TestChat_resumeStream(t *testing.T) {
 // A chat id the bridge doesn't know whose messages carry history starts a
 // session told that history.
 func TestChat_historyToldToANewSession(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
+	ws := startWebServer(t, webtest.StartBridge(t), "")
 	asst := map[string]any{"id": "a1", "role": "assistant", "parts": []any{map[string]any{"type": "text", "text": "It is 4."}}}
-	ev := chatTurn(t, ws.URL, "elsewhere", userMsg("u1", "What is 2+2?"), asst, userMsg("u2", "And 3+3?"))
-	got := textOf(ev, "text-delta")
+	ev := webtest.ChatTurn(t, ws.URL, "elsewhere", webtest.UserMsg("u1", "What is 2+2?"), asst, webtest.UserMsg("u2", "And 3+3?"))
+	got := webtest.TextOf(ev, "text-delta")
 	for _, want := range []string{"<conversation_so_far>", "User: What is 2+2?", "Agent: It is 4.", "And 3+3?"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the first prompt (the mock echoes it) lacks %q:\n%s", want, got)
@@ -294,22 +198,22 @@ func TestChat_historyToldToANewSession(t *testing.T) {
 // chat goes on in the same session, not told its history again.
 func TestChat_survivesRestart(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
-	wb := startWebBridgeIn(t, dir)
+	wb := webtest.StartBridgeIn(t, dir)
 	ws := startWebServer(t, wb, state)
-	sid := sessionOf(t, chatTurn(t, ws.URL, "c1", userMsg("u1", "hello")))
+	sid := webtest.SessionOf(t, webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello")))
 	ws.stop()
-	wb.stop(t)
+	wb.Stop(t)
 
 	fi, err := os.Stat(filepath.Join(state, "webchats", chatFileName("c1")))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the chat's file: %v, %v", fi, err)
 	}
-	ws = startWebServer(t, startWebBridgeIn(t, dir), state)
-	ev := chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"), userMsg("u2", "again"))
-	if got := sessionOf(t, ev); got != sid {
+	ws = startWebServer(t, webtest.StartBridgeIn(t, dir), state)
+	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello"), webtest.UserMsg("u2", "again"))
+	if got := webtest.SessionOf(t, ev); got != sid {
 		t.Errorf("after the restart the chat is in session %s, want %s", got, sid)
 	}
-	if got := textOf(ev, "text-delta"); got != "You said: again" {
+	if got := webtest.TextOf(ev, "text-delta"); got != "You said: again" {
 		t.Errorf("after the restart: %q", got)
 	}
 }
@@ -318,17 +222,17 @@ func TestChat_survivesRestart(t *testing.T) {
 // acceptEdits the mock edits without asking. A mode the agent has not is
 // a 400, and leaves no chat behind.
 func TestChat_newChatOptions(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
+	ws := startWebServer(t, webtest.StartBridge(t), "")
 	ev := chatTurnWith(t, ws.URL, map[string]any{"id": "c1", "mode": "acceptEdits", "model": "mock-large",
-		"messages": []any{userMsg("u1", "please edit")}})
-	if find(ev, "tool-approval-request") != nil || find(ev, "tool-output-available") == nil {
-		t.Errorf("acceptEdits still asked, or the edit has no output: %v", types(ev))
+		"messages": []any{webtest.UserMsg("u1", "please edit")}})
+	if webtest.Find(ev, "tool-approval-request") != nil || webtest.Find(ev, "tool-output-available") == nil {
+		t.Errorf("acceptEdits still asked, or the edit has no output: %v", webtest.Types(ev))
 	}
-	if got := textOf(ev, "text-delta"); got != "(mock-large) You said: please edit" {
+	if got := webtest.TextOf(ev, "text-delta"); got != "(mock-large) You said: please edit" {
 		t.Errorf("the model: %q", got)
 	}
-	wantError(t, "an unknown mode", post(t, ws.URL+"/api/chat", map[string]any{"id": "c2", "mode": "yolo",
-		"messages": []any{userMsg("u1", "hi")}}), 400, "yolo")
+	webtest.WantError(t, "an unknown mode", webtest.Post(t, ws.URL+"/api/chat", map[string]any{"id": "c2", "mode": "yolo",
+		"messages": []any{webtest.UserMsg("u1", "hi")}}), 400, "yolo")
 	if ws.chat.chats.segmentOf("c2") != nil || len(ws.chat.chats.live) != 1 {
 		t.Errorf("the refused chat was kept: %d chats", len(ws.chat.chats.live))
 	}
@@ -347,8 +251,8 @@ func TestChat_corruptMap(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ws := startWebServer(t, startWebBridge(t), state)
-	chatTurn(t, ws.URL, "c1", userMsg("u1", "hello"))
+	ws := startWebServer(t, webtest.StartBridge(t), state)
+	webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello"))
 	for _, p := range []string{path, bad} {
 		if _, err := os.Stat(p + ".corrupt"); err != nil {
 			t.Errorf("the corrupt %s was not kept aside: %v", filepath.Base(p), err)
@@ -363,11 +267,11 @@ func TestChat_corruptMap(t *testing.T) {
 // chatTurnWith POSTs body and returns the events; it fails unless 200.
 func chatTurnWith(t *testing.T, base string, body map[string]any) []map[string]any {
 	t.Helper()
-	resp := post(t, base+"/api/chat", body)
+	resp := webtest.Post(t, base+"/api/chat", body)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("POST /api/chat: %d %s", resp.StatusCode, b)
 	}
-	return sseEvents(t, resp.Body)
+	return webtest.SSEEvents(t, resp.Body)
 }

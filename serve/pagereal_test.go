@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/pagetest"
@@ -17,9 +18,9 @@ import (
 // compaction again in the reopened session.
 func TestPage_inChromium_realChat(t *testing.T) {
 	bin := pagetest.Chromium(t)
-	wb := startWebBridge(t)
+	wb := webtest.StartBridge(t)
 	const token = "page-test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	s, stderr := newServer(t, Options{Token: token, Connector: wb.connect, Agents: mockAgents, StateDir: t.TempDir()})
+	s, stderr := newServer(t, Options{Token: token, Connector: wb.Connect, Agents: mockAgents, StateDir: t.TempDir()})
 	srv := start(t, s, stderr)
 	b := pagetest.NewBrowser(t, bin)
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -26,33 +26,6 @@ import (
 //
 //	go test ./serve -run '^$' -bench Web -benchtime 200x
 
-// turnTimes are the times of one turn's text chunks from its start.
-type turnTimes struct {
-	first time.Duration // to the first text chunk
-	chunk time.Duration // per chunk after the first
-	n     int           // text chunks
-}
-
-// report puts a run's p50 and p99 times to the first chunk, and the p50
-// time per chunk, into b's results.
-func report(b *testing.B, ts []turnTimes) {
-	if len(ts) == 0 {
-		return
-	}
-	firsts := make([]time.Duration, len(ts))
-	chunks := make([]time.Duration, len(ts))
-	for i, t := range ts {
-		firsts[i], chunks[i] = t.first, t.chunk
-	}
-	slices.Sort(firsts)
-	slices.Sort(chunks)
-	pct := func(d []time.Duration, p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) }
-	b.ReportMetric(pct(firsts, 0.5), "ttfc-p50-µs")
-	b.ReportMetric(pct(firsts, 0.99), "ttfc-p99-µs")
-	b.ReportMetric(pct(chunks, 0.5), "chunk-p50-µs")
-	b.ReportMetric(float64(ts[0].n), "chunks/turn")
-}
-
 // BenchmarkWeb times b.N turns of the mock over each edge, the client a
 // process of its own.
 func BenchmarkWeb(b *testing.B) {
@@ -67,13 +40,13 @@ func BenchmarkWeb(b *testing.B) {
 
 // benchEdge runs the bench client over one edge and reports its times.
 func benchEdge(b *testing.B, bin, mode string) {
-	wb := startWebBridge(b)
+	wb := webtest.StartBridge(b)
 	out := filepath.Join(b.TempDir(), "times.json")
 	cmd := exec.Command(bin, "-mode", mode, "-n", fmt.Sprint(b.N), "-out", out, "-cwd", b.TempDir())
 	cmd.Stderr = os.Stderr
 	served, started := make(chan struct{}), func() {}
 	if mode == "stdio" {
-		served, started = serveStdio(b, cmd, wb.connect)
+		served, started = serveStdio(b, cmd, wb.Connect)
 	} else {
 		close(served)
 		cmd.Args = append(cmd.Args, "-url", startWebServer(b, wb, "").URL)
@@ -100,11 +73,11 @@ func benchEdge(b *testing.B, bin, mode string) {
 	if err := json.Unmarshal(raw, &got); err != nil {
 		b.Fatal(err)
 	}
-	ts := make([]turnTimes, len(got))
+	ts := make([]webtest.TurnTimes, len(got))
 	for i, t := range got {
-		ts[i] = turnTimes{first: time.Duration(t.FirstUS * 1e3), chunk: time.Duration(t.ChunkUS * 1e3), n: t.Chunks}
+		ts[i] = webtest.TurnTimes{First: time.Duration(t.FirstUS * 1e3), Chunk: time.Duration(t.ChunkUS * 1e3), N: t.Chunks}
 	}
-	report(b, ts)
+	webtest.Report(b, ts)
 }
 
 // serveStdio has connect serve cmd's stdin and stdout, as the bridge

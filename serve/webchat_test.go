@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/acpbridge/acpbridge/serve/internal/servetest"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"io"
 	"net/http"
 	"os"
@@ -94,7 +95,7 @@ func TestStatusOf(t *testing.T) {
 // lineSender sends each whole line written as one message, whatever the
 // writes' boundaries, and refuses a line that is no message.
 func TestLineSender(t *testing.T) {
-	reg := core.NewRegistry(core.Limits{}, webLogger())
+	reg := core.NewRegistry(core.Limits{}, webtest.Logger())
 	got := make(chan string, 10)
 	c := reg.NewConn(core.ConnOptions{})
 	echo := func(ctx context.Context, r io.Reader, w io.Writer, agent string) error {
