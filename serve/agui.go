@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/web"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -29,18 +30,18 @@ const AGUIPattern = "POST /ag-ui"
 // option that allows or rejects; or cancelled), and that run streams the
 // rest of the turn. A client that goes away mid-run cancels the turn.
 //
-// The map from thread ids to sessions is kept in WebOptions.StateDir
+// The map from thread ids to sessions is kept in web.Options.StateDir
 // (agui-threads/, a file per thread); a thread whose id is a session id
 // is that session. Thread and run ids are at most 1,024 bytes.
 type AGUIHandler struct {
-	chats *chats
+	chats *web.Chats
 }
 
 // NewAGUIHandler returns an AGUIHandler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at
 // AGUIPattern, and Close it at shutdown to end them.
-func NewAGUIHandler(connect core.Connector, o WebOptions) *AGUIHandler {
-	return &AGUIHandler{chats: newChats(connect, o, "agui-threads")}
+func NewAGUIHandler(connect core.Connector, o web.Options) *AGUIHandler {
+	return &AGUIHandler{chats: web.NewChats(connect, o, "agui-threads")}
 }
 
 // Close cancels the running turns, ends the in-process connections and
@@ -83,56 +84,46 @@ type resumeEntry struct {
 
 func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var in runInput
-	if err := decodeBody(w, r, &in); err != nil {
-		webError(w, http.StatusBadRequest, err.Error())
+	if err := web.DecodeBody(w, r, &in); err != nil {
+		web.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if in.ThreadID == "" || in.RunID == "" || in.Messages == nil {
-		webError(w, http.StatusBadRequest, "not an AG-UI RunAgentInput: threadId, runId and messages are required")
+		web.WriteError(w, http.StatusBadRequest, "not an AG-UI RunAgentInput: threadId, runId and messages are required")
 		return
 	}
-	if n := max(len(in.ThreadID), len(in.RunID)); n > maxChatID {
-		webError(w, http.StatusBadRequest, fmt.Sprintf("the threadId or runId is %d bytes; at most %d", n, maxChatID))
+	if n := max(len(in.ThreadID), len(in.RunID)); n > web.MaxChatID {
+		web.WriteError(w, http.StatusBadRequest, fmt.Sprintf("the threadId or runId is %d bytes; at most %d", n, web.MaxChatID))
 		return
 	}
-	c := h.chats.get(in.ThreadID)
-	c.op.Lock()
-	seg, sess, err := h.begin(r.Context(), c, &in)
-	h.chats.forget(c)
-	c.op.Unlock()
-	if err != nil {
-		webError(w, statusOf(err), fmt.Sprintf("thread %s: %v", in.ThreadID, err))
-		return
-	}
-	sseHeaders(w)
-	if !streamSegment(r.Context(), w, seg) && !seg.done() && sess != nil {
-		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
-	}
+	h.chats.Serve(w, r, "thread", in.ThreadID, func(ctx context.Context, c *web.Chat) (*web.Segment, *web.Session, error) {
+		return h.begin(ctx, c, &in)
+	})
 }
 
 // begin sets up a run: answering interrupts, or a new turn, or (nothing
 // new to send) a run that only says what the thread is. The caller holds
 // c.op.
-func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segment, *psession, error) {
+func (h *AGUIHandler) begin(ctx context.Context, c *web.Chat, in *runInput) (*web.Segment, *web.Session, error) {
 	info := aguiSegment{threadID: in.ThreadID, runID: in.RunID, state: in.State}
 	if len(in.Resume) > 0 {
-		seg, err := h.chats.resume(c, info, func(s *psession) error { return answerInterrupts(s, in.Resume) })
-		return seg, c.sess, err
+		seg, err := h.chats.Resume(c, info, func(s *web.Session) error { return answerInterrupts(s, in.Resume) })
+		return seg, c.Session(), err
 	}
 	var last *aguiMessageIn
 	if n := len(in.Messages); n > 0 {
 		last = &in.Messages[n-1]
 	}
-	history, reopened, err := h.chats.open(ctx, c, true)
-	prompting := last != nil && last.Role == "user" && last.ID != c.rec.LastUser
+	history, reopened, err := h.chats.Open(ctx, c, true)
+	prompting := last != nil && last.Role == "user" && last.ID != c.LastUser()
 	created := false
 	switch {
-	case errors.Is(err, errUnknownChat) && prompting:
+	case errors.Is(err, web.ErrUnknownChat) && prompting:
 		fp := in.ForwardedProps
-		err = h.chats.create(ctx, c, newChat{agent: fp.Agent, cwd: fp.Cwd, mode: fp.Mode, model: fp.Model})
+		err = h.chats.Create(ctx, c, web.NewChat{Agent: fp.Agent, Cwd: fp.Cwd, Mode: fp.Mode, Model: fp.Model})
 		created = true
-	case errors.Is(err, errUnknownChat):
-		return nil, nil, fmt.Errorf("%w: no session has this thread id, and the run has no user message to start one with", errUnknownChat)
+	case errors.Is(err, web.ErrUnknownChat):
+		return nil, nil, fmt.Errorf("%w: no session has this thread id, and the run has no user message to start one with", web.ErrUnknownChat)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -141,7 +132,7 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 		info.preface = []any{messagesSnapshot(history, last, prompting)}
 	}
 	if !prompting {
-		return idleRun(c, info, c.sess.id)
+		return idleRun(c, info, c.Session().ID)
 	}
 	prompt, err := aguiPrompt(*last)
 	if err != nil {
@@ -150,52 +141,51 @@ func (h *AGUIHandler) begin(ctx context.Context, c *chat, in *runInput) (*segmen
 	if created {
 		prompt = aguiToldHistory(in.Messages[:len(in.Messages)-1], prompt)
 	}
-	if err := h.chats.settle(ctx, c); err != nil {
+	if err := h.chats.Settle(ctx, c); err != nil {
 		return nil, nil, err
 	}
-	seg, err := h.chats.start(c, prompt, newAGUIRun(c.sess.id), info)
+	seg, err := h.chats.Start(c, prompt, newAGUIRun(c.Session().ID), info)
 	if err == nil {
-		c.rec.LastUser = last.ID
-		h.chats.keep(c.id, &c.rec)
+		h.chats.Prompted(c, last.ID)
 	}
-	return seg, c.sess, err
+	return seg, c.Session(), err
 }
 
 // idleRun is a run with nothing to prompt: started and finished, with the
 // thread's messages if it was reopened. A thread that waits on interrupts
 // must be resumed instead.
-func idleRun(c *chat, info aguiSegment, sessionID string) (*segment, *psession, error) {
-	if r := c.current(); r != nil {
-		return nil, nil, fmt.Errorf("%w: a turn of this thread is running or waits on an interrupt; resume it", errTurnRunning)
+func idleRun(c *web.Chat, info aguiSegment, sessionID string) (*web.Segment, *web.Session, error) {
+	if c.Running() {
+		return nil, nil, fmt.Errorf("%w: a turn of this thread is running or waits on an interrupt; resume it", web.ErrTurnRunning)
 	}
-	seg := newSegment(info)
-	seg.add(aguiEvent{Type: "RUN_STARTED", ThreadID: info.threadID, RunID: info.runID})
-	seg.add(info.preface...)
-	seg.add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: succeeded(),
+	seg := web.NewSegment(info)
+	seg.Add(aguiEvent{Type: "RUN_STARTED", ThreadID: info.threadID, RunID: info.runID})
+	seg.Add(info.preface...)
+	seg.Add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: succeeded(),
 		Result: map[string]any{"sessionId": sessionID}})
-	seg.close()
+	seg.Close()
 	return seg, nil, nil
 }
 
 // answerInterrupts answers the session's open asks that entries resume
 // (see psession.answerAsks).
-func answerInterrupts(s *psession, entries []resumeEntry) error {
-	answers := make([]askAnswer, len(entries))
+func answerInterrupts(s *web.Session, entries []resumeEntry) error {
+	answers := make([]web.AskAnswer, len(entries))
 	for i, e := range entries {
-		answers[i] = askAnswer{id: e.InterruptID, outcome: func(a *ask) (sdk.RequestPermissionOutcome, error) { return resumeOutcome(a, e) }}
+		answers[i] = web.AskAnswer{ID: e.InterruptID, Outcome: func(a *web.Ask) (sdk.RequestPermissionOutcome, error) { return resumeOutcome(a, e) }}
 	}
-	return s.answerAsks("interrupts", answers)
+	return s.AnswerAsks("interrupts", answers)
 }
 
 // resumeOutcome is the permission outcome a resume entry gives.
-func resumeOutcome(a *ask, e resumeEntry) (sdk.RequestPermissionOutcome, error) {
+func resumeOutcome(a *web.Ask, e resumeEntry) (sdk.RequestPermissionOutcome, error) {
 	switch {
 	case e.Status == "cancelled":
 		return sdk.NewRequestPermissionOutcomeCancelled(), nil
 	case e.Status != "resolved":
-		return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: resume status %q is neither resolved nor cancelled", errBadRequest, e.Status)
+		return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: resume status %q is neither resolved nor cancelled", web.ErrBadRequest, e.Status)
 	case e.Payload.OptionID == "" && e.Payload.Approved == nil:
-		return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: interrupt %s: the payload names no optionId", errBadRequest, a.id)
+		return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: interrupt %s: the payload names no optionId", web.ErrBadRequest, a.ID)
 	}
-	return outcomeOf(a, e.Payload.Approved != nil && *e.Payload.Approved, e.Payload.OptionID)
+	return web.OutcomeOf(a, e.Payload.Approved != nil && *e.Payload.Approved, e.Payload.OptionID)
 }

@@ -1,8 +1,9 @@
 package serve
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // AG-UI's own client (HttpAgent, with its schema enforcement and

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strconv"
 
+	"github.com/acpbridge/acpbridge/serve/web"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -106,47 +107,47 @@ type aguiSegment struct {
 type aguiRun struct {
 	sessionID       string
 	seg             aguiSegment
-	text, reasoning span
-	tools           map[sdk.ToolCallId]*uiTool
+	text, reasoning web.Span
+	tools           map[sdk.ToolCallId]*web.Tool
 	order           []sdk.ToolCallId
 	started, ended  map[sdk.ToolCallId]bool // TOOL_CALL_START and _END sent, in this run
-	asked           map[sdk.ToolCallId]*ask
+	asked           map[sdk.ToolCallId]*web.Ask
 	planSent        bool // a STATE_SNAPSHOT went out in this run
-	compactions     compactions
+	compactions     web.Compactions
 	seq             int
 }
 
 func newAGUIRun(sessionID string) *aguiRun {
-	return &aguiRun{sessionID: sessionID, tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}, compactions: compactions{}}
+	return &aguiRun{sessionID: sessionID, tools: map[sdk.ToolCallId]*web.Tool{}, asked: map[sdk.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
 }
 
-var _ translator = (*aguiRun)(nil)
+var _ web.Translator = (*aguiRun)(nil)
 
-// open begins a run.
-func (t *aguiRun) open(info any) []any {
+// Open begins a run.
+func (t *aguiRun) Open(info any) []any {
 	t.seg, _ = info.(aguiSegment)
 	t.started, t.ended, t.planSent = map[sdk.ToolCallId]bool{}, map[sdk.ToolCallId]bool{}, false
 	out := []any{aguiEvent{Type: "RUN_STARTED", ThreadID: t.seg.threadID, RunID: t.seg.runID}}
 	return append(out, t.seg.preface...)
 }
 
-// update is the events one session update adds.
-func (t *aguiRun) update(u sdk.SessionUpdate) []any {
+// Update is the events one session update adds.
+func (t *aguiRun) Update(u sdk.SessionUpdate) []any {
 	switch {
 	case u.AgentMessageChunk != nil:
 		return t.textChunk(u.AgentMessageChunk.MessageId, u.AgentMessageChunk.Content)
 	case u.AgentThoughtChunk != nil:
 		return t.thoughtChunk(u.AgentThoughtChunk.MessageId, u.AgentThoughtChunk.Content)
 	case u.ToolCall != nil:
-		return t.toolCallUpdate(asToolUpdate(u.ToolCall))
+		return t.toolCallUpdate(web.AsToolUpdate(u.ToolCall))
 	case u.ToolCallUpdate != nil:
 		return t.toolCallUpdate(u.ToolCallUpdate)
 	case u.Plan != nil:
 		return append(t.closeMessages(), t.plan(u.Plan.Entries))
 	case u.Notice != nil:
-		return append(t.closeMessages(), aguiEvent{Type: "CUSTOM", Name: "notice", Value: noticeOf(u.Notice)})
+		return append(t.closeMessages(), aguiEvent{Type: "CUSTOM", Name: "notice", Value: web.NoticeOf(u.Notice)})
 	}
-	if c, ok := t.compactions.fold(u); ok {
+	if c, ok := t.compactions.Fold(u); ok {
 		return append(t.closeMessages(), compactionActivity(c))
 	}
 	return nil
@@ -154,7 +155,7 @@ func (t *aguiRun) update(u sdk.SessionUpdate) []any {
 
 // compactionActivity is a compaction's state as an AG-UI activity: the
 // whole of it, replacing what the message had.
-func compactionActivity(c compactionData) aguiEvent {
+func compactionActivity(c web.CompactionData) aguiEvent {
 	replace := true
 	return aguiEvent{Type: "ACTIVITY_SNAPSHOT", MessageID: c.ID, ActivityType: "compaction", Content: c, Replace: &replace}
 }
@@ -164,13 +165,13 @@ func (t *aguiRun) textChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 		return nil
 	}
 	var out []any
-	if t.text.id == "" || (deref(acpID) != "" && t.text.acpID != "" && deref(acpID) != t.text.acpID) {
+	if t.text.ID == "" || (web.Deref(acpID) != "" && t.text.ACPID != "" && web.Deref(acpID) != t.text.ACPID) {
 		out = t.closeMessages()
 		t.seq++
-		t.text = span{id: "m_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
-		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_START", MessageID: t.text.id, Role: "assistant"})
+		t.text = web.Span{ID: "m_" + t.seg.runID + "_" + strconv.Itoa(t.seq), ACPID: web.Deref(acpID)}
+		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_START", MessageID: t.text.ID, Role: "assistant"})
 	}
-	return append(out, aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: t.text.id, Delta: c.Text.Text})
+	return append(out, aguiEvent{Type: "TEXT_MESSAGE_CONTENT", MessageID: t.text.ID, Delta: c.Text.Text})
 }
 
 func (t *aguiRun) thoughtChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
@@ -178,27 +179,27 @@ func (t *aguiRun) thoughtChunk(acpID *sdk.MessageId, c sdk.ContentBlock) []any {
 		return nil
 	}
 	var out []any
-	if t.reasoning.id == "" || (deref(acpID) != "" && t.reasoning.acpID != "" && deref(acpID) != t.reasoning.acpID) {
+	if t.reasoning.ID == "" || (web.Deref(acpID) != "" && t.reasoning.ACPID != "" && web.Deref(acpID) != t.reasoning.ACPID) {
 		out = t.closeMessages()
 		t.seq++
-		t.reasoning = span{id: "r_" + t.seg.runID + "_" + strconv.Itoa(t.seq), acpID: deref(acpID)}
-		out = append(out, aguiEvent{Type: "REASONING_START", MessageID: t.reasoning.id},
-			aguiEvent{Type: "REASONING_MESSAGE_START", MessageID: t.reasoning.id, Role: "reasoning"})
+		t.reasoning = web.Span{ID: "r_" + t.seg.runID + "_" + strconv.Itoa(t.seq), ACPID: web.Deref(acpID)}
+		out = append(out, aguiEvent{Type: "REASONING_START", MessageID: t.reasoning.ID},
+			aguiEvent{Type: "REASONING_MESSAGE_START", MessageID: t.reasoning.ID, Role: "reasoning"})
 	}
-	return append(out, aguiEvent{Type: "REASONING_MESSAGE_CONTENT", MessageID: t.reasoning.id, Delta: c.Text.Text})
+	return append(out, aguiEvent{Type: "REASONING_MESSAGE_CONTENT", MessageID: t.reasoning.ID, Delta: c.Text.Text})
 }
 
 // closeMessages ends the open text and reasoning messages.
 func (t *aguiRun) closeMessages() []any {
 	var out []any
-	if t.text.id != "" {
-		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_END", MessageID: t.text.id})
-		t.text = span{}
+	if t.text.ID != "" {
+		out = append(out, aguiEvent{Type: "TEXT_MESSAGE_END", MessageID: t.text.ID})
+		t.text = web.Span{}
 	}
-	if t.reasoning.id != "" {
-		out = append(out, aguiEvent{Type: "REASONING_MESSAGE_END", MessageID: t.reasoning.id},
-			aguiEvent{Type: "REASONING_END", MessageID: t.reasoning.id})
-		t.reasoning = span{}
+	if t.reasoning.ID != "" {
+		out = append(out, aguiEvent{Type: "REASONING_MESSAGE_END", MessageID: t.reasoning.ID},
+			aguiEvent{Type: "REASONING_END", MessageID: t.reasoning.ID})
+		t.reasoning = web.Span{}
 	}
 	return out
 }
@@ -208,12 +209,12 @@ func (t *aguiRun) closeMessages() []any {
 func (t *aguiRun) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 	tool := t.tools[u.ToolCallId]
 	if tool == nil {
-		tool = &uiTool{}
+		tool = &web.Tool{}
 		t.tools[u.ToolCallId] = tool
 		t.order = append(t.order, u.ToolCallId)
 	}
-	tool.merge(u)
-	if tool.done {
+	tool.Merge(u)
+	if tool.Done {
 		return nil
 	}
 	st := sdk.ToolCallStatus("")
@@ -221,14 +222,14 @@ func (t *aguiRun) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 		st = *u.Status
 	}
 	var out []any
-	if !tool.inputSent { // a call is started and ended in one run, never again
+	if !tool.InputSent { // a call is started and ended in one run, never again
 		out = t.startTool(u.ToolCallId, tool)
 		if u.RawInput != nil || (st != "" && st != sdk.ToolCallStatusPending) {
 			out = append(out, t.endTool(u.ToolCallId, tool)...)
 		}
 	}
 	if st == sdk.ToolCallStatusCompleted || st == sdk.ToolCallStatusFailed {
-		tool.done = true
+		tool.Done = true
 		out = append(out, aguiEvent{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(u.ToolCallId),
 			ToolCallID: string(u.ToolCallId), Role: "tool", Content: t.result(u.ToolCallId, tool, st)})
 	}
@@ -236,25 +237,25 @@ func (t *aguiRun) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 }
 
 // startTool opens a tool call not yet open in this run.
-func (t *aguiRun) startTool(id sdk.ToolCallId, tool *uiTool) []any {
+func (t *aguiRun) startTool(id sdk.ToolCallId, tool *web.Tool) []any {
 	if t.started[id] {
 		return nil
 	}
 	t.started[id] = true
 	out := t.closeMessages()
-	return append(out, aguiEvent{Type: "TOOL_CALL_START", ToolCallID: string(id), ToolCallName: toolName(tool.kind)})
+	return append(out, aguiEvent{Type: "TOOL_CALL_START", ToolCallID: string(id), ToolCallName: web.ToolName(tool.Kind)})
 }
 
 // endTool sends a started tool call's arguments and closes it.
-func (t *aguiRun) endTool(id sdk.ToolCallId, tool *uiTool) []any {
+func (t *aguiRun) endTool(id sdk.ToolCallId, tool *web.Tool) []any {
 	if !t.started[id] || t.ended[id] {
 		return nil
 	}
 	t.ended[id] = true
 	var out []any
-	if !tool.inputSent {
-		tool.inputSent = true
-		args, _ := json.Marshal(orEmpty(tool.input))
+	if !tool.InputSent {
+		tool.InputSent = true
+		args, _ := json.Marshal(orEmpty(tool.Input))
 		out = append(out, aguiEvent{Type: "TOOL_CALL_ARGS", ToolCallID: string(id), Delta: string(args)})
 	}
 	return append(out, aguiEvent{Type: "TOOL_CALL_END", ToolCallID: string(id)})
@@ -263,12 +264,12 @@ func (t *aguiRun) endTool(id sdk.ToolCallId, tool *uiTool) []any {
 // result is a finished tool call's result as JSON text: its title, kind,
 // status, content (text, diffs, terminals as ACP has them) and raw output,
 // or its error; denied if its permission ask was rejected.
-func (t *aguiRun) result(id sdk.ToolCallId, tool *uiTool, st sdk.ToolCallStatus) string {
-	r := map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": st}
-	maps.Copy(r, tool.output())
+func (t *aguiRun) result(id sdk.ToolCallId, tool *web.Tool, st sdk.ToolCallStatus) string {
+	r := map[string]any{"title": tool.Title, "kind": web.ToolName(tool.Kind), "status": st}
+	maps.Copy(r, tool.Output())
 	if st == sdk.ToolCallStatusFailed {
-		r["error"] = tool.failure()
-		if a := t.asked[id]; a != nil && a.rejected() {
+		r["error"] = tool.Failure()
+		if a := t.asked[id]; a != nil && a.Rejected() {
 			r["denied"] = true
 		}
 	}
@@ -303,47 +304,47 @@ func (t *aguiRun) closeAll() []any {
 	return out
 }
 
-// ask is a permission ask: it ends the run with an interrupt, answered by
+// Ask is a permission ask: it ends the run with an interrupt, answered by
 // the next run's resume entry {"optionId": …} (an option of the ask's,
 // which the response schema lists) or "cancelled".
-func (t *aguiRun) ask(a *ask) []any {
-	tc := a.req.ToolCall
+func (t *aguiRun) Ask(a *web.Ask) []any {
+	tc := a.Req.ToolCall
 	upd := &sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind, Content: tc.Content,
 		Locations: tc.Locations, RawInput: tc.RawInput}
 	out := t.toolCallUpdate(upd)
 	t.asked[tc.ToolCallId] = a
 	out = append(out, t.closeAll()...)
-	ids := make([]string, 0, len(a.req.Options))
-	for _, o := range a.req.Options {
+	ids := make([]string, 0, len(a.Req.Options))
+	for _, o := range a.Req.Options {
 		ids = append(ids, string(o.OptionId))
 	}
 	title := ""
 	if tool := t.tools[tc.ToolCallId]; tool != nil {
-		title = tool.title
+		title = tool.Title
 	}
-	in := aguiInterrupt{ID: a.id, Reason: "permission", Message: title, ToolCallID: string(tc.ToolCallId),
+	in := aguiInterrupt{ID: a.ID, Reason: "permission", Message: title, ToolCallID: string(tc.ToolCallId),
 		ResponseSchema: map[string]any{"type": "object", "required": []string{"optionId"}, "additionalProperties": false,
 			"properties": map[string]any{"optionId": map[string]any{"type": "string", "enum": ids}}},
-		Metadata: map[string]any{"options": a.req.Options}}
+		Metadata: map[string]any{"options": a.Req.Options}}
 	return append(out, aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
 		Outcome: &aguiOutcome{Type: "interrupt", Interrupts: []aguiInterrupt{in}}})
 }
 
-// end ends the turn's last run: success (with its stop reason and usage),
+// End ends the turn's last run: success (with its stop reason and usage),
 // cancelled, or RUN_ERROR. Tool calls the turn left open get a result
 // saying so.
-func (t *aguiRun) end(e turnEnd) []any {
+func (t *aguiRun) End(e web.TurnEnd) []any {
 	out := append(t.closeAll(), t.closeTools(e)...)
 	switch {
-	case e.err != nil:
-		return append(out, aguiEvent{Type: "RUN_ERROR", Message: e.err.Error(), Code: "agent_error"})
-	case e.resp.StopReason == sdk.StopReasonCancelled:
+	case e.Err != nil:
+		return append(out, aguiEvent{Type: "RUN_ERROR", Message: e.Err.Error(), Code: "agent_error"})
+	case e.Resp.StopReason == sdk.StopReasonCancelled:
 		return append(out, aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
 			Outcome: &aguiOutcome{Type: "cancelled"}})
 	}
 	ev := aguiEvent{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
-		Outcome: succeeded(), Result: map[string]any{"stopReason": e.resp.StopReason, "sessionId": t.sessionID}}
-	if u := e.resp.Usage; u != nil {
+		Outcome: succeeded(), Result: map[string]any{"stopReason": e.Resp.StopReason, "sessionId": t.sessionID}}
+	if u := e.Resp.Usage; u != nil {
 		ev.Usage = []aguiUsage{{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
 			ReasoningTokens: u.ThoughtTokens, CachedInputTokens: u.CachedReadTokens}}
 	}
@@ -352,16 +353,16 @@ func (t *aguiRun) end(e turnEnd) []any {
 
 // closeTools gives the tool calls the turn left unfinished a result that
 // says so.
-func (t *aguiRun) closeTools(e turnEnd) []any {
+func (t *aguiRun) closeTools(e web.TurnEnd) []any {
 	var out []any
 	for _, id := range t.order {
 		tool := t.tools[id]
-		if tool.done {
+		if tool.Done {
 			continue
 		}
-		tool.done = true
-		why := e.unfinished()
-		b, _ := json.Marshal(map[string]any{"title": tool.title, "kind": toolName(tool.kind), "status": "unfinished", "error": why})
+		tool.Done = true
+		why := e.Unfinished()
+		b, _ := json.Marshal(map[string]any{"title": tool.Title, "kind": web.ToolName(tool.Kind), "status": "unfinished", "error": why})
 		out = append(out, aguiEvent{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(id), ToolCallID: string(id),
 			Role: "tool", Content: string(b)})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/acpbridge/acpbridge/serve/web"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -30,7 +31,7 @@ func contentOf(raw json.RawMessage) (string, []aguiPart, error) {
 	}
 	var parts []aguiPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", nil, fmt.Errorf("%w: a message's content is neither text nor parts", errBadRequest)
+		return "", nil, fmt.Errorf("%w: a message's content is neither text nor parts", web.ErrBadRequest)
 	}
 	return "", parts, nil
 }
@@ -57,7 +58,7 @@ func aguiPrompt(m aguiMessageIn) ([]sdk.ContentBlock, error) {
 		}
 	}
 	if len(blocks) == 0 {
-		return nil, fmt.Errorf("%w: the user message %q has no text, image or link", errBadRequest, m.ID)
+		return nil, fmt.Errorf("%w: the user message %q has no text, image or link", web.ErrBadRequest, m.ID)
 	}
 	return blocks, nil
 }
@@ -86,7 +87,7 @@ func aguiToldHistory(earlier []aguiMessageIn, prompt []sdk.ContentBlock) []sdk.C
 				Title: tc.Function.Name, Status: sdk.ToolCallStatusCompleted, RawInput: input}})
 		}
 	}
-	return tellHistory(us, prompt)
+	return web.TellHistory(us, prompt)
 }
 
 // messagesSnapshot is a reopened thread's conversation (a session/load
@@ -106,7 +107,7 @@ func messagesSnapshot(history []sdk.SessionUpdate, last *aguiMessageIn, promptin
 type aguiReplay struct {
 	msgs        []aguiMessage
 	tools       map[sdk.ToolCallId]*aguiReplayTool
-	compactions compactions
+	compactions web.Compactions
 	activity    map[string]int // a compaction's activity message, by its id
 }
 
@@ -114,7 +115,7 @@ type aguiReplay struct {
 // what is known of it.
 type aguiReplayTool struct {
 	msg, call int
-	tool      uiTool
+	tool      web.Tool
 }
 
 // replayAGUIMessages turns a session/load replay into AG-UI messages:
@@ -122,9 +123,9 @@ type aguiReplayTool struct {
 // per finished call, reasoning messages, and an activity message per
 // compaction.
 func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
-	r := &aguiReplay{msgs: []aguiMessage{}, tools: map[sdk.ToolCallId]*aguiReplayTool{}, compactions: compactions{}, activity: map[string]int{}}
+	r := &aguiReplay{msgs: []aguiMessage{}, tools: map[sdk.ToolCallId]*aguiReplayTool{}, compactions: web.Compactions{}, activity: map[string]int{}}
 	for _, u := range us {
-		if c, ok := r.compactions.fold(u); ok {
+		if c, ok := r.compactions.Fold(u); ok {
 			r.compaction(c)
 			continue
 		}
@@ -136,7 +137,7 @@ func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
 		case u.AgentThoughtChunk != nil:
 			r.say("reasoning", u.AgentThoughtChunk.Content)
 		case u.ToolCall != nil:
-			r.toolCall(asToolUpdate(u.ToolCall))
+			r.toolCall(web.AsToolUpdate(u.ToolCall))
 		case u.ToolCallUpdate != nil:
 			r.toolCall(u.ToolCallUpdate)
 		}
@@ -146,7 +147,7 @@ func replayAGUIMessages(us []sdk.SessionUpdate) []aguiMessage {
 
 // compaction adds a compaction's activity message, or brings it up to
 // date.
-func (r *aguiReplay) compaction(c compactionData) {
+func (r *aguiReplay) compaction(c web.CompactionData) {
 	if i, ok := r.activity[c.ID]; ok {
 		r.msgs[i].Content = c
 		return
@@ -184,21 +185,21 @@ func (r *aguiReplay) toolCall(u *sdk.SessionToolCallUpdate) {
 		r.msgs[n-1].ToolCalls = append(r.msgs[n-1].ToolCalls, aguiToolCall{ID: string(u.ToolCallId), Type: "function"})
 		r.tools[u.ToolCallId] = rt
 	}
-	rt.tool.merge(u)
+	rt.tool.Merge(u)
 	call := &r.msgs[rt.msg].ToolCalls[rt.call]
-	args, _ := json.Marshal(orEmpty(rt.tool.input))
-	call.Function.Name, call.Function.Arguments = toolName(rt.tool.kind), string(args)
-	if u.Status == nil || rt.tool.done || (*u.Status != sdk.ToolCallStatusCompleted && *u.Status != sdk.ToolCallStatusFailed) {
+	args, _ := json.Marshal(orEmpty(rt.tool.Input))
+	call.Function.Name, call.Function.Arguments = web.ToolName(rt.tool.Kind), string(args)
+	if u.Status == nil || rt.tool.Done || (*u.Status != sdk.ToolCallStatusCompleted && *u.Status != sdk.ToolCallStatusFailed) {
 		return
 	}
-	rt.tool.done = true
-	res := map[string]any{"title": rt.tool.title, "kind": toolName(rt.tool.kind), "status": *u.Status}
-	for k, v := range rt.tool.output() {
+	rt.tool.Done = true
+	res := map[string]any{"title": rt.tool.Title, "kind": web.ToolName(rt.tool.Kind), "status": *u.Status}
+	for k, v := range rt.tool.Output() {
 		res[k] = v
 	}
 	m := aguiMessage{ID: "tr_" + string(u.ToolCallId), Role: "tool", ToolCallID: string(u.ToolCallId)}
 	if *u.Status == sdk.ToolCallStatusFailed {
-		m.Error = rt.tool.failure()
+		m.Error = rt.tool.Failure()
 		res["error"] = m.Error
 	}
 	b, _ := json.Marshal(res)

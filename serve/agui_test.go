@@ -3,10 +3,11 @@ package serve
 import (
 	"bufio"
 	"context"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // Inputs that are not AG-UI's, or that name what is not there, get a
@@ -102,7 +103,7 @@ func TestAGUI_reopenedAfterRestart(t *testing.T) {
 // A resume entry: resolved with an optionId (or approved), or cancelled.
 func TestResumeOutcome(t *testing.T) {
 	yes, no := true, false
-	a := askWith("ok:allow_once", "nope:reject_once")
+	a := webtest.AskWith("ok:allow_once", "nope:reject_once")
 	for _, tc := range []struct {
 		name string
 		e    resumeEntry
@@ -119,8 +120,8 @@ func TestResumeOutcome(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := resumeOutcome(a, tc.e)
-			if tc.bad != (err != nil) || (!tc.bad && outcomeText(got) != tc.want) {
-				t.Errorf("got %q, %v; want %q (bad request: %v)", outcomeText(got), err, tc.want, tc.bad)
+			if tc.bad != (err != nil) || (!tc.bad && webtest.OutcomeText(got) != tc.want) {
+				t.Errorf("got %q, %v; want %q (bad request: %v)", webtest.OutcomeText(got), err, tc.want, tc.bad)
 			}
 		})
 	}

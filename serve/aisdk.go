@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/web"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -37,20 +38,20 @@ var ChatPatterns = []string{
 //   - GET /v1/sessions/{id}/messages: a session's conversation as
 //     UIMessages, from its session/load replay.
 //
-// The map from chat ids to sessions is kept in WebOptions.StateDir
+// The map from chat ids to sessions is kept in web.Options.StateDir
 // (webchats/, a file per chat), and a chat whose id is a session id (one
 // reopened from GET /v1/sessions) is that session. A chat id is at most
 // 1,024 bytes.
 type ChatHandler struct {
-	chats *chats
+	chats *web.Chats
 	mux   *http.ServeMux
 }
 
 // NewChatHandler returns a ChatHandler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at each of
 // ChatPatterns, and Close it at shutdown to end them.
-func NewChatHandler(connect core.Connector, o WebOptions) *ChatHandler {
-	h := &ChatHandler{chats: newChats(connect, o, "webchats"), mux: http.NewServeMux()}
+func NewChatHandler(connect core.Connector, o web.Options) *ChatHandler {
+	h := &ChatHandler{chats: web.NewChats(connect, o, "webchats"), mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.post)
 	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)
 	h.mux.HandleFunc("GET /v1/sessions", h.sessions)
@@ -67,74 +68,67 @@ func (h *ChatHandler) Close() { h.chats.Close() }
 // post serves POST /api/chat.
 func (h *ChatHandler) post(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		webError(w, http.StatusBadRequest, err.Error())
+	if err := web.DecodeBody(w, r, &req); err != nil {
+		web.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if req.ID == "" {
-		webError(w, http.StatusBadRequest, "not a chat request: it has no chat id")
+		web.WriteError(w, http.StatusBadRequest, "not a chat request: it has no chat id")
 		return
 	}
-	if len(req.ID) > maxChatID {
-		webError(w, http.StatusBadRequest, fmt.Sprintf("the chat id is %d bytes; at most %d", len(req.ID), maxChatID))
+	if len(req.ID) > web.MaxChatID {
+		web.WriteError(w, http.StatusBadRequest, fmt.Sprintf("the chat id is %d bytes; at most %d", len(req.ID), web.MaxChatID))
 		return
 	}
-	c := h.chats.get(req.ID)
-	c.op.Lock()
-	seg, sess, err := h.begin(r.Context(), c, &req)
-	h.chats.forget(c)
-	c.op.Unlock()
-	if err != nil {
-		webError(w, statusOf(err), fmt.Sprintf("chat %s: %v", req.ID, err))
-		return
-	}
-	sseHeaders(w, "X-Vercel-Ai-Ui-Message-Stream", "v1")
-	if !streamSegment(r.Context(), w, seg) && !seg.done() {
-		h.chats.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
-	}
+	h.chats.Serve(w, r, "chat", req.ID, func(ctx context.Context, c *web.Chat) (*web.Segment, *web.Session, error) {
+		return h.begin(ctx, c, &req)
+	}, streamHeaders...)
 }
+
+// streamHeaders mark a UI message stream.
+var streamHeaders = []string{"X-Vercel-Ai-Ui-Message-Stream", "v1"}
 
 // begin sets up what a POST asks: answering asks, or a new turn. The
 // caller holds c.op.
-func (h *ChatHandler) begin(ctx context.Context, c *chat, req *chatRequest) (*segment, *psession, error) {
+func (h *ChatHandler) begin(ctx context.Context, c *web.Chat, req *chatRequest) (*web.Segment, *web.Session, error) {
 	var last *uiMessageIn
 	if n := len(req.Messages); n > 0 {
 		last = &req.Messages[n-1]
 	}
 	if last != nil && last.Role == "assistant" && hasApprovalAnswer(*last) {
-		seg, err := h.chats.resume(c, nil, func(s *psession) error { return answerApprovals(s, *last, req.OptionIDs) })
-		return seg, c.sess, err
+		seg, err := h.chats.Resume(c, nil, func(s *web.Session) error { return answerApprovals(s, *last, req.OptionIDs) })
+		return seg, c.Session(), err
 	}
 	if req.Trigger != "" && req.Trigger != "submit-message" {
-		return nil, nil, fmt.Errorf("%w: trigger %q: an ACP session can't take back a turn; send a new message instead", errBadRequest, req.Trigger)
+		return nil, nil, fmt.Errorf("%w: trigger %q: an ACP session can't take back a turn; send a new message instead", web.ErrBadRequest, req.Trigger)
 	}
-	_, _, err := h.chats.open(ctx, c, false)
+	_, _, err := h.chats.Open(ctx, c, false)
 	known := err == nil
-	if err != nil && !errors.Is(err, errUnknownChat) {
+	if err != nil && !errors.Is(err, web.ErrUnknownChat) {
 		return nil, nil, err
 	}
 	if last == nil || last.Role != "user" {
 		if !known {
-			return nil, nil, fmt.Errorf("%w: no session has this chat id, and the request has no user message to start one with", errUnknownChat)
+			return nil, nil, fmt.Errorf("%w: no session has this chat id, and the request has no user message to start one with", web.ErrUnknownChat)
 		}
-		return nil, nil, fmt.Errorf("%w: the last message is not a user message: nothing to send", errBadRequest)
+		return nil, nil, fmt.Errorf("%w: the last message is not a user message: nothing to send", web.ErrBadRequest)
 	}
 	prompt, err := promptOf(*last)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !known {
-		n := newChat{agent: req.Agent, cwd: req.Cwd, mode: req.Mode, model: req.Model}
-		if err := h.chats.create(ctx, c, n); err != nil {
+		n := web.NewChat{Agent: req.Agent, Cwd: req.Cwd, Mode: req.Mode, Model: req.Model}
+		if err := h.chats.Create(ctx, c, n); err != nil {
 			return nil, nil, err
 		}
 		prompt = toldHistory(req.Messages[:len(req.Messages)-1], prompt)
 	}
-	if err := h.chats.settle(ctx, c); err != nil {
+	if err := h.chats.Settle(ctx, c); err != nil {
 		return nil, nil, err
 	}
-	seg, err := h.chats.start(c, prompt, newUIStream(c.sess.id, "msg_"+randomID()), nil)
-	return seg, c.sess, err
+	seg, err := h.chats.Start(c, prompt, newUIStream(c.Session().ID, "msg_"+web.RandomID()), nil)
+	return seg, c.Session(), err
 }
 
 // hasApprovalAnswer tells an assistant message with a tool part in state
@@ -152,52 +146,46 @@ func hasApprovalAnswer(m uiMessageIn) bool {
 // answer: approved with the option optionIDs names for it, else the first
 // that allows; denied with the first that rejects (see
 // psession.answerAsks).
-func answerApprovals(s *psession, m uiMessageIn, optionIDs map[string]string) error {
-	var answers []askAnswer
+func answerApprovals(s *web.Session, m uiMessageIn, optionIDs map[string]string) error {
+	var answers []web.AskAnswer
 	for _, p := range m.Parts {
 		if !p.isTool() || p.State != "approval-responded" || p.Approval == nil {
 			continue
 		}
 		approved := p.Approval.Approved != nil && *p.Approval.Approved
-		answers = append(answers, askAnswer{id: p.Approval.ID, outcome: func(a *ask) (sdk.RequestPermissionOutcome, error) {
-			return outcomeOf(a, approved, optionIDs[a.id])
+		answers = append(answers, web.AskAnswer{ID: p.Approval.ID, Outcome: func(a *web.Ask) (sdk.RequestPermissionOutcome, error) {
+			return web.OutcomeOf(a, approved, optionIDs[a.ID])
 		}})
 	}
-	return s.answerAsks("approval answers", answers)
+	return s.AnswerAsks("approval answers", answers)
 }
 
 // resumeStream serves GET /api/chat/{id}/stream.
 func (h *ChatHandler) resumeStream(w http.ResponseWriter, r *http.Request) {
-	seg := h.chats.segmentOf(r.PathValue("id"))
-	if seg == nil {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	sseHeaders(w, "X-Vercel-Ai-Ui-Message-Stream", "v1")
-	streamSegment(r.Context(), w, seg)
+	h.chats.ServeStream(w, r, r.PathValue("id"), streamHeaders...)
 }
 
 // sessions serves GET /v1/sessions.
 func (h *ChatHandler) sessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	page, err := h.chats.p.list(r.Context(), q.Get("cwd"), q.Get("cursor"))
+	page, err := h.chats.List(r.Context(), q.Get("cwd"), q.Get("cursor"))
 	if err != nil {
-		webError(w, statusOf(err), err.Error())
+		web.WriteError(w, web.StatusOf(err), err.Error())
 		return
 	}
 	if page.Sessions == nil {
 		page.Sessions = []sdk.SessionInfo{}
 	}
-	webJSON(w, page)
+	web.WriteJSON(w, page)
 }
 
 // messages serves GET /v1/sessions/{id}/messages.
 func (h *ChatHandler) messages(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	history, err := h.chats.replay(r.Context(), id, r.URL.Query().Get("cwd"))
+	history, err := h.chats.Replay(r.Context(), id, r.URL.Query().Get("cwd"))
 	if err != nil {
-		webError(w, statusOf(err), fmt.Sprintf("session %s: %v", id, err))
+		web.WriteError(w, web.StatusOf(err), fmt.Sprintf("session %s: %v", id, err))
 		return
 	}
-	webJSON(w, replayMessages(id, history))
+	web.WriteJSON(w, replayMessages(id, history))
 }

@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"io"
 	"net/http"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // timeLines reads lines from r until end says one is the last; isChunk
@@ -129,7 +130,7 @@ func TestChat_100ConcurrentChats(t *testing.T) {
 			t.Fatalf("a turn streamed %d text chunks, want 6", tt.N)
 		}
 	}
-	if len(ws.chat.chats.live) != 100 {
-		t.Errorf("%d chats, want 100", len(ws.chat.chats.live))
+	if ws.chat.chats.Count() != 100 {
+		t.Errorf("%d chats, want 100", ws.chat.chats.Count())
 	}
 }

@@ -1,8 +1,9 @@
 package serve
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"testing"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // The AI SDK's own stream parser, chunk schema and message reader accept

@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/golden"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // The AI SDK chunks of each golden turn (testdata/aisdk; -update rewrites
 // them).
 func TestUIStream_golden(t *testing.T) {
 	golden.Txtar(t, "testdata/aisdk/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
-		got := renderTurn(t, in, newUIStream("s1", "msg1"), func(int, any) any { return nil })
+		got := webtest.RenderTurn(t, in, newUIStream("s1", "msg1"), func(int, any) any { return nil })
 		return []golden.Section{{Name: "chunks.jsonl", Data: got}}
 	})
 }

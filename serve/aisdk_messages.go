@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acpbridge/acpbridge/serve/web"
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -190,7 +191,7 @@ func replayMessages(sessionID string, us []sdk.SessionUpdate) []uiMessage {
 			tr, f = newUIStream(sessionID, ""), newUIFolder()
 		}
 		user = nil
-		for _, c := range tr.update(u) {
+		for _, c := range tr.Update(u) {
 			if uc, ok := c.(uiChunk); ok && uc.Type != "message-metadata" {
 				f.add(uc)
 			}
@@ -213,7 +214,7 @@ func addUserPart(parts []map[string]any, c sdk.ContentBlock) []map[string]any {
 	case c.Image != nil:
 		return append(parts, map[string]any{"type": "file", "mediaType": c.Image.MimeType, "url": "data:" + c.Image.MimeType + ";base64," + c.Image.Data})
 	case c.ResourceLink != nil:
-		mt := deref(c.ResourceLink.MimeType)
+		mt := web.Deref(c.ResourceLink.MimeType)
 		if mt == "" {
 			mt = "application/octet-stream"
 		}
@@ -241,7 +242,7 @@ func promptOf(m uiMessageIn) ([]sdk.ContentBlock, error) {
 		}
 	}
 	if len(blocks) == 0 {
-		return nil, fmt.Errorf("%w: the user message %q has no text or file part", errBadRequest, m.ID)
+		return nil, fmt.Errorf("%w: the user message %q has no text or file part", web.ErrBadRequest, m.ID)
 	}
 	return blocks, nil
 }
@@ -250,12 +251,12 @@ func promptOf(m uiMessageIn) ([]sdk.ContentBlock, error) {
 // URL is an image block; anything else a link to its URL.
 func fileBlock(url, mediaType, name string) (sdk.ContentBlock, error) {
 	if url == "" {
-		return sdk.ContentBlock{}, fmt.Errorf("%w: a file part has no url", errBadRequest)
+		return sdk.ContentBlock{}, fmt.Errorf("%w: a file part has no url", web.ErrBadRequest)
 	}
 	if rest, ok := strings.CutPrefix(url, "data:"); ok && strings.HasPrefix(mediaType, "image/") {
 		meta, data, ok := strings.Cut(rest, ",")
 		if !ok || !strings.HasSuffix(meta, ";base64") {
-			return sdk.ContentBlock{}, fmt.Errorf("%w: an image's data URL is not base64", errBadRequest)
+			return sdk.ContentBlock{}, fmt.Errorf("%w: an image's data URL is not base64", web.ErrBadRequest)
 		}
 		return sdk.ImageBlock(data, mediaType), nil
 	}
@@ -309,5 +310,5 @@ func historyUpdates(role string, p uiPartIn) []sdk.SessionUpdate {
 // toldHistory puts a chat's earlier messages (as agent.HistoryText tells
 // them) before a new session's first prompt.
 func toldHistory(earlier []uiMessageIn, prompt []sdk.ContentBlock) []sdk.ContentBlock {
-	return tellHistory(historyOf(earlier), prompt)
+	return web.TellHistory(historyOf(earlier), prompt)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/serve/web"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -30,7 +31,7 @@ func TestPromptOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := promptOf(uiMessageIn{ID: "u1", Role: "user", Parts: tc.parts})
 			if tc.bad {
-				if !errors.Is(err, errBadRequest) {
+				if !errors.Is(err, web.ErrBadRequest) {
 					t.Fatalf("err = %v, want a bad request", err)
 				}
 				return

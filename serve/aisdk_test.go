@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
+	"github.com/acpbridge/acpbridge/serve/web"
 )
 
 // approvalMsg is an assistant UIMessage answering approval id of tool call
@@ -73,7 +75,7 @@ func TestChat_badRequests(t *testing.T) {
 // nothing is lost: the turn was recorded (the edit failed, the ask
 // cancelled), and the chat goes on.
 func TestChat_approvalForAnAskThatIsGone(t *testing.T) {
-	ws := startWebServerWith(t, webtest.StartBridge(t), WebOptions{AskTimeout: 200 * time.Millisecond})
+	ws := startWebServerWith(t, webtest.StartBridge(t), web.Options{AskTimeout: 200 * time.Millisecond})
 	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "please edit"))
 	req := webtest.Find(ev, "tool-approval-request")
 	if req == nil {
@@ -98,7 +100,7 @@ func TestChat_approvalForAnAskThatIsGone(t *testing.T) {
 func waitNoTurn(t *testing.T, ws *webServer, id string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for ws.chat.chats.segmentOf(id) != nil {
+	for ws.chat.chats.SegmentOf(id) != nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the turn did not end")
 		}
@@ -118,7 +120,7 @@ func TestChat_clientGoneMidStream(t *testing.T) {
 	webtest.ReadUntil(t, r, `"text-delta"`)
 	cancel()
 	resp.Body.Close()
-	sid := ws.chat.chats.get("c1").rec.Session
+	sid := ws.chat.chats.SessionOf("c1")
 
 	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", long), webtest.UserMsg("u2", "hello"))
 	if got := webtest.TextOf(ev, "text-delta"); got != "You said: hello" {
@@ -204,7 +206,7 @@ func TestChat_survivesRestart(t *testing.T) {
 	ws.stop()
 	wb.Stop(t)
 
-	fi, err := os.Stat(filepath.Join(state, "webchats", chatFileName("c1")))
+	fi, err := os.Stat(filepath.Join(state, "webchats", web.ChatFileName("c1")))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the chat's file: %v, %v", fi, err)
 	}
@@ -233,8 +235,8 @@ func TestChat_newChatOptions(t *testing.T) {
 	}
 	webtest.WantError(t, "an unknown mode", webtest.Post(t, ws.URL+"/api/chat", map[string]any{"id": "c2", "mode": "yolo",
 		"messages": []any{webtest.UserMsg("u1", "hi")}}), 400, "yolo")
-	if ws.chat.chats.segmentOf("c2") != nil || len(ws.chat.chats.live) != 1 {
-		t.Errorf("the refused chat was kept: %d chats", len(ws.chat.chats.live))
+	if ws.chat.chats.SegmentOf("c2") != nil || ws.chat.chats.Count() != 1 {
+		t.Errorf("the refused chat was kept: %d chats", ws.chat.chats.Count())
 	}
 }
 
@@ -246,7 +248,7 @@ func TestChat_corruptMap(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bad := filepath.Join(state, "webchats", chatFileName("c0"))
+	bad := filepath.Join(state, "webchats", web.ChatFileName("c0"))
 	os.MkdirAll(filepath.Dir(bad), 0o700)
 	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
@@ -258,7 +260,7 @@ func TestChat_corruptMap(t *testing.T) {
 			t.Errorf("the corrupt %s was not kept aside: %v", filepath.Base(p), err)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(state, "webchats", chatFileName("c1")))
+	b, _ := os.ReadFile(filepath.Join(state, "webchats", web.ChatFileName("c1")))
 	if !strings.Contains(string(b), `"c1"`) {
 		t.Errorf("the new chat's file: %s", b)
 	}

@@ -2,10 +2,10 @@ package serve
 
 import (
 	"context"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/pagetest"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 

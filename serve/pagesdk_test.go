@@ -2,12 +2,13 @@ package serve
 
 import (
 	"context"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // TestPage_readsStreamsAsTheAISDK checks the page's stream reader

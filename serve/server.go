@@ -16,6 +16,7 @@ import (
 	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/serve/page"
 	"github.com/acpbridge/acpbridge/serve/sandbox"
+	"github.com/acpbridge/acpbridge/serve/web"
 )
 
 // DefaultListen is where acpbridge serve listens unless told otherwise:
@@ -196,13 +197,13 @@ func (s *Server) routes() {
 	sb := s.opts.Sandbox
 	sb.Agents, sb.Logger = s.opts.Agents, s.log
 	s.mount("/v1/", sandbox.NewHandler(reg, s.opts.Connector, sb), nil)
-	web := WebOptions{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
-	chat := NewChatHandler(s.opts.Connector, web)
+	wo := web.Options{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
+	chat := NewChatHandler(s.opts.Connector, wo)
 	for _, p := range ChatPatterns {
 		s.mount(p, chat, nil)
 	}
 	s.closers = append(s.closers, chat.Close)
-	agui := NewAGUIHandler(s.opts.Connector, web)
+	agui := NewAGUIHandler(s.opts.Connector, wo)
 	s.mount(AGUIPattern, agui, agui.Close)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // The web edges' overhead: the same turns of the mock (an answer of

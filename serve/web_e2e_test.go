@@ -1,11 +1,11 @@
 package serve
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"net/http"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/servetest"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // The real claude and codex CLIs on their fake models (as the /acp tests

@@ -1,13 +1,14 @@
 package serve
 
 import (
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
+	"github.com/acpbridge/acpbridge/serve/web"
 )
 
 // attachedTo counts the registry's connections that have session id
@@ -52,7 +53,7 @@ func TestChat_takenOverByAnotherEdge(t *testing.T) {
 func TestChat_idCapped(t *testing.T) {
 	state := t.TempDir()
 	ws := startWebServer(t, webtest.StartBridge(t), state)
-	long := strings.Repeat("c", maxChatID+1)
+	long := strings.Repeat("c", web.MaxChatID+1)
 	webtest.WantError(t, "a long chat id", webtest.Post(t, ws.URL+"/api/chat", map[string]any{"id": long,
 		"messages": []any{webtest.UserMsg("u1", "hi")}}), 400, "at most 1024")
 	webtest.WantError(t, "a long thread id", webtest.Post(t, ws.URL+"/ag-ui", webtest.RunInput(long, "r1", "hi")), 400, "at most 1024")
@@ -61,5 +62,5 @@ func TestChat_idCapped(t *testing.T) {
 			t.Errorf("%s holds %d files after refused ids", d, len(ents))
 		}
 	}
-	webtest.ChatTurn(t, ws.URL, strings.Repeat("c", maxChatID), webtest.UserMsg("u1", "hello")) // the longest taken
+	webtest.ChatTurn(t, ws.URL, strings.Repeat("c", web.MaxChatID), webtest.UserMsg("u1", "hello")) // the longest taken
 }

@@ -2,13 +2,14 @@ package serve
 
 import (
 	"context"
-	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
+	"github.com/acpbridge/acpbridge/serve/web"
 )
 
 // webServer is the web edges mounted on an httptest server (127.0.0.1).
@@ -25,13 +26,13 @@ type webServer struct {
 // if not before, and before the bridge.
 func startWebServer(t testing.TB, wb *webtest.Bridge, stateDir string) *webServer {
 	t.Helper()
-	return startWebServerWith(t, wb, WebOptions{StateDir: stateDir})
+	return startWebServerWith(t, wb, web.Options{StateDir: stateDir})
 }
 
 // startWebServerWith is startWebServer with options (a cwd, the logger
 // and, as acpbridge serve shares one among its edges, a Registry are
 // filled in).
-func startWebServerWith(t testing.TB, wb *webtest.Bridge, o WebOptions) *webServer {
+func startWebServerWith(t testing.TB, wb *webtest.Bridge, o web.Options) *webServer {
 	t.Helper()
 	if o.Cwd == "" {
 		o.Cwd = t.TempDir()

@@ -1,4 +1,4 @@
-package serve
+package webtest
 
 import (
 	"encoding/json"
@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/acpbridge/acpbridge/serve/web"
+	"github.com/coder/acp-go-sdk"
 )
 
 // A turn's ACP events as the golden files give them, one JSON object a
@@ -18,17 +19,17 @@ import (
 // {"error": "…"} its failure.
 type goldenLine struct {
 	Open   *struct{ State any }
-	Update *sdk.SessionUpdate
-	Ask    *sdk.RequestPermissionRequest
+	Update *acp.SessionUpdate
+	Ask    *acp.RequestPermissionRequest
 	Answer string
-	End    *sdk.PromptResponse
+	End    *acp.PromptResponse
 	Error  string
 }
 
-// renderTurn feeds the lines of in to tr and returns what it made, one
+// RenderTurn feeds the lines of in to tr and returns what it made, one
 // event a line as it goes on the wire (the SSE data). info is the segment
 // info of the n-th open.
-func renderTurn(t *testing.T, in []byte, tr translator, info func(n int, state any) any) string {
+func RenderTurn(t *testing.T, in []byte, tr web.Translator, info func(n int, state any) any) string {
 	t.Helper()
 	var out strings.Builder
 	opens, asks := 0, 0
@@ -41,27 +42,27 @@ func renderTurn(t *testing.T, in []byte, tr translator, info func(n int, state a
 		switch {
 		case l.Open != nil:
 			opens++
-			events = tr.open(info(opens, l.Open.State))
+			events = tr.Open(info(opens, l.Open.State))
 		case l.Update != nil:
-			events = tr.update(*l.Update)
+			events = tr.Update(*l.Update)
 		case l.Ask != nil:
 			asks++
-			a := newAsk(fmt.Sprintf("ask_%d", asks), *l.Ask)
-			events = tr.ask(a)
+			a := web.NewAsk(fmt.Sprintf("ask_%d", asks), *l.Ask)
+			events = tr.Ask(a)
 			if l.Answer == "cancelled" {
-				a.give(sdk.NewRequestPermissionOutcomeCancelled())
+				a.Give(acp.NewRequestPermissionOutcomeCancelled())
 			} else {
-				a.give(sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(l.Answer)))
+				a.Give(acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(l.Answer)))
 			}
 		case l.End != nil:
-			events = tr.end(turnEnd{resp: *l.End})
+			events = tr.End(web.TurnEnd{Resp: *l.End})
 		case l.Error != "":
-			events = tr.end(turnEnd{err: errors.New(l.Error)})
+			events = tr.End(web.TurnEnd{Err: errors.New(l.Error)})
 		default:
 			t.Fatalf("line %d says nothing: %s", i+1, line)
 		}
 		for _, e := range events {
-			data := strings.TrimSuffix(strings.TrimPrefix(string(sseFrame(e)), "data: "), "\n\n")
+			data := strings.TrimSuffix(strings.TrimPrefix(string(web.SSEFrame(e)), "data: "), "\n\n")
 			out.WriteString(data + "\n")
 		}
 	}
