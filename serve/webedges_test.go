@@ -29,14 +29,14 @@ func attachedTo(reg *core.Registry, id string) int {
 func TestChat_takenOverByAnotherEdge(t *testing.T) {
 	ws := startWebServer(t, webtest.StartBridge(t), "")
 	sid := webtest.SessionOf(t, webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello")))
-	if n := attachedTo(ws.reg, sid); n != 1 {
+	if n := attachedTo(ws.Reg, sid); n != 1 {
 		t.Fatalf("the chat's session is attached to %d connections, want 1", n)
 	}
 	ev := webtest.AGUIRun(t, ws.URL, webtest.RunInput(sid, "r1", "from ag-ui"))
 	if webtest.Find(ev, "MESSAGES_SNAPSHOT") == nil || webtest.TextOf(ev, "TEXT_MESSAGE_CONTENT") != "You said: from ag-ui" {
 		t.Fatalf("the AG-UI run on the chat's session: %v", webtest.Types(ev))
 	}
-	if n := attachedTo(ws.reg, sid); n != 1 {
+	if n := attachedTo(ws.Reg, sid); n != 1 {
 		t.Errorf("after the AG-UI edge took it over: attached to %d connections, want 1", n)
 	}
 	ev = webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello"), webtest.UserMsg("u2", "back in the chat"))
