@@ -10,7 +10,7 @@ import (
 )
 
 // TestPage_inChromium_realChat drives the page in headless Chromium on
-// the Server with the real web edge (ChatHandler: POST /api/chat, the
+// the Server with the real web edge (aisdk.Handler: POST /api/chat, the
 // /v1 session lists) over a bridge running the mock: open it with its
 // token, prompt and see the answer stream, approve an edit and see its
 // diff and the plan, save a screenshot, reopen the session from the list,

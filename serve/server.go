@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/serve/acphttp"
+	"github.com/acpbridge/acpbridge/serve/aisdk"
 	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/serve/page"
 	"github.com/acpbridge/acpbridge/serve/sandbox"
@@ -198,8 +199,8 @@ func (s *Server) routes() {
 	sb.Agents, sb.Logger = s.opts.Agents, s.log
 	s.mount("/v1/", sandbox.NewHandler(reg, s.opts.Connector, sb), nil)
 	wo := web.Options{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
-	chat := NewChatHandler(s.opts.Connector, wo)
-	for _, p := range ChatPatterns {
+	chat := aisdk.NewHandler(s.opts.Connector, wo)
+	for _, p := range aisdk.Patterns {
 		s.mount(p, chat, nil)
 	}
 	s.closers = append(s.closers, chat.Close)

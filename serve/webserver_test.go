@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/serve/aisdk"
 	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"github.com/acpbridge/acpbridge/serve/web"
 )
@@ -19,8 +20,8 @@ func startWebServer(t testing.TB, wb *webtest.Bridge, stateDir string) *webtest.
 // chatEdge is the AI SDK's chat edge on wb.
 func chatEdge(wb *webtest.Bridge) webtest.Edge {
 	return func(o web.Options, mux *http.ServeMux) func() {
-		h := NewChatHandler(wb.Connect, o)
-		for _, p := range ChatPatterns {
+		h := aisdk.NewHandler(wb.Connect, o)
+		for _, p := range aisdk.Patterns {
 			mux.Handle(p, h)
 		}
 		return h.Close

@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/web"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -15,15 +15,15 @@ func TestPromptOf(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		parts []uiPartIn
-		want  []sdk.ContentBlock
+		want  []acp.ContentBlock
 		bad   bool
 	}{
 		{"text", []uiPartIn{{Type: "text", Text: "hi"}, {Type: "reasoning", Text: "x"}, {Type: "text", Text: ""}},
-			[]sdk.ContentBlock{sdk.TextBlock("hi")}, false},
+			[]acp.ContentBlock{acp.TextBlock("hi")}, false},
 		{"an image", []uiPartIn{{Type: "file", MediaType: "image/png", URL: "data:image/png;base64,AAAA"}, {Type: "text", Text: "see"}},
-			[]sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png"), sdk.TextBlock("see")}, false},
+			[]acp.ContentBlock{acp.ImageBlock("AAAA", "image/png"), acp.TextBlock("see")}, false},
 		{"a link", []uiPartIn{{Type: "file", MediaType: "application/pdf", URL: "https://x/a.pdf", Filename: "a.pdf"}},
-			[]sdk.ContentBlock{{ResourceLink: &sdk.ContentBlockResourceLink{Type: "resource_link", Name: "a.pdf", Uri: "https://x/a.pdf", MimeType: ptrTo("application/pdf")}}}, false},
+			[]acp.ContentBlock{{ResourceLink: &acp.ContentBlockResourceLink{Type: "resource_link", Name: "a.pdf", Uri: "https://x/a.pdf", MimeType: ptrTo("application/pdf")}}}, false},
 		{"nothing to send", []uiPartIn{{Type: "step-start"}}, nil, true},
 		{"an image not in base64", []uiPartIn{{Type: "file", MediaType: "image/png", URL: "data:image/png,xx"}}, nil, true},
 		{"a file without a url", []uiPartIn{{Type: "file", MediaType: "text/plain"}}, nil, true},
@@ -51,15 +51,15 @@ func ptrTo[T any](v T) *T { return &v }
 // A session/load replay as UIMessages: a user message per prompt (text
 // joined), the agent's work until the next one an assistant message.
 func TestReplayMessages(t *testing.T) {
-	read := sdk.ToolCallStatusCompleted
-	us := []sdk.SessionUpdate{
-		sdk.UpdateUserMessageText("Read "), sdk.UpdateUserMessageText("it"),
-		sdk.UpdateAgentThoughtText("hmm"),
-		{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: "t1", Title: "Read a", Kind: sdk.ToolKindRead, RawInput: map[string]any{"p": "a"}}},
-		{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: "t1", Status: &read}},
-		sdk.UpdateAgentMessageText("done"),
-		{UsageUpdate: &sdk.SessionUsageUpdate{Used: 1, Size: 2}},
-		sdk.UpdateUserMessageText("next"),
+	read := acp.ToolCallStatusCompleted
+	us := []acp.SessionUpdate{
+		acp.UpdateUserMessageText("Read "), acp.UpdateUserMessageText("it"),
+		acp.UpdateAgentThoughtText("hmm"),
+		{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: "t1", Title: "Read a", Kind: acp.ToolKindRead, RawInput: map[string]any{"p": "a"}}},
+		{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "t1", Status: &read}},
+		acp.UpdateAgentMessageText("done"),
+		{UsageUpdate: &acp.SessionUsageUpdate{Used: 1, Size: 2}},
+		acp.UpdateUserMessageText("next"),
 	}
 	got := replayMessages("s1", us)
 	var summary []string

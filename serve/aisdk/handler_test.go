@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"bufio"
@@ -28,7 +28,7 @@ func approvalMsg(callID, id any, approved bool) map[string]any {
 // Requests that are not what the AI SDK sends, or that name what is not
 // there, get a clear JSON error and change nothing.
 func TestChat_badRequests(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	url := ws.URL + "/api/chat"
 	raw := func(body string) *http.Response {
 		resp, err := http.Post(url, "application/json", strings.NewReader(body))
@@ -75,7 +75,7 @@ func TestChat_badRequests(t *testing.T) {
 // nothing is lost: the turn was recorded (the edit failed, the ask
 // cancelled), and the chat goes on.
 func TestChat_approvalForAnAskThatIsGone(t *testing.T) {
-	ws := startChatServerWith(t, webtest.StartBridge(t), web.Options{AskTimeout: 200 * time.Millisecond})
+	ws := startServerWith(t, webtest.StartBridge(t), web.Options{AskTimeout: 200 * time.Millisecond})
 	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "please edit"))
 	req := webtest.Find(ev, "tool-approval-request")
 	if req == nil {
@@ -97,7 +97,7 @@ func TestChat_approvalForAnAskThatIsGone(t *testing.T) {
 }
 
 // waitNoTurn waits until chat id has no turn running (its stream is 204).
-func waitNoTurn(t *testing.T, ws *chatServer, id string) {
+func waitNoTurn(t *testing.T, ws *server, id string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for ws.chat.chats.SegmentOf(id) != nil {
@@ -111,7 +111,7 @@ func waitNoTurn(t *testing.T, ws *chatServer, id string) {
 // A client that goes away mid-stream cancels its turn: the turn is
 // recorded as far as it went, and the next message is answered.
 func TestChat_clientGoneMidStream(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	ctx, cancel := context.WithCancel(t.Context())
 	long := "slow " + strings.Repeat("word ", 40)
 	resp := webtest.StartStream(t, ctx, ws.URL+"/api/chat", map[string]any{"id": "c1", "messages": []any{webtest.UserMsg("u1", long)}})
@@ -139,7 +139,7 @@ func TestChat_clientGoneMidStream(t *testing.T) {
 // GET /api/chat/{id}/stream follows a running turn from its start; once
 // no turn runs it answers 204.
 func TestChat_resumeStream(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	done := make(chan string, 1) // the POST's body
 	go func() {
 		b, _ := json.Marshal(map[string]any{"id": "c1", "messages": []any{webtest.UserMsg("u1", "slow down")}})
@@ -185,7 +185,7 @@ func TestChat_resumeStream(t *testing.T) {
 // A chat id the bridge doesn't know whose messages carry history starts a
 // session told that history.
 func TestChat_historyToldToANewSession(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	asst := map[string]any{"id": "a1", "role": "assistant", "parts": []any{map[string]any{"type": "text", "text": "It is 4."}}}
 	ev := webtest.ChatTurn(t, ws.URL, "elsewhere", webtest.UserMsg("u1", "What is 2+2?"), asst, webtest.UserMsg("u2", "And 3+3?"))
 	got := webtest.TextOf(ev, "text-delta")
@@ -201,7 +201,7 @@ func TestChat_historyToldToANewSession(t *testing.T) {
 func TestChat_survivesRestart(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	wb := webtest.StartBridgeIn(t, dir)
-	ws := startChatServer(t, wb, state)
+	ws := startServer(t, wb, state)
 	sid := webtest.SessionOf(t, webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello")))
 	ws.Stop()
 	wb.Stop(t)
@@ -210,7 +210,7 @@ func TestChat_survivesRestart(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the chat's file: %v, %v", fi, err)
 	}
-	ws = startChatServer(t, webtest.StartBridgeIn(t, dir), state)
+	ws = startServer(t, webtest.StartBridgeIn(t, dir), state)
 	ev := webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello"), webtest.UserMsg("u2", "again"))
 	if got := webtest.SessionOf(t, ev); got != sid {
 		t.Errorf("after the restart the chat is in session %s, want %s", got, sid)
@@ -224,7 +224,7 @@ func TestChat_survivesRestart(t *testing.T) {
 // acceptEdits the mock edits without asking. A mode the agent has not is
 // a 400, and leaves no chat behind.
 func TestChat_newChatOptions(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	ev := chatTurnWith(t, ws.URL, map[string]any{"id": "c1", "mode": "acceptEdits", "model": "mock-large",
 		"messages": []any{webtest.UserMsg("u1", "please edit")}})
 	if webtest.Find(ev, "tool-approval-request") != nil || webtest.Find(ev, "tool-output-available") == nil {
@@ -253,7 +253,7 @@ func TestChat_corruptMap(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ws := startChatServer(t, webtest.StartBridge(t), state)
+	ws := startServer(t, webtest.StartBridge(t), state)
 	webtest.ChatTurn(t, ws.URL, "c1", webtest.UserMsg("u1", "hello"))
 	for _, p := range []string{path, bad} {
 		if _, err := os.Stat(p + ".corrupt"); err != nil {

@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/acpbridge/acpbridge/serve/web"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // uiChunk is one chunk of the AI SDK's UI message stream (package ai,
@@ -56,16 +56,16 @@ type uiStream struct {
 	messageID string
 
 	text, reasoning web.Span
-	tools           map[sdk.ToolCallId]*web.Tool
-	order           []sdk.ToolCallId            // the tool calls, as they started
-	asked           map[sdk.ToolCallId]*web.Ask // the tool calls' permission asks
+	tools           map[acp.ToolCallId]*web.Tool
+	order           []acp.ToolCallId            // the tool calls, as they started
+	asked           map[acp.ToolCallId]*web.Ask // the tool calls' permission asks
 	compactions     web.Compactions
 	seq             int // numbers the parts
 }
 
 func newUIStream(sessionID, messageID string) *uiStream {
 	return &uiStream{sessionID: sessionID, messageID: messageID,
-		tools: map[sdk.ToolCallId]*web.Tool{}, asked: map[sdk.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
+		tools: map[acp.ToolCallId]*web.Tool{}, asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
 }
 
 var _ web.Translator = (*uiStream)(nil)
@@ -80,7 +80,7 @@ func (t *uiStream) Open(any) []any {
 }
 
 // Update is the chunks one session update adds.
-func (t *uiStream) Update(u sdk.SessionUpdate) []any {
+func (t *uiStream) Update(u acp.SessionUpdate) []any {
 	switch {
 	case u.AgentMessageChunk != nil:
 		return t.content(&t.text, "text", u.AgentMessageChunk.MessageId, u.AgentMessageChunk.Content)
@@ -106,7 +106,7 @@ func (t *uiStream) Update(u sdk.SessionUpdate) []any {
 
 // content streams a message or thought chunk into p: text as deltas,
 // images as file parts, links as sources.
-func (t *uiStream) content(p *web.Span, kind string, acpID *sdk.MessageId, c sdk.ContentBlock) []any {
+func (t *uiStream) content(p *web.Span, kind string, acpID *acp.MessageId, c acp.ContentBlock) []any {
 	switch {
 	case c.Text != nil:
 		if c.Text.Text == "" {
@@ -158,20 +158,20 @@ func (t *uiStream) closeParts() []any {
 }
 
 // toolCall starts a tool part (or updates it, for an id already seen).
-func (t *uiStream) toolCall(c *sdk.SessionUpdateToolCall) []any {
+func (t *uiStream) toolCall(c *acp.SessionUpdateToolCall) []any {
 	return t.toolCallUpdate(web.AsToolUpdate(c))
 }
 
 // toolCallUpdate merges an update into its tool part: its input once
 // known (or once the call runs), its output once it ends.
-func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
+func (t *uiStream) toolCallUpdate(u *acp.SessionToolCallUpdate) []any {
 	tool, out := t.tool(u.ToolCallId, u.Title, u.Kind)
 	before := tool.Input
 	tool.Merge(u)
 	if tool.Done {
 		return out
 	}
-	st := sdk.ToolCallStatus("")
+	st := acp.ToolCallStatus("")
 	if u.Status != nil {
 		st = *u.Status
 	}
@@ -183,11 +183,11 @@ func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 		out = append(out, t.inputAvailable(u.ToolCallId, tool))
 	}
 	switch st {
-	case sdk.ToolCallStatusCompleted:
+	case acp.ToolCallStatusCompleted:
 		tool.Done = true
 		out = append(out, uiChunk{Type: "tool-output-available", ToolCallID: string(u.ToolCallId), Dynamic: true,
 			ProviderExecuted: true, Output: tool.Output()})
-	case sdk.ToolCallStatusFailed:
+	case acp.ToolCallStatusFailed:
 		tool.Done = true
 		out = append(out, t.failed(u.ToolCallId, tool))
 	}
@@ -195,7 +195,7 @@ func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 }
 
 // tool is the tool part of id, started (tool-input-start) if it is new.
-func (t *uiStream) tool(id sdk.ToolCallId, title *string, kind *sdk.ToolKind) (*web.Tool, []any) {
+func (t *uiStream) tool(id acp.ToolCallId, title *string, kind *acp.ToolKind) (*web.Tool, []any) {
 	if tool := t.tools[id]; tool != nil {
 		return tool, nil
 	}
@@ -213,7 +213,7 @@ func (t *uiStream) tool(id sdk.ToolCallId, title *string, kind *sdk.ToolKind) (*
 		Dynamic: true, ProviderExecuted: true, Title: tool.Title, ToolMetadata: toolMetadata(tool)})
 }
 
-func (t *uiStream) inputAvailable(id sdk.ToolCallId, tool *web.Tool) uiChunk {
+func (t *uiStream) inputAvailable(id acp.ToolCallId, tool *web.Tool) uiChunk {
 	tool.InputSent = true
 	input := tool.Input
 	if input == nil {
@@ -225,9 +225,9 @@ func (t *uiStream) inputAvailable(id sdk.ToolCallId, tool *web.Tool) uiChunk {
 
 // inputNews tells whether a tool part's input is news: the first time it
 // is known or needed (the call runs), or when it changed.
-func inputNews(tool *web.Tool, before, raw any, st sdk.ToolCallStatus) bool {
+func inputNews(tool *web.Tool, before, raw any, st acp.ToolCallStatus) bool {
 	if !tool.InputSent {
-		return raw != nil || (st != "" && st != sdk.ToolCallStatusPending)
+		return raw != nil || (st != "" && st != acp.ToolCallStatusPending)
 	}
 	return raw != nil && !sameJSON(before, raw)
 }
@@ -241,7 +241,7 @@ func sameJSON(a, b any) bool {
 
 // failed is a failed tool call's end: denied if its ask was rejected,
 // else an error.
-func (t *uiStream) failed(id sdk.ToolCallId, tool *web.Tool) uiChunk {
+func (t *uiStream) failed(id acp.ToolCallId, tool *web.Tool) uiChunk {
 	if a := t.asked[id]; a != nil && a.Rejected() {
 		return uiChunk{Type: "tool-output-denied", ToolCallID: string(id)}
 	}
@@ -257,10 +257,10 @@ func (t *uiStream) Ask(a *web.Ask) []any {
 	tool, start := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
 	out = append(out, start...)
 	before := tool.Input
-	tool.Merge(&sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
+	tool.Merge(&acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
 		Content: tc.Content, Locations: tc.Locations, RawInput: tc.RawInput})
 	t.asked[tc.ToolCallId] = a
-	if inputNews(tool, before, tc.RawInput, sdk.ToolCallStatusInProgress) {
+	if inputNews(tool, before, tc.RawInput, acp.ToolCallStatusInProgress) {
 		out = append(out, t.inputAvailable(tc.ToolCallId, tool))
 	}
 	out = append(out,
@@ -275,7 +275,7 @@ func (t *uiStream) Ask(a *web.Ask) []any {
 // approvalDescriptor says what an approval is for: the tool call's title,
 // the ask's options, and the call's content (an edit's diff), so that a
 // client can show what it approves before it does.
-func approvalDescriptor(title string, req sdk.RequestPermissionRequest) map[string]any {
+func approvalDescriptor(title string, req acp.RequestPermissionRequest) map[string]any {
 	d := map[string]any{"title": title, "options": req.Options}
 	if len(req.ToolCall.Content) > 0 {
 		d["content"] = req.ToolCall.Content
@@ -294,7 +294,7 @@ func (t *uiStream) End(e web.TurnEnd) []any {
 	case e.Err != nil:
 		return append(out, uiChunk{Type: "error", ErrorText: e.Err.Error()},
 			uiChunk{Type: "finish", FinishReason: "error", MessageMetadata: meta}, sseDone)
-	case e.Resp.StopReason == sdk.StopReasonCancelled:
+	case e.Resp.StopReason == acp.StopReasonCancelled:
 		meta["stopReason"] = e.Resp.StopReason
 		return append(out, uiChunk{Type: "message-metadata", MessageMetadata: meta},
 			uiChunk{Type: "abort", Reason: "cancelled"}, sseDone)
@@ -330,13 +330,13 @@ func (t *uiStream) closeTools(e web.TurnEnd) []any {
 }
 
 // finishReason maps an ACP stop reason onto the AI SDK's.
-func finishReason(r sdk.StopReason) string {
+func finishReason(r acp.StopReason) string {
 	switch r {
-	case sdk.StopReasonEndTurn:
+	case acp.StopReasonEndTurn:
 		return "stop"
-	case sdk.StopReasonMaxTokens, sdk.StopReasonMaxTurnRequests:
+	case acp.StopReasonMaxTokens, acp.StopReasonMaxTurnRequests:
 		return "length"
-	case sdk.StopReasonRefusal:
+	case acp.StopReasonRefusal:
 		return "content-filter"
 	}
 	return "other"

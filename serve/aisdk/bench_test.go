@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"bufio"
@@ -67,7 +67,7 @@ func webTurn(client *http.Client, url string, body []byte, chunk, end []byte) (w
 // the mock (their sessions started before): it reports the p50 and p99
 // time to the first text chunk and the p50 wall time of a round.
 func BenchmarkWeb_aiSDK100Chats(b *testing.B) {
-	ws := startChatServer(b, webtest.StartBridge(b), "")
+	ws := startServer(b, webtest.StartBridge(b), "")
 	url := ws.URL + "/api/chat"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
 	chunk, end := []byte(`"type":"text-delta"`), []byte("data: [DONE]")
@@ -119,7 +119,7 @@ func TestChat_100ConcurrentChats(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED: 100 concurrent chats do not run with -short")
 	}
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
 	ts, err := concurrentChats(client, ws.URL+"/api/chat", "t", 100, 2, []byte(`"type":"text-delta"`), []byte("data: [DONE]"))
 	if err != nil {

@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"testing"
@@ -7,10 +7,10 @@ import (
 	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
-// The AI SDK chunks of each golden turn (testdata/aisdk; -update rewrites
+// The AI SDK chunks of each golden turn (testdata; -update rewrites
 // them).
 func TestUIStream_golden(t *testing.T) {
-	golden.Txtar(t, "testdata/aisdk/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
+	golden.Txtar(t, "testdata/*.txtar", "acp.jsonl", func(t *testing.T, in []byte) []golden.Section {
 		got := webtest.RenderTurn(t, in, newUIStream("s1", "msg1"), func(int, any) any { return nil })
 		return []golden.Section{{Name: "chunks.jsonl", Data: got}}
 	})

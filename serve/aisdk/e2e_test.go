@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // approved and one denied (each continued in the next request), and of a
 // failing turn; its validateUIMessages accepts the replayed messages.
 func TestChatE2E_aiSDKReadsEveryStream(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	webtest.RunScript(t, webtest.AISDK, "aisdk_stream.mjs", ws.URL)
 }
 
@@ -20,6 +20,6 @@ func TestChatE2E_aiSDKReadsEveryStream(t *testing.T) {
 // ends with the edit's output in the message; a stop cancels the turn; a
 // chat reopened from the session list under its session id goes on.
 func TestChatE2E_abstractChat(t *testing.T) {
-	ws := startChatServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	webtest.RunScript(t, webtest.AISDK, "aisdk_chat.mjs", ws.URL)
 }

@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"context"
@@ -8,19 +8,19 @@ import (
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/serve/web"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
-// ChatPatterns are the routes a ChatHandler serves (net/http patterns);
+// Patterns are the routes a Handler serves (net/http patterns);
 // mount it at each.
-var ChatPatterns = []string{
+var Patterns = []string{
 	"POST /api/chat",
 	"GET /api/chat/{id}/stream",
 	"GET /v1/sessions",
 	"GET /v1/sessions/{id}/messages",
 }
 
-// ChatHandler serves the AI SDK's chat protocol (package ai 5.x to 7.x,
+// Handler serves the AI SDK's chat protocol (package ai 5.x to 7.x,
 // what useChat's DefaultChatTransport speaks) on the bridge's sessions:
 //
 //   - POST /api/chat: a chat's next turn as a UI message stream. The chat
@@ -42,16 +42,16 @@ var ChatPatterns = []string{
 // (webchats/, a file per chat), and a chat whose id is a session id (one
 // reopened from GET /v1/sessions) is that session. A chat id is at most
 // 1,024 bytes.
-type ChatHandler struct {
+type Handler struct {
 	chats *web.Chats
 	mux   *http.ServeMux
 }
 
-// NewChatHandler returns a ChatHandler whose in-process ACP connections
+// NewHandler returns a Handler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at each of
-// ChatPatterns, and Close it at shutdown to end them.
-func NewChatHandler(connect core.Connector, o web.Options) *ChatHandler {
-	h := &ChatHandler{chats: web.NewChats(connect, o, "webchats"), mux: http.NewServeMux()}
+// Patterns, and Close it at shutdown to end them.
+func NewHandler(connect core.Connector, o web.Options) *Handler {
+	h := &Handler{chats: web.NewChats(connect, o, "webchats"), mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.post)
 	h.mux.HandleFunc("GET /api/chat/{id}/stream", h.resumeStream)
 	h.mux.HandleFunc("GET /v1/sessions", h.sessions)
@@ -59,14 +59,14 @@ func NewChatHandler(connect core.Connector, o web.Options) *ChatHandler {
 	return h
 }
 
-func (h *ChatHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
 // Close cancels the running turns, ends the in-process connections and
 // waits for them; requests after it answer 503.
-func (h *ChatHandler) Close() { h.chats.Close() }
+func (h *Handler) Close() { h.chats.Close() }
 
 // post serves POST /api/chat.
-func (h *ChatHandler) post(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	var req chatRequest
 	if err := web.DecodeBody(w, r, &req); err != nil {
 		web.WriteError(w, http.StatusBadRequest, err.Error())
@@ -90,7 +90,7 @@ var streamHeaders = []string{"X-Vercel-Ai-Ui-Message-Stream", "v1"}
 
 // begin sets up what a POST asks: answering asks, or a new turn. The
 // caller holds c.op.
-func (h *ChatHandler) begin(ctx context.Context, c *web.Chat, req *chatRequest) (*web.Segment, *web.Session, error) {
+func (h *Handler) begin(ctx context.Context, c *web.Chat, req *chatRequest) (*web.Segment, *web.Session, error) {
 	var last *uiMessageIn
 	if n := len(req.Messages); n > 0 {
 		last = &req.Messages[n-1]
@@ -153,7 +153,7 @@ func answerApprovals(s *web.Session, m uiMessageIn, optionIDs map[string]string)
 			continue
 		}
 		approved := p.Approval.Approved != nil && *p.Approval.Approved
-		answers = append(answers, web.AskAnswer{ID: p.Approval.ID, Outcome: func(a *web.Ask) (sdk.RequestPermissionOutcome, error) {
+		answers = append(answers, web.AskAnswer{ID: p.Approval.ID, Outcome: func(a *web.Ask) (acp.RequestPermissionOutcome, error) {
 			return web.OutcomeOf(a, approved, optionIDs[a.ID])
 		}})
 	}
@@ -161,12 +161,12 @@ func answerApprovals(s *web.Session, m uiMessageIn, optionIDs map[string]string)
 }
 
 // resumeStream serves GET /api/chat/{id}/stream.
-func (h *ChatHandler) resumeStream(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) resumeStream(w http.ResponseWriter, r *http.Request) {
 	h.chats.ServeStream(w, r, r.PathValue("id"), streamHeaders...)
 }
 
 // sessions serves GET /v1/sessions.
-func (h *ChatHandler) sessions(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) sessions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	page, err := h.chats.List(r.Context(), q.Get("cwd"), q.Get("cursor"))
 	if err != nil {
@@ -174,13 +174,13 @@ func (h *ChatHandler) sessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if page.Sessions == nil {
-		page.Sessions = []sdk.SessionInfo{}
+		page.Sessions = []acp.SessionInfo{}
 	}
 	web.WriteJSON(w, page)
 }
 
 // messages serves GET /v1/sessions/{id}/messages.
-func (h *ChatHandler) messages(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) messages(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	history, err := h.chats.Replay(r.Context(), id, r.URL.Query().Get("cwd"))
 	if err != nil {
