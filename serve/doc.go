@@ -6,8 +6,8 @@
 // and know no agent.
 //
 // The layout: one package per protocol, each importing the connection
-// core and none importing another edge; this package is the shell that
-// mounts them.
+// core and none importing another edge (the two web edges import web,
+// what they share); this package is the shell that mounts them.
 //
 //   - serve (this package): Options, New and Run (server.go: the
 //     listener, the routes, shutdown); guard.go: the Host and Origin
@@ -30,13 +30,11 @@
 //     response per segment (a permission ask ends one; the request that
 //     answers it streams the next), and the one tool-call model both
 //     translators keep.
-//   - The AI SDK's chat protocol and AG-UI, for now in this package:
-//     aisdk.go is the AI SDK's chat protocol (POST /api/chat, its resume,
-//     GET /v1/sessions and a session's UIMessages), aisdk_stream.go its
-//     translation of ACP into UI message chunks, aisdk_messages.go
-//     UIMessages in and out; agui.go is AG-UI 1.0 (POST /ag-ui),
-//     agui_events.go its translation into events, agui_messages.go its
-//     messages in and out.
+//   - aisdk: the AI SDK's chat protocol (POST /api/chat, its resume, GET
+//     /v1/sessions and a session's UIMessages): its translation of ACP
+//     into UI message chunks, UIMessages in and out.
+//   - agui: AG-UI 1.0 (POST /ag-ui): its translation of ACP into events,
+//     its messages in and out.
 //   - page: the chat page at /, compiled in, and its browser tests.
 //   - internal/privfile: the 0600 files written whole (serve.json,
 //     serve.token, the web chats).
@@ -46,8 +44,10 @@
 //     scripts and golden turns).
 //
 // The tests here run the whole server: its guard and shutdown, the hostile
-// clients, sandbox-agent's SDK behind the token, and the page in Chromium
-// against a fake and the real chat.
+// clients, sandbox-agent's SDK behind the token, the page in Chromium
+// against a fake and the real chat, and the two web edges together (a
+// session taken over from one by the other, the real agents through both,
+// the benchmark of every edge).
 //
 // Lock order of this package (each package's doc has its own; a mutex may
 // be held while taking those after it in its line): throttle.mu is a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/serve/acphttp"
+	"github.com/acpbridge/acpbridge/serve/agui"
 	"github.com/acpbridge/acpbridge/serve/aisdk"
 	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/serve/page"
@@ -204,8 +205,8 @@ func (s *Server) routes() {
 		s.mount(p, chat, nil)
 	}
 	s.closers = append(s.closers, chat.Close)
-	agui := NewAGUIHandler(s.opts.Connector, wo)
-	s.mount(AGUIPattern, agui, agui.Close)
+	ag := agui.NewHandler(s.opts.Connector, wo)
+	s.mount(agui.Pattern, ag, ag.Close)
 }
 
 // mount routes pattern to h; closeAll, if not nil, ends the client

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/serve/agui"
 	"github.com/acpbridge/acpbridge/serve/aisdk"
 	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"github.com/acpbridge/acpbridge/serve/web"
@@ -31,8 +32,8 @@ func chatEdge(wb *webtest.Bridge) webtest.Edge {
 // aguiEdge is the AG-UI edge on wb.
 func aguiEdge(wb *webtest.Bridge) webtest.Edge {
 	return func(o web.Options, mux *http.ServeMux) func() {
-		h := NewAGUIHandler(wb.Connect, o)
-		mux.Handle(AGUIPattern, h)
+		h := agui.NewHandler(wb.Connect, o)
+		mux.Handle(agui.Pattern, h)
 		return h.Close
 	}
 }

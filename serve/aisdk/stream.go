@@ -49,8 +49,8 @@ const sseDone = web.RawData("[DONE]")
 // content (text, diffs, terminals), raw output and locations as output; a
 // permission ask is a tool approval request; the plan is one data-plan
 // part, replaced as it changes; a notice is a data-notice part, a
-// compaction a data-compaction part replaced as it changes (webnotice.go).
-// It is not safe for concurrent use.
+// compaction a data-compaction part replaced as it changes (web.NoticeOf,
+// web.Compactions). It is not safe for concurrent use.
 type uiStream struct {
 	sessionID string
 	messageID string

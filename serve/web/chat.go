@@ -23,7 +23,7 @@ import (
 // body of one HTTP response: a turn that waits on a permission ask ends its
 // segment with the ask, and the request that answers it streams the next.
 
-// Options configures the web edges (NewChatHandler, NewAGUIHandler).
+// Options configures the web edges (aisdk.NewHandler, agui.NewHandler).
 // Every field may be left zero.
 type Options struct {
 	// StateDir keeps the map from the web clients' chat and thread ids to

@@ -1,4 +1,4 @@
-package serve
+package agui
 
 import (
 	"net/http"
@@ -8,14 +8,14 @@ import (
 	"github.com/acpbridge/acpbridge/serve/web"
 )
 
-// startAGUIServer serves an AGUIHandler on wb, its map in stateDir (""
+// startServer serves a Handler on wb, its map in stateDir (""
 // for none); it stops at the end of the test if not before, and before
 // the bridge.
-func startAGUIServer(t testing.TB, wb *webtest.Bridge, stateDir string) *webtest.Server {
+func startServer(t testing.TB, wb *webtest.Bridge, stateDir string) *webtest.Server {
 	t.Helper()
 	return webtest.Serve(t, web.Options{StateDir: stateDir}, func(o web.Options, mux *http.ServeMux) func() {
-		h := NewAGUIHandler(wb.Connect, o)
-		mux.Handle(AGUIPattern, h)
+		h := NewHandler(wb.Connect, o)
+		mux.Handle(Pattern, h)
 		return h.Close
 	})
 }

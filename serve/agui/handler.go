@@ -1,4 +1,4 @@
-package serve
+package agui
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/serve/web"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
-// AGUIPattern is the route an AGUIHandler serves (a net/http pattern).
-const AGUIPattern = "POST /ag-ui"
+// Pattern is the route a Handler serves (a net/http pattern).
+const Pattern = "POST /ag-ui"
 
-// AGUIHandler serves AG-UI 1.0 (@ag-ui/client's HttpAgent) on the
+// Handler serves AG-UI 1.0 (@ag-ui/client's HttpAgent) on the
 // bridge's sessions: POST /ag-ui takes a RunAgentInput and streams the
 // run's events (SSE). The thread is a bridge session: a thread id the
 // bridge doesn't know starts one (forwardedProps' agent, model, mode and
@@ -33,27 +33,27 @@ const AGUIPattern = "POST /ag-ui"
 // The map from thread ids to sessions is kept in web.Options.StateDir
 // (agui-threads/, a file per thread); a thread whose id is a session id
 // is that session. Thread and run ids are at most 1,024 bytes.
-type AGUIHandler struct {
+type Handler struct {
 	chats *web.Chats
 }
 
-// NewAGUIHandler returns an AGUIHandler whose in-process ACP connections
+// NewHandler returns a Handler whose in-process ACP connections
 // connect makes (through o.Registry's Conns if set). Mount it at
-// AGUIPattern, and Close it at shutdown to end them.
-func NewAGUIHandler(connect core.Connector, o web.Options) *AGUIHandler {
-	return &AGUIHandler{chats: web.NewChats(connect, o, "agui-threads")}
+// Pattern, and Close it at shutdown to end them.
+func NewHandler(connect core.Connector, o web.Options) *Handler {
+	return &Handler{chats: web.NewChats(connect, o, "agui-threads")}
 }
 
 // Close cancels the running turns, ends the in-process connections and
 // waits for them.
-func (h *AGUIHandler) Close() { h.chats.Close() }
+func (h *Handler) Close() { h.chats.Close() }
 
 // runInput is AG-UI's RunAgentInput, the fields the bridge reads.
 type runInput struct {
-	ThreadID       string          `json:"threadId"`
-	RunID          string          `json:"runId"`
-	State          any             `json:"state"`
-	Messages       []aguiMessageIn `json:"messages"`
+	ThreadID       string      `json:"threadId"`
+	RunID          string      `json:"runId"`
+	State          any         `json:"state"`
+	Messages       []messageIn `json:"messages"`
 	ForwardedProps struct {
 		Agent string `json:"agent"`
 		Model string `json:"model"`
@@ -63,12 +63,12 @@ type runInput struct {
 	Resume []resumeEntry `json:"resume"`
 }
 
-// aguiMessageIn is an AG-UI message as a client sends it.
-type aguiMessageIn struct {
+// messageIn is an AG-UI message as a client sends it.
+type messageIn struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
-	ToolCalls  []aguiToolCall  `json:"toolCalls"`
+	ToolCalls  []toolCall      `json:"toolCalls"`
 	ToolCallID string          `json:"toolCallId"`
 }
 
@@ -82,7 +82,7 @@ type resumeEntry struct {
 	} `json:"payload"`
 }
 
-func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var in runInput
 	if err := web.DecodeBody(w, r, &in); err != nil {
 		web.WriteError(w, http.StatusBadRequest, err.Error())
@@ -104,13 +104,13 @@ func (h *AGUIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // begin sets up a run: answering interrupts, or a new turn, or (nothing
 // new to send) a run that only says what the thread is. The caller holds
 // c.op.
-func (h *AGUIHandler) begin(ctx context.Context, c *web.Chat, in *runInput) (*web.Segment, *web.Session, error) {
-	info := aguiSegment{threadID: in.ThreadID, runID: in.RunID, state: in.State}
+func (h *Handler) begin(ctx context.Context, c *web.Chat, in *runInput) (*web.Segment, *web.Session, error) {
+	info := segment{threadID: in.ThreadID, runID: in.RunID, state: in.State}
 	if len(in.Resume) > 0 {
 		seg, err := h.chats.Resume(c, info, func(s *web.Session) error { return answerInterrupts(s, in.Resume) })
 		return seg, c.Session(), err
 	}
-	var last *aguiMessageIn
+	var last *messageIn
 	if n := len(in.Messages); n > 0 {
 		last = &in.Messages[n-1]
 	}
@@ -134,17 +134,17 @@ func (h *AGUIHandler) begin(ctx context.Context, c *web.Chat, in *runInput) (*we
 	if !prompting {
 		return idleRun(c, info, c.Session().ID)
 	}
-	prompt, err := aguiPrompt(*last)
+	prompt, err := promptOf(*last)
 	if err != nil {
 		return nil, nil, err
 	}
 	if created {
-		prompt = aguiToldHistory(in.Messages[:len(in.Messages)-1], prompt)
+		prompt = toldHistory(in.Messages[:len(in.Messages)-1], prompt)
 	}
 	if err := h.chats.Settle(ctx, c); err != nil {
 		return nil, nil, err
 	}
-	seg, err := h.chats.Start(c, prompt, newAGUIRun(c.Session().ID), info)
+	seg, err := h.chats.Start(c, prompt, newRun(c.Session().ID), info)
 	if err == nil {
 		h.chats.Prompted(c, last.ID)
 	}
@@ -154,14 +154,14 @@ func (h *AGUIHandler) begin(ctx context.Context, c *web.Chat, in *runInput) (*we
 // idleRun is a run with nothing to prompt: started and finished, with the
 // thread's messages if it was reopened. A thread that waits on interrupts
 // must be resumed instead.
-func idleRun(c *web.Chat, info aguiSegment, sessionID string) (*web.Segment, *web.Session, error) {
+func idleRun(c *web.Chat, info segment, sessionID string) (*web.Segment, *web.Session, error) {
 	if c.Running() {
 		return nil, nil, fmt.Errorf("%w: a turn of this thread is running or waits on an interrupt; resume it", web.ErrTurnRunning)
 	}
 	seg := web.NewSegment(info)
-	seg.Add(aguiEvent{Type: "RUN_STARTED", ThreadID: info.threadID, RunID: info.runID})
+	seg.Add(event{Type: "RUN_STARTED", ThreadID: info.threadID, RunID: info.runID})
 	seg.Add(info.preface...)
-	seg.Add(aguiEvent{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: succeeded(),
+	seg.Add(event{Type: "RUN_FINISHED", ThreadID: info.threadID, RunID: info.runID, Outcome: succeeded(),
 		Result: map[string]any{"sessionId": sessionID}})
 	seg.Close()
 	return seg, nil, nil
@@ -172,20 +172,20 @@ func idleRun(c *web.Chat, info aguiSegment, sessionID string) (*web.Segment, *we
 func answerInterrupts(s *web.Session, entries []resumeEntry) error {
 	answers := make([]web.AskAnswer, len(entries))
 	for i, e := range entries {
-		answers[i] = web.AskAnswer{ID: e.InterruptID, Outcome: func(a *web.Ask) (sdk.RequestPermissionOutcome, error) { return resumeOutcome(a, e) }}
+		answers[i] = web.AskAnswer{ID: e.InterruptID, Outcome: func(a *web.Ask) (acp.RequestPermissionOutcome, error) { return resumeOutcome(a, e) }}
 	}
 	return s.AnswerAsks("interrupts", answers)
 }
 
 // resumeOutcome is the permission outcome a resume entry gives.
-func resumeOutcome(a *web.Ask, e resumeEntry) (sdk.RequestPermissionOutcome, error) {
+func resumeOutcome(a *web.Ask, e resumeEntry) (acp.RequestPermissionOutcome, error) {
 	switch {
 	case e.Status == "cancelled":
-		return sdk.NewRequestPermissionOutcomeCancelled(), nil
+		return acp.NewRequestPermissionOutcomeCancelled(), nil
 	case e.Status != "resolved":
-		return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: resume status %q is neither resolved nor cancelled", web.ErrBadRequest, e.Status)
+		return acp.RequestPermissionOutcome{}, fmt.Errorf("%w: resume status %q is neither resolved nor cancelled", web.ErrBadRequest, e.Status)
 	case e.Payload.OptionID == "" && e.Payload.Approved == nil:
-		return sdk.RequestPermissionOutcome{}, fmt.Errorf("%w: interrupt %s: the payload names no optionId", web.ErrBadRequest, a.ID)
+		return acp.RequestPermissionOutcome{}, fmt.Errorf("%w: interrupt %s: the payload names no optionId", web.ErrBadRequest, a.ID)
 	}
 	return web.OutcomeOf(a, e.Payload.Approved != nil && *e.Payload.Approved, e.Payload.OptionID)
 }

@@ -1,4 +1,4 @@
-package serve
+package agui
 
 import (
 	"testing"
@@ -11,6 +11,6 @@ import (
 // interrupt resumed with an option, and one resumed cancelled; a failing
 // turn; and the thread reopened with a MESSAGES_SNAPSHOT.
 func TestAGUIE2E_httpAgent(t *testing.T) {
-	ws := startAGUIServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	webtest.RunScript(t, webtest.AGUI, "agui.mjs", ws.URL)
 }

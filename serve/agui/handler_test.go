@@ -1,4 +1,4 @@
-package serve
+package agui
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 // Inputs that are not AG-UI's, or that name what is not there, get a
 // clear JSON error.
 func TestAGUI_badRequests(t *testing.T) {
-	ws := startAGUIServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	url := ws.URL + "/ag-ui"
 	resp, err := http.Post(url, "application/json", strings.NewReader("{"))
 	if err != nil {
@@ -49,7 +49,7 @@ func TestAGUI_badRequests(t *testing.T) {
 // A client that goes away mid-run cancels the turn; the next run is
 // answered.
 func TestAGUI_clientGoneMidRun(t *testing.T) {
-	ws := startAGUIServer(t, webtest.StartBridge(t), "")
+	ws := startServer(t, webtest.StartBridge(t), "")
 	ctx, cancel := context.WithCancel(t.Context())
 	resp := webtest.StartStream(t, ctx, ws.URL+"/ag-ui", webtest.RunInput("t1", "r1", "slow "+strings.Repeat("word ", 40)))
 	webtest.ReadUntil(t, bufio.NewReader(resp.Body), "TEXT_MESSAGE_CONTENT")
@@ -68,14 +68,14 @@ func TestAGUI_clientGoneMidRun(t *testing.T) {
 func TestAGUI_reopenedAfterRestart(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	wb := webtest.StartBridgeIn(t, dir)
-	ws := startAGUIServer(t, wb, state)
+	ws := startServer(t, wb, state)
 	_, result := webtest.FinishedOf(t, webtest.AGUIRun(t, ws.URL, webtest.RunInput("t1", "r1", "hello")))
 	sid := result["sessionId"]
 	ws.Stop()
 	wb.Stop(t)
 
 	wb = webtest.StartBridgeIn(t, dir)
-	ws = startAGUIServer(t, wb, state)
+	ws = startServer(t, wb, state)
 	ev := webtest.AGUIRun(t, ws.URL, webtest.RunInput("t1", "r2", "hello", "again"))
 	snap := webtest.Find(ev, "MESSAGES_SNAPSHOT")
 	if snap == nil || !strings.Contains(webtest.MustJSON(snap), "You said: hello") || !strings.Contains(webtest.MustJSON(snap), `"again"`) {
@@ -93,7 +93,7 @@ func TestAGUI_reopenedAfterRestart(t *testing.T) {
 	// with: the same messages prompt nothing.
 	ws.Stop()
 	wb.Stop(t)
-	ws = startAGUIServer(t, webtest.StartBridgeIn(t, dir), state)
+	ws = startServer(t, webtest.StartBridgeIn(t, dir), state)
 	ev = webtest.AGUIRun(t, ws.URL, webtest.RunInput("t1", "r4", "hello", "again"))
 	if got := webtest.Types(ev); strings.Join(got, " ") != "RUN_STARTED MESSAGES_SNAPSHOT RUN_FINISHED" {
 		t.Errorf("the same messages after a restart: %v", got)

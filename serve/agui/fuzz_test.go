@@ -1,4 +1,4 @@
-package serve
+package agui
 
 import (
 	"encoding/json"
@@ -16,13 +16,13 @@ func FuzzAGUIMessages(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var run struct {
-			Messages []aguiMessageIn `json:"messages"`
+			Messages []messageIn `json:"messages"`
 		}
 		if json.Unmarshal(raw, &run) == nil {
 			for _, m := range run.Messages {
-				aguiPrompt(m)
+				promptOf(m)
 			}
-			aguiToldHistory(run.Messages, nil)
+			toldHistory(run.Messages, nil)
 		}
 	})
 }
