@@ -168,7 +168,7 @@ func idleRun(c *web.Chat, info segment, sessionID string) (*web.Segment, *web.Se
 }
 
 // answerInterrupts answers the session's open asks that entries resume
-// (see psession.answerAsks).
+// (see web.Session.AnswerAsks).
 func answerInterrupts(s *web.Session, entries []resumeEntry) error {
 	answers := make([]web.AskAnswer, len(entries))
 	for i, e := range entries {

@@ -145,7 +145,7 @@ func hasApprovalAnswer(m uiMessageIn) bool {
 // answerApprovals answers the session's open asks that m's tool parts
 // answer: approved with the option optionIDs names for it, else the first
 // that allows; denied with the first that rejects (see
-// psession.answerAsks).
+// web.Session.AnswerAsks).
 func answerApprovals(s *web.Session, m uiMessageIn, optionIDs map[string]string) error {
 	var answers []web.AskAnswer
 	for _, p := range m.Parts {

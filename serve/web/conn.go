@@ -294,7 +294,7 @@ func (p *peer) setOption(ctx context.Context, s *Session, id, value string) erro
 }
 
 // client is the peer's sdk.Client: it routes each session's updates and
-// asks to its psession.
+// asks to its Session.
 type client struct{ p *peer }
 
 var _ acp.Client = client{}
