@@ -256,7 +256,7 @@ func (t *run) endTool(id acp.ToolCallId, tool *web.Tool) []any {
 	var out []any
 	if !tool.InputSent {
 		tool.InputSent = true
-		args, _ := json.Marshal(orEmpty(tool.Input))
+		args, _ := json.Marshal(orEmpty(tool.RawInput))
 		out = append(out, event{Type: "TOOL_CALL_ARGS", ToolCallID: string(id), Delta: string(args)})
 	}
 	return append(out, event{Type: "TOOL_CALL_END", ToolCallID: string(id)})

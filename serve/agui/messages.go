@@ -187,7 +187,7 @@ func (r *replay) toolCall(u *acp.SessionToolCallUpdate) {
 	}
 	rt.tool.Merge(u)
 	call := &r.msgs[rt.msg].ToolCalls[rt.call]
-	args, _ := json.Marshal(orEmpty(rt.tool.Input))
+	args, _ := json.Marshal(orEmpty(rt.tool.RawInput))
 	call.Function.Name, call.Function.Arguments = web.ToolName(rt.tool.Kind), string(args)
 	if u.Status == nil || rt.tool.Done || (*u.Status != acp.ToolCallStatusCompleted && *u.Status != acp.ToolCallStatusFailed) {
 		return

@@ -166,7 +166,7 @@ func (t *uiStream) toolCall(c *acp.SessionUpdateToolCall) []any {
 // known (or once the call runs), its output once it ends.
 func (t *uiStream) toolCallUpdate(u *acp.SessionToolCallUpdate) []any {
 	tool, out := t.tool(u.ToolCallId, u.Title, u.Kind)
-	before := tool.Input
+	before := tool.RawInput
 	tool.Merge(u)
 	if tool.Done {
 		return out
@@ -215,7 +215,7 @@ func (t *uiStream) tool(id acp.ToolCallId, title *string, kind *acp.ToolKind) (*
 
 func (t *uiStream) inputAvailable(id acp.ToolCallId, tool *web.Tool) uiChunk {
 	tool.InputSent = true
-	input := tool.Input
+	input := tool.RawInput
 	if input == nil {
 		input = map[string]any{}
 	}
@@ -256,7 +256,7 @@ func (t *uiStream) Ask(a *web.Ask) []any {
 	out := t.closeParts()
 	tool, start := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
 	out = append(out, start...)
-	before := tool.Input
+	before := tool.RawInput
 	tool.Merge(&acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
 		Content: tc.Content, Locations: tc.Locations, RawInput: tc.RawInput})
 	t.asked[tc.ToolCallId] = a

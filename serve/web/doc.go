@@ -25,10 +25,10 @@
 //   - turn.go: the pump that streams a turn through a Translator into
 //     Segments, SSE-encoded; Serve and ServeStream, a request that streams
 //     one.
-//   - tool.go: Tool, the one model of a tool call both translators keep,
-//     Span (a text or thought streamed as one piece), how an ask is
-//     answered (OutcomeOf), and the history a new session is told
-//     (TellHistory).
+//   - tool.go: Tool, the one model of a tool call both translators keep
+//     (its updates folded with agent.FoldToolCall), Span (a text or
+//     thought streamed as one piece), how an ask is answered (OutcomeOf),
+//     and the history a new session is told (TellHistory).
 //   - notice.go: notices and compactions, which the web connections take
 //     as they are (NoticeOf, Compactions).
 //

@@ -18,39 +18,26 @@ type Span struct {
 	ACPID string // the ACP message id it streams, if the agent gave one
 }
 
-// Tool is what a translator knows of a tool call, as the updates have
-// told it.
+// Tool is what a translator knows of a tool call: the call as the
+// updates have told it (folded with agent.FoldToolCall), and what the
+// translator has sent of it.
 type Tool struct {
-	Title     string
-	Kind      acp.ToolKind
-	Input     any
-	Content   []acp.ToolCallContent
-	RawOutput any
-	Locations []acp.ToolCallLocation
-	InputSent bool // tool-input-available went out
+	acp.SessionUpdateToolCall
+	InputSent bool // its input (the arguments) went out
 	Done      bool // its output (or error) went out
 }
 
-// Merge folds an update's fields into what is known of the tool call.
+// Merge folds an update into what is known of the tool call. An empty
+// title or kind keeps the one known.
 func (tool *Tool) Merge(u *acp.SessionToolCallUpdate) {
-	if u.Title != nil && *u.Title != "" {
-		tool.Title = *u.Title
+	v := *u
+	if v.Title != nil && *v.Title == "" {
+		v.Title = nil
 	}
-	if u.Kind != nil && *u.Kind != "" {
-		tool.Kind = *u.Kind
+	if v.Kind != nil && *v.Kind == "" {
+		v.Kind = nil
 	}
-	if u.RawInput != nil {
-		tool.Input = u.RawInput
-	}
-	if u.Content != nil {
-		tool.Content = u.Content
-	}
-	if u.RawOutput != nil {
-		tool.RawOutput = u.RawOutput
-	}
-	if u.Locations != nil {
-		tool.Locations = u.Locations
-	}
+	agent.FoldToolCall(&tool.SessionUpdateToolCall, v)
 }
 
 // ToolName is a tool part's name: the ACP kind (read, edit, execute, …).
