@@ -44,7 +44,7 @@
 #           acpbridge serve. A library, so the path printed is the SDK's
 #           package directory
 #   ai-sdk  the Vercel AI SDK (npm ai, with its peer zod) into .tools/ai-sdk:
-#           the web edges' end-to-end tests (serve/testdata/web/*.mjs) check
+#           the web edges' end-to-end tests (serve/internal/webtest/testdata/*.mjs) check
 #           POST /api/chat with its own stream parser and chat core; a
 #           library, so the path printed is its node_modules
 #   ag-ui   AG-UI's client (npm @ag-ui/client and @ag-ui/core) into

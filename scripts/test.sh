@@ -154,7 +154,7 @@ fuzzers=()
 ((latest == 1)) || fuzzers=("./persist FuzzParseTranscript" "./acp/edge FuzzGuard" \
 	"./translators/claude FuzzTranslate" "./translators/codex FuzzTranslate" \
 	"./translators/opencode FuzzTranslate" "./translators/amp FuzzTranslate" "./translators/acpagent FuzzRewrite" \
-	"./serve/internal/core FuzzParse" "./serve FuzzWebMessages" "./persist FuzzValidID")
+	"./serve/internal/core FuzzParse" "./serve/aisdk FuzzChatMessages" "./serve/agui FuzzAGUIMessages" "./persist FuzzValidID")
 # fuzz_all runs the fuzzers two at a time, each one's output into
 # $fuzzout/N, and its status into $fuzzout/N.status.
 fuzz_all() {

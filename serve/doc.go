@@ -6,8 +6,8 @@
 // and know no agent.
 //
 // The layout: one package per protocol, each importing the connection
-// core and none importing another edge; this package is the shell that
-// mounts them.
+// core and none importing another edge (the two web edges import web,
+// what they share); this package is the shell that mounts them.
 //
 //   - serve (this package): Options, New and Run (server.go: the
 //     listener, the routes, shutdown); guard.go: the Host and Origin
@@ -23,37 +23,33 @@
 //     connections and the sessions each has attached, JSON-RPC messages.
 //   - acphttp: ACP over Streamable HTTP and WebSocket at /acp.
 //   - sandbox: sandbox-agent 0.4's API under /v1.
-//   - The web edges, each an ACP client of the core like any editor, for
-//     now in this package: webconn.go, their in-process connections (a
-//     peer) and the sessions opened on them; weblink.go, how a connection
-//     reaches the Connector (pipes, or a Conn of the Registry);
-//     websession.go, a session's turn, its ordered queue of updates, asks
-//     and end, and the asks waiting for the web client; webtool.go, the
-//     tool-call model both protocols' translators share; webchat.go, their
-//     chats (the web client's ids, at most 1,024 bytes) bound to sessions,
-//     webstore.go the map of them kept in the state dir, a file per chat,
-//     and webturn.go the pump that streams a turn through a protocol's
-//     translator into one HTTP response per segment (a permission ask ends
-//     one; the request that answers it streams the next). aisdk.go is the
-//     AI SDK's chat protocol (POST /api/chat, its resume, GET /v1/sessions
-//     and a session's UIMessages), aisdk_stream.go its translation of ACP
-//     into UI message chunks, aisdk_messages.go UIMessages in and out;
-//     agui.go is AG-UI 1.0 (POST /ag-ui), agui_events.go its translation
-//     into events, agui_messages.go its messages in and out.
+//   - web: what the two web edges share, each an ACP client of the core
+//     like any editor: their in-process connections, the chats bound to
+//     sessions (kept in the state dir, a file per chat), the turn pump
+//     that streams a turn through a protocol's translator into one HTTP
+//     response per segment (a permission ask ends one; the request that
+//     answers it streams the next), and the one tool-call model both
+//     translators keep.
+//   - aisdk: the AI SDK's chat protocol (POST /api/chat, its resume, GET
+//     /v1/sessions and a session's UIMessages): its translation of ACP
+//     into UI message chunks, UIMessages in and out.
+//   - agui: AG-UI 1.0 (POST /ag-ui): its translation of ACP into events,
+//     its messages in and out.
 //   - page: the chat page at /, compiled in, and its browser tests.
 //   - internal/privfile: the 0600 files written whole (serve.json,
 //     serve.token, the web chats).
-//   - internal/servetest, internal/pagetest: what the packages' tests
-//     share (a fake agent, the bridge on the mock agent, headless
-//     Chromium).
+//   - internal/servetest, internal/pagetest, internal/webtest: what the
+//     packages' tests share (a fake agent, the bridge on the mock agent,
+//     headless Chromium; the web edges' requests, stream readers, node
+//     scripts and golden turns).
 //
 // The tests here run the whole server: its guard and shutdown, the hostile
-// clients, sandbox-agent's SDK behind the token, and the page in Chromium
-// against a fake and the real chat.
+// clients, sandbox-agent's SDK behind the token, the page in Chromium
+// against a fake and the real chat, and the two web edges together (a
+// session taken over from one by the other, the real agents through both,
+// the benchmark of every edge).
 //
 // Lock order of this package (each package's doc has its own; a mutex may
 // be held while taking those after it in its line): throttle.mu is a
-// leaf. The web edges: chat.op (a request's set-up) → chat.mu →
-// psession.mu → queue.mu and ask.mu; chat.op → chats.mu, peer.mu,
-// chatStore.mu (each a leaf); segment.mu is a leaf.
+// leaf.
 package serve

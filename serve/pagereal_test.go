@@ -5,21 +5,22 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/pagetest"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 	"github.com/acpbridge/acpbridge/serve/sandbox"
 )
 
 // pageToken is the page tests' token.
 const pageToken = "page-test-token-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// startPage starts the Server with the real web edge (ChatHandler: POST
+// startPage starts the Server with the real web edge (aisdk.Handler: POST
 // /api/chat, the /v1 session lists) over a bridge running the mock,
 // listing agents, and a headless Chromium to drive its page; it returns
 // the server's URL and the browser.
 func startPage(t *testing.T, agents sandbox.Agents) (string, *pagetest.Browser) {
 	t.Helper()
 	bin := pagetest.Chromium(t)
-	wb := startWebBridge(t)
-	s, stderr := newServer(t, Options{Token: pageToken, Connector: wb.connect, Agents: agents, StateDir: t.TempDir()})
+	wb := webtest.StartBridge(t)
+	s, stderr := newServer(t, Options{Token: pageToken, Connector: wb.Connect, Agents: agents, StateDir: t.TempDir()})
 	srv := start(t, s, stderr)
 	return srv.URL(), pagetest.NewBrowser(t, bin)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
 
 // TestPage_readsStreamsAsTheAISDK checks the page's stream reader
@@ -14,12 +16,12 @@ import (
 // streams from the mock (testdata/page/stream_vs_sdk.mjs): the message
 // each folds every response into must be the same.
 func TestPage_readsStreamsAsTheAISDK(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	node, mods := nodeBin(t), aiSDK.modules(t)
+	ws := startWebServer(t, webtest.StartBridge(t), "")
+	node, mods := webtest.NodeBin(t), webtest.AISDK.Modules(t)
 	dir := t.TempDir()
 	for dst, src := range map[string]string{
 		"stream_vs_sdk.mjs": filepath.Join("testdata", "page", "stream_vs_sdk.mjs"),
-		"lib.mjs":           filepath.Join("testdata", "web", "lib.mjs"),
+		"lib.mjs":           filepath.Join(webtest.Scripts(), "lib.mjs"),
 		"stream.mjs":        filepath.Join("page", "assets", "stream.js"), // .mjs: node reads it as the module it is
 	} {
 		b, err := os.ReadFile(src)

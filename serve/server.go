@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/serve/acphttp"
+	"github.com/acpbridge/acpbridge/serve/agui"
+	"github.com/acpbridge/acpbridge/serve/aisdk"
 	"github.com/acpbridge/acpbridge/serve/internal/core"
 	"github.com/acpbridge/acpbridge/serve/page"
 	"github.com/acpbridge/acpbridge/serve/sandbox"
+	"github.com/acpbridge/acpbridge/serve/web"
 )
 
 // DefaultListen is where acpbridge serve listens unless told otherwise:
@@ -196,14 +199,14 @@ func (s *Server) routes() {
 	sb := s.opts.Sandbox
 	sb.Agents, sb.Logger = s.opts.Agents, s.log
 	s.mount("/v1/", sandbox.NewHandler(reg, s.opts.Connector, sb), nil)
-	web := WebOptions{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
-	chat := NewChatHandler(s.opts.Connector, web)
-	for _, p := range ChatPatterns {
+	wo := web.Options{Registry: reg, StateDir: s.opts.StateDir, Logger: s.log}
+	chat := aisdk.NewHandler(s.opts.Connector, wo)
+	for _, p := range aisdk.Patterns {
 		s.mount(p, chat, nil)
 	}
 	s.closers = append(s.closers, chat.Close)
-	agui := NewAGUIHandler(s.opts.Connector, web)
-	s.mount(AGUIPattern, agui, agui.Close)
+	ag := agui.NewHandler(s.opts.Connector, wo)
+	s.mount(agui.Pattern, ag, ag.Close)
 }
 
 // mount routes pattern to h; closeAll, if not nil, ends the client

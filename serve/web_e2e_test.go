@@ -1,133 +1,12 @@
 package serve
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
 	"github.com/acpbridge/acpbridge/serve/internal/servetest"
+	"github.com/acpbridge/acpbridge/serve/internal/webtest"
 )
-
-// The pinned npm libraries the web edges are checked with; the tests run
-// them from node scripts (testdata/web) against an httptest server.
-var (
-	aiSDK = webLib{name: "ai (the AI SDK)", env: "AI_SDK_PACKAGE", dir: "ai-sdk", pkg: "ai", version: "7.0.173"}
-	agUI  = webLib{name: "@ag-ui/client", env: "AG_UI_PACKAGE", dir: "ag-ui", pkg: "@ag-ui/client", version: "1.0.0"}
-)
-
-// webLib is an npm library scripts/install-tools.sh installs into .tools.
-type webLib struct {
-	name, env, dir, pkg, version string
-}
-
-// modules is the node_modules the library is installed in (its
-// package.json's, or that $env names), checked to be the pinned version.
-// Like the agent CLIs' tests, it skips loudly when it is missing, and
-// fails instead with ACPBRIDGE_REQUIRE_E2E=1.
-func (l webLib) modules(t *testing.T) string {
-	t.Helper()
-	pj := toolbin.Find(t, l.name, l.env, func(root string) string {
-		return filepath.Join(root, ".tools", l.dir, "node_modules", l.pkg, "package.json")
-	})
-	b, err := os.ReadFile(pj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p struct{ Version string }
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatalf("%s: %v", pj, err)
-	}
-	toolbin.CheckVersion(t, l.name, p.Version, l.version)
-	mods := filepath.Dir(filepath.Dir(pj))
-	if filepath.Base(mods) != "node_modules" { // a scoped package
-		mods = filepath.Dir(mods)
-	}
-	return mods
-}
-
-// nodeBin is node, skipping (or failing, with ACPBRIDGE_REQUIRE_E2E=1)
-// when there is none.
-func nodeBin(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("ACPBRIDGE_REQUIRE_E2E") == "1" {
-			t.Fatal("node is not on PATH and ACPBRIDGE_REQUIRE_E2E=1")
-		}
-		t.Skip("SKIPPED: node is not on PATH")
-	}
-	return p
-}
-
-// runWebScript runs testdata/web/script with node, the library's
-// node_modules beside it, against url; it fails the test with the
-// script's output unless the script exits 0.
-func runWebScript(t *testing.T, lib webLib, script, url string, env ...string) {
-	t.Helper()
-	node, mods := nodeBin(t), lib.modules(t)
-	dir := t.TempDir()
-	files, err := filepath.Glob(filepath.Join("testdata", "web", "*.mjs"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts in testdata/web: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Symlink(mods, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), append([]string{"WEB_URL=" + url}, env...)...)
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("node %s:\n%s", script, out)
-	if err != nil {
-		t.Fatalf("node %s: %v", script, err)
-	}
-}
-
-// The AI SDK's own stream parser, chunk schema and message reader accept
-// every chunk of a turn with thoughts, a tool call and a plan, of an edit
-// approved and one denied (each continued in the next request), and of a
-// failing turn; its validateUIMessages accepts the replayed messages.
-func TestChatE2E_aiSDKReadsEveryStream(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, aiSDK, "aisdk_stream.mjs", ws.URL)
-}
-
-// Whole exchanges through the AI SDK's chat core (AbstractChat with
-// DefaultChatTransport): an approval answered with addToolApprovalResponse
-// ends with the edit's output in the message; a stop cancels the turn; a
-// chat reopened from the session list under its session id goes on.
-func TestChatE2E_abstractChat(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, aiSDK, "aisdk_chat.mjs", ws.URL)
-}
-
-// AG-UI's own client (HttpAgent, with its schema enforcement and
-// verifyEvents) runs a turn with thoughts, a tool call and a plan; an
-// interrupt resumed with an option, and one resumed cancelled; a failing
-// turn; and the thread reopened with a MESSAGES_SNAPSHOT.
-func TestAGUIE2E_httpAgent(t *testing.T) {
-	ws := startWebServer(t, startWebBridge(t), "")
-	runWebScript(t, agUI, "agui.mjs", ws.URL)
-}
 
 // The real claude and codex CLIs on their fake models (as the /acp tests
 // run them, servetest.RealAgents) through each web edge with its own client library:
@@ -138,23 +17,17 @@ func TestWebE2E_realAgents(t *testing.T) {
 	for _, name := range []string{"claude", "codex"} {
 		t.Run(name, func(t *testing.T) {
 			a := servetest.RealAgents[name]
-			wb := &webBridge{connect: servetest.BridgeConnectorOn(t, a.Backend(t))}
+			wb := &webtest.Bridge{Connect: servetest.BridgeConnectorOn(t, a.Backend(t))}
 			ws := startWebServer(t, wb, "")
-			env := []string{"WEB_PROMPT=" + envOf(a.Env, "ACP_E2E_PROMPT"), "WEB_MODE=" + envOf(a.Env, "ACP_E2E_MODE")}
-			t.Run("aisdk", func(t *testing.T) { runWebScript(t, aiSDK, "real.mjs", ws.URL, append(env, "WEB_EDGE=aisdk")...) })
-			t.Run("agui", func(t *testing.T) { runWebScript(t, agUI, "real.mjs", ws.URL, append(env, "WEB_EDGE=agui")...) })
+			env := []string{"WEB_PROMPT=" + webtest.EnvOf(a.Env, "ACP_E2E_PROMPT"), "WEB_MODE=" + webtest.EnvOf(a.Env, "ACP_E2E_MODE")}
+			t.Run("aisdk", func(t *testing.T) {
+				webtest.RunScript(t, webtest.AISDK, "real.mjs", ws.URL, append(env, "WEB_EDGE=aisdk")...)
+			})
+			t.Run("agui", func(t *testing.T) {
+				webtest.RunScript(t, webtest.AGUI, "real.mjs", ws.URL, append(env, "WEB_EDGE=agui")...)
+			})
 		})
 	}
-}
-
-// envOf is the value of name in env (NAME=value lines), or "".
-func envOf(env []string, name string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, name+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // Behind acpbridge serve's own Server (its token, Host and Origin guard,
@@ -162,16 +35,16 @@ func envOf(env []string, name string) string {
 // core and AG-UI's HttpAgent run their exchanges with the token, and a
 // request without it is refused.
 func TestWebE2E_behindTheServer(t *testing.T) {
-	wb := startWebBridge(t)
-	s, stderr := newServer(t, Options{Connector: wb.connect, StateDir: t.TempDir()})
+	wb := webtest.StartBridge(t)
+	s, stderr := newServer(t, Options{Connector: wb.Connect, StateDir: t.TempDir()})
 	r := start(t, s, stderr)
 
 	resp, _ := r.do(t, "GET", "/v1/sessions", nil)
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET /v1/sessions without the token: %d, want 401", resp.StatusCode)
 	}
-	runWebScript(t, aiSDK, "aisdk_chat.mjs", r.URL(), "WEB_TOKEN="+r.Token())
-	runWebScript(t, agUI, "agui.mjs", r.URL(), "WEB_TOKEN="+r.Token())
+	webtest.RunScript(t, webtest.AISDK, "aisdk_chat.mjs", r.URL(), "WEB_TOKEN="+r.Token())
+	webtest.RunScript(t, webtest.AGUI, "agui.mjs", r.URL(), "WEB_TOKEN="+r.Token())
 	if err := r.stop(); err != nil {
 		t.Errorf("the server's shutdown: %v", err)
 	}

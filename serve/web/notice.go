@@ -1,10 +1,10 @@
-package serve
+package web
 
 import (
 	"strings"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // Notices and compactions on the web edges. The web edge's connection
@@ -17,48 +17,48 @@ import (
 // session's messages.
 
 // webCapabilities are what the web edge's connection takes.
-var webCapabilities = sdk.ClientCapabilities{Session: &sdk.ClientSessionCapabilities{
-	Notices: &sdk.NoticeCapabilities{}, Compaction: &sdk.CompactionCapabilities{}}}
+var webCapabilities = acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{
+	Notices: &acp.NoticeCapabilities{}, Compaction: &acp.CompactionCapabilities{}}}
 
-// noticeData is what a web client is told of a notice.
-type noticeData struct {
+// NoticeData is what a web client is told of a notice.
+type NoticeData struct {
 	Severity    string `json:"severity"`
 	Title       string `json:"title"`
 	Description string `json:"description,omitempty"`
 }
 
-func noticeOf(n *sdk.SessionUpdateNotice) noticeData {
-	return noticeData{Severity: string(n.Severity), Title: n.Title, Description: deref(n.Description)}
+func NoticeOf(n *acp.SessionUpdateNotice) NoticeData {
+	return NoticeData{Severity: string(n.Severity), Title: n.Title, Description: Deref(n.Description)}
 }
 
-// compactionData is what a web client is told of a compaction: its
+// CompactionData is what a web client is told of a compaction: its
 // state so far, the whole of it each time.
-type compactionData struct {
+type CompactionData struct {
 	ID      string `json:"id"`
 	Status  string `json:"status"`
 	Summary string `json:"summary,omitempty"` // its text blocks' text
 	Error   string `json:"error,omitempty"`
 }
 
-// compactions folds a turn's (or a replay's) compaction updates and
+// Compactions folds a turn's (or a replay's) compaction updates and
 // summary chunks, each into its compaction's state so far.
-type compactions map[sdk.CompactionId]*sdk.SessionCompactionUpdate
+type Compactions map[acp.CompactionId]*acp.SessionCompactionUpdate
 
-// fold folds u, a compaction update or summary chunk, and returns its
+// Fold folds u, a compaction update or summary chunk, and returns its
 // compaction's state; ok is false for any other update.
-func (cs compactions) fold(u sdk.SessionUpdate) (d compactionData, ok bool) {
-	var id sdk.CompactionId
+func (cs Compactions) Fold(u acp.SessionUpdate) (d CompactionData, ok bool) {
+	var id acp.CompactionId
 	switch {
 	case u.CompactionUpdate != nil:
 		id = u.CompactionUpdate.CompactionId
 	case u.CompactionSummaryChunk != nil:
 		id = u.CompactionSummaryChunk.CompactionId
 	default:
-		return compactionData{}, false
+		return CompactionData{}, false
 	}
 	c := cs[id]
 	if c == nil {
-		c = &sdk.SessionCompactionUpdate{CompactionId: id, Status: sdk.CompactionStatusInProgress}
+		c = &acp.SessionCompactionUpdate{CompactionId: id, Status: acp.CompactionStatusInProgress}
 		cs[id] = c
 	}
 	agent.FoldCompaction(c, u)
@@ -68,5 +68,5 @@ func (cs compactions) fold(u sdk.SessionUpdate) (d compactionData, ok bool) {
 			summary.WriteString(b.Text.Text)
 		}
 	}
-	return compactionData{ID: string(id), Status: string(c.Status), Summary: summary.String(), Error: deref(c.Error)}, true
+	return CompactionData{ID: string(id), Status: string(c.Status), Summary: summary.String(), Error: Deref(c.Error)}, true
 }

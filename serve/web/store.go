@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"crypto/sha256"
@@ -16,9 +16,9 @@ import (
 	"github.com/acpbridge/acpbridge/serve/internal/privfile"
 )
 
-// maxChatID bounds a web client's chat and thread ids (and AG-UI's run
+// MaxChatID bounds a web client's chat and thread ids (and AG-UI's run
 // ids), as Limits.MaxIDLength bounds session and request ids.
-const maxChatID = core.DefaultMaxIDLength
+const MaxChatID = core.DefaultMaxIDLength
 
 // chatRecord is what the map keeps for a chat id.
 type chatRecord struct {
@@ -72,7 +72,7 @@ func openChatStore(dir, legacy string, log *slog.Logger) (*chatStore, error) {
 		}
 		var f chatFile
 		path := filepath.Join(dir, e.Name())
-		if err := readJSON(path, &f); err != nil || f.ID == "" || chatFileName(f.ID) != e.Name() {
+		if err := readJSON(path, &f); err != nil || f.ID == "" || ChatFileName(f.ID) != e.Name() {
 			log.Warn("web edge: a chat's file is not one; moving it aside", "path", path, "err", err)
 			os.Rename(path, path+".corrupt")
 			continue
@@ -98,7 +98,7 @@ func (st *chatStore) migrate(path string, log *slog.Logger) error {
 		return nil
 	}
 	for id, r := range f.Chats {
-		if _, ok := st.chats[id]; ok || len(id) > maxChatID {
+		if _, ok := st.chats[id]; ok || len(id) > MaxChatID {
 			continue
 		}
 		if err := st.put(id, r); err != nil {
@@ -146,7 +146,7 @@ func (st *chatStore) drop(id string) error {
 	if st.dir == "" {
 		return nil
 	}
-	if err := os.Remove(filepath.Join(st.dir, chatFileName(id))); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(filepath.Join(st.dir, ChatFileName(id))); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("forgetting web chat %s: %w", id, err)
 	}
 	return nil
@@ -164,15 +164,15 @@ func (st *chatStore) save(id string, r chatRecord) error {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
-	if err := privfile.Write(filepath.Join(st.dir, chatFileName(id)), append(b, '\n')); err != nil {
+	if err := privfile.Write(filepath.Join(st.dir, ChatFileName(id)), append(b, '\n')); err != nil {
 		return fmt.Errorf("saving web chat %s: %w", id, err)
 	}
 	return nil
 }
 
-// chatFileName is the name of id's file: a hash of it, which any id
+// ChatFileName is the name of id's file: a hash of it, which any id
 // makes a file name of.
-func chatFileName(id string) string {
+func ChatFileName(id string) string {
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:16]) + ".json"
 }

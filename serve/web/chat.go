@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // What the two web edges share: their conversations (a chat of useChat, a
@@ -23,9 +23,9 @@ import (
 // body of one HTTP response: a turn that waits on a permission ask ends its
 // segment with the ask, and the request that answers it streams the next.
 
-// WebOptions configures the web edges (NewChatHandler, NewAGUIHandler).
+// Options configures the web edges (aisdk.NewHandler, agui.NewHandler).
 // Every field may be left zero.
-type WebOptions struct {
+type Options struct {
 	// StateDir keeps the map from the web clients' chat and thread ids to
 	// bridge sessions, so that a chat outlives a restart: a directory per
 	// edge (webchats/ for /api/chat, agui-threads/ for /ag-ui) with one
@@ -52,7 +52,7 @@ type WebOptions struct {
 
 // withDefaults fills the zero fields it can. A cwd that can't be had is
 // the root (and logged): a request may still name its own.
-func (o WebOptions) withDefaults() WebOptions {
+func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -68,32 +68,32 @@ func (o WebOptions) withDefaults() WebOptions {
 }
 
 // Errors a web request may get, each mapped to an HTTP status by
-// statusOf.
+// StatusOf.
 var (
-	// errUnknownChat: no session for the chat id, and nothing to start one.
-	errUnknownChat = errors.New("unknown chat")
-	// errBadRequest: the request is not what the protocol sends.
-	errBadRequest = errors.New("bad request")
+	// ErrUnknownChat: no session for the chat id, and nothing to start one.
+	ErrUnknownChat = errors.New("unknown chat")
+	// ErrBadRequest: the request is not what the protocol sends.
+	ErrBadRequest = errors.New("bad request")
 )
 
-// chats is one edge's conversations: the live ones by the client's id,
+// Chats is one edge's conversations: the live ones by the client's id,
 // the map that finds the others' sessions, and the peer they run on.
-type chats struct {
+type Chats struct {
 	p     *peer
 	store *chatStore
-	opts  WebOptions
+	opts  Options
 	pumps sync.WaitGroup // every turn's pump
 
 	mu   sync.Mutex // protects live
-	live map[string]*chat
+	live map[string]*Chat
 }
 
-// newChats makes an edge's chats, their map kept in o.StateDir/file/, a
+// NewChats makes an edge's chats, their map kept in o.StateDir/file/, a
 // file per chat (moved from o.StateDir/file.json, the whole map, where it
 // was kept before). A
 // map that can't be read is logged, and the edge keeps its chats in memory
 // only.
-func newChats(connect core.Connector, o WebOptions, file string) *chats {
+func NewChats(connect core.Connector, o Options, file string) *Chats {
 	o = o.withDefaults()
 	dir, legacy := "", ""
 	if o.StateDir != "" {
@@ -108,34 +108,65 @@ func newChats(connect core.Connector, o WebOptions, file string) *chats {
 	if o.Registry != nil {
 		dial = registryDialer(o.Registry, connect)
 	}
-	return &chats{p: newPeer(dial, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*chat{}}
+	return &Chats{p: newPeer(dial, o.Logger, o.AskTimeout), store: st, opts: o, live: map[string]*Chat{}}
 }
 
 // Close ends every turn's pump and connection.
-func (cs *chats) Close() {
+func (cs *Chats) Close() {
 	cs.p.Close()
 	cs.pumps.Wait()
 }
 
-// chat is one conversation of a web client.
-type chat struct {
+// Chat is one conversation of a web client.
+type Chat struct {
 	id string
 
 	op   sync.Mutex // serializes the set-up of the chat's requests; protects the fields below
 	rec  chatRecord
-	sess *psession // nil until opened
+	sess *Session // nil until opened
 
 	mu  sync.Mutex // protects run
 	run *run
 }
 
+// Session is the session c is bound to, nil until opened. The caller
+// holds c.op.
+func (c *Chat) Session() *Session { return c.sess }
+
+// LastUser is the id of the last user message a run prompted c's session
+// with. The caller holds c.op.
+func (c *Chat) LastUser() string { return c.rec.LastUser }
+
+// Prompted records that c's session was prompted with user message id.
+// The caller holds c.op.
+func (cs *Chats) Prompted(c *Chat, id string) {
+	c.rec.LastUser = id
+	cs.keep(c.id, &c.rec)
+}
+
+// List is one page of the bridge's sessions (session/list, every agent).
+func (cs *Chats) List(ctx context.Context, cwd, cursor string) (acp.ListSessionsResponse, error) {
+	return cs.p.list(ctx, cwd, cursor)
+}
+
+// SessionOf is the session the chat with id is bound to, "" if none (for
+// tests).
+func (cs *Chats) SessionOf(id string) string { return cs.get(id).rec.Session }
+
+// Count is how many chats are live (for tests).
+func (cs *Chats) Count() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.live)
+}
+
 // get returns the chat with id, live or new (not yet opened).
-func (cs *chats) get(id string) *chat {
+func (cs *Chats) get(id string) *Chat {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c := cs.live[id]
 	if c == nil {
-		c = &chat{id: id}
+		c = &Chat{id: id}
 		cs.live[id] = c
 	}
 	return c
@@ -143,7 +174,7 @@ func (cs *chats) get(id string) *chat {
 
 // forget drops c from the live chats if it never opened; the caller holds
 // c.op.
-func (cs *chats) forget(c *chat) {
+func (cs *Chats) forget(c *Chat) {
 	if c.sess != nil {
 		return
 	}
@@ -154,13 +185,13 @@ func (cs *chats) forget(c *chat) {
 	}
 }
 
-// open binds c to its session if it is not yet: the one the map names,
+// Open binds c to its session if it is not yet: the one the map names,
 // else the session whose id is the chat id (a chat a page reopened from
 // GET /v1/sessions). With replay, the session is loaded and the
 // conversation it replayed returned; reopened says whether the session was
-// opened now (a chat already open is left as it is). errUnknownChat when the bridge has no session for c. The
+// opened now (a chat already open is left as it is). ErrUnknownChat when the bridge has no session for c. The
 // caller holds c.op.
-func (cs *chats) open(ctx context.Context, c *chat, replay bool) (history []sdk.SessionUpdate, reopened bool, err error) {
+func (cs *Chats) Open(ctx context.Context, c *Chat, replay bool) (history []acp.SessionUpdate, reopened bool, err error) {
 	if c.sess != nil && c.sess.conn.alive() {
 		return nil, false, nil
 	}
@@ -174,10 +205,10 @@ func (cs *chats) open(ctx context.Context, c *chat, replay bool) (history []sdk.
 			return nil, false, err
 		}
 		if !ok {
-			return nil, false, errUnknownChat
+			return nil, false, ErrUnknownChat
 		}
 	}
-	var s *psession
+	var s *Session
 	if replay {
 		s, history, err = cs.p.load(ctx, rec.Agent, rec.Session, rec.Cwd)
 	} else {
@@ -185,7 +216,7 @@ func (cs *chats) open(ctx context.Context, c *chat, replay bool) (history []sdk.
 	}
 	if isNotFound(err) {
 		cs.keep(c.id, nil)
-		return nil, false, errors.Join(err, errUnknownChat)
+		return nil, false, errors.Join(err, ErrUnknownChat)
 	}
 	if err != nil {
 		return nil, false, err
@@ -198,7 +229,7 @@ func (cs *chats) open(ctx context.Context, c *chat, replay bool) (history []sdk.
 // keep records the chat's session in the map (or, for nil, forgets the
 // chat). A map that can't be saved is logged, not the request's failure:
 // the chat goes on, and only a restart would lose it.
-func (cs *chats) keep(id string, r *chatRecord) {
+func (cs *Chats) keep(id string, r *chatRecord) {
 	var err error
 	if r == nil {
 		err = cs.store.drop(id)
@@ -212,7 +243,7 @@ func (cs *chats) keep(id string, r *chatRecord) {
 
 // asSession is the record of a chat whose id is a session id the bridge
 // lists, with that session's cwd.
-func (cs *chats) asSession(ctx context.Context, id string) (chatRecord, bool, error) {
+func (cs *Chats) asSession(ctx context.Context, id string) (chatRecord, bool, error) {
 	info, err := cs.p.findSession(ctx, id)
 	if err != nil || info == nil {
 		return chatRecord{}, false, err
@@ -220,40 +251,40 @@ func (cs *chats) asSession(ctx context.Context, id string) (chatRecord, bool, er
 	return chatRecord{Session: id, Cwd: info.Cwd}, true, nil
 }
 
-// newChat says how to start a chat's session.
-type newChat struct {
-	agent, cwd, mode, model string
+// NewChat says how to start a chat's session.
+type NewChat struct {
+	Agent, Cwd, Mode, Model string
 }
 
-// create starts a session for c. The caller holds c.op.
-func (cs *chats) create(ctx context.Context, c *chat, n newChat) error {
-	if n.agent == "" {
-		n.agent = cs.opts.Agent
+// Create starts a session for c. The caller holds c.op.
+func (cs *Chats) Create(ctx context.Context, c *Chat, n NewChat) error {
+	if n.Agent == "" {
+		n.Agent = cs.opts.Agent
 	}
-	if n.cwd == "" {
-		n.cwd = cs.opts.Cwd
+	if n.Cwd == "" {
+		n.Cwd = cs.opts.Cwd
 	}
-	s, err := cs.p.newSession(ctx, n.agent, n.cwd)
+	s, err := cs.p.newSession(ctx, n.Agent, n.Cwd)
 	if err != nil {
 		return err
 	}
-	for _, o := range [][2]string{{"mode", n.mode}, {"model", n.model}} {
+	for _, o := range [][2]string{{"mode", n.Mode}, {"model", n.Model}} {
 		if o[1] == "" {
 			continue
 		}
 		if err := cs.p.setOption(ctx, s, o[0], o[1]); err != nil {
-			s.conn.cs.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: sdk.SessionId(s.id)})
-			return fmt.Errorf("%w: %w", errBadRequest, err)
+			s.conn.cs.CloseSession(ctx, acp.CloseSessionRequest{SessionId: acp.SessionId(s.ID)})
+			return fmt.Errorf("%w: %w", ErrBadRequest, err)
 		}
 	}
-	c.rec, c.sess = chatRecord{Session: s.id, Agent: n.agent, Cwd: n.cwd}, s
+	c.rec, c.sess = chatRecord{Session: s.ID, Agent: n.Agent, Cwd: n.Cwd}, s
 	cs.keep(c.id, &c.rec)
 	return nil
 }
 
-// segmentOf is the current segment of the chat with id's running turn, or
+// SegmentOf is the current segment of the chat with id's running turn, or
 // nil when none runs.
-func (cs *chats) segmentOf(id string) *segment {
+func (cs *Chats) SegmentOf(id string) *Segment {
 	cs.mu.Lock()
 	c := cs.live[id]
 	cs.mu.Unlock()
@@ -268,10 +299,10 @@ func (cs *chats) segmentOf(id string) *segment {
 	return c.run.seg
 }
 
-// replay loads session id (session/load) and returns its conversation. Its
+// Replay loads session id (session/load) and returns its conversation. Its
 // cwd is cwd if given, else the one it is open in here, else the one
 // session/list gives.
-func (cs *chats) replay(ctx context.Context, id, cwd string) ([]sdk.SessionUpdate, error) {
+func (cs *Chats) Replay(ctx context.Context, id, cwd string) ([]acp.SessionUpdate, error) {
 	agent := ""
 	if s := cs.p.session(id); s != nil {
 		agent = s.conn.agent
@@ -285,20 +316,20 @@ func (cs *chats) replay(ctx context.Context, id, cwd string) ([]sdk.SessionUpdat
 			return nil, err
 		}
 		if info == nil {
-			return nil, fmt.Errorf("%w: the bridge lists no such session", errUnknownChat)
+			return nil, fmt.Errorf("%w: the bridge lists no such session", ErrUnknownChat)
 		}
 		cwd = info.Cwd
 	}
 	_, history, err := cs.p.load(ctx, agent, id, cwd)
 	if isNotFound(err) {
-		return nil, errors.Join(err, errUnknownChat)
+		return nil, errors.Join(err, ErrUnknownChat)
 	}
 	return history, err
 }
 
-// webError answers a request that can't be served with status and a JSON
+// WriteError answers a request that can't be served with status and a JSON
 // body {"error": msg}.
-func webError(w http.ResponseWriter, status int, msg string) {
+func WriteError(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
@@ -307,29 +338,29 @@ func webError(w http.ResponseWriter, status int, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// statusOf is the HTTP status for an error of a web request.
-func statusOf(err error) int {
+// StatusOf is the HTTP status for an error of a web request.
+func StatusOf(err error) int {
 	switch {
-	case errors.Is(err, errBadRequest):
+	case errors.Is(err, ErrBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, errUnknownChat):
+	case errors.Is(err, ErrUnknownChat):
 		return http.StatusNotFound
-	case errors.Is(err, errNoAsk), errors.Is(err, errTurnRunning), isBusy(err), isNotAttached(err):
+	case errors.Is(err, ErrNoAsk), errors.Is(err, ErrTurnRunning), isBusy(err), isNotAttached(err):
 		return http.StatusConflict
-	case errors.Is(err, errClosed):
+	case errors.Is(err, ErrClosed):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}
-	var re *sdk.RequestError
+	var re *acp.RequestError
 	if errors.As(err, &re) && re.Code == -32602 {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
 }
 
-// webJSON answers v as JSON.
-func webJSON(w http.ResponseWriter, v any) {
+// WriteJSON answers v as JSON.
+func WriteJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(v)
@@ -338,18 +369,18 @@ func webJSON(w http.ResponseWriter, v any) {
 // maxBody bounds a web request's body.
 const maxBody = 8 << 20
 
-// decodeBody decodes r's JSON body into v; errBadRequest when it is not
+// DecodeBody decodes r's JSON body into v; ErrBadRequest when it is not
 // JSON of v's shape.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+func DecodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	body := http.MaxBytesReader(w, r.Body, maxBody)
 	if err := json.NewDecoder(body).Decode(v); err != nil {
-		return fmt.Errorf("%w: the body is not a JSON request of this endpoint: %v", errBadRequest, err)
+		return fmt.Errorf("%w: the body is not a JSON request of this endpoint: %v", ErrBadRequest, err)
 	}
 	return nil
 }
 
-// deref is *p, or "" for nil.
-func deref[S ~string](p *S) string {
+// Deref is *p, or "" for nil.
+func Deref[S ~string](p *S) string {
 	if p == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package serve
+package aisdk
 
 import (
 	"encoding/json"
@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/acpbridge/acpbridge/serve/web"
+	"github.com/coder/acp-go-sdk"
 )
 
 // chatRequest is the body DefaultChatTransport POSTs to /api/chat:
@@ -159,7 +160,7 @@ func (f *uiFolder) tool(c uiChunk) {
 // replayMessages turns a session/load replay into UIMessages: each user
 // message one message, and what the agent did until the next one an
 // assistant message with parts as the chat stream makes them.
-func replayMessages(sessionID string, us []sdk.SessionUpdate) []uiMessage {
+func replayMessages(sessionID string, us []acp.SessionUpdate) []uiMessage {
 	msgs := []uiMessage{}
 	var user *uiMessage
 	var tr *uiStream
@@ -190,7 +191,7 @@ func replayMessages(sessionID string, us []sdk.SessionUpdate) []uiMessage {
 			tr, f = newUIStream(sessionID, ""), newUIFolder()
 		}
 		user = nil
-		for _, c := range tr.update(u) {
+		for _, c := range tr.Update(u) {
 			if uc, ok := c.(uiChunk); ok && uc.Type != "message-metadata" {
 				f.add(uc)
 			}
@@ -202,7 +203,7 @@ func replayMessages(sessionID string, us []sdk.SessionUpdate) []uiMessage {
 
 // addUserPart adds a user message's content block: text joins the text
 // part before it; images and links are file parts.
-func addUserPart(parts []map[string]any, c sdk.ContentBlock) []map[string]any {
+func addUserPart(parts []map[string]any, c acp.ContentBlock) []map[string]any {
 	switch {
 	case c.Text != nil:
 		if n := len(parts); n > 0 && parts[n-1]["type"] == "text" {
@@ -213,7 +214,7 @@ func addUserPart(parts []map[string]any, c sdk.ContentBlock) []map[string]any {
 	case c.Image != nil:
 		return append(parts, map[string]any{"type": "file", "mediaType": c.Image.MimeType, "url": "data:" + c.Image.MimeType + ";base64," + c.Image.Data})
 	case c.ResourceLink != nil:
-		mt := deref(c.ResourceLink.MimeType)
+		mt := web.Deref(c.ResourceLink.MimeType)
 		if mt == "" {
 			mt = "application/octet-stream"
 		}
@@ -224,13 +225,13 @@ func addUserPart(parts []map[string]any, c sdk.ContentBlock) []map[string]any {
 
 // promptOf is a user message as an ACP prompt: text parts as text, image
 // files (data URLs) as images, other files as resource links.
-func promptOf(m uiMessageIn) ([]sdk.ContentBlock, error) {
-	var blocks []sdk.ContentBlock
+func promptOf(m uiMessageIn) ([]acp.ContentBlock, error) {
+	var blocks []acp.ContentBlock
 	for _, p := range m.Parts {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
-				blocks = append(blocks, sdk.TextBlock(p.Text))
+				blocks = append(blocks, acp.TextBlock(p.Text))
 			}
 		case "file":
 			b, err := fileBlock(p.URL, p.MediaType, p.Filename)
@@ -241,28 +242,28 @@ func promptOf(m uiMessageIn) ([]sdk.ContentBlock, error) {
 		}
 	}
 	if len(blocks) == 0 {
-		return nil, fmt.Errorf("%w: the user message %q has no text or file part", errBadRequest, m.ID)
+		return nil, fmt.Errorf("%w: the user message %q has no text or file part", web.ErrBadRequest, m.ID)
 	}
 	return blocks, nil
 }
 
 // fileBlock is a file a web client sends: an image given as a base64 data
 // URL is an image block; anything else a link to its URL.
-func fileBlock(url, mediaType, name string) (sdk.ContentBlock, error) {
+func fileBlock(url, mediaType, name string) (acp.ContentBlock, error) {
 	if url == "" {
-		return sdk.ContentBlock{}, fmt.Errorf("%w: a file part has no url", errBadRequest)
+		return acp.ContentBlock{}, fmt.Errorf("%w: a file part has no url", web.ErrBadRequest)
 	}
 	if rest, ok := strings.CutPrefix(url, "data:"); ok && strings.HasPrefix(mediaType, "image/") {
 		meta, data, ok := strings.Cut(rest, ",")
 		if !ok || !strings.HasSuffix(meta, ";base64") {
-			return sdk.ContentBlock{}, fmt.Errorf("%w: an image's data URL is not base64", errBadRequest)
+			return acp.ContentBlock{}, fmt.Errorf("%w: an image's data URL is not base64", web.ErrBadRequest)
 		}
-		return sdk.ImageBlock(data, mediaType), nil
+		return acp.ImageBlock(data, mediaType), nil
 	}
 	if name == "" {
 		name = url
 	}
-	b := sdk.ResourceLinkBlock(name, url)
+	b := acp.ResourceLinkBlock(name, url)
 	if mediaType != "" {
 		b.ResourceLink.MimeType = &mediaType
 	}
@@ -272,8 +273,8 @@ func fileBlock(url, mediaType, name string) (sdk.ContentBlock, error) {
 // historyOf is the conversation in messages (all but the last) as ACP
 // updates, for agent.HistoryText: what a new session is told of a chat the
 // bridge doesn't know.
-func historyOf(messages []uiMessageIn) []sdk.SessionUpdate {
-	var us []sdk.SessionUpdate
+func historyOf(messages []uiMessageIn) []acp.SessionUpdate {
+	var us []acp.SessionUpdate
 	for _, m := range messages {
 		for _, p := range m.Parts {
 			us = append(us, historyUpdates(m.Role, p)...)
@@ -283,12 +284,12 @@ func historyOf(messages []uiMessageIn) []sdk.SessionUpdate {
 }
 
 // historyUpdates is one part of a message as updates.
-func historyUpdates(role string, p uiPartIn) []sdk.SessionUpdate {
+func historyUpdates(role string, p uiPartIn) []acp.SessionUpdate {
 	switch {
 	case p.Type == "text" && role == "user":
-		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(p.Text)}
+		return []acp.SessionUpdate{acp.UpdateUserMessageText(p.Text)}
 	case p.Type == "text":
-		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(p.Text)}
+		return []acp.SessionUpdate{acp.UpdateAgentMessageText(p.Text)}
 	case p.isTool():
 		var input any
 		json.Unmarshal(p.Input, &input)
@@ -296,11 +297,11 @@ func historyUpdates(role string, p uiPartIn) []sdk.SessionUpdate {
 		if title == "" {
 			title = strings.TrimPrefix(strings.TrimPrefix(p.Type, "tool-"), "dynamic-") + " " + p.ToolName
 		}
-		st := sdk.ToolCallStatusCompleted
+		st := acp.ToolCallStatusCompleted
 		if p.State == "output-error" || p.State == "output-denied" {
-			st = sdk.ToolCallStatusFailed
+			st = acp.ToolCallStatusFailed
 		}
-		return []sdk.SessionUpdate{{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(p.ToolCallID),
+		return []acp.SessionUpdate{{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: acp.ToolCallId(p.ToolCallID),
 			Title: strings.TrimSpace(title), Status: st, RawInput: input}}}
 	}
 	return nil
@@ -308,6 +309,6 @@ func historyUpdates(role string, p uiPartIn) []sdk.SessionUpdate {
 
 // toldHistory puts a chat's earlier messages (as agent.HistoryText tells
 // them) before a new session's first prompt.
-func toldHistory(earlier []uiMessageIn, prompt []sdk.ContentBlock) []sdk.ContentBlock {
-	return tellHistory(historyOf(earlier), prompt)
+func toldHistory(earlier []uiMessageIn, prompt []acp.ContentBlock) []acp.ContentBlock {
+	return web.TellHistory(historyOf(earlier), prompt)
 }

@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"bytes"
@@ -109,8 +109,8 @@ func (s *lineSender) Close() error {
 	return nil
 }
 
-// randomID is 12 random bytes in hex.
-func randomID() string {
+// RandomID is 12 random bytes in hex.
+func RandomID() string {
 	b := make([]byte, 12)
 	rand.Read(b)
 	return hex.EncodeToString(b)

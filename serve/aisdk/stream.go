@@ -1,11 +1,12 @@
-package serve
+package aisdk
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
 
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/acpbridge/acpbridge/serve/web"
+	"github.com/coder/acp-go-sdk"
 )
 
 // uiChunk is one chunk of the AI SDK's UI message stream (package ai,
@@ -37,7 +38,7 @@ type uiChunk struct {
 }
 
 // sseDone is the UI message stream's last frame, data: [DONE].
-const sseDone = rawData("[DONE]")
+const sseDone = web.RawData("[DONE]")
 
 // uiStream translates one turn's ACP events into UI message stream
 // chunks: the assistant's reply is one UI message (messageID) across every
@@ -48,38 +49,38 @@ const sseDone = rawData("[DONE]")
 // content (text, diffs, terminals), raw output and locations as output; a
 // permission ask is a tool approval request; the plan is one data-plan
 // part, replaced as it changes; a notice is a data-notice part, a
-// compaction a data-compaction part replaced as it changes (webnotice.go).
-// It is not safe for concurrent use.
+// compaction a data-compaction part replaced as it changes (web.NoticeOf,
+// web.Compactions). It is not safe for concurrent use.
 type uiStream struct {
 	sessionID string
 	messageID string
 
-	text, reasoning span
-	tools           map[sdk.ToolCallId]*uiTool
-	order           []sdk.ToolCallId        // the tool calls, as they started
-	asked           map[sdk.ToolCallId]*ask // the tool calls' permission asks
-	compactions     compactions
+	text, reasoning web.Span
+	tools           map[acp.ToolCallId]*web.Tool
+	order           []acp.ToolCallId            // the tool calls, as they started
+	asked           map[acp.ToolCallId]*web.Ask // the tool calls' permission asks
+	compactions     web.Compactions
 	seq             int // numbers the parts
 }
 
 func newUIStream(sessionID, messageID string) *uiStream {
 	return &uiStream{sessionID: sessionID, messageID: messageID,
-		tools: map[sdk.ToolCallId]*uiTool{}, asked: map[sdk.ToolCallId]*ask{}, compactions: compactions{}}
+		tools: map[acp.ToolCallId]*web.Tool{}, asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
 }
 
-var _ translator = (*uiStream)(nil)
+var _ web.Translator = (*uiStream)(nil)
 
-// open begins a response: the message (the same one in every response of
+// Open begins a response: the message (the same one in every response of
 // the turn) and a step.
-func (t *uiStream) open(any) []any {
+func (t *uiStream) Open(any) []any {
 	return []any{
 		uiChunk{Type: "start", MessageID: t.messageID, MessageMetadata: map[string]any{"sessionId": t.sessionID}},
 		uiChunk{Type: "start-step"},
 	}
 }
 
-// update is the chunks one session update adds.
-func (t *uiStream) update(u sdk.SessionUpdate) []any {
+// Update is the chunks one session update adds.
+func (t *uiStream) Update(u acp.SessionUpdate) []any {
 	switch {
 	case u.AgentMessageChunk != nil:
 		return t.content(&t.text, "text", u.AgentMessageChunk.MessageId, u.AgentMessageChunk.Content)
@@ -95,9 +96,9 @@ func (t *uiStream) update(u sdk.SessionUpdate) []any {
 		return []any{uiChunk{Type: "message-metadata", MessageMetadata: map[string]any{
 			"context": map[string]any{"used": u.UsageUpdate.Used, "size": u.UsageUpdate.Size}}}}
 	case u.Notice != nil:
-		return append(t.closeParts(), uiChunk{Type: "data-notice", Data: noticeOf(u.Notice)})
+		return append(t.closeParts(), uiChunk{Type: "data-notice", Data: web.NoticeOf(u.Notice)})
 	}
-	if c, ok := t.compactions.fold(u); ok {
+	if c, ok := t.compactions.Fold(u); ok {
 		return append(t.closeParts(), uiChunk{Type: "data-compaction", ID: c.ID, Data: c})
 	}
 	return nil
@@ -105,20 +106,20 @@ func (t *uiStream) update(u sdk.SessionUpdate) []any {
 
 // content streams a message or thought chunk into p: text as deltas,
 // images as file parts, links as sources.
-func (t *uiStream) content(p *span, kind string, acpID *sdk.MessageId, c sdk.ContentBlock) []any {
+func (t *uiStream) content(p *web.Span, kind string, acpID *acp.MessageId, c acp.ContentBlock) []any {
 	switch {
 	case c.Text != nil:
 		if c.Text.Text == "" {
 			return nil
 		}
-		out := t.openPart(p, kind, deref(acpID))
-		return append(out, uiChunk{Type: kind + "-delta", ID: p.id, Delta: c.Text.Text})
+		out := t.openPart(p, kind, web.Deref(acpID))
+		return append(out, uiChunk{Type: kind + "-delta", ID: p.ID, Delta: c.Text.Text})
 	case c.Image != nil && kind == "text":
 		url := c.Image.Data
 		if url != "" {
 			url = "data:" + c.Image.MimeType + ";base64," + url
 		} else {
-			url = deref(c.Image.Uri)
+			url = web.Deref(c.Image.Uri)
 		}
 		return append(t.closeParts(), uiChunk{Type: "file", URL: url, MediaType: c.Image.MimeType})
 	case c.ResourceLink != nil && kind == "text":
@@ -131,46 +132,46 @@ func (t *uiStream) content(p *span, kind string, acpID *sdk.MessageId, c sdk.Con
 
 // openPart opens a text or reasoning part in p unless the one open there
 // streams the same ACP message, closing any other part open first.
-func (t *uiStream) openPart(p *span, kind, acpID string) []any {
-	if p.id != "" && (acpID == "" || p.acpID == "" || acpID == p.acpID) {
+func (t *uiStream) openPart(p *web.Span, kind, acpID string) []any {
+	if p.ID != "" && (acpID == "" || p.ACPID == "" || acpID == p.ACPID) {
 		return nil
 	}
 	out := t.closeParts()
 	t.seq++
-	p.id, p.acpID = kind[:1]+strconv.Itoa(t.seq), acpID
-	return append(out, uiChunk{Type: kind + "-start", ID: p.id})
+	p.ID, p.ACPID = kind[:1]+strconv.Itoa(t.seq), acpID
+	return append(out, uiChunk{Type: kind + "-start", ID: p.ID})
 }
 
 // closeParts ends the open text and reasoning parts.
 func (t *uiStream) closeParts() []any {
 	var out []any
 	for _, p := range []struct {
-		part *span
+		part *web.Span
 		kind string
 	}{{&t.text, "text"}, {&t.reasoning, "reasoning"}} {
-		if p.part.id != "" {
-			out = append(out, uiChunk{Type: p.kind + "-end", ID: p.part.id})
-			*p.part = span{}
+		if p.part.ID != "" {
+			out = append(out, uiChunk{Type: p.kind + "-end", ID: p.part.ID})
+			*p.part = web.Span{}
 		}
 	}
 	return out
 }
 
 // toolCall starts a tool part (or updates it, for an id already seen).
-func (t *uiStream) toolCall(c *sdk.SessionUpdateToolCall) []any {
-	return t.toolCallUpdate(asToolUpdate(c))
+func (t *uiStream) toolCall(c *acp.SessionUpdateToolCall) []any {
+	return t.toolCallUpdate(web.AsToolUpdate(c))
 }
 
 // toolCallUpdate merges an update into its tool part: its input once
 // known (or once the call runs), its output once it ends.
-func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
+func (t *uiStream) toolCallUpdate(u *acp.SessionToolCallUpdate) []any {
 	tool, out := t.tool(u.ToolCallId, u.Title, u.Kind)
-	before := tool.input
-	tool.merge(u)
-	if tool.done {
+	before := tool.RawInput
+	tool.Merge(u)
+	if tool.Done {
 		return out
 	}
-	st := sdk.ToolCallStatus("")
+	st := acp.ToolCallStatus("")
 	if u.Status != nil {
 		st = *u.Status
 	}
@@ -182,51 +183,51 @@ func (t *uiStream) toolCallUpdate(u *sdk.SessionToolCallUpdate) []any {
 		out = append(out, t.inputAvailable(u.ToolCallId, tool))
 	}
 	switch st {
-	case sdk.ToolCallStatusCompleted:
-		tool.done = true
+	case acp.ToolCallStatusCompleted:
+		tool.Done = true
 		out = append(out, uiChunk{Type: "tool-output-available", ToolCallID: string(u.ToolCallId), Dynamic: true,
-			ProviderExecuted: true, Output: tool.output()})
-	case sdk.ToolCallStatusFailed:
-		tool.done = true
+			ProviderExecuted: true, Output: tool.Output()})
+	case acp.ToolCallStatusFailed:
+		tool.Done = true
 		out = append(out, t.failed(u.ToolCallId, tool))
 	}
 	return out
 }
 
 // tool is the tool part of id, started (tool-input-start) if it is new.
-func (t *uiStream) tool(id sdk.ToolCallId, title *string, kind *sdk.ToolKind) (*uiTool, []any) {
+func (t *uiStream) tool(id acp.ToolCallId, title *string, kind *acp.ToolKind) (*web.Tool, []any) {
 	if tool := t.tools[id]; tool != nil {
 		return tool, nil
 	}
-	tool := &uiTool{}
+	tool := &web.Tool{}
 	if title != nil {
-		tool.title = *title
+		tool.Title = *title
 	}
 	if kind != nil {
-		tool.kind = *kind
+		tool.Kind = *kind
 	}
 	t.tools[id] = tool
 	t.order = append(t.order, id)
 	out := t.closeParts()
-	return tool, append(out, uiChunk{Type: "tool-input-start", ToolCallID: string(id), ToolName: toolName(tool.kind),
-		Dynamic: true, ProviderExecuted: true, Title: tool.title, ToolMetadata: toolMetadata(tool)})
+	return tool, append(out, uiChunk{Type: "tool-input-start", ToolCallID: string(id), ToolName: web.ToolName(tool.Kind),
+		Dynamic: true, ProviderExecuted: true, Title: tool.Title, ToolMetadata: toolMetadata(tool)})
 }
 
-func (t *uiStream) inputAvailable(id sdk.ToolCallId, tool *uiTool) uiChunk {
-	tool.inputSent = true
-	input := tool.input
+func (t *uiStream) inputAvailable(id acp.ToolCallId, tool *web.Tool) uiChunk {
+	tool.InputSent = true
+	input := tool.RawInput
 	if input == nil {
 		input = map[string]any{}
 	}
-	return uiChunk{Type: "tool-input-available", ToolCallID: string(id), ToolName: toolName(tool.kind), Dynamic: true,
-		ProviderExecuted: true, Title: tool.title, Input: input, ToolMetadata: toolMetadata(tool)}
+	return uiChunk{Type: "tool-input-available", ToolCallID: string(id), ToolName: web.ToolName(tool.Kind), Dynamic: true,
+		ProviderExecuted: true, Title: tool.Title, Input: input, ToolMetadata: toolMetadata(tool)}
 }
 
 // inputNews tells whether a tool part's input is news: the first time it
 // is known or needed (the call runs), or when it changed.
-func inputNews(tool *uiTool, before, raw any, st sdk.ToolCallStatus) bool {
-	if !tool.inputSent {
-		return raw != nil || (st != "" && st != sdk.ToolCallStatusPending)
+func inputNews(tool *web.Tool, before, raw any, st acp.ToolCallStatus) bool {
+	if !tool.InputSent {
+		return raw != nil || (st != "" && st != acp.ToolCallStatusPending)
 	}
 	return raw != nil && !sameJSON(before, raw)
 }
@@ -240,31 +241,31 @@ func sameJSON(a, b any) bool {
 
 // failed is a failed tool call's end: denied if its ask was rejected,
 // else an error.
-func (t *uiStream) failed(id sdk.ToolCallId, tool *uiTool) uiChunk {
-	if a := t.asked[id]; a != nil && a.rejected() {
+func (t *uiStream) failed(id acp.ToolCallId, tool *web.Tool) uiChunk {
+	if a := t.asked[id]; a != nil && a.Rejected() {
 		return uiChunk{Type: "tool-output-denied", ToolCallID: string(id)}
 	}
 	return uiChunk{Type: "tool-output-error", ToolCallID: string(id), Dynamic: true, ProviderExecuted: true,
-		ErrorText: tool.failure()}
+		ErrorText: tool.Failure()}
 }
 
-// ask is a permission ask: the tool part's approval request, which ends
+// Ask is a permission ask: the tool part's approval request, which ends
 // the response (the turn waits for the answer the next request brings).
-func (t *uiStream) ask(a *ask) []any {
-	tc := a.req.ToolCall
+func (t *uiStream) Ask(a *web.Ask) []any {
+	tc := a.Req.ToolCall
 	out := t.closeParts()
 	tool, start := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
 	out = append(out, start...)
-	before := tool.input
-	tool.merge(&sdk.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
+	before := tool.RawInput
+	tool.Merge(&acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
 		Content: tc.Content, Locations: tc.Locations, RawInput: tc.RawInput})
 	t.asked[tc.ToolCallId] = a
-	if inputNews(tool, before, tc.RawInput, sdk.ToolCallStatusInProgress) {
+	if inputNews(tool, before, tc.RawInput, acp.ToolCallStatusInProgress) {
 		out = append(out, t.inputAvailable(tc.ToolCallId, tool))
 	}
 	out = append(out,
-		uiChunk{Type: "tool-approval-request", ApprovalID: a.id, ToolCallID: string(tc.ToolCallId),
-			ApprovalDescriptor: approvalDescriptor(tool.title, a.req)},
+		uiChunk{Type: "tool-approval-request", ApprovalID: a.ID, ToolCallID: string(tc.ToolCallId),
+			ApprovalDescriptor: approvalDescriptor(tool.Title, a.Req)},
 		uiChunk{Type: "finish-step"},
 		uiChunk{Type: "finish", FinishReason: "tool-calls"},
 		sseDone)
@@ -274,7 +275,7 @@ func (t *uiStream) ask(a *ask) []any {
 // approvalDescriptor says what an approval is for: the tool call's title,
 // the ask's options, and the call's content (an edit's diff), so that a
 // client can show what it approves before it does.
-func approvalDescriptor(title string, req sdk.RequestPermissionRequest) map[string]any {
+func approvalDescriptor(title string, req acp.RequestPermissionRequest) map[string]any {
 	d := map[string]any{"title": title, "options": req.Options}
 	if len(req.ToolCall.Content) > 0 {
 		d["content"] = req.ToolCall.Content
@@ -282,70 +283,70 @@ func approvalDescriptor(title string, req sdk.RequestPermissionRequest) map[stri
 	return d
 }
 
-// end ends the turn: its tool calls still open, the step, and the message
+// End ends the turn: its tool calls still open, the step, and the message
 // with its stop reason and usage; an error is an error chunk, a
 // cancellation an abort.
-func (t *uiStream) end(e turnEnd) []any {
+func (t *uiStream) End(e web.TurnEnd) []any {
 	out := append(t.closeParts(), t.closeTools(e)...)
 	out = append(out, uiChunk{Type: "finish-step"})
 	meta := map[string]any{"sessionId": t.sessionID}
 	switch {
-	case e.err != nil:
-		return append(out, uiChunk{Type: "error", ErrorText: e.err.Error()},
+	case e.Err != nil:
+		return append(out, uiChunk{Type: "error", ErrorText: e.Err.Error()},
 			uiChunk{Type: "finish", FinishReason: "error", MessageMetadata: meta}, sseDone)
-	case e.resp.StopReason == sdk.StopReasonCancelled:
-		meta["stopReason"] = e.resp.StopReason
+	case e.Resp.StopReason == acp.StopReasonCancelled:
+		meta["stopReason"] = e.Resp.StopReason
 		return append(out, uiChunk{Type: "message-metadata", MessageMetadata: meta},
 			uiChunk{Type: "abort", Reason: "cancelled"}, sseDone)
 	}
-	meta["stopReason"] = e.resp.StopReason
-	if e.resp.Usage != nil {
-		meta["usage"] = e.resp.Usage
+	meta["stopReason"] = e.Resp.StopReason
+	if e.Resp.Usage != nil {
+		meta["usage"] = e.Resp.Usage
 	}
-	return append(out, uiChunk{Type: "finish", FinishReason: finishReason(e.resp.StopReason), MessageMetadata: meta}, sseDone)
+	return append(out, uiChunk{Type: "finish", FinishReason: finishReason(e.Resp.StopReason), MessageMetadata: meta}, sseDone)
 }
 
 // closeTools ends the tool parts the turn left open: denied if their ask
 // was rejected, else an error saying the turn ended first.
-func (t *uiStream) closeTools(e turnEnd) []any {
+func (t *uiStream) closeTools(e web.TurnEnd) []any {
 	var out []any
 	for _, id := range t.order {
 		tool := t.tools[id]
-		if tool.done {
+		if tool.Done {
 			continue
 		}
-		tool.done = true
-		if !tool.inputSent {
+		tool.Done = true
+		if !tool.InputSent {
 			out = append(out, t.inputAvailable(id, tool))
 		}
-		if a := t.asked[id]; a != nil && a.rejected() {
+		if a := t.asked[id]; a != nil && a.Rejected() {
 			out = append(out, uiChunk{Type: "tool-output-denied", ToolCallID: string(id)})
 			continue
 		}
-		why := e.unfinished()
+		why := e.Unfinished()
 		out = append(out, uiChunk{Type: "tool-output-error", ToolCallID: string(id), Dynamic: true, ProviderExecuted: true, ErrorText: why})
 	}
 	return out
 }
 
 // finishReason maps an ACP stop reason onto the AI SDK's.
-func finishReason(r sdk.StopReason) string {
+func finishReason(r acp.StopReason) string {
 	switch r {
-	case sdk.StopReasonEndTurn:
+	case acp.StopReasonEndTurn:
 		return "stop"
-	case sdk.StopReasonMaxTokens, sdk.StopReasonMaxTurnRequests:
+	case acp.StopReasonMaxTokens, acp.StopReasonMaxTurnRequests:
 		return "length"
-	case sdk.StopReasonRefusal:
+	case acp.StopReasonRefusal:
 		return "content-filter"
 	}
 	return "other"
 }
 
 // toolMetadata keeps what the AI SDK's tool part has no field for.
-func toolMetadata(tool *uiTool) map[string]any {
-	m := map[string]any{"kind": toolName(tool.kind)}
-	if len(tool.locations) > 0 {
-		m["locations"] = tool.locations
+func toolMetadata(tool *web.Tool) map[string]any {
+	m := map[string]any{"kind": web.ToolName(tool.Kind)}
+	if len(tool.Locations) > 0 {
+		m["locations"] = tool.Locations
 	}
 	return m
 }

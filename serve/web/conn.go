@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/acp/edge"
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // The web edges (POST /api/chat, POST /ag-ui) are ACP clients of the core
@@ -28,12 +28,12 @@ const DefaultAskTimeout = 15 * time.Minute
 const initTimeout = 30 * time.Second
 
 var (
-	// errClosed: the edge is shutting down.
-	errClosed = errors.New("acpbridge is shutting down")
-	// errNoAsk: no open permission ask has that id.
-	errNoAsk = errors.New("no permission ask is waiting with that id")
-	// errTurnRunning: the session already has a turn of this edge running.
-	errTurnRunning = errors.New("a turn is running in this conversation")
+	// ErrClosed: the edge is shutting down.
+	ErrClosed = errors.New("acpbridge is shutting down")
+	// ErrNoAsk: no open permission ask has that id.
+	ErrNoAsk = errors.New("no permission ask is waiting with that id")
+	// ErrTurnRunning: the session already has a turn of this edge running.
+	ErrTurnRunning = errors.New("a turn is running in this conversation")
 )
 
 // peer is one web edge's ACP client of the core.
@@ -51,7 +51,7 @@ type peer struct {
 
 	mu       sync.Mutex // protects the fields below
 	conns    map[string]*pconn
-	sessions map[string]*psession
+	sessions map[string]*Session
 	closed   bool
 }
 
@@ -61,13 +61,13 @@ func newPeer(dial dialer, log *slog.Logger, askTimeout time.Duration) *peer {
 		askTimeout = DefaultAskTimeout
 	}
 	return &peer{dial: dial, log: log, askTimeout: askTimeout, ctx: ctx, cancel: cancel,
-		conns: map[string]*pconn{}, sessions: map[string]*psession{}}
+		conns: map[string]*pconn{}, sessions: map[string]*Session{}}
 }
 
 // pconn is one in-process ACP connection.
 type pconn struct {
 	agent string
-	cs    *sdk.ClientSideConnection
+	cs    *acp.ClientSideConnection
 	link  *link
 	ready chan struct{} // closed when initialize has been answered
 	err   error         // initialize's error (or the dial's); read after ready
@@ -94,7 +94,7 @@ func (p *peer) conn(ctx context.Context, agent string) (*pconn, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		return nil, errClosed
+		return nil, ErrClosed
 	}
 	c := p.conns[agent]
 	if c == nil || (isReady(c) && (c.err != nil || !c.alive())) {
@@ -133,7 +133,7 @@ func (p *peer) connect(agent string) *pconn {
 			return
 		}
 		c.link = l
-		c.cs = sdk.NewClientSideConnection(client{p}, l.w, l.r)
+		c.cs = acp.NewClientSideConnection(client{p}, l.w, l.r)
 		c.cs.SetLogger(edge.QuietSDK(p.log))
 		p.tasks.Go(func() { // a client that has stopped reading must not block the agent side's writes
 			<-c.cs.Done()
@@ -141,8 +141,8 @@ func (p *peer) connect(agent string) *pconn {
 		})
 		ctx, cancel := context.WithTimeout(p.ctx, initTimeout)
 		defer cancel()
-		_, err = c.cs.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
-			ClientInfo: &sdk.Implementation{Name: "acpbridge-web", Version: "1"}, ClientCapabilities: webCapabilities})
+		_, err = c.cs.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+			ClientInfo: &acp.Implementation{Name: "acpbridge-web", Version: "1"}, ClientCapabilities: webCapabilities})
 		if err != nil {
 			c.err = fmt.Errorf("initializing the in-process ACP connection: %w", err)
 		}
@@ -167,27 +167,27 @@ func (p *peer) Close() {
 	p.tasks.Wait()
 }
 
-// session returns the session registered under id, or nil.
-func (p *peer) session(id string) *psession {
+// Session returns the session registered under id, or nil.
+func (p *peer) session(id string) *Session {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.sessions[id]
 }
 
 // register records s under its id, replacing any earlier session object.
-func (p *peer) register(s *psession) {
+func (p *peer) register(s *Session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sessions[s.id] = s
+	p.sessions[s.ID] = s
 }
 
 // newSession starts a session in cwd on agent's connection.
-func (p *peer) newSession(ctx context.Context, agent, cwd string) (*psession, error) {
+func (p *peer) newSession(ctx context.Context, agent, cwd string) (*Session, error) {
 	c, err := p.conn(ctx, agent)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.cs.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+	resp, err := c.cs.NewSession(ctx, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
 	if err != nil {
 		return nil, fmt.Errorf("session/new: %w", err)
 	}
@@ -199,7 +199,7 @@ func (p *peer) newSession(ctx context.Context, agent, cwd string) (*psession, er
 // resume reopens session id (session/resume) on agent's connection, taking
 // it over from any other client; it returns the session already open here
 // if there is one.
-func (p *peer) resume(ctx context.Context, agent, id, cwd string) (*psession, error) {
+func (p *peer) resume(ctx context.Context, agent, id, cwd string) (*Session, error) {
 	if s := p.session(id); s != nil && s.conn.alive() {
 		return s, nil
 	}
@@ -208,7 +208,7 @@ func (p *peer) resume(ctx context.Context, agent, id, cwd string) (*psession, er
 		return nil, err
 	}
 	s := newPSession(p, c, id, cwd)
-	if _, err := c.cs.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(id), Cwd: cwd, McpServers: []sdk.McpServer{}}); err != nil {
+	if _, err := c.cs.ResumeSession(ctx, acp.ResumeSessionRequest{SessionId: acp.SessionId(id), Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
 		return nil, fmt.Errorf("session/resume %s: %w", id, err)
 	}
 	p.register(s)
@@ -217,7 +217,7 @@ func (p *peer) resume(ctx context.Context, agent, id, cwd string) (*psession, er
 
 // load reopens session id with session/load on agent's connection (or the
 // one it is open on) and returns the conversation it replayed.
-func (p *peer) load(ctx context.Context, agent, id, cwd string) (*psession, []sdk.SessionUpdate, error) {
+func (p *peer) load(ctx context.Context, agent, id, cwd string) (*Session, []acp.SessionUpdate, error) {
 	s := p.session(id)
 	if s == nil || !s.conn.alive() {
 		c, err := p.conn(ctx, agent)
@@ -230,7 +230,7 @@ func (p *peer) load(ctx context.Context, agent, id, cwd string) (*psession, []sd
 		return nil, nil, err
 	}
 	p.register(s)
-	_, err := s.conn.cs.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: s.cwd, McpServers: []sdk.McpServer{}})
+	_, err := s.conn.cs.LoadSession(ctx, acp.LoadSessionRequest{SessionId: acp.SessionId(id), Cwd: s.cwd, McpServers: []acp.McpServer{}})
 	replay := s.collected()
 	if err != nil {
 		return nil, nil, fmt.Errorf("session/load %s: %w", id, err)
@@ -239,12 +239,12 @@ func (p *peer) load(ctx context.Context, agent, id, cwd string) (*psession, []sd
 }
 
 // list is one page of the bridge's sessions (session/list, every agent).
-func (p *peer) list(ctx context.Context, cwd, cursor string) (sdk.ListSessionsResponse, error) {
+func (p *peer) list(ctx context.Context, cwd, cursor string) (acp.ListSessionsResponse, error) {
 	c, err := p.conn(ctx, "")
 	if err != nil {
-		return sdk.ListSessionsResponse{}, err
+		return acp.ListSessionsResponse{}, err
 	}
-	req := sdk.ListSessionsRequest{}
+	req := acp.ListSessionsRequest{}
 	if cwd != "" {
 		req.Cwd = &cwd
 	}
@@ -263,7 +263,7 @@ const maxListPages = 50
 
 // findSession looks id up in session/list: its entry, or nil when the
 // bridge lists no such session.
-func (p *peer) findSession(ctx context.Context, id string) (*sdk.SessionInfo, error) {
+func (p *peer) findSession(ctx context.Context, id string) (*acp.SessionInfo, error) {
 	cursor := ""
 	for range maxListPages {
 		page, err := p.list(ctx, "", cursor)
@@ -284,9 +284,9 @@ func (p *peer) findSession(ctx context.Context, id string) (*sdk.SessionInfo, er
 }
 
 // setOption sets one of a session's config options (mode, model).
-func (p *peer) setOption(ctx context.Context, s *psession, id, value string) error {
-	_, err := s.conn.cs.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
-		SessionId: sdk.SessionId(s.id), ConfigId: sdk.SessionConfigId(id), Value: sdk.SessionConfigValueId(value)}})
+func (p *peer) setOption(ctx context.Context, s *Session, id, value string) error {
+	_, err := s.conn.cs.SetSessionConfigOption(ctx, acp.SetSessionConfigOptionRequest{ValueId: &acp.SetSessionConfigOptionValueId{
+		SessionId: acp.SessionId(s.ID), ConfigId: acp.SessionConfigId(id), Value: acp.SessionConfigValueId(value)}})
 	if err != nil {
 		return fmt.Errorf("setting %s to %q: %w", id, value, err)
 	}
@@ -294,60 +294,60 @@ func (p *peer) setOption(ctx context.Context, s *psession, id, value string) err
 }
 
 // client is the peer's sdk.Client: it routes each session's updates and
-// asks to its psession.
+// asks to its Session.
 type client struct{ p *peer }
 
-var _ sdk.Client = client{}
+var _ acp.Client = client{}
 
-func (c client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+func (c client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	if s := c.p.session(string(n.SessionId)); s != nil {
 		s.deliver(n.Update)
 	}
 	return nil
 }
 
-func (c client) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+func (c client) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	s := c.p.session(string(req.SessionId))
 	if s == nil {
-		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
 	}
-	return sdk.RequestPermissionResponse{Outcome: s.request(ctx, req)}, nil
+	return acp.RequestPermissionResponse{Outcome: s.request(ctx, req)}, nil
 }
 
 // The web edges offer no fs or terminal: the bridge never asks.
 
-func (client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsReadTextFile)
+func (client) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	return acp.ReadTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsReadTextFile)
 }
 
-func (client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
+func (client) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	return acp.WriteTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsWriteTextFile)
 }
 
-func (client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
+func (client) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	return acp.CreateTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalCreate)
 }
 
-func (client) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalKill)
+func (client) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	return acp.KillTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalKill)
 }
 
-func (client) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalOutput)
+func (client) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	return acp.TerminalOutputResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalOutput)
 }
 
-func (client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalRelease)
+func (client) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	return acp.ReleaseTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalRelease)
 }
 
-func (client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalWaitForExit)
+func (client) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	return acp.WaitForTerminalExitResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalWaitForExit)
 }
 
-func (client) CreateElicitation(context.Context, sdk.CreateElicitationRequest) (sdk.CreateElicitationResponse, error) {
-	return sdk.CreateElicitationResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodElicitationCreate)
+func (client) CreateElicitation(context.Context, acp.CreateElicitationRequest) (acp.CreateElicitationResponse, error) {
+	return acp.CreateElicitationResponse{}, acp.NewMethodNotFound(acp.ClientMethodElicitationCreate)
 }
 
-func (client) CompleteElicitation(context.Context, sdk.CompleteElicitationNotification) error {
+func (client) CompleteElicitation(context.Context, acp.CompleteElicitationNotification) error {
 	return nil
 }

@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"context"
@@ -8,51 +8,51 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // A session of the web edges' peer: the turn it runs, whose updates,
 // permission asks and end come through one queue in order, and its asks
 // waiting for the web client's answer.
 
-// psession is a session open on one of the peer's connections.
-type psession struct {
+// Session is a session open on one of the peer's connections.
+type Session struct {
 	p    *peer
 	conn *pconn
-	id   string
+	ID   string
 	cwd  string
 
 	events queue // the running turn's updates, asks and end, in order
 
 	mu      sync.Mutex // protects the fields below
-	asks    map[string]*ask
+	asks    map[string]*Ask
 	turn    *turn
-	replay  []sdk.SessionUpdate // a load's replay, while collecting
+	replay  []acp.SessionUpdate // a load's replay, while collecting
 	loading bool
 }
 
-func newPSession(p *peer, c *pconn, id, cwd string) *psession {
-	return &psession{p: p, conn: c, id: id, cwd: cwd, events: newQueue(), asks: map[string]*ask{}}
+func newPSession(p *peer, c *pconn, id, cwd string) *Session {
+	return &Session{p: p, conn: c, ID: id, cwd: cwd, events: newQueue(), asks: map[string]*Ask{}}
 }
 
 // item is one thing a turn brings, in order: an update, a permission ask,
 // or the turn's end.
 type item struct {
-	update *sdk.SessionUpdate
-	ask    *ask
-	end    *turnEnd
+	update *acp.SessionUpdate
+	ask    *Ask
+	end    *TurnEnd
 }
 
-// turnEnd is how a turn ended: the prompt's response, or its error.
-type turnEnd struct {
-	resp sdk.PromptResponse
-	err  error
+// TurnEnd is how a turn ended: the prompt's response, or its error.
+type TurnEnd struct {
+	Resp acp.PromptResponse
+	Err  error
 }
 
-// asToolUpdate is a tool_call as the update that sets every field it has,
+// AsToolUpdate is a tool_call as the update that sets every field it has,
 // so that the web translators fold both kinds one way.
-func asToolUpdate(c *sdk.SessionUpdateToolCall) *sdk.SessionToolCallUpdate {
-	u := &sdk.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
+func AsToolUpdate(c *acp.SessionUpdateToolCall) *acp.SessionToolCallUpdate {
+	u := &acp.SessionToolCallUpdate{ToolCallId: c.ToolCallId, Title: &c.Title, Kind: &c.Kind, Content: c.Content,
 		Locations: c.Locations, RawInput: c.RawInput, RawOutput: c.RawOutput}
 	if c.Status != "" {
 		u.Status = &c.Status
@@ -60,10 +60,10 @@ func asToolUpdate(c *sdk.SessionUpdateToolCall) *sdk.SessionToolCallUpdate {
 	return u
 }
 
-// unfinished says why a tool call the turn left open has no result.
-func (e turnEnd) unfinished() string {
-	if e.err == nil && e.resp.StopReason != "" {
-		return fmt.Sprintf("the turn ended (%s) before the tool call did", e.resp.StopReason)
+// Unfinished says why a tool call the turn left open has no result.
+func (e TurnEnd) Unfinished() string {
+	if e.Err == nil && e.Resp.StopReason != "" {
+		return fmt.Sprintf("the turn ended (%s) before the tool call did", e.Resp.StopReason)
 	}
 	return "the turn ended before the tool call did"
 }
@@ -76,7 +76,7 @@ type turn struct {
 // deliver takes an update for the session: into a load's replay, or the
 // running turn's events; one that belongs to neither (a turn another
 // client ran) is left to the transcript.
-func (s *psession) deliver(u sdk.SessionUpdate) {
+func (s *Session) deliver(u acp.SessionUpdate) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -88,18 +88,18 @@ func (s *psession) deliver(u sdk.SessionUpdate) {
 }
 
 // collect starts gathering a load's replay.
-func (s *psession) collect() error {
+func (s *Session) collect() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.turn != nil {
-		return fmt.Errorf("session/load %s: %w", s.id, errTurnRunning)
+		return fmt.Errorf("session/load %s: %w", s.ID, ErrTurnRunning)
 	}
 	s.loading, s.replay = true, nil
 	return nil
 }
 
 // collected ends the gathering and returns the replay.
-func (s *psession) collected() []sdk.SessionUpdate {
+func (s *Session) collected() []acp.SessionUpdate {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.replay
@@ -108,18 +108,18 @@ func (s *psession) collected() []sdk.SessionUpdate {
 }
 
 // running is the turn running, or nil.
-func (s *psession) running() *turn {
+func (s *Session) running() *turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.turn
 }
 
 // prompt starts a turn; its updates, asks and end come through s.events.
-func (s *psession) prompt(blocks []sdk.ContentBlock) (*turn, error) {
+func (s *Session) prompt(blocks []acp.ContentBlock) (*turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.turn != nil || s.loading {
-		return nil, errTurnRunning
+		return nil, ErrTurnRunning
 	}
 	t := &turn{done: make(chan struct{})}
 	s.turn = t
@@ -129,11 +129,11 @@ func (s *psession) prompt(blocks []sdk.ContentBlock) (*turn, error) {
 
 // runPrompt sends the prompt, taking the session over once if another
 // client had it, and queues the turn's end.
-func (s *psession) runPrompt(t *turn, blocks []sdk.ContentBlock) {
-	req := sdk.PromptRequest{SessionId: sdk.SessionId(s.id), Prompt: blocks}
+func (s *Session) runPrompt(t *turn, blocks []acp.ContentBlock) {
+	req := acp.PromptRequest{SessionId: acp.SessionId(s.ID), Prompt: blocks}
 	resp, err := s.conn.cs.Prompt(s.p.ctx, req)
 	if isNotAttached(err) {
-		_, rerr := s.conn.cs.ResumeSession(s.p.ctx, sdk.ResumeSessionRequest{SessionId: req.SessionId, Cwd: s.cwd, McpServers: []sdk.McpServer{}})
+		_, rerr := s.conn.cs.ResumeSession(s.p.ctx, acp.ResumeSessionRequest{SessionId: req.SessionId, Cwd: s.cwd, McpServers: []acp.McpServer{}})
 		if rerr == nil {
 			resp, err = s.conn.cs.Prompt(s.p.ctx, req)
 		}
@@ -142,7 +142,7 @@ func (s *psession) runPrompt(t *turn, blocks []sdk.ContentBlock) {
 		err = fmt.Errorf("session/prompt: %w", err)
 	}
 	s.mu.Lock()
-	s.events.push(item{end: &turnEnd{resp: resp, err: err}})
+	s.events.push(item{end: &TurnEnd{Resp: resp, Err: err}})
 	s.turn = nil
 	s.mu.Unlock()
 	close(t.done)
@@ -151,56 +151,56 @@ func (s *psession) runPrompt(t *turn, blocks []sdk.ContentBlock) {
 // isNotAttached tells the bridge's answer to a request about a session that
 // another client took over (-32600, "not attached").
 func isNotAttached(err error) bool {
-	var re *sdk.RequestError
+	var re *acp.RequestError
 	return errors.As(err, &re) && re.Code == -32600 && strings.Contains(re.Message, "not attached")
 }
 
 // isNotFound tells the bridge's answer about a session it does not have.
 func isNotFound(err error) bool {
-	var re *sdk.RequestError
+	var re *acp.RequestError
 	return errors.As(err, &re) && re.Code == -32002
 }
 
 // isBusy tells the bridge's answer to a load or resume while a turn runs.
 func isBusy(err error) bool {
-	var re *sdk.RequestError
-	return errors.Is(err, errTurnRunning) || errors.As(err, &re) && re.Code == -32600 && strings.Contains(re.Message, "busy")
+	var re *acp.RequestError
+	return errors.Is(err, ErrTurnRunning) || errors.As(err, &re) && re.Code == -32600 && strings.Contains(re.Message, "busy")
 }
 
 // cancel answers the open asks cancelled and cancels the running turn
 // (session/cancel).
-func (s *psession) cancel() {
+func (s *Session) cancel() {
 	s.mu.Lock()
 	asks := s.asks
-	s.asks = map[string]*ask{}
+	s.asks = map[string]*Ask{}
 	s.mu.Unlock()
 	for _, a := range asks {
-		a.give(sdk.NewRequestPermissionOutcomeCancelled())
+		a.Give(acp.NewRequestPermissionOutcomeCancelled())
 	}
-	if err := s.conn.cs.Cancel(s.p.ctx, sdk.CancelNotification{SessionId: sdk.SessionId(s.id)}); err != nil {
-		s.p.log.Debug("web edge: session/cancel", "session", s.id, "err", err)
+	if err := s.conn.cs.Cancel(s.p.ctx, acp.CancelNotification{SessionId: acp.SessionId(s.ID)}); err != nil {
+		s.p.log.Debug("web edge: session/cancel", "session", s.ID, "err", err)
 	}
 }
 
-// ask is a permission request waiting for the web client.
-type ask struct {
-	id     string
-	req    sdk.RequestPermissionRequest
-	answer chan sdk.RequestPermissionOutcome // 1-buffered; sent to once
+// Ask is a permission request waiting for the web client.
+type Ask struct {
+	ID     string
+	Req    acp.RequestPermissionRequest
+	answer chan acp.RequestPermissionOutcome // 1-buffered; sent to once
 	over   chan struct{}                     // closed when answered, cancelled or timed out
 
 	mu      sync.Mutex                    // protects outcome
-	outcome *sdk.RequestPermissionOutcome // the web client's answer, once given
+	outcome *acp.RequestPermissionOutcome // the web client's answer, once given
 }
 
-// newAsk is an open ask of id for req.
-func newAsk(id string, req sdk.RequestPermissionRequest) *ask {
-	return &ask{id: id, req: req, answer: make(chan sdk.RequestPermissionOutcome, 1), over: make(chan struct{})}
+// NewAsk is an open ask of id for req.
+func NewAsk(id string, req acp.RequestPermissionRequest) *Ask {
+	return &Ask{ID: id, Req: req, answer: make(chan acp.RequestPermissionOutcome, 1), over: make(chan struct{})}
 }
 
-// give sends the ask its answer; the caller has taken it out of the
+// Give sends the ask its answer; the caller has taken it out of the
 // session's open asks, so it is given once.
-func (a *ask) give(out sdk.RequestPermissionOutcome) {
+func (a *Ask) Give(out acp.RequestPermissionOutcome) {
 	a.mu.Lock()
 	a.outcome = &out
 	a.mu.Unlock()
@@ -208,7 +208,7 @@ func (a *ask) give(out sdk.RequestPermissionOutcome) {
 }
 
 // open reports whether the ask still waits.
-func (a *ask) open() bool {
+func (a *Ask) open() bool {
 	select {
 	case <-a.over:
 		return false
@@ -218,10 +218,10 @@ func (a *ask) open() bool {
 }
 
 // option is the ask's option with id, or nil.
-func (a *ask) option(id string) *sdk.PermissionOption {
-	for i := range a.req.Options {
-		if string(a.req.Options[i].OptionId) == id {
-			return &a.req.Options[i]
+func (a *Ask) option(id string) *acp.PermissionOption {
+	for i := range a.Req.Options {
+		if string(a.Req.Options[i].OptionId) == id {
+			return &a.Req.Options[i]
 		}
 	}
 	return nil
@@ -229,11 +229,11 @@ func (a *ask) option(id string) *sdk.PermissionOption {
 
 // optionOf is the first of the ask's options of one of kinds, in that
 // order, or nil.
-func (a *ask) optionOf(kinds ...sdk.PermissionOptionKind) *sdk.PermissionOption {
+func (a *Ask) optionOf(kinds ...acp.PermissionOptionKind) *acp.PermissionOption {
 	for _, k := range kinds {
-		for i := range a.req.Options {
-			if a.req.Options[i].Kind == k {
-				return &a.req.Options[i]
+		for i := range a.Req.Options {
+			if a.Req.Options[i].Kind == k {
+				return &a.Req.Options[i]
 			}
 		}
 	}
@@ -243,14 +243,14 @@ func (a *ask) optionOf(kinds ...sdk.PermissionOptionKind) *sdk.PermissionOption 
 // request queues a permission ask for the running turn and waits for its
 // answer, its cancellation (ctx: the bridge withdrew it), the peer's end,
 // or the ask timeout; all but an answer are the cancelled outcome.
-func (s *psession) request(ctx context.Context, req sdk.RequestPermissionRequest) sdk.RequestPermissionOutcome {
-	a := newAsk("ask_"+randomID(), req)
+func (s *Session) request(ctx context.Context, req acp.RequestPermissionRequest) acp.RequestPermissionOutcome {
+	a := NewAsk("ask_"+RandomID(), req)
 	s.mu.Lock()
 	if s.turn == nil {
 		s.mu.Unlock()
-		return sdk.NewRequestPermissionOutcomeCancelled()
+		return acp.NewRequestPermissionOutcomeCancelled()
 	}
-	s.asks[a.id] = a
+	s.asks[a.ID] = a
 	s.events.push(item{ask: a})
 	s.mu.Unlock()
 	defer close(a.over)
@@ -262,65 +262,65 @@ func (s *psession) request(ctx context.Context, req sdk.RequestPermissionRequest
 	case <-ctx.Done():
 	case <-s.p.ctx.Done():
 	case <-timer.C:
-		s.p.log.Info("web edge: a permission ask went unanswered; cancelling it", "session", s.id, "timeout", s.p.askTimeout)
+		s.p.log.Info("web edge: a permission ask went unanswered; cancelling it", "session", s.ID, "timeout", s.p.askTimeout)
 	}
 	s.mu.Lock()
-	delete(s.asks, a.id)
+	delete(s.asks, a.ID)
 	s.mu.Unlock()
-	return sdk.NewRequestPermissionOutcomeCancelled()
+	return acp.NewRequestPermissionOutcomeCancelled()
 }
 
-// askAnswer is a web client's answer to one ask: its id, and the outcome
+// AskAnswer is a web client's answer to one ask: its id, and the outcome
 // it gives the ask.
-type askAnswer struct {
-	id      string
-	outcome func(*ask) (sdk.RequestPermissionOutcome, error)
+type AskAnswer struct {
+	ID      string
+	Outcome func(*Ask) (acp.RequestPermissionOutcome, error)
 }
 
-// answerAsks answers the session's open asks; answers to asks that are
-// gone are passed over, unless none is left: errNoAsk, saying which
+// AnswerAsks answers the session's open asks; answers to asks that are
+// gone are passed over, unless none is left: ErrNoAsk, saying which
 // (what names them, for the client).
-func (s *psession) answerAsks(what string, answers []askAnswer) error {
+func (s *Session) AnswerAsks(what string, answers []AskAnswer) error {
 	var gone []string
 	answered := 0
 	for _, ans := range answers {
-		a := s.openAsk(ans.id)
+		a := s.openAsk(ans.ID)
 		if a == nil {
-			gone = append(gone, ans.id)
+			gone = append(gone, ans.ID)
 			continue
 		}
-		out, err := ans.outcome(a)
+		out, err := ans.Outcome(a)
 		if err != nil {
 			return err
 		}
-		if err := s.answerAsk(a.id, out); err != nil {
-			gone = append(gone, a.id)
+		if err := s.answerAsk(a.ID, out); err != nil {
+			gone = append(gone, a.ID)
 			continue
 		}
 		answered++
 	}
 	if answered == 0 {
 		return fmt.Errorf("%w: the %s %s (the turn ended, the ask timed out, or it was answered already)",
-			errNoAsk, what, strings.Join(gone, ", "))
+			ErrNoAsk, what, strings.Join(gone, ", "))
 	}
 	return nil
 }
 
 // answerAsk answers the open ask with id.
-func (s *psession) answerAsk(id string, out sdk.RequestPermissionOutcome) error {
+func (s *Session) answerAsk(id string, out acp.RequestPermissionOutcome) error {
 	s.mu.Lock()
 	a := s.asks[id]
 	delete(s.asks, id)
 	s.mu.Unlock()
 	if a == nil {
-		return fmt.Errorf("%w: %q", errNoAsk, id)
+		return fmt.Errorf("%w: %q", ErrNoAsk, id)
 	}
-	a.give(out)
+	a.Give(out)
 	return nil
 }
 
 // openAsk returns the open ask with id, or nil.
-func (s *psession) openAsk(id string) *ask {
+func (s *Session) openAsk(id string) *Ask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.asks[id]

@@ -1,4 +1,4 @@
-package serve
+package web
 
 import (
 	"context"
@@ -8,83 +8,86 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
+	"github.com/coder/acp-go-sdk"
 )
 
 // A turn's pump: it translates the turn's ACP events through a web
 // protocol's translator into segments, each the body of one HTTP
 // response, and the SSE encoding they are written in.
 
-// translator turns one turn's ACP events into a web protocol's events. It
+// Translator turns one turn's ACP events into a web protocol's events. It
 // is not safe for concurrent use: the turn's pump owns it.
-type translator interface {
-	// open is what begins a segment; info is the segment's.
-	open(info any) []any
-	// update is what one session update adds.
-	update(u sdk.SessionUpdate) []any
-	// ask is a permission ask, which ends the segment.
-	ask(a *ask) []any
-	// end is the turn's end, which ends the last segment.
-	end(e turnEnd) []any
+type Translator interface {
+	// Open is what begins a segment; info is the segment's.
+	Open(info any) []any
+	// Update is what one session update adds.
+	Update(u acp.SessionUpdate) []any
+	// Ask is a permission ask, which ends the segment.
+	Ask(a *Ask) []any
+	// End is the turn's end, which ends the last segment.
+	End(e TurnEnd) []any
 }
 
 // run is a turn's stream: the pump that translates it and the segments it
 // writes.
 type run struct {
-	tr   translator
-	sess *psession // the session the turn runs in
+	tr   Translator
+	sess *Session // the session the turn runs in
 	turn *turn
-	next chan *segment // 1-buffered: the segment that continues after an ask
+	next chan *Segment // 1-buffered: the segment that continues after an ask
 	done chan struct{} // closed when the pump has returned
 
 	// Under the chat's mu:
-	seg     *segment // being written, or the last one while waiting
+	seg     *Segment // being written, or the last one while waiting
 	waiting bool     // seg ended on an ask; the next segment continues
 
 	abandoned chan struct{} // closed once cancelled because its client went away
 	abandon   sync.Once
 }
 
+// Running reports whether c has a turn running (or waiting on an ask).
+func (c *Chat) Running() bool { return c.current() != nil }
+
 // current is c's run, or nil.
-func (c *chat) current() *run {
+func (c *Chat) current() *run {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.run
 }
 
-// start prompts c's session and pumps the turn into segments through tr;
+// Start prompts c's session and pumps the turn into segments through tr;
 // the first segment, begun with info, is returned. The caller holds c.op.
-func (cs *chats) start(c *chat, blocks []sdk.ContentBlock, tr translator, info any) (*segment, error) {
+func (cs *Chats) Start(c *Chat, blocks []acp.ContentBlock, tr Translator, info any) (*Segment, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.run != nil {
-		return nil, errTurnRunning
+		return nil, ErrTurnRunning
 	}
 	t, err := c.sess.prompt(blocks)
 	if err != nil {
 		return nil, err
 	}
-	seg := newSegment(info)
-	r := &run{tr: tr, sess: c.sess, turn: t, next: make(chan *segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
+	seg := NewSegment(info)
+	r := &run{tr: tr, sess: c.sess, turn: t, next: make(chan *Segment, 1), done: make(chan struct{}), seg: seg, abandoned: make(chan struct{})}
 	c.run = r
 	cs.pumps.Go(func() { cs.pump(c, r, seg) })
 	return seg, nil
 }
 
-// resume continues c's turn that waits on an ask, in a new segment begun
+// Resume continues c's turn that waits on an ask, in a new segment begun
 // with info; answer answers the asks (with c.mu held, so that the pump can
 // neither end nor begin a segment meanwhile). The caller holds c.op.
-func (cs *chats) resume(c *chat, info any, answer func(*psession) error) (*segment, error) {
+func (cs *Chats) Resume(c *Chat, info any, answer func(*Session) error) (*Segment, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.run
 	if r == nil || !r.waiting {
-		return nil, fmt.Errorf("%w: no turn of this chat waits for an answer", errNoAsk)
+		return nil, fmt.Errorf("%w: no turn of this chat waits for an answer", ErrNoAsk)
 	}
 	if err := answer(r.sess); err != nil {
 		return nil, err
 	}
-	seg := newSegment(info)
+	seg := NewSegment(info)
 	r.seg, r.waiting = seg, false
 	r.next <- seg
 	return seg, nil
@@ -99,11 +102,11 @@ const (
 	busyGrace     = 2 * time.Second
 )
 
-// settle makes way for a new prompt: a turn of c that waits on an ask is
+// Settle makes way for a new prompt: a turn of c that waits on an ask is
 // cancelled (its asks answered cancelled), and one cancelled so or by its
 // client's going away is waited for; a turn that still streams after
-// busyGrace is errTurnRunning. The caller holds c.op.
-func (cs *chats) settle(ctx context.Context, c *chat) error {
+// busyGrace is ErrTurnRunning. The caller holds c.op.
+func (cs *Chats) Settle(ctx context.Context, c *Chat) error {
 	c.mu.Lock()
 	r := c.run
 	waiting := r != nil && r.waiting
@@ -114,10 +117,10 @@ func (cs *chats) settle(ctx context.Context, c *chat) error {
 	if waiting {
 		r.sess.cancel()
 	} else if err := waitEither(ctx, r.abandoned, r.done, busyGrace); err != nil {
-		return errTurnRunning
+		return ErrTurnRunning
 	}
 	if err := waitEither(ctx, r.done, nil, settleTimeout); err != nil {
-		return fmt.Errorf("%w: it was cancelled and has not ended: %w", errTurnRunning, err)
+		return fmt.Errorf("%w: it was cancelled and has not ended: %w", ErrTurnRunning, err)
 	}
 	return nil
 }
@@ -139,7 +142,7 @@ func waitEither(ctx context.Context, a, b <-chan struct{}, d time.Duration) erro
 }
 
 // abandon cancels c's turn, whose client went away mid-stream.
-func (cs *chats) abandon(c *chat, s *psession) {
+func (cs *Chats) abandon(c *Chat, s *Session) {
 	c.mu.Lock()
 	if r := c.run; r != nil {
 		r.abandon.Do(func() { close(r.abandoned) })
@@ -150,33 +153,33 @@ func (cs *chats) abandon(c *chat, s *psession) {
 
 // pump translates r's turn into segments until the turn ends: seg first,
 // then those that continue it after each ask.
-func (cs *chats) pump(c *chat, r *run, seg *segment) {
+func (cs *Chats) pump(c *Chat, r *run, seg *Segment) {
 	defer close(r.done)
 	defer c.finish(r)
-	seg.add(r.tr.open(seg.info)...)
+	seg.Add(r.tr.Open(seg.info)...)
 	for {
 		it, ok := r.sess.events.next(cs.p.ctx)
 		if !ok {
-			seg.add(r.tr.end(turnEnd{err: errClosed})...)
-			seg.close()
+			seg.Add(r.tr.End(TurnEnd{Err: ErrClosed})...)
+			seg.Close()
 			return
 		}
 		switch {
 		case it.update != nil:
-			seg.add(r.tr.update(*it.update)...)
+			seg.Add(r.tr.Update(*it.update)...)
 		case it.ask != nil && it.ask.open():
 			c.setWaiting(r)
-			seg.add(r.tr.ask(it.ask)...)
-			seg.close()
+			seg.Add(r.tr.Ask(it.ask)...)
+			seg.Close()
 			if seg = cs.await(c, r); seg == nil {
 				return
 			}
-			seg.add(r.tr.open(seg.info)...)
+			seg.Add(r.tr.Open(seg.info)...)
 		case it.end != nil:
-			events := r.tr.end(*it.end)
+			events := r.tr.End(*it.end)
 			c.finish(r) // before the client can see the end and send its next prompt
-			seg.add(events...)
-			seg.close()
+			seg.Add(events...)
+			seg.Close()
 			return
 		}
 	}
@@ -184,7 +187,7 @@ func (cs *chats) pump(c *chat, r *run, seg *segment) {
 
 // setWaiting marks r as waiting for the segment that continues it. It is
 // set before the ask is written, so that the answer can't come first.
-func (c *chat) setWaiting(r *run) {
+func (c *Chat) setWaiting(r *run) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r.waiting = true
@@ -193,7 +196,7 @@ func (c *chat) setWaiting(r *run) {
 // await waits for the segment that continues r after an ask. If the turn
 // ends first (its ask timed out, or was cancelled), the rest of it is left
 // to the transcript and await returns nil.
-func (cs *chats) await(c *chat, r *run) *segment {
+func (cs *Chats) await(c *Chat, r *run) *Segment {
 	select {
 	case seg := <-r.next:
 		return seg
@@ -216,7 +219,7 @@ func (cs *chats) await(c *chat, r *run) *segment {
 }
 
 // finish clears c's run once its pump is done.
-func (c *chat) finish(r *run) {
+func (c *Chat) finish(r *run) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.run == r {
@@ -224,9 +227,9 @@ func (c *chat) finish(r *run) {
 	}
 }
 
-// segment is the events of one HTTP response of a turn, SSE-encoded, kept
+// Segment is the events of one HTTP response of a turn, SSE-encoded, kept
 // whole so that a reader may join late (GET /api/chat/{id}/stream).
-type segment struct {
+type Segment struct {
 	info any // what the request that opened it tells the translator
 
 	mu     sync.Mutex // protects the fields below
@@ -235,16 +238,16 @@ type segment struct {
 	wake   chan struct{} // closed and replaced at every add and close
 }
 
-func newSegment(info any) *segment { return &segment{info: info, wake: make(chan struct{})} }
+func NewSegment(info any) *Segment { return &Segment{info: info, wake: make(chan struct{})} }
 
-// add encodes events and appends them.
-func (s *segment) add(events ...any) {
+// Add encodes events and appends them.
+func (s *Segment) Add(events ...any) {
 	if len(events) == 0 {
 		return
 	}
 	frames := make([][]byte, 0, len(events))
 	for _, e := range events {
-		frames = append(frames, sseFrame(e))
+		frames = append(frames, SSEFrame(e))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,7 +256,7 @@ func (s *segment) add(events ...any) {
 	s.wake = make(chan struct{})
 }
 
-func (s *segment) close() {
+func (s *Segment) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -263,25 +266,25 @@ func (s *segment) close() {
 
 // from returns the frames from the i-th on, whether the segment is closed,
 // and a channel closed at the next change.
-func (s *segment) from(i int) ([][]byte, bool, <-chan struct{}) {
+func (s *Segment) from(i int) ([][]byte, bool, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.frames[i:], s.closed, s.wake
 }
 
-// rawData is an event written as it is, not as JSON: data: TEXT.
-type rawData string
+// RawData is an event written as it is, not as JSON: data: TEXT.
+type RawData string
 
 // done reports whether the segment was written to its end.
-func (s *segment) done() bool {
+func (s *Segment) done() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
 }
 
-// sseFrame is one event as an SSE frame: data: JSON, then a blank line.
-func sseFrame(e any) []byte {
-	if r, ok := e.(rawData); ok {
+// SSEFrame is one event as an SSE frame: data: JSON, then a blank line.
+func SSEFrame(e any) []byte {
+	if r, ok := e.(RawData); ok {
 		return []byte("data: " + string(r) + "\n\n")
 	}
 	b, err := json.Marshal(e)
@@ -294,9 +297,45 @@ func sseFrame(e any) []byte {
 	return append(frame, '\n', '\n')
 }
 
+// Serve serves a request of the chat with id that streams a segment of
+// a turn: begin, with the chat's set-up serialized (chat.op), sets up
+// what the request asks and returns the segment to stream, and the
+// session whose turn it is (nil for none); a client that goes away before
+// the segment's end cancels the turn. An error is answered as JSON, what
+// naming the chat ("chat", "thread"); headers are the response's extra
+// headers, name and value.
+func (cs *Chats) Serve(w http.ResponseWriter, r *http.Request, what, id string,
+	begin func(context.Context, *Chat) (*Segment, *Session, error), headers ...string) {
+	c := cs.get(id)
+	c.op.Lock()
+	seg, sess, err := begin(r.Context(), c)
+	cs.forget(c)
+	c.op.Unlock()
+	if err != nil {
+		WriteError(w, StatusOf(err), fmt.Sprintf("%s %s: %v", what, id, err))
+		return
+	}
+	sseHeaders(w, headers...)
+	if !streamSegment(r.Context(), w, seg) && !seg.done() && sess != nil {
+		cs.abandon(c, sess) // the client went away: the turn is cancelled, and recorded so
+	}
+}
+
+// ServeStream streams the running turn of the chat with id's current
+// segment from its start, then as it goes on; 204 when no turn runs.
+func (cs *Chats) ServeStream(w http.ResponseWriter, r *http.Request, id string, headers ...string) {
+	seg := cs.SegmentOf(id)
+	if seg == nil {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	sseHeaders(w, headers...)
+	streamSegment(r.Context(), w, seg)
+}
+
 // streamSegment writes seg to w as it grows, flushing after every batch, until
 // seg is closed (true) or ctx is done or the client has gone (false).
-func streamSegment(ctx context.Context, w http.ResponseWriter, seg *segment) bool {
+func streamSegment(ctx context.Context, w http.ResponseWriter, seg *Segment) bool {
 	rc := http.NewResponseController(w)
 	for i := 0; ; {
 		frames, closed, wake := seg.from(i)
