@@ -109,8 +109,7 @@ type run struct {
 	sessionID       string
 	seg             segment
 	text, reasoning web.Span
-	tools           map[acp.ToolCallId]*web.Tool
-	order           []acp.ToolCallId
+	tools           web.Tools
 	started, ended  map[acp.ToolCallId]bool // TOOL_CALL_START and _END sent, in this run
 	asked           map[acp.ToolCallId]*web.Ask
 	planSent        bool // a STATE_SNAPSHOT went out in this run
@@ -119,7 +118,7 @@ type run struct {
 }
 
 func newRun(sessionID string) *run {
-	return &run{sessionID: sessionID, tools: map[acp.ToolCallId]*web.Tool{}, asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
+	return &run{sessionID: sessionID, asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
 }
 
 var _ web.Translator = (*run)(nil)
@@ -208,12 +207,7 @@ func (t *run) closeMessages() []any {
 // toolCallUpdate merges an update into its tool call: its arguments once
 // known (or once it runs), its result once it ends.
 func (t *run) toolCallUpdate(u *acp.SessionToolCallUpdate) []any {
-	tool := t.tools[u.ToolCallId]
-	if tool == nil {
-		tool = &web.Tool{}
-		t.tools[u.ToolCallId] = tool
-		t.order = append(t.order, u.ToolCallId)
-	}
+	tool, _ := t.tools.Start(u.ToolCallId)
 	tool.Merge(u)
 	if tool.Done {
 		return nil
@@ -299,8 +293,8 @@ func (t *run) plan(entries []acp.PlanEntry) event {
 // closeAll ends what is open before a run finishes.
 func (t *run) closeAll() []any {
 	out := t.closeMessages()
-	for _, id := range t.order {
-		out = append(out, t.endTool(id, t.tools[id])...)
+	for _, id := range t.tools.IDs() {
+		out = append(out, t.endTool(id, t.tools.Get(id))...)
 	}
 	return out
 }
@@ -320,7 +314,7 @@ func (t *run) Ask(a *web.Ask) []any {
 		ids = append(ids, string(o.OptionId))
 	}
 	title := ""
-	if tool := t.tools[tc.ToolCallId]; tool != nil {
+	if tool := t.tools.Get(tc.ToolCallId); tool != nil {
 		title = tool.Title
 	}
 	in := interrupt{ID: a.ID, Reason: "permission", Message: title, ToolCallID: string(tc.ToolCallId),
@@ -356,12 +350,8 @@ func (t *run) End(e web.TurnEnd) []any {
 // says so.
 func (t *run) closeTools(e web.TurnEnd) []any {
 	var out []any
-	for _, id := range t.order {
-		tool := t.tools[id]
-		if tool.Done {
-			continue
-		}
-		tool.Done = true
+	for _, id := range t.tools.Unfinished() {
+		tool := t.tools.Get(id)
 		why := e.Unfinished()
 		b, _ := json.Marshal(map[string]any{"title": tool.Title, "kind": web.ToolName(tool.Kind), "status": "unfinished", "error": why})
 		out = append(out, event{Type: "TOOL_CALL_RESULT", MessageID: "tr_" + string(id), ToolCallID: string(id),

@@ -56,8 +56,7 @@ type uiStream struct {
 	messageID string
 
 	text, reasoning web.Span
-	tools           map[acp.ToolCallId]*web.Tool
-	order           []acp.ToolCallId            // the tool calls, as they started
+	tools           web.Tools
 	asked           map[acp.ToolCallId]*web.Ask // the tool calls' permission asks
 	compactions     web.Compactions
 	seq             int // numbers the parts
@@ -65,7 +64,7 @@ type uiStream struct {
 
 func newUIStream(sessionID, messageID string) *uiStream {
 	return &uiStream{sessionID: sessionID, messageID: messageID,
-		tools: map[acp.ToolCallId]*web.Tool{}, asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
+		asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
 }
 
 var _ web.Translator = (*uiStream)(nil)
@@ -196,18 +195,16 @@ func (t *uiStream) toolCallUpdate(u *acp.SessionToolCallUpdate) []any {
 
 // tool is the tool part of id, started (tool-input-start) if it is new.
 func (t *uiStream) tool(id acp.ToolCallId, title *string, kind *acp.ToolKind) (*web.Tool, []any) {
-	if tool := t.tools[id]; tool != nil {
+	tool, added := t.tools.Start(id)
+	if !added {
 		return tool, nil
 	}
-	tool := &web.Tool{}
 	if title != nil {
 		tool.Title = *title
 	}
 	if kind != nil {
 		tool.Kind = *kind
 	}
-	t.tools[id] = tool
-	t.order = append(t.order, id)
 	out := t.closeParts()
 	return tool, append(out, uiChunk{Type: "tool-input-start", ToolCallID: string(id), ToolName: web.ToolName(tool.Kind),
 		Dynamic: true, ProviderExecuted: true, Title: tool.Title, ToolMetadata: toolMetadata(tool)})
@@ -310,12 +307,8 @@ func (t *uiStream) End(e web.TurnEnd) []any {
 // was rejected, else an error saying the turn ended first.
 func (t *uiStream) closeTools(e web.TurnEnd) []any {
 	var out []any
-	for _, id := range t.order {
-		tool := t.tools[id]
-		if tool.Done {
-			continue
-		}
-		tool.Done = true
+	for _, id := range t.tools.Unfinished() {
+		tool := t.tools.Get(id)
 		if !tool.InputSent {
 			out = append(out, t.inputAvailable(id, tool))
 		}

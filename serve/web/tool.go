@@ -27,6 +27,46 @@ type Tool struct {
 	Done      bool // its output (or error) went out
 }
 
+// Tools are a turn's tool calls, in the order they started.
+type Tools struct {
+	byID  map[acp.ToolCallId]*Tool
+	order []acp.ToolCallId
+}
+
+// Get is tool call id, or nil if it has not started.
+func (ts *Tools) Get(id acp.ToolCallId) *Tool { return ts.byID[id] }
+
+// Start is tool call id, started now (added true) if it had not.
+func (ts *Tools) Start(id acp.ToolCallId) (tool *Tool, added bool) {
+	if tool := ts.byID[id]; tool != nil {
+		return tool, false
+	}
+	if ts.byID == nil {
+		ts.byID = map[acp.ToolCallId]*Tool{}
+	}
+	tool = &Tool{}
+	ts.byID[id] = tool
+	ts.order = append(ts.order, id)
+	return tool, true
+}
+
+// IDs are the tool calls' ids, in the order they started.
+func (ts *Tools) IDs() []acp.ToolCallId { return ts.order }
+
+// Unfinished marks the tool calls whose output has not gone out Done and
+// returns their ids, in the order they started: what a turn that ended
+// left open.
+func (ts *Tools) Unfinished() []acp.ToolCallId {
+	var open []acp.ToolCallId
+	for _, id := range ts.order {
+		if tool := ts.byID[id]; !tool.Done {
+			tool.Done = true
+			open = append(open, id)
+		}
+	}
+	return open
+}
+
 // Merge folds an update into what is known of the tool call. An empty
 // title or kind keeps the one known.
 func (tool *Tool) Merge(u *acp.SessionToolCallUpdate) {
