@@ -22,7 +22,21 @@ func BridgeConnector(t *testing.T) core.Connector {
 // BridgeConnectorOn is BridgeConnector for backend b.
 func BridgeConnectorOn(t *testing.T, b agent.Backend) core.Connector {
 	t.Helper()
-	st, err := persist.Open(t.TempDir())
+	m, connect := Bridge(t, t.TempDir(), b)
+	t.Cleanup(func() { // after the server's connections are closed (cleanups run last first)
+		if err := m.Shutdown(); err != nil {
+			t.Error(err)
+		}
+	})
+	return connect
+}
+
+// Bridge is a Manager of backend b persisting into dir, and the
+// Connector that serves it as acpbridge serve does
+// (edge.Server.ServeConn). Shutting it down is the caller's.
+func Bridge(t testing.TB, dir string, b agent.Backend) (*bridge.Manager, core.Connector) {
+	t.Helper()
+	st, err := persist.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,10 +45,5 @@ func BridgeConnectorOn(t *testing.T, b agent.Backend) core.Connector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { // after the server's connections are closed (cleanups run last first)
-		if err := m.Shutdown(); err != nil {
-			t.Error(err)
-		}
-	})
-	return edge.NewServer(m, "test", Logger()).ServeConn
+	return m, edge.NewServer(m, "test", Logger()).ServeConn
 }

@@ -5,30 +5,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
-	"github.com/acpbridge/acpbridge/bridge/agent"
-	"github.com/acpbridge/acpbridge/persist"
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"github.com/acpbridge/acpbridge/translators/mock"
 )
-
-// Logger logs at error level, or everything with ACPBRIDGE_TEST_LOG set.
-func Logger() *slog.Logger {
-	level := slog.LevelError
-	if os.Getenv("ACPBRIDGE_TEST_LOG") != "" {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-}
 
 // Bridge is a bridge running the mock agent, its transcripts in dir,
 // served to in-process connections as acpbridge serve serves them
@@ -47,17 +33,8 @@ func StartBridge(t testing.TB) *Bridge { return StartBridgeIn(t, t.TempDir()) }
 // at the end of the test if not before.
 func StartBridgeIn(t testing.TB, dir string) *Bridge {
 	t.Helper()
-	st, err := persist.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := mock.New()
-	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Store: st,
-		Persist: bridge.PersistAuto, Logger: Logger(), CancelGrace: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wb := &Bridge{Connect: edge.NewServer(m, "test", Logger()).ServeConn, dir: dir, m: m}
+	m, connect := servetest.Bridge(t, dir, mock.New())
+	wb := &Bridge{Connect: connect, dir: dir, m: m}
 	t.Cleanup(func() { wb.Stop(t) })
 	return wb
 }

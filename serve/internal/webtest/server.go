@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/serve/internal/core"
+	"github.com/acpbridge/acpbridge/serve/internal/servetest"
 	"github.com/acpbridge/acpbridge/serve/web"
 )
 
@@ -31,9 +32,9 @@ func Serve(t testing.TB, o web.Options, edges ...Edge) *Server {
 	if o.Cwd == "" {
 		o.Cwd = t.TempDir()
 	}
-	o.Logger = Logger()
+	o.Logger = servetest.Logger()
 	if o.Registry == nil {
-		o.Registry = core.NewRegistry(core.Limits{}, Logger())
+		o.Registry = core.NewRegistry(core.Limits{}, servetest.Logger())
 	}
 	mux := http.NewServeMux()
 	s := &Server{Reg: o.Registry}
