@@ -124,17 +124,8 @@ func TestHandoff_subagentFlattened(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, e := &delegatingBackend{echoBackend{name: "delegator"}}, &echoBackend{name: "echo"}
-	m, err := NewManager(Config{Backends: []agent.Backend{d, e}, Default: "delegator", Store: st, Persist: PersistAlways})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.SetClient(&updatesClient{})
-	t.Cleanup(func() { m.Shutdown() })
+	_, s := delegatorSession(t, Config{Backends: []agent.Backend{d, e}, Default: "delegator", Store: st, Persist: PersistAlways})
 	ctx := context.Background()
-	s, err := m.New(ctx, Setup{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.Prompt(ctx, Arrival{}, text("first")); err != nil {
 		t.Fatal(err)
 	}
@@ -155,17 +146,8 @@ func TestHandoff_subagentFlattened(t *testing.T) {
 // ErrRestricted, through the Manager as through the edge.
 func TestSubagent_cancelIgnoredAndRestricted(t *testing.T) {
 	d := &delegatingBackend{echoBackend{name: "delegator"}}
-	m, err := NewManager(Config{Backends: []agent.Backend{d}, Default: "delegator", Persist: PersistNever})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.SetClient(&updatesClient{})
-	t.Cleanup(func() { m.Shutdown() })
+	m, s := delegatorSession(t, Config{Backends: []agent.Backend{d}, Default: "delegator", Persist: PersistNever})
 	ctx := context.Background()
-	s, err := m.New(ctx, Setup{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.Prompt(ctx, Arrival{}, text("first")); err != nil {
 		t.Fatal(err)
 	}
@@ -183,4 +165,21 @@ func TestSubagent_cancelIgnoredAndRestricted(t *testing.T) {
 	if _, err := m.Get(ctx, s.ID()+".nobody"); !errors.Is(err, agent.ErrInvalidParams) || errors.Is(err, ErrRestricted) {
 		t.Errorf("Get of an unknown child: %v, want invalid params", err)
 	}
+}
+
+// delegatorSession starts a Manager of cfg, its client recording nothing
+// in particular, and a session on its default agent in /w.
+func delegatorSession(t *testing.T, cfg Config) (*Manager, *Session) {
+	t.Helper()
+	m, err := NewManager(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetClient(&updatesClient{})
+	t.Cleanup(func() { m.Shutdown() })
+	s, err := m.New(context.Background(), Setup{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
 }
