@@ -425,9 +425,11 @@ func (c *Connection) receive() {
 
 						cancel(nil)
 					}()
-					if err := c.waitNotificationsUpTo(reqCtx, before); err != nil {
-						c.answerUnhandled(m, err)
-						return
+					if !c.notificationsHandled(before) {
+						if err := c.waitNotificationsUpTo(reqCtx, before); err != nil {
+							c.answerUnhandled(m, err)
+							return
+						}
 					}
 					c.handleInbound(reqCtx, m)
 				}(&m, idKey, reqCtx, cancel)
@@ -575,6 +577,15 @@ func (c *Connection) handleCancelRequest(msg *anyMessage) {
 	}
 
 	cancel(context.Canceled)
+}
+
+// notificationsHandled reports whether every notification up to seq has
+// been handled, so that a request need not wait for them (acpbridge
+// patch: see receive).
+func (c *Connection) notificationsHandled(seq uint64) bool {
+	c.notifyMu.Lock()
+	defer c.notifyMu.Unlock()
+	return c.completedNotificationSeq >= seq
 }
 
 // answerUnhandled answers a request that ended before its handler ran
