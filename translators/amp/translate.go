@@ -68,14 +68,9 @@ type line struct {
 }
 
 type message struct {
-	Content    json.RawMessage `json:"content"`
-	StopReason string          `json:"stop_reason"`
-	Usage      *struct {
-		InputTokens         int `json:"input_tokens"`
-		OutputTokens        int `json:"output_tokens"`
-		CacheReadTokens     int `json:"cache_read_input_tokens"`
-		CacheCreationTokens int `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
+	Content    json.RawMessage         `json:"content"`
+	StopReason string                  `json:"stop_reason"`
+	Usage      *agentkit.MessagesUsage `json:"usage"`
 }
 
 // Translate decodes one line of amp's stdout.
@@ -129,7 +124,7 @@ func (t *Translator) assistant(l line) (Output, error) {
 		t.usage.OutputTokens += u.OutputTokens
 		t.usage.CachedReadTokens = add(t.usage.CachedReadTokens, u.CacheReadTokens)
 		t.usage.CachedWriteTokens = add(t.usage.CachedWriteTokens, u.CacheCreationTokens)
-		t.usage.TotalTokens += u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheCreationTokens
+		t.usage.TotalTokens += u.Total()
 	}
 	if m.StopReason != "" {
 		t.stop = m.StopReason

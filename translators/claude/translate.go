@@ -517,22 +517,17 @@ func rawOutput(structured json.RawMessage, text string) any {
 
 // resultDoc is the part of a result message the bridge needs.
 type resultDoc struct {
-	Subtype        string   `json:"subtype"`
-	IsError        bool     `json:"is_error"`
-	APIErrorStatus *int     `json:"api_error_status"`
-	Result         *string  `json:"result"`
-	StopReason     string   `json:"stop_reason"`
-	SessionID      string   `json:"session_id"`
-	TotalCostUSD   float64  `json:"total_cost_usd"`
-	Errors         []string `json:"errors"`
-	TerminalReason string   `json:"terminal_reason"`
-	Usage          struct {
-		InputTokens         int `json:"input_tokens"`
-		OutputTokens        int `json:"output_tokens"`
-		CacheReadTokens     int `json:"cache_read_input_tokens"`
-		CacheCreationTokens int `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-	ModelUsage map[string]struct {
+	Subtype        string                 `json:"subtype"`
+	IsError        bool                   `json:"is_error"`
+	APIErrorStatus *int                   `json:"api_error_status"`
+	Result         *string                `json:"result"`
+	StopReason     string                 `json:"stop_reason"`
+	SessionID      string                 `json:"session_id"`
+	TotalCostUSD   float64                `json:"total_cost_usd"`
+	Errors         []string               `json:"errors"`
+	TerminalReason string                 `json:"terminal_reason"`
+	Usage          agentkit.MessagesUsage `json:"usage"`
+	ModelUsage     map[string]struct {
 		ContextWindow int `json:"contextWindow"`
 	} `json:"modelUsage"`
 }
@@ -548,8 +543,8 @@ func (t *Translator) result(line []byte) (Output, error) {
 	u := r.Usage
 	res.Usage = &acp.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CachedReadTokens: &u.CacheReadTokens, CachedWriteTokens: &u.CacheCreationTokens,
-		TotalTokens: u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheCreationTokens}
-	res.Context = u.InputTokens + u.CacheReadTokens + u.CacheCreationTokens + u.OutputTokens
+		TotalTokens: u.Total()}
+	res.Context = u.Total()
 	for _, mu := range r.ModelUsage {
 		res.Window = max(res.Window, mu.ContextWindow)
 	}
