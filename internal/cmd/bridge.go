@@ -14,6 +14,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/daemon"
 	"github.com/acpbridge/acpbridge/internal/proc"
 	"github.com/spf13/pflag"
@@ -113,19 +114,11 @@ func flags(stderr io.Writer) (*pflag.FlagSet, *options) {
 
 // serveStdio is acpbridge itself: ACP with one client on stdin/stdout.
 func (c *cli) serveStdio(o *options) error {
-	log, err := logger(o.logLevel, c.stderr)
+	st, err := c.setUp(o)
 	if err != nil {
 		return err
 	}
-	cfg, _, err := config(o, log)
-	if err != nil {
-		return err
-	}
-	supervise(log)
-	m, err := bridge.NewManager(cfg)
-	if err != nil {
-		return err
-	}
+	m, log, cfg := st.m, st.log, st.cfg
 	// A client that closes the bridge's stdout must not kill it with SIGPIPE
 	// before the transcripts are synced: with SIGPIPE notified, a write to a
 	// closed pipe fails with EPIPE instead, and the bridge shuts down.
@@ -136,6 +129,35 @@ func (c *cli) serveStdio(o *options) error {
 	s := edge.NewServer(m, c.version, log)
 	offerLogins(s, o)
 	return s.Serve(ctx, c.stdin, c.stdout)
+}
+
+// setup is what both ways of serving sessions (stdio, HTTP) start from:
+// the logger, the configuration with every backend, and the Manager of
+// the sessions, its agents supervised.
+type setup struct {
+	log *slog.Logger
+	cfg bridge.Config
+	all []agent.Backend
+	m   *bridge.Manager
+}
+
+// setUp makes the logger, reads the configuration, has the agents
+// supervised and starts the Manager.
+func (c *cli) setUp(o *options) (setup, error) {
+	log, err := logger(o.logLevel, c.stderr)
+	if err != nil {
+		return setup{}, err
+	}
+	cfg, all, err := config(o, log)
+	if err != nil {
+		return setup{}, err
+	}
+	supervise(log)
+	m, err := bridge.NewManager(cfg)
+	if err != nil {
+		return setup{}, err
+	}
+	return setup{log: log, cfg: cfg, all: all, m: m}, nil
 }
 
 // supervise runs every agent process under acpbridge's supervisor, which

@@ -100,23 +100,15 @@ func (c *cli) serve(args []string) int {
 // connection on one edge.Server, until SIGINT or SIGTERM; then it closes the
 // connections, cancels the turns and shuts the Manager down.
 func (c *cli) serveSessions(o *options, so *serveOptions) error {
-	log, err := logger(o.logLevel, c.stderr)
-	if err != nil {
-		return err
-	}
-	cfg, all, err := config(o, log)
-	if err != nil {
-		return err
-	}
 	dir, err := stateDir(o.stateDir)
 	if err != nil {
 		return err
 	}
-	supervise(log)
-	m, err := bridge.NewManager(cfg)
+	st, err := c.setUp(o)
 	if err != nil {
 		return err
 	}
+	m, log, cfg, all := st.m, st.log, st.cfg, st.all
 	s := edge.NewServer(m, c.version, log) // no terminal logins: the clients are not at this machine's terminal
 	srv, err := serve.New(serve.Options{Listen: so.listen, Token: os.Getenv(tokenEnv), NoToken: so.noToken,
 		AllowHosts: so.allowHosts, AllowOrigins: so.allowOrigins, StateDir: dir, Logger: log, Stderr: c.stderr,
