@@ -117,16 +117,7 @@ func TestIdle_neverDuringATurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st, _ := persist.Open(t.TempDir())
 		b := &blockingBackend{release: make(chan struct{})}
-		m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.SetClient(&updatesClient{})
-		t.Cleanup(func() { m.Shutdown() })
-		s, err := m.New(context.Background(), Setup{Cwd: "/w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, s := startSession(t, Config{Backends: []agent.Backend{b}, Default: "cfg", Store: st, Persist: PersistAlways, IdleTimeout: time.Minute})
 		done := make(chan error, 1)
 		go func() {
 			_, err := s.Prompt(context.Background(), Arrival{}, text("slow"))

@@ -56,16 +56,7 @@ func gateSession(t *testing.T) (*Session, *gateBackend) {
 		t.Fatal(err)
 	}
 	b := &gateBackend{gate: make(chan struct{}), start: make(chan string, 10)}
-	m, err := NewManager(Config{Backends: []agent.Backend{b}, Default: "gate", Store: st, Persist: PersistAlways, CancelGrace: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.SetClient(&updatesClient{})
-	t.Cleanup(func() { m.Shutdown() })
-	s, err := m.New(context.Background(), Setup{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := startSession(t, Config{Backends: []agent.Backend{b}, Default: "gate", Store: st, Persist: PersistAlways, CancelGrace: 5 * time.Second})
 	return s, b
 }
 
@@ -139,11 +130,7 @@ func TestQueue_cancelAnswersQueuedPrompts(t *testing.T) {
 	promptAt(s, 3, "queued too", out)
 	waitQueued(t, s, 2)
 	s.Cancel(4)
-	for range 3 {
-		if r := <-out; r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-			t.Errorf("%s: %+v, %v; want cancelled", r.text, r.res, r.err)
-		}
-	}
+	wantCancelled(t, out, 3, "")
 	promptAt(s, 5, "after", out)
 	<-b.start
 	b.gate <- struct{}{}
@@ -157,6 +144,17 @@ func TestQueue_cancelAnswersQueuedPrompts(t *testing.T) {
 	}
 }
 
+// wantCancelled takes n results from out, each of which must be a turn
+// that ended cancelled (when says after what, for the message).
+func wantCancelled(t *testing.T, out <-chan promptResult, n int, when string) {
+	t.Helper()
+	for range n {
+		if r := <-out; r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
+			t.Errorf("%s%s: %+v, %v; want cancelled", r.text, when, r.res, r.err)
+		}
+	}
+}
+
 // Cancel(0) (stdin ended) and close answer queued prompts too.
 func TestQueue_cancelAllAndClose(t *testing.T) {
 	s, b := gateSession(t)
@@ -166,11 +164,7 @@ func TestQueue_cancelAllAndClose(t *testing.T) {
 	promptAt(s, 0, "queued", out)
 	waitQueued(t, s, 1)
 	s.Cancel(0)
-	for range 2 {
-		if r := <-out; r.err != nil || r.res.StopReason != acp.StopReasonCancelled {
-			t.Errorf("%s after Cancel(0): %+v, %v; want cancelled", r.text, r.res, r.err)
-		}
-	}
+	wantCancelled(t, out, 2, " after Cancel(0)")
 
 	promptAt(s, 0, "running again", out)
 	<-b.start

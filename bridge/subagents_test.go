@@ -124,7 +124,7 @@ func TestHandoff_subagentFlattened(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, e := &delegatingBackend{echoBackend{name: "delegator"}}, &echoBackend{name: "echo"}
-	_, s := delegatorSession(t, Config{Backends: []agent.Backend{d, e}, Default: "delegator", Store: st, Persist: PersistAlways})
+	_, s := startSession(t, Config{Backends: []agent.Backend{d, e}, Default: "delegator", Store: st, Persist: PersistAlways})
 	ctx := context.Background()
 	if _, err := s.Prompt(ctx, Arrival{}, text("first")); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestHandoff_subagentFlattened(t *testing.T) {
 // ErrRestricted, through the Manager as through the edge.
 func TestSubagent_cancelIgnoredAndRestricted(t *testing.T) {
 	d := &delegatingBackend{echoBackend{name: "delegator"}}
-	m, s := delegatorSession(t, Config{Backends: []agent.Backend{d}, Default: "delegator", Persist: PersistNever})
+	m, s := startSession(t, Config{Backends: []agent.Backend{d}, Default: "delegator", Persist: PersistNever})
 	ctx := context.Background()
 	if _, err := s.Prompt(ctx, Arrival{}, text("first")); err != nil {
 		t.Fatal(err)
@@ -167,9 +167,10 @@ func TestSubagent_cancelIgnoredAndRestricted(t *testing.T) {
 	}
 }
 
-// delegatorSession starts a Manager of cfg, its client recording nothing
-// in particular, and a session on its default agent in /w.
-func delegatorSession(t *testing.T, cfg Config) (*Manager, *Session) {
+// startSession starts a Manager of cfg, its client recording nothing
+// in particular, and a session on its default agent in /w; the Manager is
+// shut down when the test ends.
+func startSession(t *testing.T, cfg Config) (*Manager, *Session) {
 	t.Helper()
 	m, err := NewManager(cfg)
 	if err != nil {
