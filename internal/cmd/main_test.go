@@ -157,16 +157,7 @@ func TestBridge_sessionSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	live = append(live, p.client.take()...)
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.cmd.Wait()
-
-	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
-	if _, err := p2.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p2.cs.LoadSession(c, acp.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []acp.McpServer{}}); err != nil {
-		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
-	}
+	p2 := killAndLoad(t, p, state, s.SessionId)
 	want, got := acptest.Conversation(live), acptest.Conversation(p2.client.take())
 	if got != want || !strings.Contains(got, "You said: demo") {
 		t.Errorf("replay after SIGKILL:\n%s\nwant (live):\n%s", got, want)
@@ -175,6 +166,23 @@ func TestBridge_sessionSurvivesKill(t *testing.T) {
 	if err != nil || len(list.Sessions) != 1 || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "demo" {
 		t.Errorf("list after restart: %+v, %v", list, err)
 	}
+}
+
+// killAndLoad SIGKILLs the bridge p, starts another on the mock with the
+// same state directory and loads session id in it.
+func killAndLoad(t *testing.T, p *bridgeProc, state string, id acp.SessionId) *bridgeProc {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.cmd.Wait()
+	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
+	c := ctx(t)
+	if _, err := p2.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.cs.LoadSession(c, acp.LoadSessionRequest{SessionId: id, Cwd: "/work", McpServers: []acp.McpServer{}}); err != nil {
+		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
+	}
+	return p2
 }
 
 // TestBridge_turnKilledMidwayIsKept kills the bridge while a turn waits
@@ -203,16 +211,7 @@ func TestBridge_turnKilledMidwayIsKept(t *testing.T) {
 			t.Fatalf("no checkpoint in %s:\n%s\nstderr: %s", file, b, p.stderr)
 		}
 	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	p.cmd.Wait()
-
-	p2 := startProc(t, "--agent", "mock", "--state-dir", state)
-	if _, err := p2.cs.Initialize(c, acp.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p2.cs.LoadSession(c, acp.LoadSessionRequest{SessionId: s.SessionId, Cwd: "/work", McpServers: []acp.McpServer{}}); err != nil {
-		t.Fatalf("load after kill: %v\nstderr: %s", err, p2.stderr)
-	}
+	p2 := killAndLoad(t, p, state, s.SessionId)
 	var kinds []string
 	for _, u := range p2.client.take() {
 		switch {
