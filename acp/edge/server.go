@@ -46,7 +46,9 @@ func (s *Server) ServeV2(v V2) { s.v2 = v }
 
 // RequestError is how the v1 edge answers a bridge error; the v2 edge
 // answers with the same codes.
-func (s *Server) RequestError(method string, err error) *acp.RequestError { return s.reqErr(method, err) }
+func (s *Server) RequestError(method string, err error) *acp.RequestError {
+	return s.reqErr(method, err)
+}
 
 // NewSetup is a session's setup from what a session/new, load, resume or
 // fork carries.
