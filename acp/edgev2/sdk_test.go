@@ -1,7 +1,6 @@
 package edgev2_test
 
 import (
-
 	"context"
 	"encoding/json"
 	"io"
@@ -176,4 +175,3 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
-
