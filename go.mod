@@ -3,6 +3,7 @@ module github.com/acpbridge/acpbridge
 go 1.26.0
 
 require (
+	github.com/acpbridge/acpbridge/third_party/acpv2 v0.0.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/acp-go-sdk v0.13.5
@@ -25,3 +26,5 @@ require (
 )
 
 replace github.com/coder/acp-go-sdk => ./third_party/acp-go-sdk
+
+replace github.com/acpbridge/acpbridge/third_party/acpv2 => ./third_party/acpv2

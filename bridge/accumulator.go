@@ -132,8 +132,13 @@ func (a *Accumulator) tag(es []Entry) []Entry {
 // User records a user prompt as one complete message and returns the
 // entries it completes.
 func (a *Accumulator) User(blocks []acp.ContentBlock) []Entry {
+	return a.UserAs(a.newID(), blocks)
+}
+
+// UserAs is User with the message's id.
+func (a *Accumulator) UserAs(id string, blocks []acp.ContentBlock) []Entry {
 	done := a.closeMessage()
-	m := &message{kind: "user_message_chunk", id: a.newID(), seq: a.seq()}
+	m := &message{kind: "user_message_chunk", id: id, seq: a.seq()}
 	for _, b := range blocks {
 		m.add(b)
 	}

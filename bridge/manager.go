@@ -609,6 +609,10 @@ func notAbs(cwd, goos string) string {
 	return "is not an absolute path"
 }
 
+// NewMessageID returns a new message id, as the bridge makes them (for
+// Arrival.MessageID).
+func NewMessageID() string { return newID() }
+
 // newID returns a random (version 4) UUID: session and message ids.
 func newID() string {
 	var b [16]byte

@@ -223,10 +223,13 @@ func (s *Session) sendTo(id string, u acp.SessionUpdate) {
 
 // recordUser records the prompt as the user's message and titles an
 // untitled session after it.
-func (s *Session) recordUser(prompt []acp.ContentBlock) {
+func (s *Session) recordUser(prompt []acp.ContentBlock, id string) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	entries := s.acc.User(prompt)
+	if id == "" {
+		id = s.acc.newID()
+	}
+	entries := s.acc.UserAs(id, prompt)
 	s.record(entries)
 	s.mu.Lock()
 	title := ""

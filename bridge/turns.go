@@ -63,6 +63,10 @@ type Arrival struct {
 	// response: once the turn has ended, nothing but the goroutine
 	// scheduler orders the one response against the next turn.
 	AwaitEarlier func()
+	// MessageID, if not "", is the id the prompt's user message is
+	// recorded with (and replayed with): ACP v2 answers session/prompt
+	// with it before the turn begins. "" has the bridge make one.
+	MessageID string
 }
 
 // Prompt runs one turn for a prompt that arrived at a.At. A prompt that
@@ -89,7 +93,7 @@ func (s *Session) Prompt(ctx context.Context, a Arrival, prompt []acp.ContentBlo
 		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	toAgent, note := s.handedOver(prompt)
-	s.recordUser(prompt)
+	s.recordUser(prompt, a.MessageID)
 	if note != "" {
 		s.deliver(acp.UpdateAgentThoughtText(note))
 	}

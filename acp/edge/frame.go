@@ -45,15 +45,44 @@ type input struct {
 	blobs *blobs
 
 	initialized bool // an initialize request has gone through
+
+	v2       bool          // the server serves ACP v2 too (Server.ServeV2)
+	upgraded chan struct{} // closed when the client asked for v2; up is set then
+	up       *upgrade
 }
+
+// upgrade is the guard's end when a client's first initialize asks for
+// protocol 2 or later on a server that serves v2: the initialize line and
+// the rest of stdin, for the v2 edge. Until then the guard did as it does
+// for v1, so a v1 client sees no difference.
+type upgrade struct {
+	first []byte
+	rest  io.Reader
+}
+
+func (u *upgrade) Error() string { return "the client asked for ACP v2" }
 
 // guard starts copying r; out must be the writer the SDK writes to.
 func guard(r io.Reader, out *lockedWriter, order *arrivals, bl *blobs, max int, log *slog.Logger) *input {
-	in := &input{ended: make(chan struct{}), track: newTracker(), order: order, reply: out, max: max, log: log, blobs: bl}
+	return guardFor(r, out, order, bl, max, log, false)
+}
+
+// guardFor is guard; with v2, a first initialize asking for v2 ends it
+// (see upgrade).
+func guardFor(r io.Reader, out *lockedWriter, order *arrivals, bl *blobs, max int, log *slog.Logger, v2 bool) *input {
+	in := &input{ended: make(chan struct{}), track: newTracker(), order: order, reply: out, max: max, log: log, blobs: bl,
+		v2: v2, upgraded: make(chan struct{})}
 	in.pr, in.pw = io.Pipe()
 	out.track, out.order, out.blobs = in.track, order, bl
 	go func() {
-		in.err = in.copy(r)
+		err := in.copy(r)
+		var up *upgrade
+		if errors.As(err, &up) {
+			in.up = up
+			close(in.upgraded)
+			return
+		}
+		in.err = err
 		close(in.ended)
 	}()
 	return in
@@ -78,6 +107,10 @@ func (in *input) copy(r io.Reader) error {
 		line, size, err := readLine(br, in.max)
 		if size > 0 {
 			if werr := in.pass(line, size); werr != nil {
+				var up *upgrade
+				if errors.As(werr, &up) {
+					up.rest = br
+				}
 				return werr
 			}
 		}
@@ -150,6 +183,12 @@ func (in *input) pass(line []byte, size int) error {
 		return nil
 	}
 	env, err := checkMessage(trimmed)
+	if err == nil && in.v2 && !in.initialized {
+		err = asksV2(env, trimmed)
+		if up, ok := err.(*upgrade); ok {
+			return up
+		}
+	}
 	if err == nil {
 		err = in.checkOrder(env)
 	}
@@ -201,6 +240,36 @@ func (in *input) checkOrder(env envelope) error {
 			detail: method + " before initialize: call initialize first"}
 	}
 	return nil
+}
+
+// asksV2 returns an *upgrade for an initialize request that asks for
+// protocol 2 or later, as the TS SDK's AgentProtocolRouter picks v2: an
+// integer protocolVersion of at least 2. A v2 initialize needs a string or
+// integer id (a *frameError otherwise, with a null id, as the router
+// answers). Anything else is nil: v1's, as before v2.
+func asksV2(env envelope, line []byte) error {
+	if string(env.Method) != `"initialize"` || env.ID == nil {
+		return nil
+	}
+	var p struct {
+		Params struct {
+			ProtocolVersion json.Number `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if dec.Decode(&p) != nil {
+		return nil
+	}
+	v, err := p.Params.ProtocolVersion.Int64()
+	if err != nil || v < 2 || v > 0xffff {
+		return nil
+	}
+	var id json.Number
+	if env.ID[0] != '"' && (json.Unmarshal(env.ID, &id) != nil || strings.ContainsAny(string(id), ".eE")) {
+		return &frameError{code: codeInvalidRequest, message: "Invalid request", detail: "ACP v2 request IDs must be strings or integers"}
+	}
+	return &upgrade{first: bytes.Clone(line)}
 }
 
 // frameError is a message the guard answers instead of forwarding.

@@ -8,6 +8,7 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"time"
@@ -30,6 +31,29 @@ type Server struct {
 
 	login Login
 	hooks *testHooks // nil outside tests
+	v2    V2         // nil: v1 only
+}
+
+// V2 serves, on the bridge connection bc, a client whose first initialize
+// (first, a line) asked for ACP v2, with the rest of its input r and its
+// output w, until r ends or ctx is done. acp/edgev2 is one.
+type V2 func(ctx context.Context, bc *bridge.Conn, first []byte, r io.Reader, w io.Writer) error
+
+// ServeV2 has the Server answer a client that asks for protocol 2 or later
+// with v (and any other with v1), as the TS SDK's AgentProtocolRouter
+// picks; without it every client gets v1. Call it before serving.
+func (s *Server) ServeV2(v V2) { s.v2 = v }
+
+// RequestError is how the v1 edge answers a bridge error; the v2 edge
+// answers with the same codes.
+func (s *Server) RequestError(method string, err error) *acp.RequestError {
+	return s.reqErr(method, err)
+}
+
+// NewSetup is a session's setup from what a session/new, load, resume or
+// fork carries.
+func NewSetup(cwd string, dirs []string, mcp []acp.McpServer, prompt *acp.SystemPrompt) (bridge.Setup, error) {
+	return setup(cwd, dirs, mcp, prompt)
 }
 
 // conn is one client connection: the agent the SDK serves it with, the
@@ -77,7 +101,7 @@ type stream struct {
 func (c *conn) start(r io.Reader, w io.Writer) stream {
 	out := newLockedWriter(w)
 	c.out = out
-	in := guard(r, out, c.order, c.blobs, c.maxLine, c.log)
+	in := guardFor(r, out, c.order, c.blobs, c.maxLine, c.log, c.v2 != nil)
 	set := make(chan struct{})
 	sc := acp.NewAgentSideConnection(c, out, gated{in, set})
 	sc.SetLogger(QuietSDK(c.log))
@@ -127,6 +151,12 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 			s.log.Warn("requests still unanswered after stdin ended; giving up on them", "timeout", DrainTimeout)
 		case <-ctx.Done():
 		}
+	case <-st.in.upgraded:
+		<-st.in.track.wait() // what v1 was asked before (an authenticate) is answered
+		c.end(st)
+		s.log.Debug("the client asked for ACP v2")
+		err := s.v2(ctx, c.bc, st.in.up.first, st.in.up.rest, w)
+		return errors.Join(err, s.m.Shutdown())
 	case <-st.sdk.Done():
 		s.log.Debug("connection closed")
 	case <-st.out.broken:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/acp/edge"
+	"github.com/acpbridge/acpbridge/acp/edgev2"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/internal/daemon"
@@ -128,6 +129,7 @@ func (c *cli) serveStdio(o *options) error {
 	log.Debug("serving", "agent", o.agent, "persist", cfg.Persist, "state", stateDirOf(cfg))
 	s := edge.NewServer(m, c.version, log)
 	offerLogins(s, o)
+	s.ServeV2(edgev2.New(s, m, c.version, log).Serve) // a client asking for protocol 2 gets ACP v2 (draft)
 	return s.Serve(ctx, c.stdin, c.stdout)
 }
 

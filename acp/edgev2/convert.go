@@ -1,0 +1,208 @@
+package edgev2
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/acpbridge/acpbridge/bridge"
+	acpv2 "github.com/acpbridge/acpbridge/third_party/acpv2"
+	"github.com/coder/acp-go-sdk"
+)
+
+// client is the v2 client as the bridge sees it: a v1 Client whose updates
+// and asks this edge re-encodes. It has no Peer: v2 removed the client's fs
+// and terminal methods, so the agent writes files itself (the bridge's
+// edits option says so), and a replay is sent update by update.
+type client struct{ c *conn }
+
+var _ bridge.Client = client{}
+
+func (client) Peer() bridge.Peer { return nil }
+
+// SessionUpdate sends a v1 update as its v2 form; one v2 has no form for
+// (current_mode_update: modes are config options in v2) is dropped.
+func (cl client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	sid := string(n.SessionId)
+	u, ok, err := cl.c.toV2(sid, n.Update)
+	if err != nil {
+		cl.c.log.Debug("an update v2 cannot carry was dropped", "session", sid, "err", err)
+		return nil
+	}
+	if ok {
+		cl.c.notify(sid, u)
+	}
+	return nil
+}
+
+// RequestPermission asks the client, with the session's state
+// requires_action while the ask waits and running again once answered.
+func (cl client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	c, sid := cl.c, string(r.SessionId)
+	req, err := permissionRequest(r)
+	if err != nil {
+		return acp.RequestPermissionResponse{}, err
+	}
+	c.state(sid, "requires_action", "")
+	defer c.state(sid, "running", "")
+	rsp, err := c.rpc.Callback(ctx, acpv2.ClientMethodSessionRequestPermission, req)
+	if err != nil {
+		return acp.RequestPermissionResponse{}, fmt.Errorf("asking permission: %w", err)
+	}
+	var v2 acpv2.RequestPermissionResponse
+	if err := rsp.UnmarshalResult(&v2); err != nil {
+		return acp.RequestPermissionResponse{}, fmt.Errorf("decoding the permission answer: %w", err)
+	}
+	var out acp.RequestPermissionResponse
+	return out, convert(v2, &out)
+}
+
+// permissionRequest is v1's ask in v2's shape: a title, and the tool call
+// as its subject.
+func permissionRequest(r acp.RequestPermissionRequest) (acpv2.RequestPermissionRequest, error) {
+	out := acpv2.RequestPermissionRequest{SessionId: acpv2.SessionId(r.SessionId), Title: "Permission"}
+	if t := r.ToolCall.Title; t != nil && *t != "" {
+		out.Title = *t
+	}
+	if err := convert(r.Options, &out.Options); err != nil {
+		return out, fmt.Errorf("permission options: %w", err)
+	}
+	var tc acpv2.ToolCallUpdate
+	if err := convert(r.ToolCall, &tc); err != nil {
+		return out, fmt.Errorf("permission tool call: %w", err)
+	}
+	out.Subject = &acpv2.RequestPermissionSubject{ToolCall: &acpv2.RequestPermissionSubjectToolCall{ToolCall: tc}}
+	return out, nil
+}
+
+// toV2 is a v1 update as v2's: tool_call becomes the tool_call_update
+// that creates it, plan a plan_update of items, config options get
+// configId; chunks keep the message id the bridge stamped (or get one per
+// run of a kind). ok is false for an update v2 has no form for.
+func (c *conn) toV2(sid string, u acp.SessionUpdate) (acpv2.SessionUpdate, bool, error) {
+	if u.CurrentModeUpdate != nil {
+		return acpv2.SessionUpdate{}, false, nil
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return acpv2.SessionUpdate{}, false, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return acpv2.SessionUpdate{}, false, err
+	}
+	kind, _ := m["sessionUpdate"].(string)
+	switch kind {
+	case "tool_call":
+		m["sessionUpdate"] = "tool_call_update"
+	case "plan":
+		m = map[string]any{"sessionUpdate": "plan_update",
+			"plan": map[string]any{"type": "items", "planId": "plan", "entries": m["entries"]}}
+	case "config_option_update":
+		m["configOptions"] = withConfigIDs(m["configOptions"])
+	case "user_message_chunk", "agent_message_chunk", "agent_thought_chunk":
+		c.stampMessage(sid, kind, m)
+	}
+	b, err = json.Marshal(m)
+	if err != nil {
+		return acpv2.SessionUpdate{}, false, err
+	}
+	var out acpv2.SessionUpdate
+	if err := json.Unmarshal(b, &out); err != nil {
+		return acpv2.SessionUpdate{}, false, fmt.Errorf("%s: %w", kind, err)
+	}
+	return out, true, nil
+}
+
+// stampMessage gives a chunk without a messageId (v2 requires one) the id
+// of the run of chunks of its kind it belongs to.
+func (c *conn) stampMessage(sid, kind string, m map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id, ok := m["messageId"].(string); ok && id != "" {
+		c.msgs[sid] = kind + "\x00" + id
+		return
+	}
+	last := c.msgs[sid]
+	if len(last) > len(kind) && last[:len(kind)+1] == kind+"\x00" {
+		m["messageId"] = last[len(kind)+1:]
+		return
+	}
+	id := bridge.NewMessageID()
+	c.msgs[sid] = kind + "\x00" + id
+	m["messageId"] = id
+}
+
+// withConfigIDs renames v1's config option "id" to v2's "configId".
+func withConfigIDs(v any) any {
+	opts, _ := v.([]any)
+	for _, o := range opts {
+		if om, ok := o.(map[string]any); ok {
+			if id, ok := om["id"]; ok {
+				om["configId"] = id
+				delete(om, "id")
+			}
+		}
+	}
+	return v
+}
+
+// configOptions are v1's config options as v2's.
+func configOptions(opts []acp.SessionConfigOption) ([]acpv2.SessionConfigOption, error) {
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	var out []acpv2.SessionConfigOption
+	if err := convert(withConfigIDs(v), &out); err != nil {
+		return nil, fmt.Errorf("config options: %w", err)
+	}
+	return out, nil
+}
+
+// v1Capabilities is what the bridge is told a v2 client offers: no fs or
+// terminal (v2 has none), and notices, compaction and subagents, which
+// every v2 client takes.
+func v1Capabilities(v2 acpv2.ClientCapabilities) acp.ClientCapabilities {
+	caps := acp.ClientCapabilities{
+		Session: &acp.ClientSessionCapabilities{
+			Notices:    &acp.NoticeCapabilities{},
+			Compaction: &acp.CompactionCapabilities{},
+		},
+		Subagents: &acp.SubagentCapabilities{},
+	}
+	if v2.Elicitation != nil {
+		convert(v2.Elicitation, &caps.Elicitation)
+	}
+	return caps
+}
+
+func promptCaps(p acp.PromptCapabilities) *acpv2.PromptCapabilities {
+	out := &acpv2.PromptCapabilities{}
+	if p.Image {
+		out.Image = &acpv2.PromptImageCapabilities{}
+	}
+	if p.Audio {
+		out.Audio = &acpv2.PromptAudioCapabilities{}
+	}
+	if p.EmbeddedContext {
+		out.EmbeddedContext = &acpv2.PromptEmbeddedContextCapabilities{}
+	}
+	return out
+}
+
+func mcpCaps(m acp.McpCapabilities) *acpv2.McpCapabilities {
+	out := &acpv2.McpCapabilities{Stdio: &acpv2.McpStdioCapabilities{}}
+	if m.Http {
+		out.Http = &acpv2.McpHttpCapabilities{}
+	}
+	return out
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -1,0 +1,95 @@
+package edgev2
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"sync"
+)
+
+// drain holds the end of the client's input back until every request read
+// has its response written and the turns have ended (cancelled at once),
+// as the v1 edge does: jrpc2 stops at EOF and drops what it has not
+// answered, and a script piped into the bridge is to get every reply.
+type drain struct {
+	br      *bufio.Reader
+	rest    []byte // of the line being read
+	atEOF   func() // cancels the running turns and waits for them
+	mu      sync.Mutex
+	pending int
+	idle    *sync.Cond
+}
+
+func newDrain(r io.Reader, atEOF func()) *drain {
+	d := &drain{br: bufio.NewReaderSize(r, 16<<10), atEOF: atEOF}
+	d.idle = sync.NewCond(&d.mu)
+	return d
+}
+
+// Read passes the lines on, counting the requests among them.
+func (d *drain) Read(p []byte) (int, error) {
+	if len(d.rest) == 0 {
+		line, err := d.br.ReadBytes('\n')
+		if len(line) == 0 {
+			if err == io.EOF {
+				d.atEOF()
+				d.mu.Lock()
+				for d.pending > 0 {
+					d.idle.Wait()
+				}
+				d.mu.Unlock()
+			}
+			return 0, err
+		}
+		if isRequest(line) {
+			d.mu.Lock()
+			d.pending++
+			d.mu.Unlock()
+		}
+		d.rest = line
+	}
+	n := copy(p, d.rest)
+	d.rest = d.rest[n:]
+	return n, nil
+}
+
+// answered counts a response written.
+func (d *drain) answered() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pending > 0 {
+		d.pending--
+	}
+	d.idle.Broadcast()
+}
+
+// output is the connection's output; it tells d of every response.
+type output struct {
+	w io.Writer
+	d *drain
+}
+
+func (o output) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if isResponse(p) {
+		o.d.answered()
+	}
+	return n, err
+}
+
+func (output) Close() error { return nil }
+
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+}
+
+func isRequest(line []byte) bool {
+	var e envelope
+	return json.Unmarshal(line, &e) == nil && e.Method != nil && e.ID != nil
+}
+
+func isResponse(line []byte) bool {
+	var e envelope
+	return json.Unmarshal(line, &e) == nil && e.Method == nil && e.ID != nil && string(e.ID) != "null"
+}

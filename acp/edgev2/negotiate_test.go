@@ -1,0 +1,101 @@
+package edgev2_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// run pipes lines into a bridge on dir and returns its output, one
+// message a line, by id ("" for notifications, in order).
+func run(t *testing.T, dir string, lines ...string) (byID map[string]map[string]any, notes []map[string]any) {
+	t.Helper()
+	var out strings.Builder
+	if err := serve(t.Context(), manager(t, dir), strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	byID = map[string]map[string]any{}
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", sc.Text(), err)
+		}
+		if id, ok := m["id"]; ok && m["method"] == nil {
+			b, _ := json.Marshal(id)
+			byID[string(b)] = m
+		} else {
+			notes = append(notes, m)
+		}
+	}
+	return byID, notes
+}
+
+func code(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+const (
+	initV1 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`
+	initV2 = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"t","version":"1"},"capabilities":{}}}`
+)
+
+// TestNegotiation: protocol 1 gets v1 (whose answer has agentCapabilities)
+// and v2's methods are unknown there; protocol 2 or more gets v2, where
+// v1's are, and a repeated initialize asking for less is -32600.
+func TestNegotiation(t *testing.T) {
+	v1, _ := run(t, t.TempDir(), initV1,
+		`{"jsonrpc":"2.0","id":2,"method":"tool_call/cancel","params":{"sessionId":"s","toolCallId":"t"}}`)
+	if r, _ := v1["1"]["result"].(map[string]any); r["agentCapabilities"] == nil || r["protocolVersion"] != 1.0 {
+		t.Errorf("protocol 1's initialize: %v", v1["1"])
+	}
+	if c := code(v1["2"]); c != -32601 {
+		t.Errorf("a v2 method on a v1 connection got %v, want -32601", c)
+	}
+	v2, _ := run(t, t.TempDir(),
+		strings.Replace(initV2, `"protocolVersion":2`, `"protocolVersion":7`, 1),
+		`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s","cwd":"/","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	if r, _ := v2["1"]["result"].(map[string]any); r["info"] == nil || r["protocolVersion"] != 2.0 {
+		t.Errorf("protocol 7's initialize: %v", v2["1"])
+	}
+	if c := code(v2["2"]); c != -32601 {
+		t.Errorf("a v1 method on a v2 connection got %v, want -32601", c)
+	}
+	if c := code(v2["3"]); c != -32600 {
+		t.Errorf("a repeated initialize asking for protocol 1 got %v, want -32600", c)
+	}
+}
+
+// TestResume_v1SessionOverV2: a session made and prompted over v1 in one
+// bridge run is resumed over v2 in the next, its history replayed.
+func TestResume_v1SessionOverV2(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	first, _ := run(t, dir, initV1,
+		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+cwd+`","mcpServers":[]}}`)
+	sid := first["2"]["result"].(map[string]any)["sessionId"].(string)
+	run(t, dir, initV1,
+		`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+cwd+`","mcpServers":[]}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hello over v1"}]}}`)
+	res, notes := run(t, dir, initV2,
+		`{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"`+sid+`","cwd":"`+cwd+`","replayFrom":{"type":"start"}}}`)
+	if res["2"]["result"] == nil {
+		t.Fatalf("session/resume: %v", res["2"])
+	}
+	var kinds []string
+	text := ""
+	for _, n := range notes {
+		u := n["params"].(map[string]any)["update"].(map[string]any)
+		kinds = append(kinds, u["sessionUpdate"].(string))
+		if c, ok := u["content"].(map[string]any); ok && u["sessionUpdate"] == "user_message_chunk" {
+			text += c["text"].(string)
+		}
+	}
+	if text != "hello over v1" || kinds[len(kinds)-1] != "state_update" {
+		t.Errorf("replay over v2: %v, user text %q", kinds, text)
+	}
+}

@@ -1,0 +1,79 @@
+// v2client.mjs drives acpbridge on its stdin/stdout (this process's stdout
+// and stdin) with the ACP TypeScript SDK 2.4.0's experimental v2 client:
+// initialize, session/new, a turn whose edit asks permission (allowed), a
+// slow turn it cancels, session/list, session/resume replaying from the
+// start, session/close, session/delete. Every session/update, permission
+// ask and result is checked against v2's schema (the SDK's zod schemas,
+// generated from schema/v2/schema.json). It writes what it saw as JSON to
+// $ACP_V2_OUT; any failure exits 1.
+import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
+import * as z from "./node_modules/@agentclientprotocol/sdk/dist/v2/schema/zod.gen.js";
+import { Readable, Writable } from "node:stream";
+import { writeFileSync } from "node:fs";
+
+const cwd = process.env.ACP_V2_CWD;
+const check = (schema, what, v) => {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new Error(`${what} does not match v2's schema: ${JSON.stringify(v)}: ${r.error}`);
+  return v;
+};
+
+const updates = [], asks = [], wake = [];
+const app = client({ name: "acpbridge-v2-test" })
+  .onRequest("session/request_permission", async ({ params }) => {
+    asks.push(check(z.zRequestPermissionRequest, "permission ask", params));
+    const option = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
+    return { outcome: { outcome: "selected", optionId: option.optionId } };
+  })
+  .onNotification("session/update", ({ params }) => {
+    updates.push(check(z.zUpdateSessionNotification, "session/update", params));
+    for (const w of wake.splice(0)) w();
+  });
+const until = async (what, ok) => {
+  while (!ok()) await new Promise((resolve) => wake.push(resolve));
+};
+const of = (sid) => updates.filter((u) => u.sessionId === sid).map((u) => u.update);
+const idle = (sid, n) => () => of(sid).filter((u) => u.sessionUpdate === "state_update" && u.state === "idle").length >= n;
+
+const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+const seen = await app.connectWith(stream, async (agent) => {
+  const init = check(z.zInitializeResponse, "initialize", await agent.request("initialize", {
+    protocolVersion: 2, info: { name: "acpbridge-v2-test", version: "1" }, capabilities: {},
+  }));
+  const { sessionId } = check(z.zNewSessionResponse, "session/new", await agent.request("session/new", { cwd }));
+  const first = check(z.zPromptResponse, "session/prompt", await agent.request("session/prompt", {
+    sessionId, prompt: [{ type: "text", text: "Please think, read the README and edit mock.txt." }],
+  }));
+  await until("the first turn's end", idle(sessionId, 1));
+  const other = (await agent.request("session/new", { cwd })).sessionId;
+  await agent.request("session/prompt", { sessionId: other, prompt: [{ type: "text", text: "slow answer please" }] });
+  await until("the slow answer", () => of(other).some((u) => u.sessionUpdate === "agent_message_chunk"));
+  await agent.notify("session/cancel", { sessionId: other });
+  await until("the cancelled turn's end", idle(other, 1));
+  const list = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
+  const before = updates.length;
+  const resumed = check(z.zResumeSessionResponse, "session/resume", await agent.request("session/resume", {
+    sessionId, cwd, replayFrom: { type: "start" },
+  }));
+  // The SDK may resolve the result before it has run the handlers of the
+  // notifications written before it.
+  await until("the state after the replay", () =>
+    updates.slice(before).some((u) => u.sessionId === sessionId && u.update.sessionUpdate === "state_update"));
+  const replay = updates.slice(before).filter((u) => u.sessionId === sessionId).map((u) => u.update);
+  let badCursor;
+  try {
+    await agent.request("session/resume", { sessionId, cwd, replayFrom: { type: "_nowhere" } });
+  } catch (e) {
+    badCursor = e.code;
+  }
+  check(z.zCloseSessionResponse, "session/close", await agent.request("session/close", { sessionId: other }));
+  check(z.zDeleteSessionResponse, "session/delete", await agent.request("session/delete", { sessionId: other }));
+  const after = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
+  return {
+    init, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
+    after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, asks,
+    updates: of(sessionId), cancelled: of(other),
+  };
+});
+writeFileSync(process.env.ACP_V2_OUT, JSON.stringify(seen));
+process.exit(0);
