@@ -65,7 +65,7 @@ type conn struct {
 // or ctx is done; then its running turns are cancelled and waited for.
 func (s *Server) Serve(ctx context.Context, bc *bridge.Conn, first []byte, r io.Reader, w io.Writer) error {
 	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(first)}
-	c.rpc = jrpc2.NewServer(c.methods(), &jrpc2.ServerOptions{AllowPush: true, Concurrency: 16})
+	c.rpc = jrpc2.NewServer(c.methods(), &jrpc2.ServerOptions{AllowPush: true, Concurrency: 1})
 	bc.SetClient(client{c})
 	in := newDrain(io.MultiReader(bytesReader(append(first, '\n')), r), func() {
 		s.m.CancelAll()
