@@ -30,7 +30,8 @@ func startPage(t *testing.T, agents sandbox.Agents) (string, *pagetest.Browser) 
 // stream, approve an edit and see its diff and the plan, save a
 // screenshot, reopen the session from the list, cancel a turn and prompt
 // again; see a notice and a compaction, and the compaction again in the
-// reopened session.
+// reopened session; see a subagent folded under its tool call, approve its
+// edit there, and see it again in the reopened session.
 func TestPage_inChromium_realChat(t *testing.T) {
 	url, b := startPage(t, mockAgents)
 	ex := pagetest.ExercisePage(t, b, url, pageToken)
@@ -38,6 +39,7 @@ func TestPage_inChromium_realChat(t *testing.T) {
 		t.Log("NOTE: the edit's diff did not show while it asked for approval (the stream's approval request carries no diff)")
 	}
 	pagetest.NoticeAndCompaction(t, b)
+	pagetest.Subagent(t, b)
 	b.CheckClean(pageToken)
 }
 

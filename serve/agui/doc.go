@@ -9,5 +9,10 @@
 // in (a user message as a prompt, the history a new session is told) and
 // out (a session/load replay as MESSAGES_SNAPSHOT).
 //
+// A subagent (web.Subagents) is an activity of type "subagent" keyed by
+// its session id, replaced whole as it goes, as the compaction's is, and
+// replayed in MESSAGES_SNAPSHOT; AG-UI 1.0's SUBAGENT_* events are not
+// used, as a snapshot would keep none of the subagent's title and state.
+//
 // It has no locks of its own: a translator is its turn's pump's alone.
 package agui

@@ -102,9 +102,11 @@ type segment struct {
 // messages (one per ACP message id, or per run of chunks), thoughts
 // reasoning messages, tool calls tool calls named by their kind with their
 // raw input as arguments and their output (content, raw output) as a
-// result, the plan the state's "plan", a notice a CUSTOM event and a
-// compaction an activity (web.NoticeOf, web.Compactions). It is not safe
-// for concurrent use.
+// result, the plan the state's "plan", a notice a CUSTOM event, a
+// compaction an activity (web.NoticeOf, web.Compactions), and a subagent
+// an activity of type "subagent" with its work so far (web.Subagents),
+// whose permission ask is an interrupt like the session's own. It is not
+// safe for concurrent use.
 type run struct {
 	sessionID       string
 	seg             segment
@@ -114,6 +116,7 @@ type run struct {
 	asked           map[acp.ToolCallId]*web.Ask
 	planSent        bool // a STATE_SNAPSHOT went out in this run
 	compactions     web.Compactions
+	subagents       web.Subagents
 	seq             int
 }
 
@@ -146,11 +149,34 @@ func (t *run) Update(u acp.SessionUpdate) []any {
 		return append(t.closeMessages(), t.plan(u.Plan.Entries))
 	case u.Notice != nil:
 		return append(t.closeMessages(), event{Type: "CUSTOM", Name: "notice", Value: web.NoticeOf(u.Notice)})
+	case u.SubagentUpdate != nil:
+		return append(t.closeMessages(), subagentActivity(t.subagents.Announce(u.SubagentUpdate)))
+	case u.SessionMessage != nil:
+		if d, ok := t.subagents.Message(u.SessionMessage); ok {
+			return append(t.closeMessages(), subagentActivity(d))
+		}
+		return nil
 	}
 	if c, ok := t.compactions.Fold(u); ok {
 		return append(t.closeMessages(), compactionActivity(c))
 	}
 	return nil
+}
+
+// Child is the events an update of subagent id adds: its activity, whole.
+func (t *run) Child(id string, u acp.SessionUpdate) []any {
+	if d, ok := t.subagents.Fold(id, u); ok {
+		return append(t.closeMessages(), subagentActivity(d))
+	}
+	return nil
+}
+
+// subagentActivity is a subagent's state as an AG-UI activity, whose
+// message id is the subagent's session id: the whole of it, replacing
+// what the message had.
+func subagentActivity(d web.SubagentData) event {
+	replace := true
+	return event{Type: "ACTIVITY_SNAPSHOT", MessageID: d.ID, ActivityType: "subagent", Content: d, Replace: &replace}
 }
 
 // compactionActivity is a compaction's state as an AG-UI activity: the
@@ -302,25 +328,35 @@ func (t *run) closeAll() []any {
 // Ask is a permission ask: it ends the run with an interrupt, answered by
 // the next run's resume entry {"optionId": …} (an option of the ask's,
 // which the response schema lists) or "cancelled".
+//
+// A subagent's ask is its activity, the call approval-requested, and an
+// interrupt whose toolCallId is the subagent's call and whose metadata's
+// "subagent" is the subagent's session id.
 func (t *run) Ask(a *web.Ask) []any {
 	tc := a.Req.ToolCall
-	upd := &acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind, Content: tc.Content,
-		Locations: tc.Locations, RawInput: tc.RawInput}
-	out := t.toolCallUpdate(upd)
-	t.asked[tc.ToolCallId] = a
+	var out []any
+	title := ""
+	meta := map[string]any{"options": a.Req.Options}
+	if d, ok := t.subagents.Ask(a); ok {
+		out = append(t.closeMessages(), subagentActivity(d))
+		title = t.subagents.Tool(a.Child, tc.ToolCallId).Title
+		meta["subagent"] = a.Child
+	} else {
+		upd := &acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind, Content: tc.Content,
+			Locations: tc.Locations, RawInput: tc.RawInput}
+		out = t.toolCallUpdate(upd)
+		t.asked[tc.ToolCallId] = a
+		title = t.tools.Get(tc.ToolCallId).Title
+	}
 	out = append(out, t.closeAll()...)
 	ids := make([]string, 0, len(a.Req.Options))
 	for _, o := range a.Req.Options {
 		ids = append(ids, string(o.OptionId))
 	}
-	title := ""
-	if tool := t.tools.Get(tc.ToolCallId); tool != nil {
-		title = tool.Title
-	}
 	in := interrupt{ID: a.ID, Reason: "permission", Message: title, ToolCallID: string(tc.ToolCallId),
 		ResponseSchema: map[string]any{"type": "object", "required": []string{"optionId"}, "additionalProperties": false,
 			"properties": map[string]any{"optionId": map[string]any{"type": "string", "enum": ids}}},
-		Metadata: map[string]any{"options": a.Req.Options}}
+		Metadata: meta}
 	return append(out, event{Type: "RUN_FINISHED", ThreadID: t.seg.threadID, RunID: t.seg.runID,
 		Outcome: &outcome{Type: "interrupt", Interrupts: []interrupt{in}}})
 }

@@ -93,7 +93,7 @@ func toldHistory(earlier []messageIn, prompt []acp.ContentBlock) []acp.ContentBl
 // messagesSnapshot is a reopened thread's conversation (a session/load
 // replay) as MESSAGES_SNAPSHOT, with the run's user message after it when
 // the run prompts it.
-func messagesSnapshot(history []acp.SessionUpdate, last *messageIn, prompting bool) event {
+func messagesSnapshot(history []web.Update, last *messageIn, prompting bool) event {
 	msgs := replayMessages(history)
 	if prompting && last != nil {
 		var content any
@@ -108,7 +108,8 @@ type replay struct {
 	msgs        []message
 	tools       map[acp.ToolCallId]*replayTool
 	compactions web.Compactions
-	activity    map[string]int // a compaction's activity message, by its id
+	subagents   web.Subagents
+	activity    map[string]int // a compaction's or subagent's activity message, by its id
 }
 
 // replayTool is a tool call of the replay: where its call is, and
@@ -121,15 +122,28 @@ type replayTool struct {
 // replayMessages turns a session/load replay into AG-UI messages:
 // user messages, assistant messages with their tool calls, a tool message
 // per finished call, reasoning messages, and an activity message per
-// compaction.
-func replayMessages(us []acp.SessionUpdate) []message {
+// compaction and per subagent (its work in it).
+func replayMessages(us []web.Update) []message {
 	r := &replay{msgs: []message{}, tools: map[acp.ToolCallId]*replayTool{}, compactions: web.Compactions{}, activity: map[string]int{}}
 	for _, u := range us {
-		if c, ok := r.compactions.Fold(u); ok {
-			r.compaction(c)
+		if u.Child != "" {
+			if d, ok := r.subagents.Fold(u.Child, u.SessionUpdate); ok {
+				r.activityOf(d.ID, "subagent", d)
+			}
+			continue
+		}
+		if c, ok := r.compactions.Fold(u.SessionUpdate); ok {
+			r.activityOf(c.ID, "compaction", c)
 			continue
 		}
 		switch {
+		case u.SubagentUpdate != nil:
+			d := r.subagents.Announce(u.SubagentUpdate)
+			r.activityOf(d.ID, "subagent", d)
+		case u.SessionMessage != nil:
+			if d, ok := r.subagents.Message(u.SessionMessage); ok {
+				r.activityOf(d.ID, "subagent", d)
+			}
 		case u.UserMessageChunk != nil:
 			r.say("user", u.UserMessageChunk.Content)
 		case u.AgentMessageChunk != nil:
@@ -145,15 +159,15 @@ func replayMessages(us []acp.SessionUpdate) []message {
 	return r.msgs
 }
 
-// compaction adds a compaction's activity message, or brings it up to
-// date.
-func (r *replay) compaction(c web.CompactionData) {
-	if i, ok := r.activity[c.ID]; ok {
-		r.msgs[i].Content = c
+// activityOf adds the activity message id (a compaction's, a subagent's)
+// of activityType, or brings it up to date.
+func (r *replay) activityOf(id, activityType string, content any) {
+	if i, ok := r.activity[id]; ok {
+		r.msgs[i].Content = content
 		return
 	}
-	r.activity[c.ID] = len(r.msgs)
-	r.msgs = append(r.msgs, message{ID: c.ID, Role: "activity", ActivityType: "compaction", Content: c})
+	r.activity[id] = len(r.msgs)
+	r.msgs = append(r.msgs, message{ID: id, Role: "activity", ActivityType: activityType, Content: content})
 }
 
 // say adds a content block to the last message if it has role (text

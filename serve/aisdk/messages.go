@@ -160,7 +160,7 @@ func (f *uiFolder) tool(c uiChunk) {
 // replayMessages turns a session/load replay into UIMessages: each user
 // message one message, and what the agent did until the next one an
 // assistant message with parts as the chat stream makes them.
-func replayMessages(sessionID string, us []acp.SessionUpdate) []uiMessage {
+func replayMessages(sessionID string, us []web.Update) []uiMessage {
 	msgs := []uiMessage{}
 	var user *uiMessage
 	var tr *uiStream
@@ -178,7 +178,7 @@ func replayMessages(sessionID string, us []acp.SessionUpdate) []uiMessage {
 		tr, f = nil, nil
 	}
 	for _, u := range us {
-		if u.UserMessageChunk != nil {
+		if u.UserMessageChunk != nil && u.Child == "" {
 			flush()
 			if user == nil {
 				msgs = append(msgs, uiMessage{ID: "h" + strconv.Itoa(len(msgs)+1), Role: "user", Parts: []map[string]any{}})
@@ -191,7 +191,11 @@ func replayMessages(sessionID string, us []acp.SessionUpdate) []uiMessage {
 			tr, f = newUIStream(sessionID, ""), newUIFolder()
 		}
 		user = nil
-		for _, c := range tr.Update(u) {
+		chunks := tr.Update(u.SessionUpdate)
+		if u.Child != "" {
+			chunks = tr.Child(u.Child, u.SessionUpdate)
+		}
+		for _, c := range chunks {
 			if uc, ok := c.(uiChunk); ok && uc.Type != "message-metadata" {
 				f.add(uc)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/serve/web"
 	"github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -49,17 +50,24 @@ func TestPromptOf(t *testing.T) {
 func ptrTo[T any](v T) *T { return &v }
 
 // A session/load replay as UIMessages: a user message per prompt (text
-// joined), the agent's work until the next one an assistant message.
+// joined), the agent's work until the next one an assistant message; a
+// subagent's work (its prompt too) is its data-subagent part's.
 func TestReplayMessages(t *testing.T) {
 	read := acp.ToolCallStatusCompleted
-	us := []acp.SessionUpdate{
-		acp.UpdateUserMessageText("Read "), acp.UpdateUserMessageText("it"),
-		acp.UpdateAgentThoughtText("hmm"),
-		{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: "t1", Title: "Read a", Kind: acp.ToolKindRead, RawInput: map[string]any{"p": "a"}}},
-		{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "t1", Status: &read}},
-		acp.UpdateAgentMessageText("done"),
-		{UsageUpdate: &acp.SessionUsageUpdate{Used: 1, Size: 2}},
-		acp.UpdateUserMessageText("next"),
+	sub := agent.SubagentUpdate("s1.c1", "Look", "", agent.Running())
+	sub.SubagentUpdate.Meta = agent.SubagentOf("t2")
+	us := []web.Update{
+		{SessionUpdate: acp.UpdateUserMessageText("Read ")}, {SessionUpdate: acp.UpdateUserMessageText("it")},
+		{SessionUpdate: acp.UpdateAgentThoughtText("hmm")},
+		{SessionUpdate: acp.SessionUpdate{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: "t1", Title: "Read a", Kind: acp.ToolKindRead, RawInput: map[string]any{"p": "a"}}}},
+		{SessionUpdate: acp.SessionUpdate{ToolCallUpdate: &acp.SessionToolCallUpdate{ToolCallId: "t1", Status: &read}}},
+		{SessionUpdate: acp.UpdateAgentMessageText("done")},
+		{SessionUpdate: acp.SessionUpdate{ToolCall: &acp.SessionUpdateToolCall{ToolCallId: "t2", Title: "Delegate", Kind: acp.ToolKindThink}}},
+		{SessionUpdate: sub},
+		{Child: "s1.c1", SessionUpdate: acp.UpdateUserMessageText("look")},
+		{Child: "s1.c1", SessionUpdate: acp.UpdateAgentMessageText("seen")},
+		{SessionUpdate: acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{Used: 1, Size: 2}}},
+		{SessionUpdate: acp.UpdateUserMessageText("next")},
 	}
 	got := replayMessages("s1", us)
 	var summary []string
@@ -78,10 +86,17 @@ func TestReplayMessages(t *testing.T) {
 	}
 	want := []string{
 		"h1 user: text(Read it)",
-		"h2 assistant: reasoning(hmm)[done] dynamic-tool[output-available] text(done)[done]",
+		"h2 assistant: reasoning(hmm)[done] dynamic-tool[output-available] text(done)[done] dynamic-tool[input-streaming] data-subagent",
 		"h3 user: text(next)",
 	}
 	if diff := cmp.Diff(want, summary); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	parts := got[1].Parts
+	d, _ := parts[len(parts)-1]["data"].(web.SubagentData)
+	wantSub := web.SubagentData{ID: "s1.c1", ToolCallID: "t2", Title: "Look", State: "running",
+		Parts: []web.SubagentPart{{Type: "prompt", Text: "look"}, {Type: "text", Text: "seen"}}}
+	if diff := cmp.Diff(wantSub, d); diff != "" {
+		t.Errorf("the subagent (-want +got):\n%s", diff)
 	}
 }

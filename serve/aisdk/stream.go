@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/acpbridge/acpbridge/serve/web"
 	"github.com/coder/acp-go-sdk"
@@ -50,7 +51,9 @@ const sseDone = web.RawData("[DONE]")
 // permission ask is a tool approval request; the plan is one data-plan
 // part, replaced as it changes; a notice is a data-notice part, a
 // compaction a data-compaction part replaced as it changes (web.NoticeOf,
-// web.Compactions). It is not safe for concurrent use.
+// web.Compactions); a subagent a data-subagent part replaced as it
+// changes, and a subagent's permission ask a tool part of its own
+// (web.Subagents, subagentAsk). It is not safe for concurrent use.
 type uiStream struct {
 	sessionID string
 	messageID string
@@ -59,12 +62,14 @@ type uiStream struct {
 	tools           web.Tools
 	asked           map[acp.ToolCallId]*web.Ask // the tool calls' permission asks
 	compactions     web.Compactions
-	seq             int // numbers the parts
+	subagents       web.Subagents
+	childOf         map[acp.ToolCallId]string // a subagent's asked tool part (askedID) → the subagent
+	seq             int                       // numbers the parts
 }
 
 func newUIStream(sessionID, messageID string) *uiStream {
 	return &uiStream{sessionID: sessionID, messageID: messageID,
-		asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}}
+		asked: map[acp.ToolCallId]*web.Ask{}, compactions: web.Compactions{}, childOf: map[acp.ToolCallId]string{}}
 }
 
 var _ web.Translator = (*uiStream)(nil)
@@ -96,6 +101,13 @@ func (t *uiStream) Update(u acp.SessionUpdate) []any {
 			"context": map[string]any{"used": u.UsageUpdate.Used, "size": u.UsageUpdate.Size}}}}
 	case u.Notice != nil:
 		return append(t.closeParts(), uiChunk{Type: "data-notice", Data: web.NoticeOf(u.Notice)})
+	case u.SubagentUpdate != nil:
+		return append(t.closeParts(), subagentChunk(t.subagents.Announce(u.SubagentUpdate)))
+	case u.SessionMessage != nil:
+		if d, ok := t.subagents.Message(u.SessionMessage); ok {
+			return append(t.closeParts(), subagentChunk(d))
+		}
+		return nil
 	}
 	if c, ok := t.compactions.Fold(u); ok {
 		return append(t.closeParts(), uiChunk{Type: "data-compaction", ID: c.ID, Data: c})
@@ -156,6 +168,41 @@ func (t *uiStream) closeParts() []any {
 	return out
 }
 
+// subagentChunk is a subagent's state as its data-subagent part.
+func subagentChunk(d web.SubagentData) uiChunk {
+	return uiChunk{Type: "data-subagent", ID: d.ID, Data: d}
+}
+
+// askedID is the id of the tool part of a subagent's tool call asked
+// about: the subagent's session id, a slash and the call's id, which no
+// tool call of the session's has.
+func askedID(child string, call acp.ToolCallId) acp.ToolCallId {
+	return acp.ToolCallId(child + "/" + string(call))
+}
+
+// Child is the chunks an update of subagent id adds: its data-subagent
+// part, and the output of its tool part if it was asked about.
+func (t *uiStream) Child(id string, u acp.SessionUpdate) []any {
+	d, ok := t.subagents.Fold(id, u)
+	if !ok {
+		return nil
+	}
+	out := append(t.closeParts(), subagentChunk(d))
+	var tu *acp.SessionToolCallUpdate
+	switch {
+	case u.ToolCall != nil:
+		tu = web.AsToolUpdate(u.ToolCall)
+	case u.ToolCallUpdate != nil:
+		tu = u.ToolCallUpdate
+	}
+	if tu != nil && t.tools.Get(askedID(id, tu.ToolCallId)) != nil {
+		v := *tu
+		v.ToolCallId = askedID(id, tu.ToolCallId)
+		out = append(out, t.toolCallUpdate(&v)...)
+	}
+	return out
+}
+
 // toolCall starts a tool part (or updates it, for an id already seen).
 func (t *uiStream) toolCall(c *acp.SessionUpdateToolCall) []any {
 	return t.toolCallUpdate(web.AsToolUpdate(c))
@@ -207,7 +254,7 @@ func (t *uiStream) tool(id acp.ToolCallId, title *string, kind *acp.ToolKind) (*
 	}
 	out := t.closeParts()
 	return tool, append(out, uiChunk{Type: "tool-input-start", ToolCallID: string(id), ToolName: web.ToolName(tool.Kind),
-		Dynamic: true, ProviderExecuted: true, Title: tool.Title, ToolMetadata: toolMetadata(tool)})
+		Dynamic: true, ProviderExecuted: true, Title: tool.Title, ToolMetadata: t.toolMetadata(id, tool)})
 }
 
 func (t *uiStream) inputAvailable(id acp.ToolCallId, tool *web.Tool) uiChunk {
@@ -217,7 +264,7 @@ func (t *uiStream) inputAvailable(id acp.ToolCallId, tool *web.Tool) uiChunk {
 		input = map[string]any{}
 	}
 	return uiChunk{Type: "tool-input-available", ToolCallID: string(id), ToolName: web.ToolName(tool.Kind), Dynamic: true,
-		ProviderExecuted: true, Title: tool.Title, Input: input, ToolMetadata: toolMetadata(tool)}
+		ProviderExecuted: true, Title: tool.Title, Input: input, ToolMetadata: t.toolMetadata(id, tool)}
 }
 
 // inputNews tells whether a tool part's input is news: the first time it
@@ -249,10 +296,47 @@ func (t *uiStream) failed(id acp.ToolCallId, tool *web.Tool) uiChunk {
 // Ask is a permission ask: the tool part's approval request, which ends
 // the response (the turn waits for the answer the next request brings).
 func (t *uiStream) Ask(a *web.Ask) []any {
-	tc := a.Req.ToolCall
+	if a.Child != "" {
+		return t.subagentAsk(a)
+	}
+	return append(t.closeParts(), t.approval(a, a.Req.ToolCall)...)
+}
+
+// subagentAsk is a permission ask of a subagent's: its data-subagent part
+// (the call approval-requested), then, in a step of its own, a tool part
+// of the call (askedID; toolMetadata.subagent names the subagent) with
+// the approval request. The AI SDK answers approvals on tool parts only,
+// and sends the answer by itself once every tool part of the last step
+// is answered or done: the parent's tool call that runs the subagent is
+// neither, so it is left in the step before.
+func (t *uiStream) subagentAsk(a *web.Ask) []any {
 	out := t.closeParts()
-	tool, start := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
-	out = append(out, start...)
+	d, _ := t.subagents.Ask(a)
+	out = append(out, subagentChunk(d), uiChunk{Type: "finish-step"}, uiChunk{Type: "start-step"})
+	tc := a.Req.ToolCall
+	id := askedID(a.Child, tc.ToolCallId)
+	t.childOf[id] = a.Child
+	if known := t.subagents.Tool(a.Child, tc.ToolCallId); known != nil {
+		kind := known.Kind
+		tc.Title, tc.Kind = &known.Title, &kind
+		if tc.RawInput == nil {
+			tc.RawInput = known.RawInput
+		}
+		if tc.Content == nil {
+			tc.Content = known.Content
+		}
+		if tc.Locations == nil {
+			tc.Locations = known.Locations
+		}
+	}
+	tc.ToolCallId = id
+	return append(out, t.approval(a, tc)...)
+}
+
+// approval is tool call tc's part (started if it is new) with a's
+// approval request, and the end of the response.
+func (t *uiStream) approval(a *web.Ask, tc acp.ToolCallUpdate) []any {
+	tool, out := t.tool(tc.ToolCallId, tc.Title, tc.Kind)
 	before := tool.RawInput
 	tool.Merge(&acp.SessionToolCallUpdate{ToolCallId: tc.ToolCallId, Title: tc.Title, Kind: tc.Kind,
 		Content: tc.Content, Locations: tc.Locations, RawInput: tc.RawInput})
@@ -260,9 +344,11 @@ func (t *uiStream) Ask(a *web.Ask) []any {
 	if inputNews(tool, before, tc.RawInput, acp.ToolCallStatusInProgress) {
 		out = append(out, t.inputAvailable(tc.ToolCallId, tool))
 	}
+	req := a.Req
+	req.ToolCall = tc
 	out = append(out,
 		uiChunk{Type: "tool-approval-request", ApprovalID: a.ID, ToolCallID: string(tc.ToolCallId),
-			ApprovalDescriptor: approvalDescriptor(tool.Title, a.Req)},
+			ApprovalDescriptor: approvalDescriptor(tool.Title, req)},
 		uiChunk{Type: "finish-step"},
 		uiChunk{Type: "finish", FinishReason: "tool-calls"},
 		sseDone)
@@ -335,11 +421,17 @@ func finishReason(r acp.StopReason) string {
 	return "other"
 }
 
-// toolMetadata keeps what the AI SDK's tool part has no field for.
-func toolMetadata(tool *web.Tool) map[string]any {
+// toolMetadata keeps what the AI SDK's tool part has no field for: the
+// ACP kind, the locations, and for a subagent's call asked about the
+// subagent's session id and the call's own id.
+func (t *uiStream) toolMetadata(id acp.ToolCallId, tool *web.Tool) map[string]any {
 	m := map[string]any{"kind": web.ToolName(tool.Kind)}
 	if len(tool.Locations) > 0 {
 		m["locations"] = tool.Locations
+	}
+	if child := t.childOf[id]; child != "" {
+		m["subagent"] = child
+		m["subagentToolCallId"] = strings.TrimPrefix(string(id), child+"/")
 	}
 	return m
 }

@@ -191,7 +191,7 @@ func (cs *Chats) forget(c *Chat) {
 // conversation it replayed returned; reopened says whether the session was
 // opened now (a chat already open is left as it is). ErrUnknownChat when the bridge has no session for c. The
 // caller holds c.op.
-func (cs *Chats) Open(ctx context.Context, c *Chat, replay bool) (history []acp.SessionUpdate, reopened bool, err error) {
+func (cs *Chats) Open(ctx context.Context, c *Chat, replay bool) (history []Update, reopened bool, err error) {
 	if c.sess != nil && c.sess.conn.alive() {
 		return nil, false, nil
 	}
@@ -302,7 +302,7 @@ func (cs *Chats) SegmentOf(id string) *Segment {
 // Replay loads session id (session/load) and returns its conversation. Its
 // cwd is cwd if given, else the one it is open in here, else the one
 // session/list gives.
-func (cs *Chats) Replay(ctx context.Context, id, cwd string) ([]acp.SessionUpdate, error) {
+func (cs *Chats) Replay(ctx context.Context, id, cwd string) ([]Update, error) {
 	agent := ""
 	if s := cs.p.session(id); s != nil {
 		agent = s.conn.agent

@@ -52,6 +52,7 @@ type peer struct {
 	mu       sync.Mutex // protects the fields below
 	conns    map[string]*pconn
 	sessions map[string]*Session
+	parents  map[string]string // a subagent's session id → its parent's, once announced
 	closed   bool
 }
 
@@ -61,7 +62,7 @@ func newPeer(dial dialer, log *slog.Logger, askTimeout time.Duration) *peer {
 		askTimeout = DefaultAskTimeout
 	}
 	return &peer{dial: dial, log: log, askTimeout: askTimeout, ctx: ctx, cancel: cancel,
-		conns: map[string]*pconn{}, sessions: map[string]*Session{}}
+		conns: map[string]*pconn{}, sessions: map[string]*Session{}, parents: map[string]string{}}
 }
 
 // pconn is one in-process ACP connection.
@@ -174,6 +175,27 @@ func (p *peer) session(id string) *Session {
 	return p.sessions[id]
 }
 
+// adopt records that child is a subagent session of parent.
+func (p *peer) adopt(child, parent string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.parents[child] = parent
+}
+
+// route is the session an update or ask for session id goes to, and the
+// subagent's id ("" for the session's own); nil for a session not here.
+func (p *peer) route(id string) (*Session, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.sessions[id]; s != nil {
+		return s, ""
+	}
+	if parent, ok := p.parents[id]; ok && p.sessions[parent] != nil {
+		return p.sessions[parent], id
+	}
+	return nil, ""
+}
+
 // register records s under its id, replacing any earlier session object.
 func (p *peer) register(s *Session) {
 	p.mu.Lock()
@@ -217,7 +239,7 @@ func (p *peer) resume(ctx context.Context, agent, id, cwd string) (*Session, err
 
 // load reopens session id with session/load on agent's connection (or the
 // one it is open on) and returns the conversation it replayed.
-func (p *peer) load(ctx context.Context, agent, id, cwd string) (*Session, []acp.SessionUpdate, error) {
+func (p *peer) load(ctx context.Context, agent, id, cwd string) (*Session, []Update, error) {
 	s := p.session(id)
 	if s == nil || !s.conn.alive() {
 		c, err := p.conn(ctx, agent)
@@ -294,24 +316,30 @@ func (p *peer) setOption(ctx context.Context, s *Session, id, value string) erro
 }
 
 // client is the peer's sdk.Client: it routes each session's updates and
-// asks to its Session.
+// asks to its Session, and a subagent's to its parent's (the subagent
+// announced by a subagent_update on the parent first, as ACP says).
 type client struct{ p *peer }
 
 var _ acp.Client = client{}
 
 func (c client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
-	if s := c.p.session(string(n.SessionId)); s != nil {
-		s.deliver(n.Update)
+	s, child := c.p.route(string(n.SessionId))
+	if s == nil {
+		return nil
 	}
+	if su := n.Update.SubagentUpdate; su != nil && child == "" {
+		c.p.adopt(string(su.SessionId), s.ID)
+	}
+	s.deliver(child, n.Update)
 	return nil
 }
 
 func (c client) RequestPermission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
-	s := c.p.session(string(req.SessionId))
+	s, child := c.p.route(string(req.SessionId))
 	if s == nil {
 		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
 	}
-	return acp.RequestPermissionResponse{Outcome: s.request(ctx, req)}, nil
+	return acp.RequestPermissionResponse{Outcome: s.request(ctx, child, req)}, nil
 }
 
 // The web edges offer no fs or terminal: the bridge never asks.

@@ -10,8 +10,9 @@
 // The layout:
 //
 //   - conn.go: the peer, the in-process ACP connections of one edge (one
-//     per agent) and the sessions opened on them; the ACP client it is
-//     (no fs, no terminal; permission asks wait for the web client).
+//     per agent) and the sessions opened on them (and their subagents'
+//     ids, routed to them); the ACP client it is (no fs, no terminal;
+//     permission asks wait for the web client).
 //   - link.go: how a connection reaches the Connector (pipes, or a Conn of
 //     the core's Registry, as every other client connection of the
 //     server).
@@ -31,6 +32,10 @@
 //     and the history a new session is told (TellHistory).
 //   - notice.go: notices and compactions, which the web connections take
 //     as they are (NoticeOf, Compactions).
+//   - subagent.go: subagents, which they take too: a child session's
+//     updates and asks routed to its parent's Session (Update.Child,
+//     Ask.Child) and folded into its state so far (Subagents,
+//     SubagentData), which both protocols send whole under its tool call.
 //
 // Lock order (a mutex may be held while taking those after it in its
 // line): Chat.op (a request's set-up) → Chat.mu → Session.mu → queue.mu;

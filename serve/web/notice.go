@@ -16,9 +16,11 @@ import (
 // history (the bridge records none), a compaction is: it comes back in a
 // session's messages.
 
-// webCapabilities are what the web edge's connection takes.
+// webCapabilities are what the web edge's connection takes: notices,
+// compactions and subagents (subagent.go) as ACP has them.
 var webCapabilities = acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{
-	Notices: &acp.NoticeCapabilities{}, Compaction: &acp.CompactionCapabilities{}}}
+	Notices: &acp.NoticeCapabilities{}, Compaction: &acp.CompactionCapabilities{}},
+	Subagents: &acp.SubagentCapabilities{}}
 
 // NoticeData is what a web client is told of a notice.
 type NoticeData struct {

@@ -27,7 +27,7 @@ type Session struct {
 	mu      sync.Mutex // protects the fields below
 	asks    map[string]*Ask
 	turn    *turn
-	replay  []acp.SessionUpdate // a load's replay, while collecting
+	replay  []Update // a load's replay, while collecting
 	loading bool
 }
 
@@ -35,10 +35,12 @@ func newPSession(p *peer, c *pconn, id, cwd string) *Session {
 	return &Session{p: p, conn: c, ID: id, cwd: cwd, events: newQueue(), asks: map[string]*Ask{}}
 }
 
-// item is one thing a turn brings, in order: an update, a permission ask,
-// or the turn's end.
+// item is one thing a turn brings, in order: an update (of the session's
+// or a subagent's, child its session id), a permission ask, or the turn's
+// end.
 type item struct {
 	update *acp.SessionUpdate
+	child  string
 	ask    *Ask
 	end    *TurnEnd
 }
@@ -73,17 +75,18 @@ type turn struct {
 	done chan struct{} // closed once its end is queued
 }
 
-// deliver takes an update for the session: into a load's replay, or the
-// running turn's events; one that belongs to neither (a turn another
-// client ran) is left to the transcript.
-func (s *Session) deliver(u acp.SessionUpdate) {
+// deliver takes an update for the session, or for its subagent child
+// ("" for the session's own): into a load's replay, or the running turn's
+// events; one that belongs to neither (a turn another client ran) is left
+// to the transcript.
+func (s *Session) deliver(child string, u acp.SessionUpdate) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.loading:
-		s.replay = append(s.replay, u)
+		s.replay = append(s.replay, Update{Child: child, SessionUpdate: u})
 	case s.turn != nil:
-		s.events.push(item{update: &u})
+		s.events.push(item{update: &u, child: child})
 	}
 }
 
@@ -99,7 +102,7 @@ func (s *Session) collect() error {
 }
 
 // collected ends the gathering and returns the replay.
-func (s *Session) collected() []acp.SessionUpdate {
+func (s *Session) collected() []Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.replay
@@ -186,6 +189,7 @@ func (s *Session) cancel() {
 type Ask struct {
 	ID     string
 	Req    acp.RequestPermissionRequest
+	Child  string                            // the subagent's session id whose ask it is, "" for the session's own
 	answer chan acp.RequestPermissionOutcome // 1-buffered; sent to once
 	over   chan struct{}                     // closed when answered, cancelled or timed out
 
@@ -240,11 +244,13 @@ func (a *Ask) optionOf(kinds ...acp.PermissionOptionKind) *acp.PermissionOption 
 	return nil
 }
 
-// request queues a permission ask for the running turn and waits for its
-// answer, its cancellation (ctx: the bridge withdrew it), the peer's end,
-// or the ask timeout; all but an answer are the cancelled outcome.
-func (s *Session) request(ctx context.Context, req acp.RequestPermissionRequest) acp.RequestPermissionOutcome {
+// request queues a permission ask of the session's, or of its subagent
+// child's ("" for the session's own), for the running turn and waits for
+// its answer, its cancellation (ctx: the bridge withdrew it), the peer's
+// end, or the ask timeout; all but an answer are the cancelled outcome.
+func (s *Session) request(ctx context.Context, child string, req acp.RequestPermissionRequest) acp.RequestPermissionOutcome {
 	a := NewAsk("ask_"+RandomID(), req)
+	a.Child = child
 	s.mu.Lock()
 	if s.turn == nil {
 		s.mu.Unlock()

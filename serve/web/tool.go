@@ -132,6 +132,21 @@ func (a *Ask) Rejected() bool {
 	return a.outcome != nil && a.outcome.Selected != nil && isReject(a.kindOf(string(a.outcome.Selected.OptionId)))
 }
 
+// Answer says whether the ask was answered, and if so whether with an
+// option that allows.
+func (a *Ask) Answer() (answered, approved bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.outcome == nil {
+		return false, false
+	}
+	if a.outcome.Selected == nil {
+		return true, false
+	}
+	k := a.kindOf(string(a.outcome.Selected.OptionId))
+	return true, k == acp.PermissionOptionKindAllowOnce || k == acp.PermissionOptionKindAllowAlways
+}
+
 func isReject(k acp.PermissionOptionKind) bool {
 	return k == acp.PermissionOptionKindRejectOnce || k == acp.PermissionOptionKindRejectAlways
 }

@@ -22,6 +22,9 @@ type Translator interface {
 	Open(info any) []any
 	// Update is what one session update adds.
 	Update(u acp.SessionUpdate) []any
+	// Child is what one update of the session's subagent id adds (its
+	// announcement is an Update; see Subagents).
+	Child(id string, u acp.SessionUpdate) []any
 	// Ask is a permission ask, which ends the segment.
 	Ask(a *Ask) []any
 	// End is the turn's end, which ends the last segment.
@@ -165,6 +168,8 @@ func (cs *Chats) pump(c *Chat, r *run, seg *Segment) {
 			return
 		}
 		switch {
+		case it.update != nil && it.child != "":
+			seg.Add(r.tr.Child(it.child, *it.update)...)
 		case it.update != nil:
 			seg.Add(r.tr.Update(*it.update)...)
 		case it.ask != nil && it.ask.open():

@@ -178,3 +178,49 @@ func NoticeAndCompaction(t *testing.T, b *Browser) {
 		t.Errorf("the reopened session shows %d notices; notices are not history", n)
 	}
 }
+
+// promptDelegate makes the mock delegate to a subagent, which reads, asks
+// to edit, and answers.
+const promptDelegate = "Please delegate."
+
+// subagentUnderCall is the JS of whether a subagent's fold in state is
+// drawn under the tool call that started it (the delegate call), with
+// the subagent's tool calls in it.
+func subagentUnderCall(state string) string {
+	return `[...document.querySelectorAll('.tool[data-tool-call-id] > details.subagent[data-state="` + state + `"]')].some(d =>
+		d.parentElement.dataset.toolCallId === d.dataset.toolCallId
+		&& d.parentElement.querySelector('.tool-title').textContent.startsWith('Delegate')
+		&& d.querySelector('summary').textContent.includes('Delegated task')
+		&& d.querySelector('.tool[data-state] .tool-title')?.textContent.startsWith('Read '))`
+}
+
+// Subagent prompts the mock to delegate in a new chat and checks that the
+// page shows the subagent folded under the delegate tool call, open while
+// it works, its edit's approval answerable there; done, the fold holds
+// its answer and its edit's diff, and closes; reopened from the list, the
+// session shows it under the call again.
+func Subagent(t *testing.T, b *Browser) {
+	t.Helper()
+	b.Run("starting a new chat", ClickQuery(`#new-chat`))
+	b.Prompt(promptDelegate)
+	b.Wait("the running subagent under its tool call", subagentUnderCall("running")+` && document.querySelector('details.subagent[open] .tool[data-state="approval-requested"] button.approve')`)
+	if n := EvalJS[int](b, `document.querySelectorAll('.message.assistant > .tool[data-state="approval-requested"]').length`); n != 0 {
+		t.Errorf("the subagent's ask shows %d times beside its subagent; it belongs in it", n)
+	}
+	b.screenshotAs("subagent-asking")
+	b.Run("approving the subagent's edit", ClickQuery(`details.subagent .tool[data-state="approval-requested"] button.approve`))
+	WaitAnswer(b, promptDelegate)
+	done := subagentUnderCall("idle") + ` && [...document.querySelectorAll('details.subagent[data-state="idle"]')].some(d => !d.open
+		&& d.textContent.includes('Done: mock.txt') && d.querySelector('.diff .line.add')?.textContent.includes('hello, world'))`
+	b.Wait("the subagent done, folded, with its answer and diff", done)
+	id := EvalJS[string](b, `document.querySelector('#sessions li.current')?.dataset.id ?? ''`)
+	if id == "" {
+		b.Wait("the chat in the session list", `document.querySelector('#sessions li.current')`)
+		id = EvalJS[string](b, `document.querySelector('#sessions li.current').dataset.id`)
+	}
+	b.Run("starting a new chat", ClickQuery(`#new-chat`))
+	b.Wait("an empty chat", `document.querySelectorAll('#messages .message').length === 0`)
+	b.Run("reopening the session", ClickQuery(`#sessions li[data-id="`+id+`"] button`))
+	WaitAnswer(b, promptDelegate)
+	b.Wait("the reopened subagent under its tool call", done)
+}

@@ -16,9 +16,11 @@ import (
 // run); {"update": …} is a session update; {"ask": <request_permission
 // params>, "answer": "<option id>"|"cancelled"} a permission ask, answered
 // so before the lines after it; {"end": <prompt response>} the turn's end;
-// {"error": "…"} its failure.
+// {"error": "…"} its failure. An update or ask with "child": "<session
+// id>" is that subagent's.
 type goldenLine struct {
 	Open   *struct{ State any }
+	Child  string
 	Update *acp.SessionUpdate
 	Ask    *acp.RequestPermissionRequest
 	Answer string
@@ -43,11 +45,14 @@ func RenderTurn(t *testing.T, in []byte, tr web.Translator, info func(n int, sta
 		case l.Open != nil:
 			opens++
 			events = tr.Open(info(opens, l.Open.State))
+		case l.Update != nil && l.Child != "":
+			events = tr.Child(l.Child, *l.Update)
 		case l.Update != nil:
 			events = tr.Update(*l.Update)
 		case l.Ask != nil:
 			asks++
 			a := web.NewAsk(fmt.Sprintf("ask_%d", asks), *l.Ask)
+			a.Child = l.Child
 			events = tr.Ask(a)
 			if l.Answer == "cancelled" {
 				a.Give(acp.NewRequestPermissionOutcomeCancelled())

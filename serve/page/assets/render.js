@@ -1,7 +1,7 @@
 // render.js draws UI messages (the AI SDK's UIMessage) as DOM: text,
 // thoughts folded, tool calls with their diffs, output and approval
-// buttons, the plan, notices and compactions. Every text goes in through
-// textContent.
+// buttons, the plan, notices, compactions, and subagents folded under the
+// tool calls that started them. Every text goes in through textContent.
 
 import { diffLines } from './diff.js';
 import { isToolPart, toolName } from './stream.js';
@@ -70,17 +70,19 @@ export class Renderer {
   }
 
   message(m) {
-    const parts = m.parts.map((p, i) => this.part(m, p, `${m.id}:${i}`)).filter(Boolean);
+    const subs = subagentsOf(m);
+    const parts = m.parts.map((p, i) => this.part(m, p, `${m.id}:${i}`, subs)).filter(Boolean);
     const usage = usageLine(m.metadata);
     return el('article', { class: `message ${m.role}`, 'data-id': m.id, 'data-role': m.role },
       el('div', { class: 'who' }, m.role === 'user' ? 'You' : m.role === 'assistant' ? 'Agent' : m.role),
       parts, usage && el('div', { class: 'usage muted' }, usage));
   }
 
-  part(m, p, key) {
+  part(m, p, key, subs) {
     if (p.type === 'text') return el('div', { class: 'text' }, p.text);
     if (p.type === 'reasoning') return this.fold(key, 'reasoning', false, `Thought${p.state === 'streaming' ? '…' : ''}`, el('div', { class: 'text' }, p.text));
-    if (isToolPart(p)) return this.tool(m, p, key);
+    if (isToolPart(p)) return subs.byID.has(p.toolMetadata?.subagent) ? null : this.toolWithSubagents(m, p, key, subs, 0);
+    if (p.type === 'data-subagent') return subs.nested(p.data) ? null : this.subagent(m, p.data, subs, 0);
     if (p.type === 'data-plan') return plan(p.data);
     if (p.type === 'data-notice') return notice(p.data);
     if (p.type === 'data-compaction') return this.compaction(p.data, key);
@@ -101,11 +103,53 @@ export class Renderer {
     return this.fold(key, 'compaction', false, head, ...body);
   }
 
+  /** toolWithSubagents draws a tool part with the subagents it started folded under it. */
+  toolWithSubagents(m, p, key, subs, depth) {
+    const node = this.tool(m, p, key);
+    if (depth < 4) for (const d of subs.byTool.get(p.toolCallId) ?? []) node.append(this.subagent(m, d, subs, depth));
+    return node;
+  }
+
+  /**
+   * subagent draws a data-subagent part's subagent: a fold, open while it
+   * works, with its title, state and description, and its work inside (a
+   * tool call it was asked about drawn from the message's own part of it,
+   * which carries the approval).
+   */
+  subagent(m, d, subs, depth) {
+    const state = String(d?.state ?? 'unknown');
+    const asking = (d.parts ?? []).some((p) => isToolPart(p) && p.state === 'approval-requested');
+    const label = asking ? 'needs approval' : state === 'idle' ? (!d.stopReason || d.stopReason === 'end_turn' ? 'done' : String(d.stopReason)) : state.replace('_', ' ');
+    const head = [el('span', { class: `badge subagent-state subagent-${state}` }, label),
+      el('span', { class: 'subagent-title' }, String(d.title || 'Subagent')),
+      d.description ? el('span', { class: 'muted subagent-description' }, String(d.description)) : null];
+    const key = `${m.id}:subagent:${d.id}`;
+    const body = [];
+    if (d.error) body.push(el('div', { class: 'tool-error' }, String(d.error)));
+    (d.parts ?? []).forEach((p, i) => body.push(this.subagentPart(m, d, p, `${key}:${i}`, subs, depth)));
+    const fold = this.fold(key, 'subagent', state !== 'idle' || asking, head, ...body.filter(Boolean));
+    fold.dataset.subagentId = String(d.id ?? '');
+    fold.dataset.state = state;
+    fold.dataset.toolCallId = String(d.toolCallId ?? '');
+    return fold;
+  }
+
+  subagentPart(m, d, p, key, subs, depth) {
+    if (p.type === 'prompt') return p.text === d.description ? null : el('div', { class: 'subagent-prompt muted' }, p.text);
+    if (p.type === 'message') return el('div', { class: 'subagent-message muted' }, `${p.direction === 'out' ? '← ' : '→ '}${p.text ?? ''}`);
+    if (isToolPart(p)) return this.toolWithSubagents(m, subs.asked.get(`${d.id}/${p.toolCallId}`) ?? p, key, subs, depth + 1);
+    return this.part(m, p, key, subs);
+  }
+
   /** fold is a <details> whose open state survives redraws once the user toggles it. */
   fold(key, cls, openByDefault, summary, ...body) {
     const d = el('details', { class: cls, 'data-key': key }, el('summary', {}, summary), ...body);
     d.open = this.open.has(key) ? this.open.get(key) : openByDefault;
-    d.addEventListener('toggle', () => this.open.set(key, d.open));
+    // Setting open fires a toggle too: only the user's change is kept.
+    const drawn = d.open;
+    d.addEventListener('toggle', () => {
+      if (d.open !== drawn || this.open.has(key)) this.open.set(key, d.open);
+    });
     return d;
   }
 
@@ -144,6 +188,31 @@ export class Renderer {
       always && el('button', { type: 'button', class: 'approve-always', title: always.name ?? '', onclick: answer(true, always.optionId) }, 'Always allow'),
       el('button', { type: 'button', class: 'deny', onclick: answer(false) }, 'Deny'));
   }
+}
+
+/**
+ * subagentsOf indexes a message's subagents (its data-subagent parts): by
+ * id, by the tool call that started them, and the message's tool parts of
+ * their calls asked about (toolMetadata.subagent). nested says whether a
+ * subagent is drawn under a tool call of the message.
+ */
+function subagentsOf(m) {
+  const byID = new Map();
+  const byTool = new Map();
+  const asked = new Map();
+  const tools = new Set();
+  for (const p of m.parts) {
+    if (p.type === 'data-subagent' && p.data) {
+      byID.set(p.data.id, p.data);
+      if (!byTool.has(p.data.toolCallId)) byTool.set(p.data.toolCallId, []);
+      byTool.get(p.data.toolCallId).push(p.data);
+      for (const c of p.data.parts ?? []) if (isToolPart(c)) tools.add(c.toolCallId);
+    } else if (isToolPart(p)) {
+      if (p.toolMetadata?.subagent) asked.set(p.toolCallId, p);
+      else tools.add(p.toolCallId);
+    }
+  }
+  return { byID, byTool, asked, nested: (d) => d.toolCallId != null && tools.has(d.toolCallId) };
 }
 
 function stateLabel(p) {

@@ -5,8 +5,9 @@
 // (the state's plan); an edit whose permission ask interrupts the run,
 // resumed with an option the interrupt's responseSchema lists; one
 // resumed cancelled; a notice (CUSTOM) and a compaction (an activity); a
-// failing turn (RUN_ERROR); and the thread reopened under its session id,
-// which a MESSAGES_SNAPSHOT fills in.
+// subagent (an activity under its tool call) whose edit's ask interrupts
+// the run; a failing turn (RUN_ERROR); and the thread reopened under its
+// session id, which a MESSAGES_SNAPSHOT fills in.
 import { HttpAgent, verifyEvents } from "@ag-ui/client";
 import { EventSchema } from "@ag-ui/core/schemas";
 import { from, lastValueFrom, toArray } from "rxjs";
@@ -107,8 +108,30 @@ run(async () => {
     "the compaction as an activity message, completed with its summary", agent.messages);
   check(!last(agent, "assistant").content.includes("Context compacted"), "no compaction text", agent.messages);
 
+  // A subagent: an activity of type "subagent" whose id is the child's
+  // session id, naming the delegate tool call; its edit's ask is an
+  // interrupt naming the subagent, resumed like any.
+  agent.addMessage({ id: "u5", role: "user", content: "Please delegate." });
+  r = await runOnce(agent);
+  intr = agent.pendingInterrupts[0];
+  check(r.finished?.outcome === "interrupt" && intr?.metadata?.subagent, "the subagent's edit interrupts, naming the subagent", agent.pendingInterrupts);
+  let sub = agent.messages.find((m) => m.role === "activity" && m.activityType === "subagent");
+  check(sub && sub.id === intr.metadata.subagent && sub.content.state === "running", "the running subagent's activity", agent.messages);
+  const delegateCall = agent.messages.flatMap((m) => m.toolCalls ?? []).find((c) => c.id === sub.content.toolCallId);
+  check(delegateCall, "the subagent names the tool call that started it", agent.messages);
+  check(sub.content.parts.some((p) => p.type === "dynamic-tool" && p.toolCallId === intr.toolCallId && p.state === "approval-requested"),
+    "the subagent's edit approval-requested", sub);
+  r = await runOnce(agent, { resume: [{ interruptId: intr.id, status: "resolved", payload: { optionId: "allow" } }] });
+  check(r.finished?.outcome === "success", "the resumed run succeeds", r.types);
+  sub = agent.messages.find((m) => m.role === "activity" && m.activityType === "subagent");
+  check(sub.content.state === "idle" && sub.content.stopReason === "end_turn"
+    && sub.content.parts.some((p) => p.type === "dynamic-tool" && p.toolName === "edit" && p.state === "output-available")
+    && sub.content.parts.some((p) => p.type === "text" && p.text.includes("Done: mock.txt")), "the subagent idle, its edit done, its answer", sub);
+  check(agent.messages.filter((m) => m.role === "activity" && m.activityType === "subagent").length === 1, "one subagent activity", agent.messages);
+  check(agent.messages.some((m) => m.role === "tool" && m.toolCallId === delegateCall.id), "the delegate call's result", agent.messages);
+
   // A failing turn: RUN_ERROR.
-  agent.addMessage({ id: "u5", role: "user", content: "fail now" });
+  agent.addMessage({ id: "u6", role: "user", content: "fail now" });
   r = await runOnce(agent);
   const runError = r.events.find((e) => e.type === "RUN_ERROR");
   check(runError && runError.message.includes("simulated agent failure"), "RUN_ERROR says why", r.events);
@@ -118,12 +141,15 @@ run(async () => {
   r = await runOnce(reopened);
   check(r.types.includes("MESSAGES_SNAPSHOT") && r.finished?.outcome === "success", "a snapshot of the reopened thread", r.types);
   const users = reopened.messages.filter((m) => m.role === "user").map((m) => m.content);
-  check(users.join("|") === "Please think, plan and read the README.|Now edit mock.txt.|Edit it again.|notice, then compact|fail now",
+  check(users.join("|") === "Please think, plan and read the README.|Now edit mock.txt.|Edit it again.|notice, then compact|Please delegate.|fail now",
     "the reopened thread's user messages", reopened.messages);
   check(reopened.messages.some((m) => m.role === "activity" && m.activityType === "compaction" && m.content.status === "completed"),
     "the compaction in the snapshot", reopened.messages);
   check(reopened.messages.some((m) => m.role === "tool" && m.content.includes("diff")), "the edit's result in the snapshot", reopened.messages);
-  reopened.addMessage({ id: "u6", role: "user", content: "and once more" });
+  const reopenedSub = reopened.messages.find((m) => m.role === "activity" && m.activityType === "subagent");
+  check(reopenedSub && reopenedSub.content.state === "idle" && reopenedSub.content.toolCallId
+    && reopenedSub.content.parts.some((p) => p.type === "text" && p.text.includes("Done: mock.txt")), "the subagent in the snapshot", reopened.messages);
+  reopened.addMessage({ id: "u7", role: "user", content: "and once more" });
   r = await runOnce(reopened);
   check(r.finished?.outcome === "success" && last(reopened, "assistant").content.includes("You said: and once more"),
     "the reopened thread goes on", reopened.messages);

@@ -4,9 +4,11 @@
 // them into a message, and GET /v1/sessions/{id}/messages passes
 // validateUIMessages. It covers a turn with thoughts, a tool call and a
 // plan; an edit approved, and one denied, each continued in the next
-// request; a notice and a compaction; a failing turn; the session list and
-// the replayed messages.
+// request; a notice and a compaction; a subagent under its tool call, its
+// edit approved; a failing turn; the session list and the replayed
+// messages.
 import {
+  lastAssistantMessageIsCompleteWithApprovalResponses,
   parseJsonEventStream,
   readUIMessageStream,
   uiMessageChunkSchema,
@@ -129,8 +131,38 @@ run(async () => {
   check(!textOf(message).includes("Context compacted"), "no compaction text for a client that takes the part", message);
   messages.push(message);
 
+  // A subagent: a data-subagent part (replaced as it goes, its id the
+  // child's session id) naming the delegate tool call, the child's read and
+  // edit in it; the edit's ask is a tool part of its own in a step of its
+  // own, which the chat core sends by itself once approved.
+  messages.push(user("u5", "Please delegate."));
+  ({ message } = await read(await send(messages)));
+  const subAsk = toolOf(message, "approval-requested");
+  check(subAsk && subAsk.toolName === "edit" && subAsk.toolMetadata?.subagent, "the subagent's edit asks on a tool part of its own", message);
+  let subs = message.parts.filter((p) => p.type === "data-subagent");
+  check(subs.length === 1 && subs[0].id === subAsk.toolMetadata.subagent && subs[0].data.state === "running", "one running data-subagent part", message);
+  const delegateCall = message.parts.find((p) => p.type === "dynamic-tool" && p.toolCallId === subs[0].data.toolCallId);
+  check(delegateCall && delegateCall.title.startsWith("Delegate"), "the subagent names the tool call that started it", message);
+  check(subs[0].data.parts.some((p) => p.type === "dynamic-tool" && p.toolName === "read" && p.state === "output-available"), "the subagent's read", subs[0]);
+  check(subs[0].data.parts.some((p) => p.type === "dynamic-tool" && p.state === "approval-requested" && p.approval.id === subAsk.approval.id),
+    "the subagent's edit approval-requested", subs[0]);
+  messages.push(answer(message, true));
+  check(lastAssistantMessageIsCompleteWithApprovalResponses({ messages }), "the answered ask completes the last step", messages.at(-1));
+  ({ message } = await read(await send(messages), messages.at(-1)));
+  subs = message.parts.filter((p) => p.type === "data-subagent");
+  const sub = subs[0]?.data;
+  check(subs.length === 1 && sub.state === "idle" && sub.stopReason === "end_turn", "the subagent idle at the end", message);
+  const subEdit = sub.parts.find((p) => p.type === "dynamic-tool" && p.toolName === "edit");
+  check(subEdit.state === "output-available" && subEdit.approval.approved === true && subEdit.output.content.some((c) => c.type === "diff"),
+    "the subagent's edit, approved, with its diff", sub);
+  check(sub.parts.some((p) => p.type === "text" && p.text.includes("Done: mock.txt")), "the subagent's answer", sub);
+  check(message.parts.find((p) => p.toolCallId === subAsk.toolCallId).state === "output-available", "the asked tool part's output", message);
+  check(message.parts.find((p) => p.toolCallId === delegateCall.toolCallId).state === "output-available", "the delegate call's output", message);
+  check(!textOf(message).includes("Done: mock.txt"), "the subagent's text is not the message's", message);
+  messages[messages.length - 1] = message;
+
   // A turn that fails: an error chunk, which terminates readUIMessageStream.
-  messages.push(user("u5", "fail please"));
+  messages.push(user("u6", "fail please"));
   let failed;
   try {
     await read(await send(messages));
@@ -144,7 +176,13 @@ run(async () => {
   check(list.sessions.some((s) => s.sessionId === sessionId), "the session in GET /v1/sessions", list);
   const replayed = await getJSON(`/v1/sessions/${sessionId}/messages`);
   await validateUIMessages({ messages: replayed });
-  check(replayed.filter((m) => m.role === "user").length === 5, "five user messages replayed", replayed);
+  check(replayed.filter((m) => m.role === "user").length === 6, "six user messages replayed", replayed);
+  const replayedSub = replayed.flatMap((m) => m.parts).find((p) => p.type === "data-subagent");
+  check(replayedSub && replayedSub.data.state === "idle" && replayedSub.data.toolCallId === delegateCall.toolCallId
+    && replayedSub.data.parts.some((p) => p.type === "dynamic-tool" && p.toolName === "edit" && p.state === "output-available")
+    && replayedSub.data.parts.some((p) => p.type === "text" && p.text.includes("Done: mock.txt")),
+    "the subagent replayed under its tool call", replayed);
+  check(!replayed.some((m) => m.role === "user" && textOf(m).includes("Look at the README")), "the subagent's prompt is not a user message", replayed);
   check(replayed.some((m) => m.parts.some((p) => p.type === "data-compaction" && p.data.status === "completed" && p.data.summary)),
     "the compaction replayed", replayed);
   check(!replayed.some((m) => m.parts.some((p) => p.type === "data-notice")), "no notice replayed (notices are not history)", replayed);
