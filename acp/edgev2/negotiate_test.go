@@ -3,6 +3,8 @@ package edgev2_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -98,4 +100,52 @@ func TestResume_v1SessionOverV2(t *testing.T) {
 	if text != "hello over v1" || kinds[len(kinds)-1] != "state_update" {
 		t.Errorf("replay over v2: %v, user text %q", kinds, text)
 	}
+}
+
+// TestPrompts_inTheOrderTheyCame: prompts piped in at once are taken and
+// run in the order of their lines (jrpc2 alone runs each on a goroutine
+// of its own, in no set order).
+func TestPrompts_inTheOrderTheyCame(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	first, _ := run(t, dir, initV2, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+cwd+`","mcpServers":[]}}`)
+	sid := first["2"]["result"].(map[string]any)["sessionId"].(string)
+	lines := []string{initV2, `{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"` + sid + `","cwd":"` + cwd + `"}}`}
+	const n = 30
+	for i := range n {
+		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"%s","prompt":[{"type":"text","text":"p%02d"}]}}`, 10+i, sid, i))
+	}
+	res, notes := run(t, dir, lines...)
+	var users, answers []string
+	for _, m := range notes {
+		u := m["params"].(map[string]any)["update"].(map[string]any)
+		switch u["sessionUpdate"] {
+		case "user_message":
+			c := u["content"].([]any)[0].(map[string]any)
+			users = append(users, c["text"].(string))
+		case "agent_message_chunk":
+			if p := promptIn(u["content"].(map[string]any)["text"].(string)); p != "" {
+				answers = append(answers, p)
+			}
+		}
+	}
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("p%02d", i))
+		if res[fmt.Sprint(10+i)]["result"] == nil {
+			t.Errorf("prompt %d: %v", i, res[fmt.Sprint(10+i)])
+		}
+	}
+	// The input's end cancels the turns not yet run (as over v1): those
+	// that ran must be the first ones.
+	if !slices.Equal(users, want) || len(answers) == 0 || !slices.Equal(answers, want[:len(answers)]) {
+		t.Errorf("user messages %v\nanswers %v\nwant both in the order sent: %v", users, answers, want)
+	}
+}
+
+// promptIn is the pNN an answer's text names, or "".
+func promptIn(text string) string {
+	if i := strings.Index(text, "p"); i >= 0 && i+3 <= len(text) && strings.Trim(text[i+1:i+3], "0123456789") == "" {
+		return text[i : i+3]
+	}
+	return ""
 }

@@ -48,6 +48,7 @@ type conn struct {
 	*Server
 	bc  *bridge.Conn
 	rpc *jrpc2.Server
+	in  *drain
 
 	turns sync.WaitGroup // the prompts' turns, which outlive their requests
 
@@ -65,12 +66,14 @@ type conn struct {
 // or ctx is done; then its running turns are cancelled and waited for.
 func (s *Server) Serve(ctx context.Context, bc *bridge.Conn, first []byte, r io.Reader, w io.Writer) error {
 	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(first)}
-	c.rpc = jrpc2.NewServer(c.methods(), &jrpc2.ServerOptions{AllowPush: true, Concurrency: 1})
+	methods := c.methods()
+	c.rpc = jrpc2.NewServer(methods, &jrpc2.ServerOptions{AllowPush: true, Concurrency: 16})
 	bc.SetClient(client{c})
-	in := newDrain(io.MultiReader(bytesReader(append(first, '\n')), r), func() {
+	c.in = newDrain(io.MultiReader(bytesReader(append(first, '\n')), r), func(m string) bool { return methods[m] != nil }, func() {
 		s.m.CancelAll()
 		c.turns.Wait()
 	})
+	in := c.in
 	c.rpc.Start(channel.Line(in, output{w, in}))
 	stop := context.AfterFunc(ctx, c.rpc.Stop)
 	err := c.rpc.Wait()
@@ -83,19 +86,30 @@ func (s *Server) Serve(ctx context.Context, bc *bridge.Conn, first []byte, r io.
 	return err
 }
 
+// methods are the connection's handlers. Each takes its place in the
+// order of the input as it begins (see drain), but a prompt, which does
+// once it holds its place in its session's queue.
 func (c *conn) methods() handler.Map {
 	return handler.Map{
-		acpv2.AgentMethodInitialize:             handler.New(c.initialize),
-		acpv2.AgentMethodSessionNew:             handler.New(c.newSession),
+		acpv2.AgentMethodInitialize:             c.inOrder(handler.New(c.initialize)),
+		acpv2.AgentMethodSessionNew:             c.inOrder(handler.New(c.newSession)),
 		acpv2.AgentMethodSessionPrompt:          handler.New(c.prompt),
-		acpv2.AgentMethodSessionCancel:          handler.New(c.cancel),
-		acpv2.AgentMethodSessionList:            handler.New(c.list),
-		acpv2.AgentMethodSessionResume:          handler.New(c.resume),
-		acpv2.AgentMethodSessionClose:           handler.New(c.closeSession),
-		acpv2.AgentMethodSessionDelete:          handler.New(c.deleteSession),
-		acpv2.AgentMethodSessionSetConfigOption: handler.New(c.setConfigOption),
-		acpv2.AgentMethodToolCallCancel:         handler.New(c.cancelToolCall),
-		"$/cancel_request":                      handler.New(c.cancelRequest),
+		acpv2.AgentMethodSessionCancel:          c.inOrder(handler.New(c.cancel)),
+		acpv2.AgentMethodSessionList:            c.inOrder(handler.New(c.list)),
+		acpv2.AgentMethodSessionResume:          c.inOrder(handler.New(c.resume)),
+		acpv2.AgentMethodSessionClose:           c.inOrder(handler.New(c.closeSession)),
+		acpv2.AgentMethodSessionDelete:          c.inOrder(handler.New(c.deleteSession)),
+		acpv2.AgentMethodSessionSetConfigOption: c.inOrder(handler.New(c.setConfigOption)),
+		acpv2.AgentMethodToolCallCancel:         c.inOrder(handler.New(c.cancelToolCall)),
+		"$/cancel_request":                      c.inOrder(handler.New(c.cancelRequest)),
+	}
+}
+
+// inOrder is h, which takes its place in the input's order as it begins.
+func (c *conn) inOrder(h jrpc2.Handler) jrpc2.Handler {
+	return func(ctx context.Context, req *jrpc2.Request) (any, error) {
+		c.in.took(req.ID())
+		return h(ctx, req)
 	}
 }
 
@@ -199,8 +213,9 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 		c.state(sid, "running", "")
 	}
 	c.notify(sid, acpv2.SessionUpdate{UserMessage: &acpv2.SessionUpdateUserMessage{MessageId: acpv2.MessageId(mid), Content: req.Prompt}})
+	queued := make(chan struct{})
 	c.turns.Go(func() {
-		res, err := sess.Prompt(context.WithoutCancel(ctx), bridge.Arrival{At: at, MessageID: mid}, blocks)
+		res, err := sess.Prompt(context.WithoutCancel(ctx), bridge.Arrival{At: at, MessageID: mid, Queued: func() { close(queued) }}, blocks)
 		stop := string(res.StopReason)
 		if err != nil {
 			c.log.Warn("turn failed", "session", sid, "err", err)
@@ -214,6 +229,8 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 			c.state(sid, "idle", stop)
 		}
 	})
+	<-queued
+	c.in.took(jrpc2.InboundRequest(ctx).ID())
 	return acpv2.PromptResponse{MessageId: acpv2.MessageId(mid)}, nil
 }
 
