@@ -57,30 +57,82 @@ type conn struct {
 	initialized bool
 	order       bridge.Order
 	active      map[string]int    // by session: prompts taken and not ended
+	running     int               // prompts taken and not ended, in all
+	quiet       chan struct{}     // closed when running drops to 0 (turnsEnded)
 	msgs        map[string]string // by session and kind: the id of a chunk run without one
 }
 
-// Serve speaks ACP v2 on bc with a client whose first line, an initialize
-// asking for v2, is first, and the rest of whose input is r, until r ends
-// or ctx is done; then its running turns are cancelled and waited for.
-func (s *Server) Serve(ctx context.Context, bc *bridge.Conn, first []byte, r io.Reader, w io.Writer) error {
-	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(first)}
+// Serve speaks ACP v2 on vc.Bridge with a client whose first line, an
+// initialize asking for v2, is vc.First, and the rest of whose input is
+// vc.Rest, until that ends or ctx is done. On stdio its running turns are
+// then cancelled and waited for. A shared connection (acpbridge serve's)
+// disconnects instead: its sessions go on unattached, and Serve waits for
+// the turns it started to end, as the v1 edge waits for a prompt's answer,
+// unless ctx is done.
+func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
+	bc := vc.Bridge
+	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(vc.First)}
 	c.rpc = jrpc2.NewServer(c.methods(), &jrpc2.ServerOptions{AllowPush: true, Concurrency: 1})
 	bc.SetClient(client{c})
-	in := newDrain(io.MultiReader(bytesReader(append(first, '\n')), r), func() {
+	atEOF := func() {
 		s.m.CancelAll()
 		c.turns.Wait()
-	})
-	c.rpc.Start(channel.Line(in, output{w, in}))
+	}
+	if vc.Shared {
+		atEOF = bc.Disconnect // its open asks end; the answers still go out
+	}
+	in := newDrain(io.MultiReader(bytesReader(append(vc.First, '\n')), vc.Rest), atEOF)
+	c.rpc.Start(channel.Line(in, output{vc.Out, in}))
 	stop := context.AfterFunc(ctx, c.rpc.Stop)
 	err := c.rpc.Wait()
 	stop()
-	s.m.CancelAll()
-	c.turns.Wait()
+	c.end(ctx, vc.Shared)
 	if errors.Is(err, io.EOF) || errors.Is(err, jrpc2.ErrConnClosed) {
 		return nil
 	}
 	return err
+}
+
+// end ends the connection's turns: on stdio by cancelling every turn, on a
+// shared connection by leaving its sessions unattached and waiting for
+// the turns to end by themselves (or ctx).
+func (c *conn) end(ctx context.Context, shared bool) {
+	if !shared {
+		c.m.CancelAll()
+		c.turns.Wait()
+		return
+	}
+	c.bc.Disconnect()
+	select {
+	case <-c.turnsEnded():
+		c.turns.Wait() // their last steps
+	case <-ctx.Done():
+	}
+}
+
+// turnsEnded is closed once no turn the connection started runs.
+func (c *conn) turnsEnded() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	if c.running == 0 {
+		close(ch)
+		return ch
+	}
+	c.quiet = ch
+	return ch
+}
+
+// turnEndedLocked counts a turn's end; it reports whether it was its session's
+// last. c.mu is held.
+func (c *conn) turnEndedLocked(sid string) bool {
+	c.active[sid]--
+	c.running--
+	if c.running == 0 && c.quiet != nil {
+		close(c.quiet)
+		c.quiet = nil
+	}
+	return c.active[sid] == 0
 }
 
 func (c *conn) methods() handler.Map {
@@ -193,6 +245,7 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 	c.order++
 	at := c.order
 	c.active[sid]++
+	c.running++
 	first := c.active[sid] == 1
 	c.mu.Unlock()
 	if first {
@@ -207,8 +260,7 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 			stop = "error"
 		}
 		c.mu.Lock()
-		c.active[sid]--
-		last := c.active[sid] == 0
+		last := c.turnEndedLocked(sid)
 		c.mu.Unlock()
 		if last {
 			c.state(sid, "idle", stop)

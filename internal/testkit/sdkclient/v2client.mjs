@@ -1,22 +1,44 @@
-// v2client.mjs drives acpbridge on its stdin/stdout (this process's stdout
-// and stdin) with the ACP TypeScript SDK 2.4.0's experimental v2 client:
-// initialize, session/new, a turn whose edit asks permission (allowed), a
-// slow turn it cancels, session/list, session/resume replaying from the
-// start, session/close, session/delete. Every session/update, permission
-// ask and result is checked against v2's schema (the SDK's zod schemas,
-// generated from schema/v2/schema.json). It writes what it saw as JSON to
-// $ACP_V2_OUT; any failure exits 1.
+// v2client.mjs drives acpbridge with the ACP TypeScript SDK 2.4.0's
+// experimental v2 client: initialize, session/new, a turn whose tool call
+// asks permission (allowed), a slow turn it cancels, session/list,
+// session/resume replaying from the start, session/close, session/delete.
+// Every session/update, permission ask and result is checked against v2's
+// schema (the SDK's zod schemas, generated from schema/v2/schema.json). It
+// writes what it saw as JSON to $ACP_V2_OUT; any failure exits 1.
+//
+// The transport is $ACP_V2_TRANSPORT: stdio (the default: acpbridge on
+// this process's stdout and stdin), or http or ws, the SDK's own
+// Streamable HTTP and WebSocket clients on $ACP_V2_URL (acpbridge serve's
+// /acp). For an agent other than the mock, $ACP_V2_PROMPT is the first
+// prompt (one whose tool the agent asks permission for), and $ACP_V2_MODE
+// a mode to set first (the mode config option).
 import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import * as z from "./node_modules/@agentclientprotocol/sdk/dist/v2/schema/zod.gen.js";
 import { Readable, Writable } from "node:stream";
 import { writeFileSync } from "node:fs";
+import { WebSocket } from "ws";
 
 const cwd = process.env.ACP_V2_CWD;
+const prompt = process.env.ACP_V2_PROMPT || "Please think, read the README and edit mock.txt.";
 const check = (schema, what, v) => {
   const r = schema.safeParse(v);
   if (!r.success) throw new Error(`${what} does not match v2's schema: ${JSON.stringify(v)}: ${r.error}`);
   return v;
 };
+
+function stream() {
+  const url = process.env.ACP_V2_URL;
+  switch (process.env.ACP_V2_TRANSPORT || "stdio") {
+    case "http":
+      return createHttpStream(url);
+    case "ws":
+      return createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket });
+    default:
+      return ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  }
+}
 
 const updates = [], asks = [], wake = [];
 const app = client({ name: "acpbridge-v2-test" })
@@ -35,16 +57,27 @@ const until = async (what, ok) => {
 const of = (sid) => updates.filter((u) => u.sessionId === sid).map((u) => u.update);
 const idle = (sid, n) => () => of(sid).filter((u) => u.sessionUpdate === "state_update" && u.state === "idle").length >= n;
 
-const stream = ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
-const seen = await app.connectWith(stream, async (agent) => {
+const seen = await app.connectWith(stream(), async (agent) => {
   const init = check(z.zInitializeResponse, "initialize", await agent.request("initialize", {
     protocolVersion: 2, info: { name: "acpbridge-v2-test", version: "1" }, capabilities: {},
   }));
   const { sessionId } = check(z.zNewSessionResponse, "session/new", await agent.request("session/new", { cwd }));
+  if (process.env.ACP_V2_MODE) {
+    check(z.zSetSessionConfigOptionResponse, "session/set_config_option", await agent.request("session/set_config_option", {
+      sessionId, configId: "mode", type: "id", value: process.env.ACP_V2_MODE,
+    }));
+  }
   const first = check(z.zPromptResponse, "session/prompt", await agent.request("session/prompt", {
-    sessionId, prompt: [{ type: "text", text: "Please think, read the README and edit mock.txt." }],
+    sessionId, prompt: [{ type: "text", text: prompt }],
   }));
   await until("the first turn's end", idle(sessionId, 1));
+  let badToolCancel;
+  const tool = of(sessionId).find((u) => u.sessionUpdate === "tool_call_update");
+  try {
+    await agent.request("tool_call/cancel", { sessionId, toolCallId: tool?.toolCallId ?? "none" });
+  } catch (e) {
+    badToolCancel = e.code;
+  }
   const other = (await agent.request("session/new", { cwd })).sessionId;
   await agent.request("session/prompt", { sessionId: other, prompt: [{ type: "text", text: "slow answer please" }] });
   await until("the slow answer", () => of(other).some((u) => u.sessionUpdate === "agent_message_chunk"));
@@ -71,7 +104,7 @@ const seen = await app.connectWith(stream, async (agent) => {
   const after = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
   return {
     init, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
-    after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, asks,
+    after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, badToolCancel, asks,
     updates: of(sessionId), cancelled: of(other),
   };
 });
