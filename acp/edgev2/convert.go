@@ -167,8 +167,8 @@ func configOptions(opts []acp.SessionConfigOption) ([]acpv2.SessionConfigOption,
 }
 
 // v1Capabilities is what the bridge is told a v2 client offers: no fs or
-// terminal (v2 has none), and notices, compaction and subagents, which
-// every v2 client takes.
+// terminal (v2 has none), notices, compaction and subagents, which every
+// v2 client takes, and its terminal auth.
 func v1Capabilities(v2 acpv2.ClientCapabilities) acp.ClientCapabilities {
 	caps := acp.ClientCapabilities{
 		Session: &acp.ClientSessionCapabilities{
@@ -180,7 +180,36 @@ func v1Capabilities(v2 acpv2.ClientCapabilities) acp.ClientCapabilities {
 	if v2.Elicitation != nil {
 		convert(v2.Elicitation, &caps.Elicitation)
 	}
+	caps.Auth.Terminal = v2.Auth != nil && v2.Auth.Terminal != nil
+	caps.Meta = v2.Meta // Zed's "terminal-auth" among them
 	return caps
+}
+
+// authMethods are v1's auth methods in v2's shape: "id" is "methodId", and
+// every method names its "type" ("agent" for one v1 leaves untyped).
+func authMethods(v1 []acp.AuthMethod) ([]acpv2.AuthMethod, error) {
+	out := []acpv2.AuthMethod{}
+	for _, m := range v1 {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, err
+		}
+		fields["methodId"] = fields["id"]
+		delete(fields, "id")
+		if _, ok := fields["type"]; !ok {
+			fields["type"] = "agent"
+		}
+		var v2 acpv2.AuthMethod
+		if err := convert(fields, &v2); err != nil {
+			return nil, fmt.Errorf("auth method %v: %w", fields["methodId"], err)
+		}
+		out = append(out, v2)
+	}
+	return out, nil
 }
 
 func promptCaps(p acp.PromptCapabilities) *acpv2.PromptCapabilities {

@@ -55,6 +55,7 @@ type conn struct {
 
 	mu          sync.Mutex
 	initialized bool
+	auth        bool // initialize offered auth methods: auth/login and auth/logout are served
 	order       bridge.Order
 	active      map[string]int    // by session: prompts taken and not ended
 	running     int               // prompts taken and not ended, in all
@@ -72,7 +73,8 @@ type conn struct {
 func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	bc := vc.Bridge
 	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(vc.First)}
-	c.rpc = jrpc2.NewServer(c.methods(), &jrpc2.ServerOptions{AllowPush: true, Concurrency: 1})
+	order := newOrdered(c.methods())
+	c.rpc = jrpc2.NewServer(order, &jrpc2.ServerOptions{AllowPush: true, Concurrency: concurrency})
 	bc.SetClient(client{c})
 	atEOF := func() {
 		s.m.CancelAll()
@@ -86,6 +88,7 @@ func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	stop := context.AfterFunc(ctx, c.rpc.Stop)
 	err := c.rpc.Wait()
 	stop()
+	order.wait()
 	c.end(ctx, vc.Shared)
 	if errors.Is(err, io.EOF) || errors.Is(err, jrpc2.ErrConnClosed) {
 		return nil
@@ -147,6 +150,8 @@ func (c *conn) methods() handler.Map {
 		acpv2.AgentMethodSessionDelete:          handler.New(c.deleteSession),
 		acpv2.AgentMethodSessionSetConfigOption: handler.New(c.setConfigOption),
 		acpv2.AgentMethodToolCallCancel:         handler.New(c.cancelToolCall),
+		acpv2.AgentMethodAuthLogin:              handler.New(c.login),
+		acpv2.AgentMethodAuthLogout:             handler.New(c.logout),
 		"$/cancel_request":                      handler.New(c.cancelRequest),
 	}
 }
@@ -155,7 +160,7 @@ func (c *conn) methods() handler.Map {
 // for v2 or later (-32600 otherwise, as the TS SDK's v2 agent answers).
 func (c *conn) initialize(ctx context.Context, req acpv2.InitializeRequest) (acpv2.InitializeResponse, error) {
 	c.mu.Lock()
-	// Requests run concurrently: the first is the one the router saw.
+	// The first is the one the router saw (a client may reuse its id).
 	again := c.initialized || jrpc2.InboundRequest(ctx).ID() != c.firstID
 	if !again {
 		c.initialized = true
@@ -165,7 +170,15 @@ func (c *conn) initialize(ctx context.Context, req acpv2.InitializeRequest) (acp
 		return acpv2.InitializeResponse{}, &jrpc2.Error{Code: jrpc2.InvalidRequest,
 			Message: fmt.Sprintf("Invalid request: a repeated initialize asked for protocol %d on an ACP v2 connection", req.ProtocolVersion)}
 	}
-	c.bc.SetCapabilities(v1Capabilities(req.Capabilities))
+	caps := v1Capabilities(req.Capabilities)
+	methods, err := authMethods(c.v1.AuthMethods(caps))
+	if err != nil {
+		return acpv2.InitializeResponse{}, c.reqErr("initialize", err)
+	}
+	c.mu.Lock()
+	c.auth = len(methods) > 0
+	c.mu.Unlock()
+	c.bc.SetCapabilities(caps)
 	if !again {
 		c.bc.Warm()
 	}
@@ -183,8 +196,41 @@ func (c *conn) initialize(ctx context.Context, req acpv2.InitializeRequest) (acp
 		ProtocolVersion: ProtocolVersion,
 		Info:            acpv2.Implementation{Name: "acpbridge", Title: &title, Version: c.version},
 		Capabilities:    acpv2.AgentCapabilities{Session: session},
-		AuthMethods:     []acpv2.AuthMethod{},
+		AuthMethods:     methods,
 	}, nil
+}
+
+// login is auth/login onto v1's authenticate: {} when the agent the
+// method names has credentials now, auth_required (-32000) saying what to
+// run when it has none. Without auth methods offered it is -32601, as v2
+// requires it only then.
+func (c *conn) login(ctx context.Context, req acpv2.LoginAuthRequest) (acpv2.LoginAuthResponse, error) {
+	if !c.offersAuth() {
+		return acpv2.LoginAuthResponse{}, jrpc2.Errorf(jrpc2.MethodNotFound, "Method not found: auth/login (acpbridge offers no auth methods here)")
+	}
+	if _, err := c.v1.Authenticate(ctx, acp.AuthenticateRequest{MethodId: acp.AuthMethodId(req.MethodId)}); err != nil {
+		return acpv2.LoginAuthResponse{}, rpcError(err)
+	}
+	return acpv2.LoginAuthResponse{}, nil
+}
+
+// logout is auth/logout onto v1's logout: the default agent's own logout,
+// run without a terminal; -32602 for an agent that has none acpbridge can
+// run, and -32601 without auth methods offered.
+func (c *conn) logout(ctx context.Context, _ acpv2.LogoutAuthRequest) (acpv2.LogoutAuthResponse, error) {
+	if !c.offersAuth() {
+		return acpv2.LogoutAuthResponse{}, jrpc2.Errorf(jrpc2.MethodNotFound, "Method not found: auth/logout (acpbridge offers no auth methods here)")
+	}
+	if err := c.m.Logout(ctx); err != nil {
+		return acpv2.LogoutAuthResponse{}, c.reqErr("auth/logout", err)
+	}
+	return acpv2.LogoutAuthResponse{}, nil
+}
+
+func (c *conn) offersAuth() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auth
 }
 
 // newSession starts a session on the connection's agent.
@@ -279,11 +325,14 @@ func (c *conn) cancel(_ context.Context, n acpv2.CancelSessionNotification) erro
 	return nil
 }
 
-// cancelToolCall: the bridge cannot cancel one tool call, and says no tool
-// call can be (capabilities.cancel is never offered): -32602, as v2 says
-// for a call that is not cancellable.
+// cancelToolCall: no agent behind the bridge can stop one tool call and
+// go on with its turn (claude, codex and opencode interrupt whole turns),
+// so no tool call is offered as cancellable (capabilities.cancel is never
+// sent), and tool_call/cancel is -32602, as v2 says for a call that is
+// not cancellable; session/cancel ends the turn.
 func (c *conn) cancelToolCall(_ context.Context, req acpv2.CancelToolCallRequest) (acpv2.CancelToolCallResponse, error) {
-	return acpv2.CancelToolCallResponse{}, invalidParams(fmt.Sprintf("tool call %s is not cancellable", req.ToolCallId))
+	return acpv2.CancelToolCallResponse{}, invalidParams(fmt.Sprintf(
+		"tool call %s is not cancellable: acpbridge cannot stop one tool call; session/cancel cancels the turn", req.ToolCallId))
 }
 
 // cancelRequest is $/cancel_request: the request's context ends.
@@ -416,7 +465,16 @@ func (c *conn) notify(sid string, u acpv2.SessionUpdate) {
 
 // reqErr is the v1 edge's answer to a bridge error, as a jrpc2 error.
 func (c *conn) reqErr(method string, err error) error {
-	re := c.v1.RequestError(method, err)
+	return rpcError(c.v1.RequestError(method, err))
+}
+
+// rpcError is a v1 edge's error as jrpc2's: an *acp.RequestError keeps
+// its code, message and data.
+func rpcError(err error) error {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return &jrpc2.Error{Code: jrpc2.InternalError, Message: "Internal error: " + err.Error()}
+	}
 	e := &jrpc2.Error{Code: jrpc2.Code(re.Code), Message: re.Message}
 	if re.Data != nil {
 		e.Data, _ = json.Marshal(re.Data)

@@ -44,6 +44,11 @@ type V2Result struct {
 		ProtocolVersion int              `json:"protocolVersion"`
 		AuthMethods     []map[string]any `json:"authMethods"`
 	}
+	// Auth is what auth/login and auth/logout answered, when initialize
+	// offered an auth method of type agent.
+	Auth *struct {
+		Login, Logout map[string]any
+	}
 	SessionID string `json:"sessionId"`
 	Other     string
 	First     struct {
@@ -165,6 +170,9 @@ type V2Want struct {
 	Turn []string
 	// Asked is in the permission ask (its title, say).
 	Asked string
+	// Auth: initialize offers an auth method of type agent, which
+	// auth/login takes, and auth/logout answers.
+	Auth bool
 	// OwnHistory: the agent's own history is replayed (codex under
 	// --persist auto), whose messages get ids of their own, not the
 	// prompt's messageId.
@@ -197,6 +205,12 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 	t.Helper()
 	if r.Init.ProtocolVersion != 2 {
 		t.Errorf("initialize answered protocol %d, want 2", r.Init.ProtocolVersion)
+	}
+	if w.Auth && r.Auth == nil {
+		t.Errorf("initialize offered no auth method of type agent: %v", r.Init.AuthMethods)
+	}
+	if !w.Auth && len(r.Init.AuthMethods) > 0 {
+		t.Errorf("initialize offered auth methods %v, want none", r.Init.AuthMethods)
 	}
 	if r.First.MessageID == "" {
 		t.Error("session/prompt's result has no messageId")

@@ -1,6 +1,7 @@
 // v2client.mjs drives acpbridge with the ACP TypeScript SDK 2.4.0's
 // experimental v2 client: initialize, session/new, a turn whose tool call
 // asks permission (allowed), a slow turn it cancels, session/list,
+// (auth/login and auth/logout when initialize offered auth methods),
 // session/resume replaying from the start, session/close, session/delete.
 // Every session/update, permission ask and result is checked against v2's
 // schema (the SDK's zod schemas, generated from schema/v2/schema.json). It
@@ -61,6 +62,15 @@ const seen = await app.connectWith(stream(), async (agent) => {
   const init = check(z.zInitializeResponse, "initialize", await agent.request("initialize", {
     protocolVersion: 2, info: { name: "acpbridge-v2-test", version: "1" }, capabilities: {},
   }));
+  // With auth methods offered: auth/login with the first, auth/logout.
+  let auth;
+  const method = init.authMethods?.find((m) => m.type === "agent");
+  if (method) {
+    auth = {
+      login: check(z.zLoginAuthResponse, "auth/login", await agent.request("auth/login", { methodId: method.methodId })),
+      logout: check(z.zLogoutAuthResponse, "auth/logout", await agent.request("auth/logout", {})),
+    };
+  }
   const { sessionId } = check(z.zNewSessionResponse, "session/new", await agent.request("session/new", { cwd }));
   if (process.env.ACP_V2_MODE) {
     check(z.zSetSessionConfigOptionResponse, "session/set_config_option", await agent.request("session/set_config_option", {
@@ -103,7 +113,7 @@ const seen = await app.connectWith(stream(), async (agent) => {
   check(z.zDeleteSessionResponse, "session/delete", await agent.request("session/delete", { sessionId: other }));
   const after = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
   return {
-    init, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
+    init, auth, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
     after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, badToolCancel, asks,
     updates: of(sessionId), cancelled: of(other),
   };
