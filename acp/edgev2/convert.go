@@ -38,25 +38,57 @@ func (cl client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 }
 
 // RequestPermission asks the client, with the session's state
-// requires_action while the ask waits and running again once answered.
+// requires_action while the ask waits (from the first of its asks) and
+// running again once answered (the last), unless the ask ended with the
+// turn (cancelled): then the turn's idle comes next, as v2 wants of work
+// that ends without resuming.
 func (cl client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	c, sid := cl.c, string(r.SessionId)
 	req, err := permissionRequest(r)
 	if err != nil {
 		return acp.RequestPermissionResponse{}, err
 	}
-	c.state(sid, "requires_action", "")
-	defer c.state(sid, "running", "")
+	c.asked(sid)
 	rsp, err := c.rpc.Callback(ctx, acpv2.ClientMethodSessionRequestPermission, req)
+	var out acp.RequestPermissionResponse
+	if err == nil {
+		var v2 acpv2.RequestPermissionResponse
+		if err = rsp.UnmarshalResult(&v2); err == nil {
+			err = convert(v2, &out)
+		}
+	}
+	c.answered(sid, err == nil && ctx.Err() == nil && out.Outcome.Cancelled == nil)
 	if err != nil {
 		return acp.RequestPermissionResponse{}, fmt.Errorf("asking permission: %w", err)
 	}
-	var v2 acpv2.RequestPermissionResponse
-	if err := rsp.UnmarshalResult(&v2); err != nil {
-		return acp.RequestPermissionResponse{}, fmt.Errorf("decoding the permission answer: %w", err)
+	return out, nil
+}
+
+// asked counts a permission ask sent for session sid: the first waiting
+// makes its state requires_action.
+func (c *conn) asked(sid string) {
+	c.mu.Lock()
+	c.asking[sid]++
+	first := c.asking[sid] == 1
+	c.mu.Unlock()
+	if first {
+		c.state(sid, "requires_action", "")
 	}
-	var out acp.RequestPermissionResponse
-	return out, convert(v2, &out)
+}
+
+// answered counts an ask's end; with none left waiting the session is
+// running again, if the turn goes on.
+func (c *conn) answered(sid string, goesOn bool) {
+	c.mu.Lock()
+	c.asking[sid]--
+	last := c.asking[sid] == 0
+	if last {
+		delete(c.asking, sid)
+	}
+	c.mu.Unlock()
+	if last && goesOn {
+		c.state(sid, "running", "")
+	}
 }
 
 // permissionRequest is v1's ask in v2's shape: a title, and the tool call

@@ -61,6 +61,7 @@ type conn struct {
 	running     int               // prompts taken and not ended, in all
 	quiet       chan struct{}     // closed when running drops to 0 (turnsEnded)
 	msgs        map[string]string // by session and kind: the id of a chunk run without one
+	asking      map[string]int    // by session: permission asks waiting for the client
 }
 
 // Serve speaks ACP v2 on vc.Bridge with a client whose first line, an
@@ -72,7 +73,7 @@ type conn struct {
 // unless ctx is done.
 func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	bc := vc.Bridge
-	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(vc.First)}
+	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), asking: make(map[string]int), firstID: idOf(vc.First)}
 	order := newOrdered(c.methods())
 	c.rpc = jrpc2.NewServer(order, &jrpc2.ServerOptions{AllowPush: true, Concurrency: concurrency})
 	bc.SetClient(client{c})

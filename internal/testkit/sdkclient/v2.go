@@ -36,6 +36,9 @@ type V2 struct {
 	// Env is the script's: ACP_V2_PROMPT, the first prompt (one whose tool
 	// asks permission), ACP_V2_MODE, a mode to set first.
 	Env []string
+	// CancelAsk has the script cancel a turn while its permission ask
+	// waits (V2Want.CancelAsk checks it).
+	CancelAsk bool
 }
 
 // V2Result is what v2client.mjs saw.
@@ -60,6 +63,7 @@ type V2Result struct {
 	Asks          []json.RawMessage
 	Updates       []map[string]any // the first session's, as they came
 	Cancelled     []map[string]any // the cancelled session's
+	AskCancelled  []map[string]any // with ACP_V2_CANCEL_ASK: the session cancelled while it asked
 	Replay        []map[string]any // session/resume's replay, then the state
 }
 
@@ -111,6 +115,9 @@ func RunV2(t *testing.T, v V2) V2Result {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "ACP_V2_OUT="+out, "ACP_V2_CWD="+t.TempDir(), "ACP_V2_TRANSPORT="+v.Transport, "ACP_V2_URL="+v.URL)
 	cmd.Env = append(cmd.Env, v.Env...)
+	if v.CancelAsk {
+		cmd.Env = append(cmd.Env, "ACP_V2_CANCEL_ASK=1")
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	var err error
@@ -173,6 +180,10 @@ type V2Want struct {
 	// Auth: initialize offers an auth method of type agent, which
 	// auth/login takes, and auth/logout answers.
 	Auth bool
+	// CancelAsk: a turn is cancelled while its permission ask waits
+	// (ACP_V2_CANCEL_ASK), which goes from requires_action to idle, not
+	// through running.
+	CancelAsk bool
 	// OwnHistory: the agent's own history is replayed (codex under
 	// --persist auto), whose messages get ids of their own, not the
 	// prompt's messageId.
@@ -230,6 +241,13 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 	}
 	if !strings.HasSuffix(V2Kinds(r.Cancelled), "state_update:idle:cancelled") {
 		t.Errorf("the cancelled turn did not end idle+cancelled:\n%s", V2Kinds(r.Cancelled))
+	}
+	if w.CancelAsk {
+		asked := V2Kinds(r.AskCancelled)
+		i := strings.Index(asked, "state_update:requires_action")
+		if i < 0 || !strings.HasSuffix(asked, "state_update:idle:cancelled") || strings.Contains(asked[i:], "state_update:running") {
+			t.Errorf("the turn cancelled while asking: got\n%s\nwant requires_action, then idle+cancelled without running between", asked)
+		}
 	}
 	replay := V2Kinds(r.Replay)
 	if !strings.HasPrefix(replay, "user_message_chunk") || !strings.Contains(replay, "tool_call_update") || !strings.HasSuffix(replay, "state_update:idle") {

@@ -12,7 +12,8 @@
 // Streamable HTTP and WebSocket clients on $ACP_V2_URL (acpbridge serve's
 // /acp). For an agent other than the mock, $ACP_V2_PROMPT is the first
 // prompt (one whose tool the agent asks permission for), and $ACP_V2_MODE
-// a mode to set first (the mode config option).
+// a mode to set first (the mode config option); with $ACP_V2_CANCEL_ASK
+// set, it also cancels a turn while its permission ask waits.
 import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -41,10 +42,18 @@ function stream() {
   }
 }
 
-const updates = [], asks = [], wake = [];
+const updates = [], asks = [], wake = [], held = [];
+let holdAsksOf; // a session whose permission ask is held, to cancel the turn while it waits
 const app = client({ name: "acpbridge-v2-test" })
   .onRequest("session/request_permission", async ({ params }) => {
-    asks.push(check(z.zRequestPermissionRequest, "permission ask", params));
+    check(z.zRequestPermissionRequest, "permission ask", params);
+    if (params.sessionId === holdAsksOf) {
+      return new Promise((resolve) => {
+        held.push(resolve);
+        for (const w of wake.splice(0)) w();
+      });
+    }
+    asks.push(params);
     const option = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
     return { outcome: { outcome: "selected", optionId: option.optionId } };
   })
@@ -93,6 +102,18 @@ const seen = await app.connectWith(stream(), async (agent) => {
   await until("the slow answer", () => of(other).some((u) => u.sessionUpdate === "agent_message_chunk"));
   await agent.notify("session/cancel", { sessionId: other });
   await until("the cancelled turn's end", idle(other, 1));
+  // $ACP_V2_CANCEL_ASK: a third session's turn cancelled while its
+  // permission ask waits, the ask then answered cancelled, as v1 says.
+  let askCancelled;
+  if (process.env.ACP_V2_CANCEL_ASK) {
+    holdAsksOf = (await agent.request("session/new", { cwd })).sessionId;
+    await agent.request("session/prompt", { sessionId: holdAsksOf, prompt: [{ type: "text", text: prompt }] });
+    await until("the held ask", () => held.length > 0);
+    await agent.notify("session/cancel", { sessionId: holdAsksOf });
+    held[0]({ outcome: { outcome: "cancelled" } });
+    await until("the turn cancelled while asking", idle(holdAsksOf, 1));
+    askCancelled = of(holdAsksOf);
+  }
   const list = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
   const before = updates.length;
   const resumed = check(z.zResumeSessionResponse, "session/resume", await agent.request("session/resume", {
@@ -115,7 +136,7 @@ const seen = await app.connectWith(stream(), async (agent) => {
   return {
     init, auth, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
     after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, badToolCancel, asks,
-    updates: of(sessionId), cancelled: of(other),
+    updates: of(sessionId), cancelled: of(other), askCancelled,
   };
 });
 writeFileSync(process.env.ACP_V2_OUT, JSON.stringify(seen));
