@@ -53,6 +53,12 @@ func (s *Server) authMethods(caps acp.ClientCapabilities) []acp.AuthMethod {
 	return out
 }
 
+// AuthMethods are the auth methods initialize offers a client with caps:
+// none without SetLogin. The v2 edge offers the same, in v2's shape.
+func (s *Server) AuthMethods(caps acp.ClientCapabilities) []acp.AuthMethod {
+	return s.authMethods(caps)
+}
+
 func methodID(agent string) acp.AuthMethodId { return acp.AuthMethodId(agent + "-login") }
 
 // authCapabilities offers logout when the default agent has one.

@@ -34,10 +34,24 @@ type Server struct {
 	v2    V2         // nil: v1 only
 }
 
-// V2 serves, on the bridge connection bc, a client whose first initialize
-// (first, a line) asked for ACP v2, with the rest of its input r and its
-// output w, until r ends or ctx is done. acp/edgev2 is one.
-type V2 func(ctx context.Context, bc *bridge.Conn, first []byte, r io.Reader, w io.Writer) error
+// V2 serves a client whose first initialize asked for ACP v2 until its
+// input ends or ctx is done. acp/edgev2 is one.
+type V2 func(ctx context.Context, c V2Conn) error
+
+// V2Conn is a client connection handed to the v2 edge.
+type V2Conn struct {
+	// Bridge is the bridge connection its sessions are attached to.
+	Bridge *bridge.Conn
+	// First is its first line, the initialize asking for v2; Rest the
+	// rest of its input, and Out its output.
+	First []byte
+	Rest  io.Reader
+	Out   io.Writer
+	// Shared: one of several connections sharing the Manager's sessions
+	// (ServeConn). When it ends its sessions go on unattached, their
+	// turns running on; on stdio (Serve) its end cancels every turn.
+	Shared bool
+}
 
 // ServeV2 has the Server answer a client that asks for protocol 2 or later
 // with v (and any other with v1), as the TS SDK's AgentProtocolRouter
@@ -152,10 +166,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 		case <-ctx.Done():
 		}
 	case <-st.in.upgraded:
-		<-st.in.track.wait() // what v1 was asked before (an authenticate) is answered
-		c.end(st)
-		s.log.Debug("the client asked for ACP v2")
-		err := s.v2(ctx, c.bc, st.in.up.first, st.in.up.rest, w)
+		err := s.serveV2(ctx, c, st, w, false)
 		return errors.Join(err, s.m.Shutdown())
 	case <-st.sdk.Done():
 		s.log.Debug("connection closed")
@@ -168,6 +179,20 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 	return s.m.Shutdown()
 }
 
+// serveV2 hands a connection whose first initialize asked for v2 to the v2
+// edge, once the v1 side has answered what it was asked before (an
+// authenticate) and let go of the stream: Serve and ServeConn negotiate
+// alike, as the TS SDK's AgentProtocolRouter does.
+func (s *Server) serveV2(ctx context.Context, c *conn, st stream, w io.Writer, shared bool) error {
+	select {
+	case <-st.in.track.wait():
+	case <-ctx.Done():
+	}
+	c.end(st)
+	s.log.Debug("the client asked for ACP v2", "shared", shared)
+	return s.v2(ctx, V2Conn{Bridge: c.bc, First: st.in.up.first, Rest: st.in.up.rest, Out: w, Shared: shared})
+}
+
 // ServeConn speaks ACP with one of several clients on r and w (one message
 // per line each way), sharing the Manager's sessions with the others; the
 // new sessions it makes run agentName ("" for the bridge's default). When
@@ -175,6 +200,8 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
 // unattached (see bridge.Conn), and ServeConn returns once the requests it
 // read are answered (a prompt's when its turn ends), or at once when ctx
 // is done. It leaves the Manager running; whoever made it shuts it down.
+// A client whose first initialize asks for protocol 2 is served by the v2
+// edge (ServeV2), on the same terms.
 func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, agentName string) error {
 	bc, err := s.m.Connect(agentName)
 	if err != nil {
@@ -183,6 +210,8 @@ func (s *Server) ServeConn(ctx context.Context, r io.Reader, w io.Writer, agentN
 	c := s.newConn(bc)
 	st := c.start(r, w)
 	select {
+	case <-st.in.upgraded:
+		return s.serveV2(ctx, c, st, w, true)
 	case <-st.in.ended:
 	case <-st.sdk.Done():
 	case <-st.out.broken:

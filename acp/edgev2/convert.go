@@ -38,25 +38,57 @@ func (cl client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 }
 
 // RequestPermission asks the client, with the session's state
-// requires_action while the ask waits and running again once answered.
+// requires_action while the ask waits (from the first of its asks) and
+// running again once answered (the last), unless the ask ended with the
+// turn (cancelled): then the turn's idle comes next, as v2 wants of work
+// that ends without resuming.
 func (cl client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	c, sid := cl.c, string(r.SessionId)
 	req, err := permissionRequest(r)
 	if err != nil {
 		return acp.RequestPermissionResponse{}, err
 	}
-	c.state(sid, "requires_action", "")
-	defer c.state(sid, "running", "")
+	c.asked(sid)
 	rsp, err := c.rpc.Callback(ctx, acpv2.ClientMethodSessionRequestPermission, req)
+	var out acp.RequestPermissionResponse
+	if err == nil {
+		var v2 acpv2.RequestPermissionResponse
+		if err = rsp.UnmarshalResult(&v2); err == nil {
+			err = convert(v2, &out)
+		}
+	}
+	c.answered(sid, err == nil && ctx.Err() == nil && out.Outcome.Cancelled == nil)
 	if err != nil {
 		return acp.RequestPermissionResponse{}, fmt.Errorf("asking permission: %w", err)
 	}
-	var v2 acpv2.RequestPermissionResponse
-	if err := rsp.UnmarshalResult(&v2); err != nil {
-		return acp.RequestPermissionResponse{}, fmt.Errorf("decoding the permission answer: %w", err)
+	return out, nil
+}
+
+// asked counts a permission ask sent for session sid: the first waiting
+// makes its state requires_action.
+func (c *conn) asked(sid string) {
+	c.mu.Lock()
+	c.asking[sid]++
+	first := c.asking[sid] == 1
+	c.mu.Unlock()
+	if first {
+		c.state(sid, "requires_action", "")
 	}
-	var out acp.RequestPermissionResponse
-	return out, convert(v2, &out)
+}
+
+// answered counts an ask's end; with none left waiting the session is
+// running again, if the turn goes on.
+func (c *conn) answered(sid string, goesOn bool) {
+	c.mu.Lock()
+	c.asking[sid]--
+	last := c.asking[sid] == 0
+	if last {
+		delete(c.asking, sid)
+	}
+	c.mu.Unlock()
+	if last && goesOn {
+		c.state(sid, "running", "")
+	}
 }
 
 // permissionRequest is v1's ask in v2's shape: a title, and the tool call
@@ -167,8 +199,8 @@ func configOptions(opts []acp.SessionConfigOption) ([]acpv2.SessionConfigOption,
 }
 
 // v1Capabilities is what the bridge is told a v2 client offers: no fs or
-// terminal (v2 has none), and notices, compaction and subagents, which
-// every v2 client takes.
+// terminal (v2 has none), notices, compaction and subagents, which every
+// v2 client takes, and its terminal auth.
 func v1Capabilities(v2 acpv2.ClientCapabilities) acp.ClientCapabilities {
 	caps := acp.ClientCapabilities{
 		Session: &acp.ClientSessionCapabilities{
@@ -180,7 +212,36 @@ func v1Capabilities(v2 acpv2.ClientCapabilities) acp.ClientCapabilities {
 	if v2.Elicitation != nil {
 		convert(v2.Elicitation, &caps.Elicitation)
 	}
+	caps.Auth.Terminal = v2.Auth != nil && v2.Auth.Terminal != nil
+	caps.Meta = v2.Meta // Zed's "terminal-auth" among them
 	return caps
+}
+
+// authMethods are v1's auth methods in v2's shape: "id" is "methodId", and
+// every method names its "type" ("agent" for one v1 leaves untyped).
+func authMethods(v1 []acp.AuthMethod) ([]acpv2.AuthMethod, error) {
+	out := []acpv2.AuthMethod{}
+	for _, m := range v1 {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(b, &fields); err != nil {
+			return nil, err
+		}
+		fields["methodId"] = fields["id"]
+		delete(fields, "id")
+		if _, ok := fields["type"]; !ok {
+			fields["type"] = "agent"
+		}
+		var v2 acpv2.AuthMethod
+		if err := convert(fields, &v2); err != nil {
+			return nil, fmt.Errorf("auth method %v: %w", fields["methodId"], err)
+		}
+		out = append(out, v2)
+	}
+	return out, nil
 }
 
 func promptCaps(p acp.PromptCapabilities) *acpv2.PromptCapabilities {

@@ -48,68 +48,116 @@ type conn struct {
 	*Server
 	bc  *bridge.Conn
 	rpc *jrpc2.Server
-	in  *drain
 
 	turns sync.WaitGroup // the prompts' turns, which outlive their requests
 
-	firstID string // the id of the initialize that chose v2, as jrpc2 spells ids
+	firstID string      // the id of the initialize that chose v2, as jrpc2 spells ids
+	ended   func() bool // on stdio: whether the input has ended (nil on a shared connection)
 
 	mu          sync.Mutex
 	initialized bool
+	auth        bool // initialize offered auth methods: auth/login and auth/logout are served
 	order       bridge.Order
 	active      map[string]int    // by session: prompts taken and not ended
+	running     int               // prompts taken and not ended, in all
+	quiet       chan struct{}     // closed when running drops to 0 (turnsEnded)
 	msgs        map[string]string // by session and kind: the id of a chunk run without one
+	asking      map[string]int    // by session: permission asks waiting for the client
 }
 
-// Serve speaks ACP v2 on bc with a client whose first line, an initialize
-// asking for v2, is first, and the rest of whose input is r, until r ends
-// or ctx is done; then its running turns are cancelled and waited for.
-func (s *Server) Serve(ctx context.Context, bc *bridge.Conn, first []byte, r io.Reader, w io.Writer) error {
-	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), firstID: idOf(first)}
-	methods := c.methods()
-	c.rpc = jrpc2.NewServer(methods, &jrpc2.ServerOptions{AllowPush: true, Concurrency: 16})
+// Serve speaks ACP v2 on vc.Bridge with a client whose first line, an
+// initialize asking for v2, is vc.First, and the rest of whose input is
+// vc.Rest, until that ends or ctx is done. On stdio its running turns are
+// then cancelled and waited for. A shared connection (acpbridge serve's)
+// disconnects instead: its sessions go on unattached, and Serve waits for
+// the turns it started to end, as the v1 edge waits for a prompt's answer,
+// unless ctx is done.
+func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
+	bc := vc.Bridge
+	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), asking: make(map[string]int), firstID: idOf(vc.First)}
+	order := newOrdered(c.methods())
+	c.rpc = jrpc2.NewServer(order, &jrpc2.ServerOptions{AllowPush: true, Concurrency: concurrency})
 	bc.SetClient(client{c})
-	c.in = newDrain(io.MultiReader(bytesReader(append(first, '\n')), r), func(m string) bool { return methods[m] != nil }, func() {
+	atEOF := func() {
 		s.m.CancelAll()
 		c.turns.Wait()
-	})
-	in := c.in
-	c.rpc.Start(channel.Line(in, output{w, in}))
+	}
+	if vc.Shared {
+		atEOF = bc.Disconnect // its open asks end; the answers still go out
+	}
+	in := newDrain(io.MultiReader(bytesReader(append(vc.First, '\n')), vc.Rest), atEOF)
+	if !vc.Shared {
+		c.ended = in.ended.Load
+	}
+	c.rpc.Start(channel.Line(in, output{vc.Out, in}))
 	stop := context.AfterFunc(ctx, c.rpc.Stop)
 	err := c.rpc.Wait()
 	stop()
-	s.m.CancelAll()
-	c.turns.Wait()
+	order.wait()
+	c.end(ctx, vc.Shared)
 	if errors.Is(err, io.EOF) || errors.Is(err, jrpc2.ErrConnClosed) {
 		return nil
 	}
 	return err
 }
 
-// methods are the connection's handlers. Each takes its place in the
-// order of the input as it begins (see drain), but a prompt, which does
-// once it holds its place in its session's queue.
-func (c *conn) methods() handler.Map {
-	return handler.Map{
-		acpv2.AgentMethodInitialize:             c.inOrder(handler.New(c.initialize)),
-		acpv2.AgentMethodSessionNew:             c.inOrder(handler.New(c.newSession)),
-		acpv2.AgentMethodSessionPrompt:          handler.New(c.prompt),
-		acpv2.AgentMethodSessionCancel:          c.inOrder(handler.New(c.cancel)),
-		acpv2.AgentMethodSessionList:            c.inOrder(handler.New(c.list)),
-		acpv2.AgentMethodSessionResume:          c.inOrder(handler.New(c.resume)),
-		acpv2.AgentMethodSessionClose:           c.inOrder(handler.New(c.closeSession)),
-		acpv2.AgentMethodSessionDelete:          c.inOrder(handler.New(c.deleteSession)),
-		acpv2.AgentMethodSessionSetConfigOption: c.inOrder(handler.New(c.setConfigOption)),
-		acpv2.AgentMethodToolCallCancel:         c.inOrder(handler.New(c.cancelToolCall)),
-		"$/cancel_request":                      c.inOrder(handler.New(c.cancelRequest)),
+// end ends the connection's turns: on stdio by cancelling every turn, on a
+// shared connection by leaving its sessions unattached and waiting for
+// the turns to end by themselves (or ctx).
+func (c *conn) end(ctx context.Context, shared bool) {
+	if !shared {
+		c.m.CancelAll()
+		c.turns.Wait()
+		return
+	}
+	c.bc.Disconnect()
+	select {
+	case <-c.turnsEnded():
+		c.turns.Wait() // their last steps
+	case <-ctx.Done():
 	}
 }
 
-// inOrder is h, which takes its place in the input's order as it begins.
-func (c *conn) inOrder(h jrpc2.Handler) jrpc2.Handler {
-	return func(ctx context.Context, req *jrpc2.Request) (any, error) {
-		c.in.took(req.ID())
-		return h(ctx, req)
+// turnsEnded is closed once no turn the connection started runs.
+func (c *conn) turnsEnded() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{})
+	if c.running == 0 {
+		close(ch)
+		return ch
+	}
+	c.quiet = ch
+	return ch
+}
+
+// turnEndedLocked counts a turn's end; it reports whether it was its session's
+// last. c.mu is held.
+func (c *conn) turnEndedLocked(sid string) bool {
+	c.active[sid]--
+	c.running--
+	if c.running == 0 && c.quiet != nil {
+		close(c.quiet)
+		c.quiet = nil
+	}
+	return c.active[sid] == 0
+}
+
+func (c *conn) methods() handler.Map {
+	return handler.Map{
+		acpv2.AgentMethodInitialize:             handler.New(c.initialize),
+		acpv2.AgentMethodSessionNew:             handler.New(c.newSession),
+		acpv2.AgentMethodSessionPrompt:          handler.New(c.prompt),
+		acpv2.AgentMethodSessionCancel:          handler.New(c.cancel),
+		acpv2.AgentMethodSessionList:            handler.New(c.list),
+		acpv2.AgentMethodSessionResume:          handler.New(c.resume),
+		acpv2.AgentMethodSessionClose:           handler.New(c.closeSession),
+		acpv2.AgentMethodSessionDelete:          handler.New(c.deleteSession),
+		acpv2.AgentMethodSessionSetConfigOption: handler.New(c.setConfigOption),
+		acpv2.AgentMethodToolCallCancel:         handler.New(c.cancelToolCall),
+		acpv2.AgentMethodAuthLogin:              handler.New(c.login),
+		acpv2.AgentMethodAuthLogout:             handler.New(c.logout),
+		"$/cancel_request":                      handler.New(c.cancelRequest),
 	}
 }
 
@@ -117,7 +165,7 @@ func (c *conn) inOrder(h jrpc2.Handler) jrpc2.Handler {
 // for v2 or later (-32600 otherwise, as the TS SDK's v2 agent answers).
 func (c *conn) initialize(ctx context.Context, req acpv2.InitializeRequest) (acpv2.InitializeResponse, error) {
 	c.mu.Lock()
-	// Requests run concurrently: the first is the one the router saw.
+	// The first is the one the router saw (a client may reuse its id).
 	again := c.initialized || jrpc2.InboundRequest(ctx).ID() != c.firstID
 	if !again {
 		c.initialized = true
@@ -127,7 +175,15 @@ func (c *conn) initialize(ctx context.Context, req acpv2.InitializeRequest) (acp
 		return acpv2.InitializeResponse{}, &jrpc2.Error{Code: jrpc2.InvalidRequest,
 			Message: fmt.Sprintf("Invalid request: a repeated initialize asked for protocol %d on an ACP v2 connection", req.ProtocolVersion)}
 	}
-	c.bc.SetCapabilities(v1Capabilities(req.Capabilities))
+	caps := v1Capabilities(req.Capabilities)
+	methods, err := authMethods(c.v1.AuthMethods(caps))
+	if err != nil {
+		return acpv2.InitializeResponse{}, c.reqErr("initialize", err)
+	}
+	c.mu.Lock()
+	c.auth = len(methods) > 0
+	c.mu.Unlock()
+	c.bc.SetCapabilities(caps)
 	if !again {
 		c.bc.Warm()
 	}
@@ -145,8 +201,41 @@ func (c *conn) initialize(ctx context.Context, req acpv2.InitializeRequest) (acp
 		ProtocolVersion: ProtocolVersion,
 		Info:            acpv2.Implementation{Name: "acpbridge", Title: &title, Version: c.version},
 		Capabilities:    acpv2.AgentCapabilities{Session: session},
-		AuthMethods:     []acpv2.AuthMethod{},
+		AuthMethods:     methods,
 	}, nil
+}
+
+// login is auth/login onto v1's authenticate: {} when the agent the
+// method names has credentials now, auth_required (-32000) saying what to
+// run when it has none. Without auth methods offered it is -32601, as v2
+// requires it only then.
+func (c *conn) login(ctx context.Context, req acpv2.LoginAuthRequest) (acpv2.LoginAuthResponse, error) {
+	if !c.offersAuth() {
+		return acpv2.LoginAuthResponse{}, jrpc2.Errorf(jrpc2.MethodNotFound, "Method not found: auth/login (acpbridge offers no auth methods here)")
+	}
+	if _, err := c.v1.Authenticate(ctx, acp.AuthenticateRequest{MethodId: acp.AuthMethodId(req.MethodId)}); err != nil {
+		return acpv2.LoginAuthResponse{}, rpcError(err)
+	}
+	return acpv2.LoginAuthResponse{}, nil
+}
+
+// logout is auth/logout onto v1's logout: the default agent's own logout,
+// run without a terminal; -32602 for an agent that has none acpbridge can
+// run, and -32601 without auth methods offered.
+func (c *conn) logout(ctx context.Context, _ acpv2.LogoutAuthRequest) (acpv2.LogoutAuthResponse, error) {
+	if !c.offersAuth() {
+		return acpv2.LogoutAuthResponse{}, jrpc2.Errorf(jrpc2.MethodNotFound, "Method not found: auth/logout (acpbridge offers no auth methods here)")
+	}
+	if err := c.m.Logout(ctx); err != nil {
+		return acpv2.LogoutAuthResponse{}, c.reqErr("auth/logout", err)
+	}
+	return acpv2.LogoutAuthResponse{}, nil
+}
+
+func (c *conn) offersAuth() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auth
 }
 
 // newSession starts a session on the connection's agent.
@@ -207,12 +296,16 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 	c.order++
 	at := c.order
 	c.active[sid]++
+	c.running++
 	first := c.active[sid] == 1
 	c.mu.Unlock()
 	if first {
 		c.state(sid, "running", "")
 	}
 	c.notify(sid, acpv2.SessionUpdate{UserMessage: &acpv2.SessionUpdateUserMessage{MessageId: acpv2.MessageId(mid), Content: req.Prompt}})
+	// The answer waits for the prompt to hold its place in the session's
+	// queue, so that the next request (which runs once this one returned,
+	// see ordered) cannot queue a prompt before it.
 	queued := make(chan struct{})
 	c.turns.Go(func() {
 		res, err := sess.Prompt(context.WithoutCancel(ctx), bridge.Arrival{At: at, MessageID: mid, Queued: func() { close(queued) }}, blocks)
@@ -222,15 +315,18 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 			stop = "error"
 		}
 		c.mu.Lock()
-		c.active[sid]--
-		last := c.active[sid] == 0
+		last := c.turnEndedLocked(sid)
 		c.mu.Unlock()
 		if last {
 			c.state(sid, "idle", stop)
 		}
 	})
 	<-queued
-	c.in.took(jrpc2.InboundRequest(ctx).ID())
+	if c.ended != nil && c.ended() {
+		// On stdio the input's end cancels every prompt that came before
+		// it, as over v1; this one was taken after the cancel went out.
+		c.cancel(ctx, acpv2.CancelSessionNotification{SessionId: req.SessionId})
+	}
 	return acpv2.PromptResponse{MessageId: acpv2.MessageId(mid)}, nil
 }
 
@@ -244,11 +340,14 @@ func (c *conn) cancel(_ context.Context, n acpv2.CancelSessionNotification) erro
 	return nil
 }
 
-// cancelToolCall: the bridge cannot cancel one tool call, and says no tool
-// call can be (capabilities.cancel is never offered): -32602, as v2 says
-// for a call that is not cancellable.
+// cancelToolCall: no agent behind the bridge can stop one tool call and
+// go on with its turn (claude, codex and opencode interrupt whole turns),
+// so no tool call is offered as cancellable (capabilities.cancel is never
+// sent), and tool_call/cancel is -32602, as v2 says for a call that is
+// not cancellable; session/cancel ends the turn.
 func (c *conn) cancelToolCall(_ context.Context, req acpv2.CancelToolCallRequest) (acpv2.CancelToolCallResponse, error) {
-	return acpv2.CancelToolCallResponse{}, invalidParams(fmt.Sprintf("tool call %s is not cancellable", req.ToolCallId))
+	return acpv2.CancelToolCallResponse{}, invalidParams(fmt.Sprintf(
+		"tool call %s is not cancellable: acpbridge cannot stop one tool call; session/cancel cancels the turn", req.ToolCallId))
 }
 
 // cancelRequest is $/cancel_request: the request's context ends.
@@ -381,7 +480,16 @@ func (c *conn) notify(sid string, u acpv2.SessionUpdate) {
 
 // reqErr is the v1 edge's answer to a bridge error, as a jrpc2 error.
 func (c *conn) reqErr(method string, err error) error {
-	re := c.v1.RequestError(method, err)
+	return rpcError(c.v1.RequestError(method, err))
+}
+
+// rpcError is a v1 edge's error as jrpc2's: an *acp.RequestError keeps
+// its code, message and data.
+func rpcError(err error) error {
+	var re *acp.RequestError
+	if !errors.As(err, &re) {
+		return &jrpc2.Error{Code: jrpc2.InternalError, Message: "Internal error: " + err.Error()}
+	}
 	e := &jrpc2.Error{Code: jrpc2.Code(re.Code), Message: re.Message}
 	if re.Data != nil {
 		e.Data, _ = json.Marshal(re.Data)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/acp/edge"
+	"github.com/acpbridge/acpbridge/acp/edgev2"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/serve"
@@ -109,7 +110,8 @@ func (c *cli) serveSessions(o *options, so *serveOptions) error {
 		return err
 	}
 	m, log, cfg, all := st.m, st.log, st.cfg, st.all
-	s := edge.NewServer(m, c.version, log) // no terminal logins: the clients are not at this machine's terminal
+	s := edge.NewServer(m, c.version, log)            // no terminal logins: the clients are not at this machine's terminal
+	s.ServeV2(edgev2.New(s, m, c.version, log).Serve) // a client asking for protocol 2 gets ACP v2 (draft)
 	srv, err := serve.New(serve.Options{Listen: so.listen, Token: os.Getenv(tokenEnv), NoToken: so.noToken,
 		AllowHosts: so.allowHosts, AllowOrigins: so.allowOrigins, StateDir: dir, Logger: log, Stderr: c.stderr,
 		Connector: s.ServeConn, Agents: agentLister(all, cfg.Default)})

@@ -46,6 +46,11 @@ const (
 // are JSON-RPC errors. A connection whose client does not read its output
 // is dropped (Limits).
 //
+// The connection speaks the ACP version the Connector picks from the
+// initialize (the binary's: v2 for a client asking for protocol 2, else
+// v1, as the SDK's AgentProtocolRouter picks); the transport is the same
+// for both, v2's methods being as session-scoped as v1's.
+//
 // ?agent=NAME on the initialize POST or the WebSocket GET picks the agent
 // of the connection's new sessions. The handler checks no token, Host or
 // Origin (a WebSocket's neither): the server in front of it does. Its

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/acp/edge"
+	"github.com/acpbridge/acpbridge/acp/edgev2"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
 	"github.com/acpbridge/acpbridge/persist"
@@ -33,7 +34,7 @@ func BridgeConnectorOn(t *testing.T, b agent.Backend) core.Connector {
 
 // Bridge is a Manager of backend b persisting into dir, and the
 // Connector that serves it as acpbridge serve does
-// (edge.Server.ServeConn). Shutting it down is the caller's.
+// (edge.Server.ServeConn, v2 for a client that asks for it). Shutting it down is the caller's.
 func Bridge(t testing.TB, dir string, b agent.Backend) (*bridge.Manager, core.Connector) {
 	t.Helper()
 	st, err := persist.Open(dir)
@@ -45,5 +46,7 @@ func Bridge(t testing.TB, dir string, b agent.Backend) (*bridge.Manager, core.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, edge.NewServer(m, "test", Logger()).ServeConn
+	s := edge.NewServer(m, "test", Logger())
+	s.ServeV2(edgev2.New(s, m, "test", Logger()).Serve)
+	return m, s.ServeConn
 }

@@ -1,0 +1,267 @@
+package sdkclient
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpbridge/acpbridge/acp/edge"
+	"github.com/acpbridge/acpbridge/acp/edgev2"
+	"github.com/acpbridge/acpbridge/bridge"
+	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/testkit/toolbin"
+	"github.com/acpbridge/acpbridge/persist"
+)
+
+//go:embed v2client.mjs
+var v2Script []byte
+
+// V2 is how the SDK's experimental v2 client (v2client.mjs) reaches the
+// bridge: over its stdin and stdout, served by Serve, or over the SDK's
+// Streamable HTTP ("http") or WebSocket ("ws") client at URL, an
+// acpbridge serve's /acp.
+type V2 struct {
+	Transport string // "stdio" (the default), "http" or "ws"
+	URL       string
+	Serve     func(ctx context.Context, r io.Reader, w io.Writer) error
+	// Env is the script's: ACP_V2_PROMPT, the first prompt (one whose tool
+	// asks permission), ACP_V2_MODE, a mode to set first.
+	Env []string
+	// CancelAsk has the script cancel a turn while its permission ask
+	// waits (V2Want.CancelAsk checks it).
+	CancelAsk bool
+}
+
+// V2Result is what v2client.mjs saw.
+type V2Result struct {
+	Init struct {
+		ProtocolVersion int              `json:"protocolVersion"`
+		AuthMethods     []map[string]any `json:"authMethods"`
+	}
+	// Auth is what auth/login and auth/logout answered, when initialize
+	// offered an auth method of type agent.
+	Auth *struct {
+		Login, Logout map[string]any
+	}
+	SessionID string `json:"sessionId"`
+	Other     string
+	First     struct {
+		MessageID string `json:"messageId"`
+	}
+	List, After   []string
+	BadCursor     int
+	BadToolCancel int
+	Asks          []json.RawMessage
+	Updates       []map[string]any // the first session's, as they came
+	Cancelled     []map[string]any // the cancelled session's
+	AskCancelled  []map[string]any // with ACP_V2_CANCEL_ASK: the session cancelled while it asked
+	Replay        []map[string]any // session/resume's replay, then the state
+}
+
+// StdioV2 serves m on stdio as acpbridge does, v2 for a client asking for
+// it; the Manager is the caller's to shut down.
+func StdioV2(m *bridge.Manager, log *slog.Logger) func(ctx context.Context, r io.Reader, w io.Writer) error {
+	return func(ctx context.Context, r io.Reader, w io.Writer) error {
+		s := edge.NewServer(m, "test", log)
+		s.ServeV2(edgev2.New(s, m, "test", log).Serve)
+		return s.Serve(ctx, r, w)
+	}
+}
+
+// ManagerOn is a Manager of backend b persisting into a new directory as
+// acpbridge does by default (--persist auto), shut down when the test
+// ends.
+func ManagerOn(t *testing.T, b agent.Backend, log *slog.Logger) *bridge.Manager {
+	t.Helper()
+	st, err := persist.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bridge.NewManager(bridge.Config{Backends: []agent.Backend{b}, Default: b.Info().Name, Store: st,
+		Persist: bridge.PersistAuto, Logger: log, CancelGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Shutdown(); err != nil {
+			t.Error(err)
+		}
+	})
+	return m
+}
+
+// RunV2 runs v2client.mjs on v, in a new working directory, and returns
+// what it saw; the script fails (and with it the test) on any message
+// v2's schema refuses.
+func RunV2(t *testing.T, v V2) V2Result {
+	t.Helper()
+	node, dir := toolbin.NodeModules(t, "the ACP TypeScript SDK", "ACP_SDK_DIR", "acp-sdk", "@agentclientprotocol/sdk")
+	if err := os.WriteFile(filepath.Join(dir, "v2client.mjs"), v2Script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "seen.json")
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // only a hang
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "v2client.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "ACP_V2_OUT="+out, "ACP_V2_CWD="+t.TempDir(), "ACP_V2_TRANSPORT="+v.Transport, "ACP_V2_URL="+v.URL)
+	cmd.Env = append(cmd.Env, v.Env...)
+	if v.CancelAsk {
+		cmd.Env = append(cmd.Env, "ACP_V2_CANCEL_ASK=1")
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	var err error
+	if v.Transport == "" || v.Transport == "stdio" {
+		err = runStdio(ctx, cmd, v.Serve)
+	} else {
+		cmd.Stdout = &stderr
+		err = cmd.Run()
+	}
+	if err != nil {
+		t.Fatalf("node v2client.mjs (%s): %v\nstderr:\n%s", v.Transport, err, stderr.String())
+	}
+	var r V2Result
+	b, err := os.ReadFile(out)
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	if err != nil {
+		t.Fatalf("the client's report: %v\nstderr:\n%s", err, stderr.String())
+	}
+	return r
+}
+
+// runStdio runs cmd with serve on the other ends of its stdin and stdout.
+func runStdio(ctx context.Context, cmd *exec.Cmd, serve func(ctx context.Context, r io.Reader, w io.Writer) error) error {
+	toBridge, clientOut, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	clientIn, fromBridge, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout = clientIn, clientOut
+	err = cmd.Start()
+	clientIn.Close()
+	clientOut.Close()
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, toBridge, fromBridge) }()
+	err = cmd.Wait()
+	toBridge.Close()
+	serr := <-served
+	fromBridge.Close()
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// V2Want is what a V2Result is to show.
+type V2Want struct {
+	// Turn are runs of the first turn's updates, each "kind" or
+	// "state_update:state[:stopReason]", spaces between consecutive ones.
+	Turn []string
+	// Asked is in the permission ask (its title, say).
+	Asked string
+	// Auth: initialize offers an auth method of type agent, which
+	// auth/login takes, and auth/logout answers.
+	Auth bool
+	// CancelAsk: a turn is cancelled while its permission ask waits
+	// (ACP_V2_CANCEL_ASK), which goes from requires_action to idle, not
+	// through running.
+	CancelAsk bool
+	// OwnHistory: the agent's own history is replayed (codex under
+	// --persist auto), whose messages get ids of their own, not the
+	// prompt's messageId.
+	OwnHistory bool
+}
+
+// V2Kinds renders updates as Turn's runs do, space-separated.
+func V2Kinds(us []map[string]any) string {
+	var ks []string
+	for _, u := range us {
+		k, _ := u["sessionUpdate"].(string)
+		if s, ok := u["state"].(string); ok {
+			k += ":" + s
+			if r, ok := u["stopReason"].(string); ok {
+				k += ":" + r
+			}
+		}
+		ks = append(ks, k)
+	}
+	return strings.Join(ks, " ")
+}
+
+// CheckV2 fails the test for each thing w, or any v2 run, wants that r
+// lacks: protocol 2, the prompt's message id on its user_message, one
+// permission ask, a cancelled turn that ends idle+cancelled, a replay
+// of the user message (by its id), the turn and then the state, -32602
+// for an unknown replayFrom cursor and for tool_call/cancel, and
+// session/list before and after a delete.
+func CheckV2(t *testing.T, r V2Result, w V2Want) {
+	t.Helper()
+	if r.Init.ProtocolVersion != 2 {
+		t.Errorf("initialize answered protocol %d, want 2", r.Init.ProtocolVersion)
+	}
+	if w.Auth && r.Auth == nil {
+		t.Errorf("initialize offered no auth method of type agent: %v", r.Init.AuthMethods)
+	}
+	if !w.Auth && len(r.Init.AuthMethods) > 0 {
+		t.Errorf("initialize offered auth methods %v, want none", r.Init.AuthMethods)
+	}
+	if r.First.MessageID == "" {
+		t.Error("session/prompt's result has no messageId")
+	}
+	if len(r.Asks) != 1 || !strings.Contains(string(r.Asks[0]), w.Asked) {
+		t.Errorf("permission asks %s, want one with %q", r.Asks, w.Asked)
+	}
+	turn := V2Kinds(r.Updates)
+	for _, want := range append([]string{"state_update:running user_message", "tool_call_update",
+		"state_update:requires_action", "agent_message_chunk", "state_update:idle:end_turn"}, w.Turn...) {
+		if !strings.Contains(turn, want) {
+			t.Errorf("the turn's updates lack %q:\n%s", want, turn)
+		}
+	}
+	if i := slices.IndexFunc(r.Updates, func(u map[string]any) bool { return u["sessionUpdate"] == "user_message" }); i < 0 || r.Updates[i]["messageId"] != r.First.MessageID {
+		t.Errorf("no user_message with the prompt's messageId %q", r.First.MessageID)
+	}
+	if !strings.HasSuffix(V2Kinds(r.Cancelled), "state_update:idle:cancelled") {
+		t.Errorf("the cancelled turn did not end idle+cancelled:\n%s", V2Kinds(r.Cancelled))
+	}
+	if w.CancelAsk {
+		asked := V2Kinds(r.AskCancelled)
+		i := strings.Index(asked, "state_update:requires_action")
+		if i < 0 || !strings.HasSuffix(asked, "state_update:idle:cancelled") || strings.Contains(asked[i:], "state_update:running") {
+			t.Errorf("the turn cancelled while asking: got\n%s\nwant requires_action, then idle+cancelled without running between", asked)
+		}
+	}
+	replay := V2Kinds(r.Replay)
+	if !strings.HasPrefix(replay, "user_message_chunk") || !strings.Contains(replay, "tool_call_update") || !strings.HasSuffix(replay, "state_update:idle") {
+		t.Errorf("resume's replay: got\n%s\nwant the user message, the turn, then the state", replay)
+	} else if id := r.Replay[0]["messageId"]; id != r.First.MessageID && !w.OwnHistory {
+		t.Errorf("the replayed user message has id %v, the prompt's result %q", id, r.First.MessageID)
+	}
+	if r.BadCursor != -32602 {
+		t.Errorf("an unknown replayFrom cursor got %d, want -32602", r.BadCursor)
+	}
+	if r.BadToolCancel != -32602 {
+		t.Errorf("tool_call/cancel got %d, want -32602 (no tool call is cancellable)", r.BadToolCancel)
+	}
+	if !slices.Contains(r.List, r.Other) || slices.Contains(r.After, r.Other) || !slices.Contains(r.After, r.SessionID) {
+		t.Errorf("session/list before the delete %v, after %v; deleted %s, kept %s", r.List, r.After, r.Other, r.SessionID)
+	}
+}

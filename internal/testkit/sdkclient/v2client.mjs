@@ -1,0 +1,143 @@
+// v2client.mjs drives acpbridge with the ACP TypeScript SDK 2.4.0's
+// experimental v2 client: initialize, session/new, a turn whose tool call
+// asks permission (allowed), a slow turn it cancels, session/list,
+// (auth/login and auth/logout when initialize offered auth methods),
+// session/resume replaying from the start, session/close, session/delete.
+// Every session/update, permission ask and result is checked against v2's
+// schema (the SDK's zod schemas, generated from schema/v2/schema.json). It
+// writes what it saw as JSON to $ACP_V2_OUT; any failure exits 1.
+//
+// The transport is $ACP_V2_TRANSPORT: stdio (the default: acpbridge on
+// this process's stdout and stdin), or http or ws, the SDK's own
+// Streamable HTTP and WebSocket clients on $ACP_V2_URL (acpbridge serve's
+// /acp). For an agent other than the mock, $ACP_V2_PROMPT is the first
+// prompt (one whose tool the agent asks permission for), and $ACP_V2_MODE
+// a mode to set first (the mode config option); with $ACP_V2_CANCEL_ASK
+// set, it also cancels a turn while its permission ask waits.
+import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
+import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
+import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import * as z from "./node_modules/@agentclientprotocol/sdk/dist/v2/schema/zod.gen.js";
+import { Readable, Writable } from "node:stream";
+import { writeFileSync } from "node:fs";
+import { WebSocket } from "ws";
+
+const cwd = process.env.ACP_V2_CWD;
+const prompt = process.env.ACP_V2_PROMPT || "Please think, read the README and edit mock.txt.";
+const check = (schema, what, v) => {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new Error(`${what} does not match v2's schema: ${JSON.stringify(v)}: ${r.error}`);
+  return v;
+};
+
+function stream() {
+  const url = process.env.ACP_V2_URL;
+  switch (process.env.ACP_V2_TRANSPORT || "stdio") {
+    case "http":
+      return createHttpStream(url);
+    case "ws":
+      return createWebSocketStream(url.replace(/^http/, "ws"), { WebSocket });
+    default:
+      return ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin));
+  }
+}
+
+const updates = [], asks = [], wake = [], held = [];
+let holdAsksOf; // a session whose permission ask is held, to cancel the turn while it waits
+const app = client({ name: "acpbridge-v2-test" })
+  .onRequest("session/request_permission", async ({ params }) => {
+    check(z.zRequestPermissionRequest, "permission ask", params);
+    if (params.sessionId === holdAsksOf) {
+      return new Promise((resolve) => {
+        held.push(resolve);
+        for (const w of wake.splice(0)) w();
+      });
+    }
+    asks.push(params);
+    const option = params.options.find((o) => o.kind === "allow_once") ?? params.options[0];
+    return { outcome: { outcome: "selected", optionId: option.optionId } };
+  })
+  .onNotification("session/update", ({ params }) => {
+    updates.push(check(z.zUpdateSessionNotification, "session/update", params));
+    for (const w of wake.splice(0)) w();
+  });
+const until = async (what, ok) => {
+  while (!ok()) await new Promise((resolve) => wake.push(resolve));
+};
+const of = (sid) => updates.filter((u) => u.sessionId === sid).map((u) => u.update);
+const idle = (sid, n) => () => of(sid).filter((u) => u.sessionUpdate === "state_update" && u.state === "idle").length >= n;
+
+const seen = await app.connectWith(stream(), async (agent) => {
+  const init = check(z.zInitializeResponse, "initialize", await agent.request("initialize", {
+    protocolVersion: 2, info: { name: "acpbridge-v2-test", version: "1" }, capabilities: {},
+  }));
+  // With auth methods offered: auth/login with the first, auth/logout.
+  let auth;
+  const method = init.authMethods?.find((m) => m.type === "agent");
+  if (method) {
+    auth = {
+      login: check(z.zLoginAuthResponse, "auth/login", await agent.request("auth/login", { methodId: method.methodId })),
+      logout: check(z.zLogoutAuthResponse, "auth/logout", await agent.request("auth/logout", {})),
+    };
+  }
+  const { sessionId } = check(z.zNewSessionResponse, "session/new", await agent.request("session/new", { cwd }));
+  if (process.env.ACP_V2_MODE) {
+    check(z.zSetSessionConfigOptionResponse, "session/set_config_option", await agent.request("session/set_config_option", {
+      sessionId, configId: "mode", type: "id", value: process.env.ACP_V2_MODE,
+    }));
+  }
+  const first = check(z.zPromptResponse, "session/prompt", await agent.request("session/prompt", {
+    sessionId, prompt: [{ type: "text", text: prompt }],
+  }));
+  await until("the first turn's end", idle(sessionId, 1));
+  let badToolCancel;
+  const tool = of(sessionId).find((u) => u.sessionUpdate === "tool_call_update");
+  try {
+    await agent.request("tool_call/cancel", { sessionId, toolCallId: tool?.toolCallId ?? "none" });
+  } catch (e) {
+    badToolCancel = e.code;
+  }
+  const other = (await agent.request("session/new", { cwd })).sessionId;
+  await agent.request("session/prompt", { sessionId: other, prompt: [{ type: "text", text: "slow answer please" }] });
+  await until("the slow answer", () => of(other).some((u) => u.sessionUpdate === "agent_message_chunk"));
+  await agent.notify("session/cancel", { sessionId: other });
+  await until("the cancelled turn's end", idle(other, 1));
+  // $ACP_V2_CANCEL_ASK: a third session's turn cancelled while its
+  // permission ask waits, the ask then answered cancelled, as v1 says.
+  let askCancelled;
+  if (process.env.ACP_V2_CANCEL_ASK) {
+    holdAsksOf = (await agent.request("session/new", { cwd })).sessionId;
+    await agent.request("session/prompt", { sessionId: holdAsksOf, prompt: [{ type: "text", text: prompt }] });
+    await until("the held ask", () => held.length > 0);
+    await agent.notify("session/cancel", { sessionId: holdAsksOf });
+    held[0]({ outcome: { outcome: "cancelled" } });
+    await until("the turn cancelled while asking", idle(holdAsksOf, 1));
+    askCancelled = of(holdAsksOf);
+  }
+  const list = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
+  const before = updates.length;
+  const resumed = check(z.zResumeSessionResponse, "session/resume", await agent.request("session/resume", {
+    sessionId, cwd, replayFrom: { type: "start" },
+  }));
+  // The SDK may resolve the result before it has run the handlers of the
+  // notifications written before it.
+  await until("the state after the replay", () =>
+    updates.slice(before).some((u) => u.sessionId === sessionId && u.update.sessionUpdate === "state_update"));
+  const replay = updates.slice(before).filter((u) => u.sessionId === sessionId).map((u) => u.update);
+  let badCursor;
+  try {
+    await agent.request("session/resume", { sessionId, cwd, replayFrom: { type: "_nowhere" } });
+  } catch (e) {
+    badCursor = e.code;
+  }
+  check(z.zCloseSessionResponse, "session/close", await agent.request("session/close", { sessionId: other }));
+  check(z.zDeleteSessionResponse, "session/delete", await agent.request("session/delete", { sessionId: other }));
+  const after = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
+  return {
+    init, auth, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
+    after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, badToolCancel, asks,
+    updates: of(sessionId), cancelled: of(other), askCancelled,
+  };
+});
+writeFileSync(process.env.ACP_V2_OUT, JSON.stringify(seen));
+process.exit(0);
