@@ -55,4 +55,3 @@ func playSubagentTurn(t *testing.T, native string, caps acp.ClientCapabilities) 
 	e2.Load(id, cwd)
 	return live, golden.Sent(t, id, e2.Client.Notifications(), e2.Client.Asks())
 }
-
