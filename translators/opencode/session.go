@@ -186,10 +186,36 @@ func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{CancelChil
 // session's turn goes on.
 func (s *session) cancelChild(ctx context.Context, id string) error {
 	srv, ok := s.at.Current()
-	if !ok || !s.hasKid(id) {
+	s.out.Lock()
+	running := s.tr.StopKid(id)
+	s.out.Unlock()
+	if !ok || !running {
 		return fmt.Errorf("%w: no subagent %s is running", agent.ErrInvalidParams, id)
 	}
 	return srv.call(ctx, http.MethodPost, "/session/"+id+"/abort", s.dir, nil, nil)
+}
+
+// stoppingKids says the child sessions working are being stopped, with
+// the turn (Translator.StopKid), and returns them.
+func (s *session) stoppingKids() []string {
+	s.out.Lock()
+	defer s.out.Unlock()
+	ids := s.tr.RunningKids()
+	for _, id := range ids {
+		s.tr.StopKid(id)
+	}
+	return ids
+}
+
+// abortKids aborts the child sessions ids, with the turn: OpenCode aborts
+// those it started with their parent, but not one it is about to start
+// (StopKid has that one aborted once it starts).
+func (s *session) abortKids(ctx context.Context, srv *server, ids []string) {
+	for _, id := range ids {
+		if err := srv.call(ctx, http.MethodPost, "/session/"+id+"/abort", s.dir, nil, nil); err != nil {
+			s.log.Warn("aborting a subagent with its turn", "session", id, "err", err)
+		}
+	}
 }
 
 // adopt takes note of a child session of the session's, whose events the
@@ -202,13 +228,6 @@ func (s *session) adopt(id string) bool {
 	}
 	s.kids = append(s.kids, id)
 	return true
-}
-
-// hasKid reports whether id is a child session of the session's.
-func (s *session) hasKid(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Contains(s.kids, id)
 }
 
 func (s *session) NativeID() string {
@@ -416,7 +435,10 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 			return err
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
-			return srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
+			kids := s.stoppingKids() // before the abort: it may end them at once
+			err := srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
+			s.abortKids(ctx, srv, kids)
+			return err
 		},
 		Gone:    &turnEnd{},
 		Outcome: s.outcome,
@@ -531,6 +553,9 @@ func (s *session) notify(ev Decoded) {
 	s.out.Unlock()
 	if out.Child == "" { // a child's work is not the turn's
 		s.track(out)
+	}
+	if out.Abort {
+		s.tasks.Go(func() { s.reply("/session/"+out.Child+"/abort", nil) })
 	}
 	switch {
 	case out.Ask != nil:

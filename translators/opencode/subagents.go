@@ -27,6 +27,8 @@ type kid struct {
 	title   string // its session's title, announced if no task call names it first
 	shown   bool   // announced
 	running bool   // working: announced and not ended since
+	busy    bool   // OpenCode said it is busy, and not idle since
+	stop    bool   // to be stopped (StopKid): aborted once it starts, cancelled when it ends
 	err     *SessionError
 }
 
@@ -72,13 +74,19 @@ func (t *Translator) childEvent(d Decoded) (Output, error) {
 		k.err = d.props.Error
 		return Output{}, nil
 	case "session.idle":
-		return Output{Child: id, Parent: t.endKid(id, k)}, nil
+		if !k.busy { // an abort before it started says it is idle, and it then starts all the same
+			return Output{Child: id}, nil
+		}
+		k.busy = false
+		return Output{Child: id, Idle: true, Parent: t.endKid(id, k)}, nil
 	}
 	out, err := k.tr.TranslateDecoded(d)
 	if err != nil {
 		return Output{}, err
 	}
-	res := Output{Child: id, Updates: out.Updates, Ask: out.Ask, Question: out.Question, Replied: out.Replied, Skipped: out.Skipped}
+	res := Output{Child: id, Updates: out.Updates, Ask: out.Ask, Question: out.Question, Replied: out.Replied, Skipped: out.Skipped, Busy: out.Busy}
+	k.busy = k.busy || out.Busy
+	res.Abort = out.Busy && k.stop
 	switch {
 	case len(out.Updates) > 0 || out.Ask != nil || out.Question != nil:
 		res.Parent = t.showKid(id, k, "", nil)
@@ -87,6 +95,30 @@ func (t *Translator) childEvent(d Decoded) (Output, error) {
 		res.Parent = []acp.SessionUpdate{agent.SubagentUpdate(id, "", "", agent.Running())}
 	}
 	return res, nil
+}
+
+// StopKid says child session id is being stopped (a session/cancel of
+// it or of the turn): it ends cancelled, and, as an abort before
+// OpenCode started it is lost, the event that says it started says to
+// abort it (Output.Abort). It reports whether id is a running child.
+func (t *Translator) StopKid(id string) bool {
+	k := t.kids[id]
+	if k == nil || !k.running {
+		return false
+	}
+	k.stop = true
+	return true
+}
+
+// RunningKids are the child sessions working, announced and not ended.
+func (t *Translator) RunningKids() []string {
+	var ids []string
+	for id, k := range t.kids {
+		if k.running {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // newKid takes note of a child session its session.created announces.
@@ -179,10 +211,12 @@ func (t *Translator) endKid(id string, k *kid) []acp.SessionUpdate {
 		return nil
 	}
 	k.running = false
-	err := k.err
-	k.err = nil
+	err, stopped := k.err, k.stop
+	k.err, k.stop = nil, false
 	state := agent.Idle(acp.StopReasonEndTurn)
 	switch {
+	case stopped: // an abort as it started ends it without an error
+		state = agent.Idle(acp.StopReasonCancelled)
 	case err == nil:
 	case err.Aborted() || strings.Contains(strings.ToLower(err.Data.Message), "aborted"):
 		state = agent.Idle(acp.StopReasonCancelled)

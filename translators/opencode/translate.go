@@ -60,10 +60,13 @@ type Event struct {
 type Output struct {
 	Updates []acp.SessionUpdate
 	// Child, if set, is the child session (a subagent) the event is
-	// about: Updates, Ask and Question are its; Parent are the session's
-	// own updates about it (announcing it, ending it), to send first.
+	// about: Updates, Ask and Question are its, Busy and Idle say it
+	// started and ended working; Parent are the session's own updates
+	// about it (announcing it, ending it), to send first.
 	Child  string
 	Parent []acp.SessionUpdate
+	// Abort says to abort the child: it started, and was to be stopped.
+	Abort bool
 	// Busy is set when the session started working on a prompt, Idle when
 	// it stopped: the end of a turn (OpenCode may repeat it after an abort).
 	Busy, Idle bool
