@@ -12,7 +12,7 @@ import (
 // fakeReplayEnv has the fake answer every prompt by playing the events of
 // a recorded turn instead of its script: the opencode.jsonl section of
 // this txtar file, the recorded session's id (the first an event names)
-// replaced by the prompted one's, each permission.asked waiting for its
+// replaced by the prompted one's where it is a sessionID, id or parentID, each permission.asked waiting for its
 // reply (its recorded permission.replied follows it). The events of other
 // sessions (a subagent's child session) are played as they were.
 const fakeReplayEnv = "FAKE_OPENCODE_REPLAY"
@@ -46,8 +46,8 @@ func (t *fakeTurn) replay(path string) {
 		if own == "" && ev.Properties.SessionID != "" {
 			own = ev.Properties.SessionID
 		}
-		if own != "" {
-			line = bytes.ReplaceAll(line, []byte(own), []byte(t.s.ID))
+		for _, key := range []string{"sessionID", "id", "parentID"} { // not the text and metadata that name it: the goldens' output stays the same
+			line = bytes.ReplaceAll(line, []byte(`"`+key+`":"`+own+`"`), []byte(`"`+key+`":"`+t.s.ID+`"`))
 		}
 		if ev.Type != "permission.asked" {
 			t.f.emitRaw(t.dir, line)
