@@ -23,6 +23,13 @@ import (
 // Otherwise the first directive of the vocabulary (package directive)
 // that it knows decides:
 //
+//	delegate: <prompt>       task {description: DelegateDescription, prompt,
+//	                         subagent_type: DelegateAgent}: OpenCode runs
+//	                         the subagent in a child session, whose own
+//	                         requests (Request.SessionID the child's) this
+//	                         script answers (prompt's directives, without
+//	                         "delegate:"), and whose answer is the task's
+//	                         result
 //	run: <cmd>               text "I'll run `<cmd>` now.", then bash
 //	                         {command, description: BashDescription}
 //	write: <path> <content>  write {filePath, content: the rest of the
