@@ -557,6 +557,9 @@ func (s *session) notify(ev Decoded) {
 	if out.Abort {
 		s.tasks.Go(func() { s.reply("/session/"+out.Child+"/abort", nil) })
 	}
+	if out.Adopt != "" && s.adopt(out.Adopt) {
+		s.b.children.Add(out.Adopt, s)
+	}
 	switch {
 	case out.Ask != nil:
 		s.tasks.Go(func() { s.permission(out.Child, out.Ask) })

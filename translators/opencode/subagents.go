@@ -147,15 +147,16 @@ func (t *Translator) kid(id, title string) *kid {
 // taskPart announces the child a task part names (state.metadata
 // sessionId), as the subagent that call started: its title the task's
 // description, its description the subagent type. The task's end ends
-// the child if its own session.idle did not.
-func (t *Translator) taskPart(p partDoc) []acp.SessionUpdate {
+// the child if its own session.idle did not. adopt is the child, if its
+// session.created was not seen.
+func (t *Translator) taskPart(p partDoc) (us []acp.SessionUpdate, adopt string) {
 	id := p.State.Metadata.Str("sessionId")
 	if id == "" || id == t.own {
-		return nil
+		return nil, ""
 	}
 	k := t.kids[id]
 	if k == nil {
-		k = t.kid(id, "")
+		k, adopt = t.kid(id, ""), id
 	}
 	var out []acp.SessionUpdate
 	if t.calls[p.CallID] != id {
@@ -180,7 +181,7 @@ func (t *Translator) taskPart(p partDoc) []acp.SessionUpdate {
 		}
 		out = append(out, t.endKid(id, k)...)
 	}
-	return out
+	return out, adopt
 }
 
 // showKid is the subagent_update that announces child id, or nothing if

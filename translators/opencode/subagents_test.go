@@ -208,3 +208,18 @@ func TestAskConfig(t *testing.T) {
 		t.Error("askConfig of a config that does not parse: no error")
 	}
 }
+
+// A task call naming a child whose session.created was missed (the event
+// stream dropped) has the session take its events from then on, once.
+func TestSubagents_adoptedByItsTaskCall(t *testing.T) {
+	tr := newParent()
+	for i, want := range []string{"C", ""} {
+		out, err := tr.Translate(taskPart(t, "running", "C"))
+		if err != nil || out.Adopt != want {
+			t.Errorf("task part %d: Adopt %q, %v; want %q", i, out.Adopt, err, want)
+		}
+	}
+	if got := run(t, tr, childText(t, "C", "hi")...); got != "C: agent_message_chunk\n" {
+		t.Errorf("the adopted child's text: %q", got)
+	}
+}

@@ -67,6 +67,10 @@ type Output struct {
 	Parent []acp.SessionUpdate
 	// Abort says to abort the child: it started, and was to be stopped.
 	Abort bool
+	// Adopt names a child session a task call runs whose session.created
+	// the translator did not see (the event stream dropped): its events
+	// are to be routed to the session from now on.
+	Adopt string
 	// Busy is set when the session started working on a prompt, Idle when
 	// it stopped: the end of a turn (OpenCode may repeat it after an abort).
 	Busy, Idle bool
@@ -347,11 +351,12 @@ func (t *Translator) part(raw json.RawMessage) (Output, error) {
 	case "text", "reasoning":
 		return Output{Updates: t.summary(p.MessageID, t.text(p.ID, p.Type, p.Text))}, nil
 	case "tool":
-		us := t.tool(p)
+		out := Output{Updates: t.tool(p)}
 		if p.Tool == "task" {
-			us = append(us, t.taskPart(p)...)
+			more, adopt := t.taskPart(p)
+			out.Updates, out.Adopt = append(out.Updates, more...), adopt
 		}
-		return Output{Updates: us}, nil
+		return out, nil
 	case "step-finish":
 		if p.Tokens != nil {
 			tk := *p.Tokens
