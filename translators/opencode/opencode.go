@@ -27,7 +27,7 @@ type Backend struct {
 
 	shared   agentkit.Shared[*server]
 	sessions agentkit.Registry[*session] // by OpenCode session id
-	children agentkit.Registry[*session] // the sessions child sessions (subagents) belong to, by the child's id
+	children agentkit.Registry[*session] // by the id of a child session (a subagent's) of theirs
 	cat      agentkit.Lazy[*catalog]     // agents and models
 	warming  agentkit.Tasks              // Warm's; Close waits for them
 	fallback agentkit.Fallback           // the shared server could not be had
@@ -183,7 +183,8 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 
 // serve takes a lease on the shared opencode serve, or starts one of the
 // bridge's own: when not shared, or when the shared one can't be had
-// (saying so once).
+// (saying so once). Either asks of every agent what the sessions' rules
+// ask (serverEnv), a subagent's too.
 func (b *Backend) serve(ctx context.Context, path string) (agentkit.Link, *url.URL, string, error) {
 	env := serverEnv(b.Env(), b.Log())
 	if b.Shared() > 0 {
