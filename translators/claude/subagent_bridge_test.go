@@ -1,11 +1,8 @@
 package claude
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/acpbridge/acpbridge/bridge"
@@ -52,38 +49,9 @@ func playSubagentTurn(t *testing.T, native string, caps acp.ClientCapabilities) 
 	if resp, err := e.Prompt(id, "replay"); err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
-	live = rendered(t, id, e.Client.Notifications(), e.Client.Asks())
+	live = golden.Sent(t, id, e.Client.Notifications(), e.Client.Asks())
 	e.Stop()
 	e2 := editortest.StartEditorOffering(t, backend(), state, bridge.PersistAuto, caps)
 	e2.Load(id, cwd)
-	return live, rendered(t, id, e2.Client.Notifications(), e2.Client.Asks())
-}
-
-var messageID = regexp.MustCompile(`"messageId":"[^"]*",?`)
-
-// rendered is what an editor was sent, one JSON line each, the session's
-// id as S; the updates that change with the CLI's catalog (commands,
-// config, usage) are left out.
-func rendered(t *testing.T, id acp.SessionId, ns []acp.SessionNotification, asks []acp.RequestPermissionRequest) string {
-	t.Helper()
-	var b strings.Builder
-	line := func(v any) {
-		j, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := strings.ReplaceAll(messageID.ReplaceAllString(string(j), ""), string(id), "S")
-		b.WriteString(s + "\n")
-	}
-	for _, n := range ns {
-		u := n.Update
-		if u.AvailableCommandsUpdate != nil || u.ConfigOptionUpdate != nil || u.UsageUpdate != nil || u.CurrentModeUpdate != nil || u.SessionInfoUpdate != nil {
-			continue
-		}
-		line(n)
-	}
-	for _, a := range asks {
-		line(map[string]any{"ask": a.SessionId, "toolCallId": a.ToolCall.ToolCallId})
-	}
-	return b.String()
+	return live, golden.Sent(t, id, e2.Client.Notifications(), e2.Client.Asks())
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/internal/testkit/sdkclient"
 	"github.com/coder/acp-go-sdk"
@@ -16,6 +16,10 @@ import (
 // subagentCommand is what the fake model delegate to a subagent, which runs a
 // command that asks first.
 const subagentCommand = "touch made_by_sub.txt && echo made"
+
+// subagentWant is what the subagent's turn shows of it.
+var subagentWant = editortest.Subagent{Title: fakemessages.DelegateDescription, Tool: "Bash",
+	Said: []string{"user: run: " + subagentCommand, subagentCommand, "completed", "made"}}
 
 // The real CLI delegates to a subagent (the Agent tool). A client that
 // takes subagents gets a child session announced by subagent_update
@@ -34,7 +38,7 @@ func TestE2E_subagentChildSession(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cwd, "made_by_sub.txt")); err != nil {
 		t.Errorf("the subagent's command did not run: %v", err)
 	}
-	child := checkChild(t, "live", id, e.Client.Notifications())
+	child := editortest.CheckChild(t, "live", id, e.Client.Notifications(), subagentWant)
 	asks := e.Client.Asks()
 	if len(asks) != 1 || asks[0].SessionId != child {
 		t.Errorf("asks %+v, want one, of the child %s", asks, child)
@@ -43,7 +47,7 @@ func TestE2E_subagentChildSession(t *testing.T) {
 
 	e2, _ := realEditorOffering(t, state, home, caps)
 	e2.Load(id, cwd)
-	if got := checkChild(t, "replayed", id, e2.Client.Notifications()); got != child {
+	if got := editortest.CheckChild(t, "replayed", id, e2.Client.Notifications(), subagentWant); got != child {
 		t.Errorf("replayed child %s, live %s", got, child)
 	}
 }
@@ -58,83 +62,14 @@ func TestE2E_subagentFlattened(t *testing.T) {
 	if resp, err := e.Prompt(id, "delegate: run: "+subagentCommand); err != nil || resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", resp, err)
 	}
-	checkFlat(t, "live", id, e.Client.Notifications())
+	editortest.CheckFlat(t, "live", id, e.Client.Notifications(), subagentCommand, "run: ")
 	if asks := e.Client.Asks(); len(asks) != 1 || asks[0].SessionId != id {
 		t.Errorf("asks %+v, want one, of the session", asks)
 	}
 	e.Stop()
 	e2, _ := realEditorIn(t, state, home)
 	e2.Load(id, cwd)
-	checkFlat(t, "replayed", id, e2.Client.Notifications())
-}
-
-// checkChild checks the notifications of a subagent's turn for a client
-// that takes subagents, and returns the child's session id.
-func checkChild(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) acp.SessionId {
-	t.Helper()
-	var child acp.SessionId
-	var childUpdates []acp.SessionUpdate
-	idle := false
-	for _, n := range ns {
-		if su := n.Update.SubagentUpdate; su != nil {
-			if n.SessionId != id {
-				t.Errorf("%s: a subagent_update on %s, not on the parent", what, n.SessionId)
-			}
-			if child == "" {
-				child = su.SessionId
-				if su.Title == nil || *su.Title != fakemessages.DelegateDescription {
-					t.Errorf("%s: the child's title is %v, want %q", what, su.Title, fakemessages.DelegateDescription)
-				}
-			}
-			if st := su.State; st != nil && st.Idle != nil && st.Idle.StopReason != nil && *st.Idle.StopReason == "end_turn" {
-				idle = true
-			}
-			continue
-		}
-		switch n.SessionId {
-		case id:
-			if c := n.Update.ToolCall; c != nil && c.Name != nil && *c.Name == "Bash" {
-				t.Errorf("%s: the subagent's Bash call came on the parent", what)
-			}
-		case child:
-			childUpdates = append(childUpdates, n.Update)
-		default:
-			t.Fatalf("%s: an update of %s before any subagent_update announced it", what, n.SessionId)
-		}
-	}
-	if !strings.HasPrefix(string(child), string(id)+".") {
-		t.Fatalf("%s: child id %q, want %s.<task id>", what, child, id)
-	}
-	if !idle {
-		t.Errorf("%s: the child was never said to be idle, end_turn", what)
-	}
-	got := acptest.Conversation(childUpdates)
-	for _, want := range []string{"user: run: " + subagentCommand, subagentCommand, "completed", "made"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("%s: the child's conversation:%s\nwant %q", what, got, want)
-		}
-	}
-	return child
-}
-
-// checkFlat checks the notifications of a subagent's turn for a client
-// that takes no subagents.
-func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) {
-	t.Helper()
-	var us []acp.SessionUpdate
-	for _, n := range ns {
-		if n.SessionId != id {
-			t.Fatalf("%s: an update of session %s", what, n.SessionId)
-		}
-		if n.Update.SubagentUpdate != nil {
-			t.Fatalf("%s: a subagent_update", what)
-		}
-		us = append(us, n.Update)
-	}
-	got := acptest.Conversation(us)
-	if !strings.Contains(got, subagentCommand) || strings.Contains(got, "user: run: ") {
-		t.Errorf("%s: conversation:%s\nwant the subagent's command as a tool call, and not its prompt", what, got)
-	}
+	editortest.CheckFlat(t, "replayed", id, e2.Client.Notifications(), subagentCommand, "run: ")
 }
 
 // session/cancel of the child stops the subagent alone (control

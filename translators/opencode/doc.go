@@ -48,6 +48,21 @@
 //     carries a part's whole state each time it changes (a tool part's
 //     running output in state.metadata.output). The user's own message is
 //     echoed and is skipped.
+//   - The task tool {description, prompt, subagent_type} runs a subagent
+//     in a child session: session.created names its parentID (the
+//     caller's session) and title "<description> (@<type> subagent)";
+//     the task part's state.metadata.sessionId names the child once it
+//     runs, before the child's prompt; the child's events come on the
+//     same event stream under its sessionID (its prompt as a user
+//     message, its permission.asked too), and its session.idle comes
+//     before the task part completes. The child's permission rules are
+//     its own (task denied), not its parent's: the rules that ask must be
+//     in the config, for every agent (OPENCODE_CONFIG_CONTENT's
+//     permission). Aborting the parent aborts a running child; aborting
+//     a child (POST /session/{child}/abort) fails the task ("Task
+//     cancelled") and the parent goes on. An abort before the child is
+//     busy is lost (its prompt then runs), and one just as it starts ends
+//     it idle without an error.
 //   - Modes are the primary agents of GET /agent (build, plan); models and
 //     their variants (efforts) come from GET /config/providers, the
 //     configured model from GET /config. All go with each prompt.

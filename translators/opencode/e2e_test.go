@@ -165,6 +165,9 @@ func TestE2E_sharedServer(t *testing.T) {
 		{"forkReopenedBeforeItsFirstPrompt", e2eForkReopenedBeforeItsFirstPrompt},
 		{"forkIntoAnotherDirectoryIsTold", e2eForkIntoAnotherDirectoryIsTold},
 		{"slashCommand", e2eSlashCommand},
+		{"subagentChildSession", e2eSubagentChildSession},
+		{"subagentFlattened", e2eSubagentFlattened},
+		{"subagentCancel", e2eSubagentCancel},
 	} {
 		t.Run(tc.name, tc.test)
 	}

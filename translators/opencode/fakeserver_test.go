@@ -670,6 +670,11 @@ func (f *fakeServer) promptAsync(w http.ResponseWriter, r *http.Request) {
 	case prompted <- struct{}{}:
 	default:
 	}
+	if path := replaying(); path != "" {
+		w.WriteHeader(http.StatusNoContent)
+		go t.replay(path)
+		return
+	}
 	if strings.Contains(t.text, "eager") { // the turn's events come before the answer, which waits for an abort (half a second at most)
 		go t.play(parts)
 		select {

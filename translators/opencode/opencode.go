@@ -27,6 +27,7 @@ type Backend struct {
 
 	shared   agentkit.Shared[*server]
 	sessions agentkit.Registry[*session] // by OpenCode session id
+	children agentkit.Registry[*session] // by the id of a child session (a subagent's) of theirs
 	cat      agentkit.Lazy[*catalog]     // agents and models
 	warming  agentkit.Tasks              // Warm's; Close waits for them
 	fallback agentkit.Fallback           // the shared server could not be had
@@ -182,16 +183,18 @@ func (b *Backend) start(ctx context.Context) (*server, error) {
 
 // serve takes a lease on the shared opencode serve, or starts one of the
 // bridge's own: when not shared, or when the shared one can't be had
-// (saying so once).
+// (saying so once). Either asks of every agent what the sessions' rules
+// ask (serverEnv), a subagent's too.
 func (b *Backend) serve(ctx context.Context, path string) (agentkit.Link, *url.URL, string, error) {
+	env := serverEnv(b.Env(), b.Log())
 	if b.Shared() > 0 {
-		l, base, password, err := b.attend(ctx, path, b.Args(), b.Env())
+		l, base, password, err := b.attend(ctx, path, b.Args(), env)
 		if err == nil || ctx.Err() != nil {
 			return l, base, password, err
 		}
 		b.fallback.Warn(b.Log(), "opencode serve", err)
 	}
-	return startServer(ctx, path, b.Args(), b.Env())
+	return startServer(ctx, path, b.Args(), env)
 }
 
 // gone ends the turns running on a server that died; the next prompt
@@ -203,16 +206,39 @@ func (b *Backend) gone(srv *server, err error) {
 	}
 }
 
-// dispatch routes an event to its session.
+// dispatch routes an event to its session: the session's own, or one of
+// a child session of it (a subagent's), which its session.created names
+// the parent of.
 func (b *Backend) dispatch(_ string, ev Event) {
 	d, err := Decode(ev)
 	if err != nil {
 		b.Log().Warn("skipping an opencode event", "type", ev.Type, "err", err)
 		return
 	}
-	if s, ok := b.sessions.Get(d.SessionID()); ok && d.SessionID() != "" {
+	id := d.SessionID()
+	if id == "" {
+		return
+	}
+	if s, ok := b.owner(id); ok {
+		s.notify(d)
+		return
+	}
+	if s, ok := b.owner(d.ParentID()); ok && s.adopt(id) {
+		b.children.Add(id, s)
 		s.notify(d)
 	}
+}
+
+// owner is the session whose events, or whose child's, those of OpenCode's
+// session id are.
+func (b *Backend) owner(id string) (*session, bool) {
+	if id == "" {
+		return nil, false
+	}
+	if s, ok := b.sessions.Get(id); ok {
+		return s, true
+	}
+	return b.children.Get(id)
 }
 
 // broadcast hands an event to every session in dir.

@@ -17,15 +17,17 @@ var permissionOptions = []acp.PermissionOption{
 	{OptionId: "reject", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
 }
 
-// permission asks the client about a permission.asked and replies to
-// OpenCode, unless it was answered elsewhere meanwhile. An ask the client
-// answers cancelled is a reject, and ends the turn: the user dismissed it
-// (a session/cancel withdraws it and aborts the turn itself).
-func (s *session) permission(a *PermissionAsk) {
+// permission asks the client about a permission.asked of the session's,
+// or of its child session child (a subagent), and replies to OpenCode,
+// unless it was answered elsewhere meanwhile. An ask the client answers
+// cancelled is a reject, and ends the turn, or the child's work: the user
+// dismissed it (a session/cancel withdraws it and aborts the turn
+// itself).
+func (s *session) permission(child string, a *PermissionAsk) {
 	ctx := s.turns.Context()
 	info := s.askInfo(a)
-	id := s.announce(a.ID, a.Tool, info)
-	ans := s.asks.Ask(ctx, a.ID, info.Call(id), permissionOptions)
+	id := s.announce(child, a.ID, a.Tool, info)
+	ans := s.asks.AskIn(ctx, child, a.ID, info.Call(id), permissionOptions)
 	if ans.Withdrawn {
 		return
 	}
@@ -34,25 +36,26 @@ func (s *session) permission(a *PermissionAsk) {
 		reply = c
 	}
 	dismissed := ans.Err == nil && ans.Chosen() == "" && ctx.Err() == nil
-	if dismissed {
+	if dismissed && child == "" {
 		s.dismissed.Store(true) // before the reply: the turn may end right after it
 	}
 	s.reply("/permission/"+a.ID+"/reply", map[string]any{"reply": reply})
 	if dismissed {
-		s.reply("/session/"+s.NativeID()+"/abort", nil)
+		s.reply("/session/"+cmp.Or(child, s.NativeID())+"/abort", nil)
 	}
 }
 
-// announce makes sure the client was shown the tool call an ask is about,
-// and returns its id: the tool call's, or the ask's for an ask about none.
-func (s *session) announce(askID string, tool *toolRef, info agentkit.ToolInfo) string {
+// announce makes sure the client was shown the tool call an ask of the
+// session's or of its child session child is about, and returns its id:
+// the tool call's, or the ask's for an ask about none.
+func (s *session) announce(child, askID string, tool *toolRef, info agentkit.ToolInfo) string {
 	id := askID
 	if tool != nil && tool.CallID != "" {
 		id = tool.CallID
 	}
 	s.out.Lock()
 	defer s.out.Unlock()
-	s.out.Send(s.tr.Announce(id, info))
+	s.out.SendIn(child, s.tr.AnnounceIn(child, id, info))
 	return id
 }
 
@@ -81,15 +84,16 @@ func (s *session) askInfo(a *PermissionAsk) agentkit.ToolInfo {
 	return info
 }
 
-// question puts OpenCode's questions to the client one by one, as
+// question puts OpenCode's questions (of the session's, or of its child
+// session child) to the client one by one, as
 // permission asks whose options are the answers, and replies with the
 // answers, or rejects the question if the client would not answer.
-func (s *session) question(q *QuestionAsk) {
+func (s *session) question(child string, q *QuestionAsk) {
 	id := q.ID
-	call := s.announce(id, q.Tool, agentkit.ToolInfo{Name: "question", Kind: acp.ToolKindOther, Title: "Ask the user"})
+	call := s.announce(child, id, q.Tool, agentkit.ToolInfo{Name: "question", Kind: acp.ToolKindOther, Title: "Ask the user"})
 	var answers [][]string
 	for _, qu := range q.Questions {
-		c := s.asks.Choose(s.turns.Context(), id, call, qu.question())
+		c := s.asks.ChooseIn(s.turns.Context(), child, id, call, qu.question())
 		if c.Withdrawn {
 			return
 		}

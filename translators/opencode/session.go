@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,6 +27,46 @@ var rules = []map[string]string{
 	{"permission": "bash", "pattern": "*", "action": "ask"},
 	{"permission": "edit", "pattern": "*", "action": "ask"},
 	{"permission": "webfetch", "pattern": "*", "action": "ask"},
+}
+
+// askConfig is what the server is started with in its inline config
+// (OPENCODE_CONFIG_CONTENT, merged with the user's): the permissions of
+// rules, asked of every agent. A subagent's child session does not
+// inherit its parent's rules (OpenCode gives it only its own, task
+// denied): without this it would run commands and edit files unasked.
+func askConfig(content string) (string, error) {
+	cfg := map[string]any{}
+	if strings.TrimSpace(content) != "" {
+		if err := json.Unmarshal(stripJSONC([]byte(content)), &cfg); err != nil {
+			return "", fmt.Errorf("reading OPENCODE_CONFIG_CONTENT: %w", err)
+		}
+	}
+	perm, _ := cfg["permission"].(map[string]any)
+	if perm == nil { // none, or one action for every permission, which the rules then refine
+		perm = map[string]any{}
+		if all, ok := cfg["permission"].(string); ok {
+			perm["*"] = all
+		}
+	}
+	for _, r := range rules {
+		perm[r["permission"]] = r["action"]
+	}
+	cfg["permission"] = perm
+	b, err := json.Marshal(cfg)
+	return string(b), err
+}
+
+// serverEnv is env with askConfig in OPENCODE_CONFIG_CONTENT; env as it
+// is if the user's inline config can't be read (said in the log).
+func serverEnv(env []string, log *slog.Logger) []string {
+	const name = "OPENCODE_CONFIG_CONTENT"
+	content, err := askConfig(agentkit.EnvValue(env, name))
+	if err != nil {
+		log.Warn("opencode's subagents will not be asked before they run commands or edit files", "err", err)
+		return env
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	return append(out, name+"="+content)
 }
 
 // rules are the permission rules of a session with additional
@@ -102,6 +143,9 @@ type session struct {
 	// commands are the names of OpenCode's commands, which a prompt
 	// "/name arguments" runs (listCommands).
 	commands map[string]bool
+	// kids are the session's child sessions (subagents), which the
+	// backend routes to it; nil once it closed.
+	kids []string
 }
 
 // turnEnd is how a turn ended: normally, with the session's error, or
@@ -133,8 +177,58 @@ func (s *session) SetConfig(_ context.Context, id, _ string) error {
 	return fmt.Errorf("%w: opencode takes %s with the next prompt", agent.ErrInvalidParams, id)
 }
 
-// Caps: none beyond Native; the bridge's transcript is its history.
-func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{} }
+// Caps: a child session (a subagent) is stopped alone by aborting it;
+// the bridge's transcript is the history.
+func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{CancelChild: s.cancelChild} }
+
+// cancelChild aborts the work of the child session id, one of the
+// session's subagents; the task that runs it then fails, and the
+// session's turn goes on.
+func (s *session) cancelChild(ctx context.Context, id string) error {
+	srv, ok := s.at.Current()
+	s.out.Lock()
+	running := s.tr.StopKid(id)
+	s.out.Unlock()
+	if !ok || !running {
+		return fmt.Errorf("%w: no subagent %s is running", agent.ErrInvalidParams, id)
+	}
+	return srv.call(ctx, http.MethodPost, "/session/"+id+"/abort", s.dir, nil, nil)
+}
+
+// stoppingKids says the child sessions working are being stopped, with
+// the turn (Translator.StopKid), and returns them.
+func (s *session) stoppingKids() []string {
+	s.out.Lock()
+	defer s.out.Unlock()
+	ids := s.tr.RunningKids()
+	for _, id := range ids {
+		s.tr.StopKid(id)
+	}
+	return ids
+}
+
+// abortKids aborts the child sessions ids, with the turn: OpenCode aborts
+// those it started with their parent, but not one it is about to start
+// (StopKid has that one aborted once it starts).
+func (s *session) abortKids(ctx context.Context, srv *server, ids []string) {
+	for _, id := range ids {
+		if err := srv.call(ctx, http.MethodPost, "/session/"+id+"/abort", s.dir, nil, nil); err != nil {
+			s.log.Warn("aborting a subagent with its turn", "session", id, "err", err)
+		}
+	}
+}
+
+// adopt takes note of a child session of the session's, whose events the
+// backend routes to it from now on; false once the session closed.
+func (s *session) adopt(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life.Err() != nil {
+		return false
+	}
+	s.kids = append(s.kids, id)
+	return true
+}
 
 func (s *session) NativeID() string {
 	s.mu.Lock()
@@ -230,6 +324,9 @@ func (s *session) attach(ctx context.Context) (*server, error) {
 	s.mu.Lock()
 	s.id, s.forkOf = id, ""
 	s.mu.Unlock()
+	s.out.Lock()
+	s.tr.Own(id)
+	s.out.Unlock()
 	s.b.sessions.Add(id, s)
 	return srv, nil
 }
@@ -338,7 +435,10 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 			return err
 		},
 		Interrupt: func(ctx context.Context, srv *server) error {
-			return srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
+			kids := s.stoppingKids() // before the abort: it may end them at once
+			err := srv.call(ctx, http.MethodPost, "/session/"+s.NativeID()+"/abort", s.dir, nil, nil)
+			s.abortKids(ctx, srv, kids)
+			return err
 		},
 		Gone:    &turnEnd{},
 		Outcome: s.outcome,
@@ -438,7 +538,8 @@ func (s *session) outcome(ctx context.Context, end *turnEnd) (agent.TurnResult, 
 	return agent.TurnResult{}, fmt.Errorf("%s: %s", end.err.Name, end.err.Message())
 }
 
-// notify translates an event of this session, in order.
+// notify translates an event of this session, or of a child session of
+// it, in order.
 func (s *session) notify(ev Decoded) {
 	s.out.Lock()
 	out, err := s.tr.TranslateDecoded(ev)
@@ -447,14 +548,23 @@ func (s *session) notify(ev Decoded) {
 		s.log.Warn("skipping an opencode event", "type", ev.Type, "err", err)
 		return
 	}
-	s.out.Send(out.Updates)
+	s.out.Send(out.Parent)
+	s.out.SendIn(out.Child, out.Updates)
 	s.out.Unlock()
-	s.track(out)
+	if out.Child == "" { // a child's work is not the turn's
+		s.track(out)
+	}
+	if out.Abort {
+		s.tasks.Go(func() { s.reply("/session/"+out.Child+"/abort", nil) })
+	}
+	if out.Adopt != "" && s.adopt(out.Adopt) {
+		s.b.children.Add(out.Adopt, s)
+	}
 	switch {
 	case out.Ask != nil:
-		s.tasks.Go(func() { s.permission(out.Ask) })
+		s.tasks.Go(func() { s.permission(out.Child, out.Ask) })
 	case out.Question != nil:
-		s.tasks.Go(func() { s.question(out.Question) })
+		s.tasks.Go(func() { s.question(out.Child, out.Question) })
 	case out.Replied != "":
 		s.asks.Withdraw(out.Replied)
 	case out.Reconnected:
@@ -555,6 +665,13 @@ const closeWait = 5 * time.Second
 func (s *session) Close() error {
 	s.end()
 	s.b.sessions.Remove(s.NativeID(), s)
+	s.mu.Lock()
+	kids := s.kids
+	s.kids = nil
+	s.mu.Unlock()
+	for _, id := range kids {
+		s.b.children.Remove(id, s)
+	}
 	if !s.tasks.Wait(closeWait) {
 		s.log.Warn("an ask of opencode's was still being answered after the session closed")
 	}

@@ -24,6 +24,11 @@ type Translator struct {
 	compacting string            // the compaction under way: its part's id
 	compacts   map[string]bool   // the compaction parts seen
 	summaries  map[string]string // summary message id → its compaction's id
+
+	own     string            // the session's OpenCode id (Own); "" until told
+	isChild bool              // a child session's: its prompt is shown as the user's message
+	kids    map[string]*kid   // child sessions by id (subagents.go)
+	calls   map[string]string // task call id → the child session it runs
 }
 
 // part is a text or reasoning part: how much of its text the client has.
@@ -40,7 +45,8 @@ type callSt struct {
 
 // NewTranslator returns a Translator for a session in cwd.
 func NewTranslator(cwd string) *Translator {
-	return &Translator{cwd: cwd, roles: map[string]string{}, parts: map[string]*part{}, tools: map[string]*callSt{}, summaries: map[string]string{}, compacts: map[string]bool{}}
+	return &Translator{cwd: cwd, roles: map[string]string{}, parts: map[string]*part{}, tools: map[string]*callSt{}, summaries: map[string]string{}, compacts: map[string]bool{},
+		kids: map[string]*kid{}, calls: map[string]string{}}
 }
 
 // Event is one event of OpenCode's SSE stream.
@@ -53,6 +59,18 @@ type Event struct {
 // Output is what one event means.
 type Output struct {
 	Updates []acp.SessionUpdate
+	// Child, if set, is the child session (a subagent) the event is
+	// about: Updates, Ask and Question are its, Busy and Idle say it
+	// started and ended working; Parent are the session's own updates
+	// about it (announcing it, ending it), to send first.
+	Child  string
+	Parent []acp.SessionUpdate
+	// Abort says to abort the child: it started, and was to be stopped.
+	Abort bool
+	// Adopt names a child session a task call runs whose session.created
+	// the translator did not see (the event stream dropped): its events
+	// are to be routed to the session from now on.
+	Adopt string
 	// Busy is set when the session started working on a prompt, Idle when
 	// it stopped: the end of a turn (OpenCode may repeat it after an abort).
 	Busy, Idle bool
@@ -214,6 +232,9 @@ func Decode(ev Event) (Decoded, error) {
 // TranslateDecoded turns one decoded event into updates.
 func (t *Translator) TranslateDecoded(d Decoded) (Output, error) {
 	ev, p := d.Event, d.props
+	if t.own != "" && p.SessionID != "" && p.SessionID != t.own {
+		return t.childEvent(d)
+	}
 	switch ev.Type {
 	case "message.updated":
 		return t.message(p.Info)
@@ -321,13 +342,21 @@ func (t *Translator) part(raw json.RawMessage) (Output, error) {
 		return Output{Updates: t.compaction(p.ID)}, nil
 	}
 	if t.roles[p.MessageID] == "user" {
+		if t.isChild && p.Type == "text" && !p.Synthetic { // a subagent's prompt, from its parent
+			return Output{Updates: t.text(p.ID, "user", p.Text)}, nil
+		}
 		return Output{}, nil // the prompt, echoed
 	}
 	switch p.Type {
 	case "text", "reasoning":
 		return Output{Updates: t.summary(p.MessageID, t.text(p.ID, p.Type, p.Text))}, nil
 	case "tool":
-		return Output{Updates: t.tool(p)}, nil
+		out := Output{Updates: t.tool(p)}
+		if p.Tool == "task" {
+			more, adopt := t.taskPart(p)
+			out.Updates, out.Adopt = append(out.Updates, more...), adopt
+		}
+		return out, nil
 	case "step-finish":
 		if p.Tokens != nil {
 			tk := *p.Tokens
@@ -401,8 +430,11 @@ func (t *Translator) summary(messageID string, us []acp.SessionUpdate) []acp.Ses
 }
 
 func chunk(kind, text string) acp.SessionUpdate {
-	if kind == "reasoning" {
+	switch kind {
+	case "reasoning":
 		return acp.UpdateAgentThoughtText(text)
+	case "user":
+		return acp.UpdateUserMessageText(text)
 	}
 	return acp.UpdateAgentMessageText(text)
 }
@@ -464,6 +496,15 @@ func (t *Translator) Announce(id string, info agentkit.ToolInfo) []acp.SessionUp
 	}
 	t.tools[id] = &callSt{shown: true}
 	return []acp.SessionUpdate{info.Start(id, acp.ToolCallStatusPending)}
+}
+
+// AnnounceIn is Announce for a call of the child session child ("" for
+// the session's own).
+func (t *Translator) AnnounceIn(child, id string, info agentkit.ToolInfo) []acp.SessionUpdate {
+	if k := t.kids[child]; k != nil {
+		return k.tr.Announce(id, info)
+	}
+	return t.Announce(id, info)
 }
 
 // running is a running call's live output, if it has any.

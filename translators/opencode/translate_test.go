@@ -17,16 +17,22 @@ func TestTranslator_golden(t *testing.T) {
 }
 
 // translateAll renders the updates of each event, and as a "#" line what
-// else it means to the session.
+// else it means to the session. The session is the one the first event
+// that names one names; the others are its children's (subagents).
 func translateAll(t *testing.T, in []byte) string {
 	tr := NewTranslator("/home/dev/project")
+	own := ""
 	return golden.Transcript(t, in, func(line []byte) (golden.Step, error) {
 		var ev Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return golden.Step{}, err
 		}
+		if d, err := Decode(ev); err == nil && own == "" && d.SessionID() != "" {
+			own = d.SessionID()
+			tr.Own(own)
+		}
 		out, err := tr.Translate(ev)
-		return golden.Step{Updates: out.Updates, Note: notes(out)}, err
+		return golden.Step{Updates: append(out.Parent, out.Updates...), Note: notes(out)}, err
 	})
 }
 
@@ -49,6 +55,12 @@ func notes(out Output) map[string]any {
 	}
 	if out.Question != nil {
 		n["question"] = out.Question.ID
+	}
+	if out.Child != "" && (len(out.Updates) > 0 || len(n) > 0) {
+		n["child"] = out.Child // the updates above are this subagent's,
+		if len(out.Parent) > 0 {
+			n["parent"] = len(out.Parent) // but for the first ones, the session's
+		}
 	}
 	if out.Replied != "" {
 		n["replied"] = out.Replied

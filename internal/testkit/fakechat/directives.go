@@ -23,6 +23,13 @@ import (
 // Otherwise the first directive of the vocabulary (package directive)
 // that it knows decides:
 //
+//	delegate: <prompt>       task {description: DelegateDescription, prompt,
+//	                         subagent_type: DelegateAgent}: OpenCode runs
+//	                         the subagent in a child session, whose own
+//	                         requests (Request.SessionID the child's) this
+//	                         script answers (prompt's directives, without
+//	                         "delegate:"), and whose answer is the task's
+//	                         result
 //	run: <cmd>               text "I'll run `<cmd>` now.", then bash
 //	                         {command, description: BashDescription}
 //	write: <path> <content>  write {filePath, content: the rest of the
@@ -49,15 +56,17 @@ func Directives() Script { return directives }
 
 // What the default script says, for tests to compare against.
 const (
-	AnswerTextPrefix = directive.AnswerPrefix        // the plain answer, then LastUserText
-	FinalTextPrefix  = "Tool finished. Output was: " // the answer after a tool, then its output
-	BashDescription  = "Run the requested command"   // run:'s bash description
-	ReasoningText    = "Thinking about it."          // think's reasoning
-	Fail400Message   = "fake bad request"            // fail400's error message
-	Fail500Message   = "fake upstream failure"       // fail500's error message
-	TodoArguments    = `{"todos":[{"id":"1","content":"first step","status":"in_progress","priority":"high"},{"id":"2","content":"second step","status":"pending","priority":"low"}]}`
-	QuestionText     = "Pick a colour?"
-	QuestionHeader   = "Colour"
+	AnswerTextPrefix    = directive.AnswerPrefix        // the plain answer, then LastUserText
+	FinalTextPrefix     = "Tool finished. Output was: " // the answer after a tool, then its output
+	BashDescription     = "Run the requested command"   // run:'s bash description
+	DelegateDescription = "Delegated task"              // delegate:'s task description
+	DelegateAgent       = "general"                     // delegate:'s task subagent_type
+	ReasoningText       = "Thinking about it."          // think's reasoning
+	Fail400Message      = "fake bad request"            // fail400's error message
+	Fail500Message      = "fake upstream failure"       // fail500's error message
+	TodoArguments       = `{"todos":[{"id":"1","content":"first step","status":"in_progress","priority":"high"},{"id":"2","content":"second step","status":"pending","priority":"low"}]}`
+	QuestionText        = "Pick a colour?"
+	QuestionHeader      = "Colour"
 )
 
 // QuestionArguments are ask's question arguments: one question,
@@ -81,7 +90,7 @@ func TitleFor(text string) string {
 }
 
 // known is the vocabulary this fake answers (package directive).
-var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.Read, directive.Ask,
+var known = []directive.Name{directive.Delegate, directive.Run, directive.Write, directive.Edit, directive.Read, directive.Ask,
 	directive.Todo, directive.Think, directive.Slow, directive.Fail400, directive.Fail500}
 
 const (
@@ -104,6 +113,8 @@ func directives(req Request) Reply {
 	}
 	d, _ := directive.Find(text, known...)
 	switch d.Name {
+	case directive.Delegate:
+		return Reply{Calls: []Call{call("task", map[string]any{"description": DelegateDescription, "prompt": d.Command, "subagent_type": DelegateAgent})}}
 	case directive.Run:
 		return Reply{Text: RunText(d.Command), Calls: []Call{call("bash", map[string]any{"command": d.Command, "description": BashDescription})}}
 	case directive.Write:
