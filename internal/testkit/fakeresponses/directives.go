@@ -19,9 +19,21 @@ import (
 // declined); and otherwise "Tool finished. Output was: <the first output's text
 // after its "Output:" line, trimmed to 200 characters>".
 //
+// After codex's collaboration tools (features.multi_agent_v2, see
+// MultiAgent) it goes on delegating: after spawn_agent it waits
+// (wait_agent, for up to an hour), and after the wait it answers
+// FinalTextPrefix and the spawned agent's final answer
+// (Request.AgentAnswer) once the input holds one, else it waits again.
+//
 // Otherwise the first directive of the vocabulary (package directive)
 // that it knows decides:
 //
+//	delegate: <prompt>    when the request offers collaboration.spawn_agent,
+//	                      spawn_agent {task_name: DelegateTask, message: prompt,
+//	                      fork_turns: "none"}: codex runs a spawned agent on a
+//	                      thread of its own, whose requests this script answers
+//	                      (prompt's directives); without the tool, prompt's
+//	                      directives are answered at once
 //	run: <cmd>            text "I'll run `<cmd>` now.", then a call of the
 //	                      shell tool the request offers: exec_command
 //	                      {"cmd"}, shell_command {"command"} or shell
@@ -58,11 +70,22 @@ const (
 	PlanArguments     = `{"explanation":"fake plan","plan":[{"step":"first step","status":"in_progress"},{"step":"second step","status":"pending"}]}`
 )
 
+// DelegateTask is the task_name delegate: gives the agent it spawns, which
+// codex calls /root/<DelegateTask>.
+const DelegateTask = "helper"
+
+// MultiAgent is the HomeOptions.Extra that offers the model codex's
+// collaboration tools (spawn_agent, wait_agent, … in the namespace
+// "collaboration"): multi_agent_v2, in the [features] table WriteHome's
+// config ends with. Codex 0.169.0 offers them for no model of its
+// catalog by default.
+const MultiAgent = "multi_agent_v2 = true"
+
 // RunText is the text before run:'s shell call.
 func RunText(cmd string) string { return "I'll run `" + cmd + "` now." }
 
 // known is the vocabulary this fake answers (package directive).
-var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.Todo,
+var known = []directive.Name{directive.Delegate, directive.Run, directive.Write, directive.Edit, directive.Todo,
 	directive.Think, directive.Slow, directive.Fail500}
 
 const (
@@ -72,8 +95,12 @@ const (
 
 func directives(req Request) Reply {
 	if len(req.Outputs) > 0 {
-		first := req.Outputs[0]
+		first, last := req.Outputs[0], req.Outputs[len(req.Outputs)-1]
 		switch {
+		case last.Name == "spawn_agent" || (last.Name == "wait_agent" && req.AgentAnswer == ""):
+			return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "wait_agent", Arguments: `{"timeout_ms":3600000}`}}}
+		case last.Name == "wait_agent":
+			return textReply(FinalTextPrefix + directive.Echo(req.AgentAnswer))
 		case first.Name == "update_plan":
 			return textReply(PlanUpdatedText)
 		case first.Type == "custom_tool_call_output" || first.Name == "apply_patch":
@@ -87,7 +114,13 @@ func directives(req Request) Reply {
 	text := req.LastUserText
 	answer := directive.Plain(text)
 	d, _ := directive.Find(text, known...)
+	if d.Name == directive.Delegate && !req.HasTool(collaboration+".spawn_agent") {
+		d, _ = directive.Find(text, known[1:]...)
+	}
 	switch d.Name {
+	case directive.Delegate:
+		b, _ := json.Marshal(map[string]string{"task_name": DelegateTask, "message": d.Command, "fork_turns": "none"})
+		return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "spawn_agent", Arguments: string(b)}}}
 	case directive.Run:
 		return Reply{Items: []Item{{Type: "message", Text: RunText(d.Command)}, shellCall(req, d.Command)}}
 	case directive.Write:
@@ -109,6 +142,9 @@ func directives(req Request) Reply {
 	}
 	return textReply(answer)
 }
+
+// collaboration is the namespace of codex's tools for spawned agents.
+const collaboration = "collaboration"
 
 func textReply(s string) Reply { return Reply{Items: []Item{{Type: "message", Text: s}}} }
 
