@@ -358,6 +358,7 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 			s.mu.Lock()
 			params := map[string]any{"threadId": s.thread, "turnId": s.turnID}
 			s.mu.Unlock()
+			s.interruptChildren(ctx, srv)
 			return srv.call(ctx, "turn/interrupt", params, nil)
 		},
 		Gone:    &TurnEnd{Status: "interrupted"},
@@ -482,6 +483,9 @@ func (s *session) finish(ctx context.Context, end *TurnEnd) (agent.TurnResult, e
 	s.mu.Unlock()
 	if ctx.Err() != nil {
 		s.stopCommands()
+		s.out.Lock()
+		s.tr.ChildrenStopped() // the bridge says they are idle, cancelled
+		s.out.Unlock()
 		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	return end.result(lastErr)

@@ -120,7 +120,6 @@ func (t *Translator) childNotification(c *child, method string, raw json.RawMess
 		}
 		return Output{}, nil
 	case "turn/completed":
-		c.idle = true
 		return updates(c.ended(p.Turn)...), nil
 	}
 	out, err := c.tr.translate(method, raw, p)
@@ -142,6 +141,20 @@ func (t *Translator) childNotification(c *child, method string, raw json.RawMess
 // one), and its answer as the content of the tool call that spawned it,
 // for a client that takes no subagents.
 func (c *child) ended(turn *turnDoc) []acp.SessionUpdate {
+	var us []acp.SessionUpdate
+	if !c.idle {
+		us = append(us, agent.SubagentUpdate(c.thread, "", "", c.endState(turn)))
+	}
+	c.idle = true
+	if c.answer != "" && c.answer != c.said {
+		c.said = c.answer
+		us = append(us, acp.UpdateToolCall(acp.ToolCallId(c.call), acp.WithUpdateContent(agentkit.Texts(c.answer))))
+	}
+	return us
+}
+
+// endState is the idle state a child's turn ended in.
+func (c *child) endState(turn *turnDoc) *acp.StateUpdate {
 	state := agent.Idle(acp.StopReasonEndTurn)
 	if turn != nil {
 		switch turn.Status {
@@ -157,12 +170,27 @@ func (c *child) ended(turn *turnDoc) []acp.SessionUpdate {
 			state.Idle.Error = &acp.Error{Code: acp.ErrorCode{InternalError: ptr(acp.ErrorCodeInternalError(-32603))}, Message: msg}
 		}
 	}
-	us := []acp.SessionUpdate{agent.SubagentUpdate(c.thread, "", "", state)}
-	if c.answer != "" && c.answer != c.said {
-		c.said = c.answer
-		us = append(us, acp.UpdateToolCall(acp.ToolCallId(c.call), acp.WithUpdateContent(agentkit.Texts(c.answer))))
+	return state
+}
+
+// ChildrenStopped takes the children as idle, once the session's turn was
+// cancelled (the bridge says so of those still running): the end of their
+// interrupted turns says nothing more.
+func (t *Translator) ChildrenStopped() {
+	for _, c := range t.children {
+		c.idle = true
 	}
-	return us
+}
+
+// ChildTurns are the running turns of the children, by thread.
+func (t *Translator) ChildTurns() map[string]string {
+	turns := map[string]string{}
+	for th, c := range t.children {
+		if !c.idle && c.turn != "" {
+			turns[th] = c.turn
+		}
+	}
+	return turns
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -184,6 +212,20 @@ func (t *Translator) ChildTurn(id string) string {
 		return c.turn
 	}
 	return ""
+}
+
+// interruptChildren interrupts the running turns of the spawned agents,
+// as the session's turn is cancelled. One that ended meanwhile is no
+// error worth more than a note.
+func (s *session) interruptChildren(ctx context.Context, srv *server) {
+	s.out.Lock()
+	turns := s.tr.ChildTurns()
+	s.out.Unlock()
+	for th, turn := range turns {
+		if err := srv.call(ctx, "turn/interrupt", map[string]any{"threadId": th, "turnId": turn}, nil); err != nil {
+			s.log.Debug("interrupting a spawned agent's turn", "thread", th, "err", err)
+		}
+	}
 }
 
 // interruptChild stops the running turn of the spawned agent whose thread

@@ -21,9 +21,12 @@ import (
 //
 // After codex's collaboration tools (features.multi_agent_v2, see
 // MultiAgent) it goes on delegating: after spawn_agent it waits
-// (wait_agent, for up to an hour), and after the wait it answers
-// FinalTextPrefix and the spawned agent's final answer
-// (Request.AgentAnswer) once the input holds one, else it waits again.
+// (wait_agent, 10 s, the least codex takes); once the input holds the
+// spawned agent's final answer (Request.AgentAnswer) it answers
+// FinalTextPrefix and that answer. A wait that ends without one asks
+// list_agents, and waits again while the agent is running; an agent that
+// stopped unfinished (interrupted, say, which codex does not tell the
+// waiter) has it answer NoAnswerPrefix and list_agents' output.
 //
 // Otherwise the first directive of the vocabulary (package directive)
 // that it knows decides:
@@ -61,6 +64,7 @@ func Directives() Script { return directives }
 const (
 	AnswerTextPrefix  = directive.AnswerPrefix        // the plain answer, then LastUserText
 	FinalTextPrefix   = "Tool finished. Output was: " // the answer after a shell call, then its output
+	NoAnswerPrefix    = "The agent did not answer: "  // the answer when a spawned agent stopped unfinished, then list_agents' output
 	PatchedText       = "Patch applied."              // the answer after apply_patch succeeded
 	PatchFailedPrefix = "Patch not applied: "         // the answer after apply_patch failed, then its output
 	PlanUpdatedText   = "Plan updated."               // the answer after update_plan
@@ -97,10 +101,14 @@ func directives(req Request) Reply {
 	if len(req.Outputs) > 0 {
 		first, last := req.Outputs[0], req.Outputs[len(req.Outputs)-1]
 		switch {
-		case last.Name == "spawn_agent" || (last.Name == "wait_agent" && req.AgentAnswer == ""):
-			return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "wait_agent", Arguments: `{"timeout_ms":3600000}`}}}
-		case last.Name == "wait_agent":
+		case req.AgentAnswer != "" && (last.Name == "wait_agent" || last.Name == "list_agents"):
 			return textReply(FinalTextPrefix + directive.Echo(req.AgentAnswer))
+		case last.Name == "spawn_agent" || (last.Name == "list_agents" && working(last.Output)):
+			return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "wait_agent", Arguments: `{"timeout_ms":10000}`}}}
+		case last.Name == "wait_agent":
+			return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "list_agents", Arguments: `{}`}}}
+		case last.Name == "list_agents":
+			return textReply(NoAnswerPrefix + directive.Echo(last.Output))
 		case first.Name == "update_plan":
 			return textReply(PlanUpdatedText)
 		case first.Type == "custom_tool_call_output" || first.Name == "apply_patch":
@@ -141,6 +149,25 @@ func directives(req Request) Reply {
 		return Reply{Status: http.StatusInternalServerError, ErrorType: "server_error", ErrorMessage: "The server had an error while processing your request."}
 	}
 	return textReply(answer)
+}
+
+// working reports whether list_agents' output says that the agent
+// delegate: spawned works still: {"agents":[{"agent_name":"/root/helper",
+// "agent_status":"running"},…]}.
+func working(output string) bool {
+	var list struct {
+		Agents []struct {
+			Name   string `json:"agent_name"`
+			Status string `json:"agent_status"`
+		} `json:"agents"`
+	}
+	json.Unmarshal([]byte(output), &list)
+	for _, a := range list.Agents {
+		if a.Name == "/root/"+DelegateTask {
+			return a.Status == "running" || a.Status == "pending_init"
+		}
+	}
+	return false
 }
 
 // collaboration is the namespace of codex's tools for spawned agents.

@@ -485,7 +485,10 @@ func TestDirectives(t *testing.T) {
 	user := func(text string) Request { return Request{LastUserText: text, Tools: exec} }
 	msg := func(s string) Item { return Item{Type: "message", Text: s} }
 	fn := func(name, args string) Item { return Item{Type: "function_call", Name: name, Arguments: args} }
-	wait := Item{Type: "function_call", Namespace: "collaboration", Name: "wait_agent", Arguments: `{"timeout_ms":3600000}`}
+	wait := Item{Type: "function_call", Namespace: "collaboration", Name: "wait_agent", Arguments: `{"timeout_ms":10000}`}
+	agents := func(status string) string { // list_agents' output, as codex 0.169.0 gives it
+		return `{"agents":[{"agent_name":"/root","agent_status":"running"},{"agent_name":"/root/helper","agent_status":"` + status + `"}]}`
+	}
 	custom := func(input string) Item { return Item{Type: "custom_tool_call", Name: "apply_patch", Input: input} }
 	for _, tc := range []struct {
 		name string
@@ -516,7 +519,11 @@ func TestDirectives(t *testing.T) {
 			Reply{Items: []Item{{Type: "function_call", Namespace: "collaboration", Name: "spawn_agent", Arguments: `{"fork_turns":"none","message":"run: echo hi","task_name":"helper"}`}}}},
 		{"delegate without the tool", user("delegate: run: echo hi"), Reply{Items: []Item{msg("I'll run `echo hi` now."), fn("exec_command", `{"cmd":"echo hi"}`)}}},
 		{"after spawn_agent", Request{Outputs: []Output{{Type: "function_call_output", Name: "spawn_agent", Output: `{"task_name":"/root/helper"}`}}}, Reply{Items: []Item{wait}}},
-		{"after a wait with no answer", Request{Outputs: []Output{{Name: "spawn_agent"}, {Name: "wait_agent", Output: `{"timed_out":true}`}}}, Reply{Items: []Item{wait}}},
+		{"after a wait with no answer", Request{Outputs: []Output{{Name: "spawn_agent"}, {Name: "wait_agent", Output: `{"timed_out":true}`}}},
+			Reply{Items: []Item{{Type: "function_call", Namespace: "collaboration", Name: "list_agents", Arguments: `{}`}}}},
+		{"after list_agents, the agent running", Request{Outputs: []Output{{Name: "wait_agent"}, {Name: "list_agents", Output: agents("running")}}}, Reply{Items: []Item{wait}}},
+		{"after list_agents, the agent interrupted", Request{Outputs: []Output{{Name: "wait_agent"}, {Name: "list_agents", Output: agents("interrupted")}}},
+			Reply{Items: []Item{msg("The agent did not answer: " + agents("interrupted"))}}},
 		{"after a wait answered", Request{Outputs: []Output{{Name: "spawn_agent"}, {Name: "wait_agent"}}, AgentAnswer: "done"},
 			Reply{Items: []Item{msg("Tool finished. Output was: done")}}},
 		{"after exec_command", Request{Outputs: []Output{{Type: "function_call_output", CallID: "c", Name: "exec_command",
