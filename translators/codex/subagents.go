@@ -165,9 +165,7 @@ func (c *child) endState(turn *turnDoc) *acp.StateUpdate {
 			if turn.Error != nil {
 				msg = errorText(turn.Error)
 			}
-			why := "error"
-			state.Idle.StopReason = &why
-			state.Idle.Error = &acp.Error{Code: acp.ErrorCode{InternalError: ptr(acp.ErrorCodeInternalError(-32603))}, Message: msg}
+			state = agentkit.SubagentFailed(msg)
 		}
 	}
 	return state
@@ -192,8 +190,6 @@ func (t *Translator) ChildTurns() map[string]string {
 	}
 	return turns
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // For is the translator of thread's items and the child session it is,
 // for an approval about one of them: a spawned agent's, or t itself and
