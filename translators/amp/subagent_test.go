@@ -85,68 +85,24 @@ func TestSubagent_taskAlone(t *testing.T) {
 // (with lines: its subagent's printed), and returns the child's id.
 func checkTaskChild(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification, lines bool) acp.SessionId {
 	t.Helper()
-	var child acp.SessionId
-	var childUpdates []acp.SessionUpdate
-	idle := false
-	for _, n := range ns {
-		if su := n.Update.SubagentUpdate; su != nil {
-			if n.SessionId != id {
-				t.Errorf("%s: a subagent_update on %s, not on the parent", what, n.SessionId)
-			}
-			if child == "" {
-				child = su.SessionId
-				if su.Title == nil || *su.Title != fakeTaskDescription || su.Capabilities != nil {
-					t.Errorf("%s: the child's title %v, capabilities %+v; want %q, none", what, su.Title, su.Capabilities, fakeTaskDescription)
-				}
-			}
-			if st := su.State; st != nil && st.Idle != nil && st.Idle.StopReason != nil && *st.Idle.StopReason == "end_turn" {
-				idle = true
-			}
-			continue
-		}
-		switch n.SessionId {
-		case id:
-			if tc := n.Update.ToolCall; tc != nil && tc.Kind == acp.ToolKindExecute {
-				t.Errorf("%s: the subagent's command came on the parent: %s", what, tc.Title)
-			}
-		case child:
-			childUpdates = append(childUpdates, n.Update)
-		default:
-			t.Fatalf("%s: an update of %s before any subagent_update announced it", what, n.SessionId)
-		}
+	c := editortest.SubagentTurn(t, what, id, ns)
+	if a := c.Announced; c.ID != id+".toolu_task" || a.Title == nil || *a.Title != fakeTaskDescription || a.Capabilities != nil {
+		t.Errorf("%s: child %s, title %v, capabilities %+v; want %s.toolu_task, %q, none", what, c.ID, a.Title, a.Capabilities, id, fakeTaskDescription)
 	}
-	if child != id+".toolu_task" {
-		t.Fatalf("%s: child id %q, want %s.toolu_task", what, child, id)
-	}
-	if !idle {
-		t.Errorf("%s: the child was never said to be idle, end_turn", what)
-	}
-	got := acptest.Conversation(childUpdates)
 	wants := []string{"user: bash " + subCommand}
 	if lines {
 		wants = append(wants, "execute completed "+subCommand, "agent: "+fakeTaskAnswer)
 	}
-	for _, want := range wants {
-		if !strings.Contains(got, want) {
-			t.Errorf("%s: the child's conversation:%s\nwant %q", what, got, want)
-		}
-	}
-	return child
+	c.Check(t, what, "end_turn", wants...)
+	return c.ID
 }
 
 // checkTaskFlat checks a Task's turn for a client that takes no
 // subagents: the Task's tool call (and with lines, its subagent's) on the
-// session, nothing of another session.
+// session, and not the subagent's prompt.
 func checkTaskFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification, lines bool) {
 	t.Helper()
-	var us []acp.SessionUpdate
-	for _, n := range ns {
-		if n.SessionId != id || n.Update.SubagentUpdate != nil {
-			t.Fatalf("%s: a client that takes no subagents was sent %+v", what, n)
-		}
-		us = append(us, n.Update)
-	}
-	got := acptest.Conversation(us)
+	got := acptest.Conversation(editortest.FlatTurn(t, what, id, ns))
 	wants := []string{"think completed " + fakeTaskDescription}
 	if lines {
 		wants = append(wants, "execute completed "+subCommand)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/editortest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakemessages"
 	"github.com/acpbridge/acpbridge/internal/testkit/sdkclient"
 	"github.com/coder/acp-go-sdk"
@@ -72,66 +73,19 @@ func TestE2E_subagentFlattened(t *testing.T) {
 // that takes subagents, and returns the child's session id.
 func checkChild(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) acp.SessionId {
 	t.Helper()
-	var child acp.SessionId
-	var childUpdates []acp.SessionUpdate
-	idle := false
-	for _, n := range ns {
-		if su := n.Update.SubagentUpdate; su != nil {
-			if n.SessionId != id {
-				t.Errorf("%s: a subagent_update on %s, not on the parent", what, n.SessionId)
-			}
-			if child == "" {
-				child = su.SessionId
-				if su.Title == nil || *su.Title != fakemessages.DelegateDescription {
-					t.Errorf("%s: the child's title is %v, want %q", what, su.Title, fakemessages.DelegateDescription)
-				}
-			}
-			if st := su.State; st != nil && st.Idle != nil && st.Idle.StopReason != nil && *st.Idle.StopReason == "end_turn" {
-				idle = true
-			}
-			continue
-		}
-		switch n.SessionId {
-		case id:
-			if c := n.Update.ToolCall; c != nil && c.Name != nil && *c.Name == "Bash" {
-				t.Errorf("%s: the subagent's Bash call came on the parent", what)
-			}
-		case child:
-			childUpdates = append(childUpdates, n.Update)
-		default:
-			t.Fatalf("%s: an update of %s before any subagent_update announced it", what, n.SessionId)
-		}
+	c := editortest.SubagentTurn(t, what, id, ns)
+	if c.Announced.Title == nil || *c.Announced.Title != fakemessages.DelegateDescription {
+		t.Errorf("%s: the child's title is %v, want %q", what, c.Announced.Title, fakemessages.DelegateDescription)
 	}
-	if !strings.HasPrefix(string(child), string(id)+".") {
-		t.Fatalf("%s: child id %q, want %s.<task id>", what, child, id)
-	}
-	if !idle {
-		t.Errorf("%s: the child was never said to be idle, end_turn", what)
-	}
-	got := acptest.Conversation(childUpdates)
-	for _, want := range []string{"user: run: " + subagentCommand, subagentCommand, "completed", "made"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("%s: the child's conversation:%s\nwant %q", what, got, want)
-		}
-	}
-	return child
+	c.Check(t, what, "end_turn", "user: run: "+subagentCommand, subagentCommand, "completed", "made")
+	return c.ID
 }
 
 // checkFlat checks the notifications of a subagent's turn for a client
 // that takes no subagents.
 func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) {
 	t.Helper()
-	var us []acp.SessionUpdate
-	for _, n := range ns {
-		if n.SessionId != id {
-			t.Fatalf("%s: an update of session %s", what, n.SessionId)
-		}
-		if n.Update.SubagentUpdate != nil {
-			t.Fatalf("%s: a subagent_update", what)
-		}
-		us = append(us, n.Update)
-	}
-	got := acptest.Conversation(us)
+	got := acptest.Conversation(editortest.FlatTurn(t, what, id, ns))
 	if !strings.Contains(got, subagentCommand) || strings.Contains(got, "user: run: ") {
 		t.Errorf("%s: conversation:%s\nwant the subagent's command as a tool call, and not its prompt", what, got)
 	}
@@ -142,59 +96,17 @@ func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNoti
 // on to its end. session/cancel of the parent stops both: the turn ends
 // cancelled, and the child idle, cancelled.
 func TestE2E_subagentCancel(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		parent bool
-		want   acp.StopReason
-	}{{"child", false, acp.StopReasonEndTurn}, {"parent", true, acp.StopReasonCancelled}} {
-		t.Run(c.name, func(t *testing.T) {
-			caps := acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}
-			e, _ := realEditorOffering(t, t.TempDir(), t.TempDir(), caps)
-			announced := make(chan acp.SessionId, 1)
-			e.Client.OnUpdate = func(n acp.SessionNotification) { // set before the session: nothing reads it yet
-				if su := n.Update.SubagentUpdate; su != nil && su.State != nil && su.State.Running != nil {
-					select {
-					case announced <- su.SessionId:
-					default:
+	for _, parent := range []bool{false, true} {
+		t.Run(map[bool]string{false: "child", true: "parent"}[parent], func(t *testing.T) {
+			e, _ := realEditorOffering(t, t.TempDir(), t.TempDir(), acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+			editortest.CheckSubagentCancel(t, e, editortest.SubagentCancel{Prompt: "delegate: slow", Parent: parent,
+				Working: func(n acp.SessionNotification) (acp.SessionId, bool) {
+					su := n.Update.SubagentUpdate
+					if su == nil || su.State == nil || su.State.Running == nil {
+						return "", false
 					}
-				}
-			}
-			id := e.NewSession(t.TempDir())
-			type result struct {
-				resp acp.PromptResponse
-				err  error
-			}
-			done := make(chan result, 1)
-			go func() {
-				resp, err := e.Prompt(id, "delegate: slow")
-				done <- result{resp, err}
-			}()
-			var child acp.SessionId
-			select {
-			case child = <-announced:
-			case r := <-done:
-				t.Fatalf("the turn ended before a subagent was announced: %+v, %v", r.resp, r.err)
-			}
-			target := child
-			if c.parent {
-				target = id
-			}
-			if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: target}); err != nil {
-				t.Fatal(err)
-			}
-			r := <-done
-			if r.err != nil || r.resp.StopReason != c.want {
-				t.Fatalf("the parent's turn: %+v, %v; want %s", r.resp, r.err, c.want)
-			}
-			var states []string
-			for _, n := range e.Client.Notifications() {
-				if su := n.Update.SubagentUpdate; su != nil && su.State != nil && su.State.Idle != nil && su.State.Idle.StopReason != nil {
-					states = append(states, *su.State.Idle.StopReason)
-				}
-			}
-			if len(states) != 1 || states[0] != "cancelled" {
-				t.Errorf("the child ended %v, want once, cancelled", states)
-			}
+					return su.SessionId, true
+				}})
 		})
 	}
 }

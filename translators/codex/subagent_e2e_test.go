@@ -96,69 +96,19 @@ func TestE2E_subagentFlattened(t *testing.T) {
 // that takes subagents, and returns the child's session id.
 func checkChild(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) acp.SessionId {
 	t.Helper()
-	var child acp.SessionId
-	var childUpdates []acp.SessionUpdate
-	idle := false
-	for _, n := range ns {
-		if su := n.Update.SubagentUpdate; su != nil {
-			if n.SessionId != id {
-				t.Errorf("%s: a subagent_update on %s, not on the parent", what, n.SessionId)
-			}
-			if child == "" {
-				child = su.SessionId
-				if su.Title == nil || *su.Title != fakeresponses.DelegateTask {
-					t.Errorf("%s: the child's title is %v, want %q", what, su.Title, fakeresponses.DelegateTask)
-				}
-				if _, ok := su.Meta["acpbridge"]; !ok {
-					t.Errorf("%s: the announcement names no tool call: %v", what, su.Meta)
-				}
-			}
-			if st := su.State; st != nil && st.Idle != nil && st.Idle.StopReason != nil && *st.Idle.StopReason == "end_turn" {
-				idle = true
-			}
-			continue
-		}
-		switch n.SessionId {
-		case id:
-			if tc := n.Update.ToolCall; tc != nil && tc.Kind == acp.ToolKindExecute {
-				t.Errorf("%s: the spawned agent's command came on the parent: %s", what, tc.Title)
-			}
-		case child:
-			childUpdates = append(childUpdates, n.Update)
-		default:
-			t.Fatalf("%s: an update of %s before any subagent_update announced it", what, n.SessionId)
-		}
+	c := editortest.SubagentTurn(t, what, id, ns)
+	if a := c.Announced; a.Title == nil || *a.Title != fakeresponses.DelegateTask || a.Meta["acpbridge"] == nil {
+		t.Errorf("%s: the child's title %v, _meta %v; want %q, linked to the spawn's tool call", what, a.Title, a.Meta, fakeresponses.DelegateTask)
 	}
-	if !strings.HasPrefix(string(child), string(id)+".") {
-		t.Fatalf("%s: child id %q, want %s.<thread id>", what, child, id)
-	}
-	if !idle {
-		t.Errorf("%s: the child was never said to be idle, end_turn", what)
-	}
-	got := acptest.Conversation(childUpdates)
-	for _, want := range []string{subagentCommand, "completed", "Tool finished. Output was: made"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("%s: the child's conversation:%s\nwant %q", what, got, want)
-		}
-	}
-	return child
+	c.Check(t, what, "end_turn", subagentCommand, "completed", "Tool finished. Output was: made")
+	return c.ID
 }
 
 // checkFlat checks the notifications of a delegating turn for a client
 // that takes no subagents.
 func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNotification) {
 	t.Helper()
-	var us []acp.SessionUpdate
-	for _, n := range ns {
-		if n.SessionId != id {
-			t.Fatalf("%s: an update of session %s", what, n.SessionId)
-		}
-		if n.Update.SubagentUpdate != nil {
-			t.Fatalf("%s: a subagent_update", what)
-		}
-		us = append(us, n.Update)
-	}
-	got := acptest.Conversation(us)
+	got := acptest.Conversation(editortest.FlatTurn(t, what, id, ns))
 	for _, want := range []string{"Spawn agent /root/" + fakeresponses.DelegateTask, subagentCommand, "Tool finished. Output was: made"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: conversation:%s\nwant %q", what, got, want)
@@ -167,62 +117,17 @@ func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNoti
 }
 
 // session/cancel of the child interrupts the spawned agent's turn alone
-// (turn/interrupt on its thread): the child ends idle, cancelled, and the
-// parent's turn goes on to its end. session/cancel of the parent stops
-// both: the turn ends cancelled, and the child idle, cancelled.
+// (turn/interrupt on its thread), once it streams its slow answer: the
+// child ends idle, cancelled, and the parent's turn goes on to its end.
+// session/cancel of the parent stops both.
 func TestE2E_subagentCancel(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		parent bool
-		want   acp.StopReason
-	}{{"child", false, acp.StopReasonEndTurn}, {"parent", true, acp.StopReasonCancelled}} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, parent := range []bool{false, true} {
+		t.Run(map[bool]string{false: "child", true: "parent"}[parent], func(t *testing.T) {
 			e, _ := newAgentsWorld(t).bridgeOffering(t, t.TempDir(), bridge.PersistAuto, takesSubagents)
-			working := make(chan acp.SessionId, 1)
-			e.Client.OnUpdate = func(n acp.SessionNotification) { // set before the session: nothing reads it yet
-				if n.Update.AgentMessageChunk != nil && strings.Contains(string(n.SessionId), ".") { // the child streams its slow answer
-					select {
-					case working <- n.SessionId:
-					default:
-					}
-				}
-			}
-			id := e.NewSession(t.TempDir())
-			type result struct {
-				resp acp.PromptResponse
-				err  error
-			}
-			done := make(chan result, 1)
-			go func() {
-				resp, err := e.Prompt(id, "delegate: slow")
-				done <- result{resp, err}
-			}()
-			var child acp.SessionId
-			select {
-			case child = <-working:
-			case r := <-done:
-				t.Fatalf("the turn ended before the spawned agent answered: %+v, %v", r.resp, r.err)
-			}
-			target := child
-			if c.parent {
-				target = id
-			}
-			if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: target}); err != nil {
-				t.Fatal(err)
-			}
-			r := <-done
-			if r.err != nil || r.resp.StopReason != c.want {
-				t.Fatalf("the parent's turn: %+v, %v; want %s", r.resp, r.err, c.want)
-			}
-			var states []string
-			for _, n := range e.Client.Notifications() {
-				if su := n.Update.SubagentUpdate; su != nil && su.State != nil && su.State.Idle != nil && su.State.Idle.StopReason != nil {
-					states = append(states, *su.State.Idle.StopReason)
-				}
-			}
-			if len(states) != 1 || states[0] != "cancelled" {
-				t.Errorf("the child ended %v, want once, cancelled", states)
-			}
+			editortest.CheckSubagentCancel(t, e, editortest.SubagentCancel{Prompt: "delegate: slow", Parent: parent,
+				Working: func(n acp.SessionNotification) (acp.SessionId, bool) {
+					return n.SessionId, n.Update.AgentMessageChunk != nil && strings.Contains(string(n.SessionId), ".")
+				}})
 		})
 	}
 }
