@@ -534,6 +534,7 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		return
 	}
 	s.adopt(out.Spawned)
+	s.interruptLater(out.Interrupt)
 	s.out.Send(out.Updates)
 	s.out.SendIn(out.Child, out.ChildUpdates)
 	if out.Err != "" {

@@ -117,17 +117,30 @@ func checkFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNoti
 }
 
 // session/cancel of the child interrupts the spawned agent's turn alone
-// (turn/interrupt on its thread), once it streams its slow answer: the
-// child ends idle, cancelled, and the parent's turn goes on to its end.
-// session/cancel of the parent stops both.
+// (turn/interrupt on its thread): once it streams its slow answer, or as
+// soon as it is announced, when its turn has not started yet (it is
+// interrupted as it starts). The child ends idle, cancelled, and the
+// parent's turn goes on to its end. session/cancel of the parent stops
+// both.
 func TestE2E_subagentCancel(t *testing.T) {
-	for _, parent := range []bool{false, true} {
-		t.Run(map[bool]string{false: "child", true: "parent"}[parent], func(t *testing.T) {
+	streaming := func(n acp.SessionNotification) (acp.SessionId, bool) {
+		return n.SessionId, n.Update.AgentMessageChunk != nil && strings.Contains(string(n.SessionId), ".")
+	}
+	announced := func(n acp.SessionNotification) (acp.SessionId, bool) {
+		su := n.Update.SubagentUpdate
+		if su == nil || su.State == nil || su.State.Running == nil {
+			return "", false
+		}
+		return su.SessionId, true
+	}
+	for _, c := range []struct {
+		name    string
+		parent  bool
+		working func(acp.SessionNotification) (acp.SessionId, bool)
+	}{{"child", false, streaming}, {"child announced", false, announced}, {"parent", true, streaming}} {
+		t.Run(c.name, func(t *testing.T) {
 			e, _ := newAgentsWorld(t).bridgeOffering(t, t.TempDir(), bridge.PersistAuto, takesSubagents)
-			editortest.CheckSubagentCancel(t, e, editortest.SubagentCancel{Prompt: "delegate: slow", Parent: parent,
-				Working: func(n acp.SessionNotification) (acp.SessionId, bool) {
-					return n.SessionId, n.Update.AgentMessageChunk != nil && strings.Contains(string(n.SessionId), ".")
-				}})
+			editortest.CheckSubagentCancel(t, e, editortest.SubagentCancel{Prompt: "delegate: slow", Parent: c.parent, Working: c.working})
 		})
 	}
 }

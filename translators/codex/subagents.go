@@ -39,6 +39,7 @@ type child struct {
 	tr     *Translator // translates its own notifications
 	turn   string      // its running turn, for an interrupt
 	idle   bool        // its last turn ended
+	cancel bool        // cancelled before its first turn started: interrupt that
 	answer string      // its last agent message
 	said   string      // the answer last shown on the spawn's tool call
 }
@@ -113,6 +114,10 @@ func (t *Translator) childNotification(c *child, method string, raw json.RawMess
 	case "turn/started":
 		if p.Turn != nil {
 			c.turn = p.Turn.ID
+		}
+		if c.cancel {
+			c.cancel = false
+			return Output{Interrupt: &turnRef{Thread: c.thread, Turn: c.turn}}, nil
 		}
 		if c.idle {
 			c.idle = false
@@ -201,13 +206,18 @@ func (t *Translator) For(thread string) (*Translator, string) {
 	return t, ""
 }
 
-// ChildTurn is the running turn of the child session id, "" if it runs
-// none (or is no child).
-func (t *Translator) ChildTurn(id string) string {
-	if c := t.children[id]; c != nil && !c.idle {
-		return c.turn
+// InterruptChild is the running turn of the child session id, to
+// interrupt; "" if it runs none (or is no child). A child whose first turn
+// has not started yet is interrupted as it starts (Output.Interrupt).
+func (t *Translator) InterruptChild(id string) string {
+	c := t.children[id]
+	switch {
+	case c == nil || c.idle:
+		return ""
+	case c.turn == "":
+		c.cancel = true
 	}
-	return ""
+	return c.turn
 }
 
 // interruptChildren interrupts the running turns of the spawned agents,
@@ -229,14 +239,33 @@ func (s *session) interruptChildren(ctx context.Context, srv *server) {
 // running: codex tells the spawner that the agent was interrupted.
 func (s *session) interruptChild(ctx context.Context, id string) error {
 	s.out.Lock()
-	turn := s.tr.ChildTurn(id)
+	turn := s.tr.InterruptChild(id)
 	s.out.Unlock()
 	srv, ok := s.at.Current()
 	if turn == "" || !ok {
-		return nil // no turn of its runs
+		return nil // no turn of its runs (or one to be interrupted as it starts)
 	}
 	if err := srv.call(ctx, "turn/interrupt", map[string]any{"threadId": id, "turnId": turn}, nil); err != nil {
 		return fmt.Errorf("interrupting spawned agent %s: %w", id, err)
 	}
 	return nil
 }
+
+// interruptLater interrupts the turn of a spawned agent cancelled before
+// it started, off the reading goroutine (which the answer comes on).
+func (s *session) interruptLater(ref *turnRef) {
+	srv, ok := s.at.Current()
+	if ref == nil || !ok {
+		return
+	}
+	s.tasks.Go(func() {
+		ctx, cancel := context.WithTimeout(s.life, startTimeout)
+		defer cancel()
+		if err := srv.call(ctx, "turn/interrupt", map[string]any{"threadId": ref.Thread, "turnId": ref.Turn}, nil); err != nil {
+			s.log.Warn("interrupting a spawned agent's turn", "thread", ref.Thread, "err", err)
+		}
+	})
+}
+
+// turnRef names a turn of a thread.
+type turnRef struct{ Thread, Turn string }

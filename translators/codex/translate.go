@@ -50,6 +50,9 @@ type Output struct {
 	// Spawned are the threads of spawned agents the notification
 	// announced: their notifications and approvals are the session's.
 	Spawned []string
+	// Interrupt is a spawned agent's turn that just started, which the
+	// client cancelled before (see Translator.InterruptChild).
+	Interrupt *turnRef
 }
 
 // TurnEnd is how a turn ended.
