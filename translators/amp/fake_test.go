@@ -40,6 +40,7 @@ type fake struct {
 	allowAll bool
 	settings string
 	out      *json.Encoder
+	parent   any // the lines' parent_tool_use_id: a Task's, while its subagent works
 }
 
 // fakeAmp plays amp as the pinned CLI (@ampcode/cli 0.0.1790142911)
@@ -125,7 +126,7 @@ func readPrompt() (text string, images int, err error) {
 func (f *fake) send(v map[string]any) { f.out.Encode(v) }
 
 func (f *fake) assistant(stop string, blocks ...map[string]any) {
-	f.send(map[string]any{"type": "assistant", "session_id": f.thread, "parent_tool_use_id": nil,
+	f.send(map[string]any{"type": "assistant", "session_id": f.thread, "parent_tool_use_id": f.parent,
 		"message": map[string]any{"type": "message", "role": "assistant", "content": blocks, "stop_reason": stop,
 			"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}}})
 }
@@ -176,7 +177,11 @@ func (f *fake) turn(prompt string, images int) int {
 		fmt.Println(`{"type":"assistant","message":{"content":[{"type":"tool_use","input":"not an object"}]}}`)
 		fmt.Println(`{"type":`)
 	case "bash":
-		if !f.bash(rest) {
+		if !f.bash("toolu_bash", rest) {
+			return 0
+		}
+	case "task", "task-lines":
+		if !f.task(rest, word == "task-lines") {
 			return 0
 		}
 	}
@@ -206,27 +211,53 @@ func (f *fake) sleep() int {
 	return 0
 }
 
-// bash runs a Bash tool_use through the permission rules, as amp does; it
-// reports whether the turn goes on.
-func (f *fake) bash(cmd string) bool {
-	f.assistant("tool_use", map[string]any{"type": "tool_use", "id": "toolu_bash", "name": "Bash", "input": map[string]any{"cmd": cmd}})
+// Task's input and its subagent's answer, for "task <cmd>".
+const (
+	fakeTaskDescription = "Run the command"
+	fakeTaskAnswer      = "The subagent ran it."
+)
+
+// task runs a Task whose subagent runs cmd (bash): with lines, the
+// subagent's lines are printed, with the Task's parent_tool_use_id, as
+// the amp SDK's types declare them; without, they are not, as the pinned
+// CLI drops them. It reports whether the turn goes on.
+func (f *fake) task(cmd string, lines bool) bool {
+	f.assistant("tool_use", map[string]any{"type": "tool_use", "id": "toolu_task", "name": "Task",
+		"input": map[string]any{"description": fakeTaskDescription, "prompt": "bash " + cmd}})
+	if lines {
+		f.parent = "toolu_task"
+		if !f.bash("toolu_sub_bash", cmd) {
+			return false
+		}
+		f.assistant("end_turn", text(fakeTaskAnswer))
+		f.parent = nil
+	}
+	result := map[string]any{"type": "tool_result", "tool_use_id": "toolu_task", "content": fakeTaskAnswer, "is_error": false}
+	f.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{result}}, "parent_tool_use_id": nil, "session_id": f.thread})
+	return true
+}
+
+// bash runs a Bash tool_use (id) through the permission rules, as amp
+// does; it reports whether the turn goes on.
+func (f *fake) bash(id, cmd string) bool {
+	f.assistant("tool_use", map[string]any{"type": "tool_use", "id": id, "name": "Bash", "input": map[string]any{"cmd": cmd}})
 	action, to := "allow", ""
 	if !f.allowAll {
 		action, to = f.rule("Bash", cmd)
 	}
-	result := map[string]any{"type": "tool_result", "tool_use_id": "toolu_bash", "content": `{"output":"ran ` + cmd + `","exitCode":0}`, "is_error": false}
+	result := map[string]any{"type": "tool_result", "tool_use_id": id, "content": `{"output":"ran ` + cmd + `","exitCode":0}`, "is_error": false}
 	switch action {
 	case "ask":
 		f.result("The following tools require user approval, which is not supported in stream JSON mode: Bash")
 		return false
 	case "delegate":
-		if msg, ok := f.delegate(to, "Bash", map[string]any{"cmd": cmd}); !ok {
+		if msg, ok := f.delegate(to, id, "Bash", map[string]any{"cmd": cmd}); !ok {
 			result["content"], result["is_error"] = msg, true
 		}
 	case "reject":
 		result["content"], result["is_error"] = "rejected by a rule", true
 	}
-	f.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{result}}, "parent_tool_use_id": nil, "session_id": f.thread})
+	f.send(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{result}}, "parent_tool_use_id": f.parent, "session_id": f.thread})
 	return true
 }
 
@@ -278,13 +309,13 @@ func matches(raw json.RawMessage, cmd string) bool {
 
 // delegate runs a delegate rule's program as amp does: no arguments, the
 // input on stdin, the tool in the environment, 10 s at most.
-func (f *fake) delegate(to, tool string, input map[string]any) (string, bool) {
+func (f *fake) delegate(to, id, tool string, input map[string]any) (string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, to)
 	in, _ := json.Marshal(input)
 	cmd.Stdin = bytes.NewReader(in)
-	cmd.Env = append(os.Environ(), "AGENT=amp", "AMP_THREAD_ID="+f.thread, "AGENT_TOOL_NAME="+tool, "AGENT_TOOL_USE_ID=toolu_bash")
+	cmd.Env = append(os.Environ(), "AGENT=amp", "AMP_THREAD_ID="+f.thread, "AGENT_TOOL_NAME="+tool, "AGENT_TOOL_USE_ID="+id)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

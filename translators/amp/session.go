@@ -294,6 +294,9 @@ func (s *session) handle(tr *Translator, line []byte) bool {
 	out, err := tr.Translate(line)
 	if err == nil {
 		s.updates.Send(out.Updates)
+		for _, p := range out.Children {
+			s.updates.SendIn(p.Child, p.Updates)
+		}
 	}
 	s.updates.Unlock()
 	if err != nil {
@@ -379,7 +382,8 @@ func (s *session) decide(ctx context.Context, req hookRequest) hookAnswer {
 		id = "amp-hook-" + newToken().id
 	}
 	s.updates.Lock()
-	s.updates.Send(tr.Announce(id, req.Tool, input))
+	child := tr.ChildOf(id) // a subagent's tool call is asked about as its child session's
+	s.updates.SendIn(child, tr.Announce(id, req.Tool, input))
 	call, ok := tr.Call(id)
 	s.updates.Unlock()
 	if !ok {
@@ -389,7 +393,7 @@ func (s *session) decide(ctx context.Context, req hookRequest) hookAnswer {
 	defer cancel()
 	stop := context.AfterFunc(s.turns.Context(), cancel)
 	defer stop()
-	ans := s.asks.Ask(ctx, id, call, permissionOptions(req.Tool))
+	ans := s.asks.AskIn(ctx, child, id, call, permissionOptions(req.Tool))
 	switch ans.Chosen() {
 	case "allow_always":
 		s.mu.Lock()

@@ -20,6 +20,7 @@ type Translator struct {
 	tools map[string]*toolUse // by tool_use id
 	usage acp.Usage           // the turn's, summed over its messages
 	stop  string              // the last assistant message's stop_reason
+	subs  agentkit.Subagents  // the Tasks' subagents (see subagents.go)
 }
 
 // toolUse is what the translator knows of one tool_use.
@@ -42,6 +43,15 @@ type Output struct {
 	Mode    string // Amp's agent mode, from system/init
 	Result  *Result
 	Skipped string // a line type the translator does not know
+	// Children are the updates of child sessions (subagents; see
+	// subagents.go), which follow Updates, the session's own.
+	Children []Part
+}
+
+// Part is what a line says in one child session.
+type Part struct {
+	Child   string
+	Updates []acp.SessionUpdate
 }
 
 // Result is how a turn ended, from amp's result line.
@@ -79,8 +89,8 @@ func (t *Translator) Translate(raw []byte) (Output, error) {
 	if err := json.Unmarshal(raw, &l); err != nil {
 		return Output{}, fmt.Errorf("decoding amp output: %w", err)
 	}
-	if l.ParentToolUseID != nil && *l.ParentToolUseID != "" {
-		return Output{}, nil // a sub-agent's message (amp drops them itself)
+	if child := t.childOf(l); child != "" && (l.Type == "assistant" || l.Type == "user") {
+		return t.childLine(child, l)
 	}
 	switch l.Type {
 	case "system":
@@ -96,7 +106,7 @@ func (t *Translator) Translate(raw []byte) (Output, error) {
 		r := t.result(l)
 		out := Output{Thread: l.SessionID, Result: r}
 		if r.Err != "" || r.Cancelled {
-			out.Updates = t.Abandon()
+			out.Updates = append(t.Abandon(), t.endTasks(r)...)
 		}
 		return out, nil
 	}
@@ -112,9 +122,33 @@ func decode(raw json.RawMessage, what string) (message, []agentkit.Block, error)
 	return m, blocks, nil
 }
 
-// assistant translates one whole message: amp streams no deltas, so its
-// text arrives as one chunk per block.
-func (t *Translator) assistant(l line) (Output, error) {
+// childLine translates a subagent's assistant or user line: its updates
+// are the child's.
+func (t *Translator) childLine(child string, l line) (Output, error) {
+	var own Output
+	var err error
+	if l.Type == "assistant" {
+		own, err = t.message(l, child)
+	} else {
+		own, err = t.user(l)
+	}
+	if err != nil {
+		return Output{}, err
+	}
+	out := Output{Children: own.Children}
+	if len(own.Updates) > 0 {
+		out.Children = append([]Part{{Child: child, Updates: own.Updates}}, own.Children...)
+	}
+	return out, nil
+}
+
+// assistant translates one whole message of the session's own.
+func (t *Translator) assistant(l line) (Output, error) { return t.message(l, "") }
+
+// message translates one whole message, the session's or (child) a
+// subagent's: amp streams no deltas, so its text arrives as one chunk per
+// block. A subagent's message does not end the turn.
+func (t *Translator) message(l line, child string) (Output, error) {
 	m, blocks, err := decode(l.Message, "assistant")
 	if err != nil {
 		return Output{}, err
@@ -126,7 +160,7 @@ func (t *Translator) assistant(l line) (Output, error) {
 		t.usage.CachedWriteTokens = add(t.usage.CachedWriteTokens, u.CacheCreationTokens)
 		t.usage.TotalTokens += u.Total()
 	}
-	if m.StopReason != "" {
+	if m.StopReason != "" && child == "" {
 		t.stop = m.StopReason
 	}
 	var out Output
@@ -137,7 +171,11 @@ func (t *Translator) assistant(l line) (Output, error) {
 		case b.Type == "thinking" && b.Thinking != "":
 			out.Updates = append(out.Updates, acp.UpdateAgentThoughtText(b.Thinking))
 		case b.Type == "tool_use":
+			t.subs.Own(b.ID, child)
 			out.Updates = append(out.Updates, t.Announce(b.ID, b.Name, b.Input)...)
+			if b.Name == "Task" { // a subagent's subagent is the session's child too
+				t.startTask(b.ID, b.Input, &out)
+			}
 		}
 	}
 	return out, nil
@@ -205,6 +243,7 @@ func (t *Translator) user(l line) (Output, error) {
 	for _, b := range blocks {
 		if b.Type == "tool_result" {
 			out.Updates = append(out.Updates, t.toolResult(b)...)
+			out.Updates = append(out.Updates, t.endTask(b)...)
 		}
 	}
 	return out, nil
@@ -245,12 +284,12 @@ func editDiff(tu *toolUse, structured any, cwd string) []acp.ToolCallContent {
 	return agentkit.Diffs(filePath(tu.input, cwd), agentkit.UnifiedEdit(diff))
 }
 
-// Abandon fails the tool calls that got no result: the turn ended
-// without them.
+// Abandon fails the session's tool calls that got no result: the turn
+// ended without them (the bridge fails the subagents' open ones).
 func (t *Translator) Abandon() []acp.SessionUpdate {
 	var out []acp.SessionUpdate
 	for id, tu := range t.tools {
-		if !tu.done && !tu.plan {
+		if !tu.done && !tu.plan && t.ChildOf(id) == "" {
 			tu.done = true
 			out = append(out, acp.UpdateToolCall(acp.ToolCallId(id), agentkit.Named(tu.name), acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
 		}

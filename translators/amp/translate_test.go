@@ -40,6 +40,9 @@ func notes(out Output) map[string]any {
 	if r := out.Result; r != nil {
 		n["result"] = r
 	}
+	if len(out.Children) > 0 { // the child sessions' updates, after the session's
+		n["children"] = out.Children
+	}
 	return n
 }
 

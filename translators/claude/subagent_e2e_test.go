@@ -77,59 +77,17 @@ func TestE2E_subagentFlattened(t *testing.T) {
 // on to its end. session/cancel of the parent stops both: the turn ends
 // cancelled, and the child idle, cancelled.
 func TestE2E_subagentCancel(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		parent bool
-		want   acp.StopReason
-	}{{"child", false, acp.StopReasonEndTurn}, {"parent", true, acp.StopReasonCancelled}} {
-		t.Run(c.name, func(t *testing.T) {
-			caps := acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}
-			e, _ := realEditorOffering(t, t.TempDir(), t.TempDir(), caps)
-			announced := make(chan acp.SessionId, 1)
-			e.Client.OnUpdate = func(n acp.SessionNotification) { // set before the session: nothing reads it yet
-				if su := n.Update.SubagentUpdate; su != nil && su.State != nil && su.State.Running != nil {
-					select {
-					case announced <- su.SessionId:
-					default:
+	for _, parent := range []bool{false, true} {
+		t.Run(map[bool]string{false: "child", true: "parent"}[parent], func(t *testing.T) {
+			e, _ := realEditorOffering(t, t.TempDir(), t.TempDir(), acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+			editortest.CheckSubagentCancel(t, e, editortest.SubagentCancel{Prompt: "delegate: slow", Parent: parent,
+				Working: func(n acp.SessionNotification) (acp.SessionId, bool) {
+					su := n.Update.SubagentUpdate
+					if su == nil || su.State == nil || su.State.Running == nil {
+						return "", false
 					}
-				}
-			}
-			id := e.NewSession(t.TempDir())
-			type result struct {
-				resp acp.PromptResponse
-				err  error
-			}
-			done := make(chan result, 1)
-			go func() {
-				resp, err := e.Prompt(id, "delegate: slow")
-				done <- result{resp, err}
-			}()
-			var child acp.SessionId
-			select {
-			case child = <-announced:
-			case r := <-done:
-				t.Fatalf("the turn ended before a subagent was announced: %+v, %v", r.resp, r.err)
-			}
-			target := child
-			if c.parent {
-				target = id
-			}
-			if err := e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: target}); err != nil {
-				t.Fatal(err)
-			}
-			r := <-done
-			if r.err != nil || r.resp.StopReason != c.want {
-				t.Fatalf("the parent's turn: %+v, %v; want %s", r.resp, r.err, c.want)
-			}
-			var states []string
-			for _, n := range e.Client.Notifications() {
-				if su := n.Update.SubagentUpdate; su != nil && su.State != nil && su.State.Idle != nil && su.State.Idle.StopReason != nil {
-					states = append(states, *su.State.Idle.StopReason)
-				}
-			}
-			if len(states) != 1 || states[0] != "cancelled" {
-				t.Errorf("the child ended %v, want once, cancelled", states)
-			}
+					return su.SessionId, true
+				}})
 		})
 	}
 }

@@ -20,12 +20,6 @@ import (
 // whose id is the task id; a line of a subagent never announced is shown
 // as before: its tool calls the session's, its text not at all.
 
-// subtask is what the translator knows of one subagent.
-type subtask struct {
-	task string // its task_id: the child session's id
-	done bool   // its end was reported
-}
-
 // taskEvent is a system/task_* line's own fields.
 type taskEvent struct {
 	TaskID       string `json:"task_id"`
@@ -47,23 +41,19 @@ func (t *Translator) taskStarted(m message) Output {
 	if ev.TaskID == "" || ev.ToolUseID == "" || !t.agentTask(ev) {
 		return Output{}
 	}
-	if _, seen := t.subagents[ev.ToolUseID]; seen {
+	sa, again := t.subs.Start(ev.ToolUseID, ev.TaskID)
+	if sa == nil {
 		return Output{}
 	}
 	var out Output
-	if _, again := t.tasksByID[ev.TaskID]; again { // SendMessage to a subagent: it runs again, with the message
+	if again { // SendMessage to a subagent: it runs again, with the message
 		out.Updates = append(out.Updates, messageTo(ev.TaskID, ev.ToolUseID, ev.Prompt))
 	}
-	t.subagents[ev.ToolUseID] = &subtask{task: ev.TaskID}
-	t.tasksByID[ev.TaskID] = ev.ToolUseID
 	what := ""
 	if ev.SubagentType != "" {
 		what = ev.SubagentType + " subagent"
 	}
-	u := agent.SubagentUpdate(ev.TaskID, ev.Description, what, agent.Running())
-	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}} // stop_task
-	u.SubagentUpdate.Meta = agent.SubagentOf(ev.ToolUseID)
-	out.Updates = append(out.Updates, u)
+	out.Updates = append(out.Updates, agentkit.SubagentStarted(sa, ev.Description, what, true)) // cancel: stop_task
 	return out
 }
 
@@ -97,72 +87,33 @@ func (t *Translator) taskEnded(m message) Output {
 	if m.Subtype == "task_updated" {
 		status = ev.Patch.Status
 	}
-	sa := t.subagents[t.tasksByID[ev.TaskID]]
-	if sa == nil {
-		return Output{}
-	}
-	return Output{Updates: t.end(sa, status)}
+	return Output{Updates: t.end(t.subs.Named(ev.TaskID), status)}
 }
 
 // end is the subagent_update that says sa ended with status ("completed",
 // "failed", "killed", …), or nothing for a status that is no end or an end
 // already said.
-func (t *Translator) end(sa *subtask, status string) []acp.SessionUpdate {
-	if sa.done {
-		return nil
-	}
-	state := agent.Idle(acp.StopReasonEndTurn)
+func (t *Translator) end(sa *agentkit.Subagent, status string) []acp.SessionUpdate {
 	switch status {
 	case "completed":
+		return t.subs.End(sa, agent.Idle(acp.StopReasonEndTurn))
 	case "killed", "stopped", "cancelled":
-		state = agent.Idle(acp.StopReasonCancelled)
+		return t.subs.End(sa, agent.Idle(acp.StopReasonCancelled))
 	case "failed":
-		state.Idle.StopReason = ptr("error")
-		state.Idle.Error = &acp.Error{Code: acp.ErrorCode{InternalError: ptr(acp.ErrorCodeInternalError(-32603))}, Message: "the subagent failed"}
-	default:
-		return nil
+		return t.subs.End(sa, agentkit.SubagentFailed("the subagent failed"))
 	}
-	sa.done = true
-	return []acp.SessionUpdate{agent.SubagentUpdate(sa.task, "", "", state)}
+	return nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // childOf is the child session a line belongs to: the task id of the
 // announced subagent its parent_tool_use_id names, or "".
-func (t *Translator) childOf(m message) string {
-	if m.ParentToolUseID == nil {
-		return ""
-	}
-	if sa := t.subagents[*m.ParentToolUseID]; sa != nil {
-		return sa.task
-	}
-	return ""
-}
+func (t *Translator) childOf(m message) string { return t.subs.Of(m.ParentToolUseID) }
 
 // ChildOf is the child session whose tool_use id is toolUseID, "" for the
 // session's own; or, failing that, the announced subagent agentID names
 // (can_use_tool's agent_id, the task id).
 func (t *Translator) ChildOf(toolUseID, agentID string) string {
-	if c := t.toolChild[toolUseID]; c != "" {
-		return c
-	}
-	if _, ok := t.tasksByID[agentID]; ok {
-		return agentID
-	}
-	return ""
-}
-
-// subagentPrompt is the subagent's prompt, from the user line that gives
-// it, as the child's user message.
-func subagentPrompt(blocks []agentkit.Block) []acp.SessionUpdate {
-	var us []acp.SessionUpdate
-	for _, b := range blocks {
-		if b.Type == "text" && b.Text != "" {
-			us = append(us, acp.UpdateUserMessageText(b.Text))
-		}
-	}
-	return us
+	return t.subs.ChildOf(toolUseID, agentID)
 }
 
 // agentResult ends the subagent whose Agent tool_use this tool_result
@@ -170,11 +121,10 @@ func subagentPrompt(blocks []agentkit.Block) []acp.SessionUpdate {
 // tool is its end. A result that is no error is not: a subagent run in
 // the background, or sent a message (SendMessage), goes on after it.
 func (t *Translator) agentResult(b agentkit.Block) []acp.SessionUpdate {
-	sa := t.subagents[b.ToolUseID]
-	if sa == nil || !b.IsError {
+	if !b.IsError {
 		return nil
 	}
-	return t.end(sa, "failed")
+	return t.end(t.subs.Started(b.ToolUseID), "failed")
 }
 
 // childStreamEvent is a streaming event of an announced subagent's: its
@@ -189,7 +139,7 @@ func (t *Translator) childStreamEvent(m message, child, kind, msgID, blockType, 
 	case kind == "message_start":
 		t.subMsg[parent] = msgID
 	case kind == "content_block_start" && blockType == "tool_use":
-		t.toolChild[blockID] = child
+		t.subs.Own(blockID, child)
 		out.Updates = t.announce(blockID, blockName, nil).Updates
 	case kind == "content_block_delta" && text != "" && (deltaType == "text_delta" || deltaType == "thinking_delta"):
 		t.streamed[t.subMsg[parent]] = true

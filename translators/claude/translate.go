@@ -31,10 +31,8 @@ type Translator struct {
 	compacting string // the compaction under way (its status line's uuid)
 	summaryOf  string // the compaction whose summary the next user line is
 
-	subagents map[string]*subtask // announced subagents by the tool_use id that started them
-	tasksByID map[string]string   // task id → the tool_use id that started it
-	toolChild map[string]string   // a subagent's own tool_use id → its task id
-	subMsg    map[string]string   // the message a subagent streams, by its tool_use id
+	subs   agentkit.Subagents // announced subagents (task ids), by the tool_use that started them
+	subMsg map[string]string  // the message a subagent streams, by its tool_use id
 }
 
 // tool is what the translator knows of one tool_use.
@@ -48,7 +46,7 @@ type tool struct {
 func NewTranslator(cwd string) *Translator {
 	return &Translator{cwd: cwd, streamed: map[string]bool{}, blocks: map[int]string{},
 		tools: map[string]*tool{}, inputs: map[int][]byte{},
-		subagents: map[string]*subtask{}, tasksByID: map[string]string{}, toolChild: map[string]string{}, subMsg: map[string]string{}}
+		subMsg: map[string]string{}}
 }
 
 // Output is what one stream-json message means.
@@ -387,7 +385,7 @@ func (t *Translator) assistant(m message) (Output, error) {
 		switch {
 		case b.Type == "tool_use":
 			if out.Child != "" {
-				t.toolChild[b.ID] = out.Child
+				t.subs.Own(b.ID, out.Child)
 			}
 			out.Updates = append(out.Updates, t.announce(b.ID, b.Name, b.Input).Updates...)
 		case sub || t.streamed[msg.ID]:
@@ -473,7 +471,7 @@ func (t *Translator) user(m message) (Output, error) {
 		}
 	}
 	if out.Child != "" && len(out.Updates) == 0 {
-		out.Updates = subagentPrompt(blocks)
+		out.Updates = agentkit.SubagentPrompt(blocks)
 	}
 	return out, nil
 }

@@ -30,6 +30,7 @@ type Backend struct {
 
 	shared   agentkit.Shared[*server]
 	sessions agentkit.Registry[*session] // by thread id
+	children agentkit.Registry[*session] // the session each spawned agent's thread is a child of, by thread id
 	models   agentkit.Lazy[[]modelDoc]   // model/list
 	spare    agentkit.Spare[spareThread] // a thread started by Warm, by directory
 	warming  agentkit.Tasks              // Warm's; Close waits for them
@@ -348,7 +349,8 @@ func (b *Backend) gone(srv *server, err error) {
 	}
 }
 
-// notify routes a notification to its thread's session. The account's
+// notify routes a notification to its thread's session (a spawned
+// agent's thread's is the session it is a child of). The account's
 // rate limits, for no thread, are told to every session when one is near
 // or reached.
 func (b *Backend) notify(method string, params json.RawMessage) {
@@ -382,7 +384,10 @@ func (b *Backend) session(raw json.RawMessage) *session {
 	if json.Unmarshal(raw, &p) != nil || p.ThreadID == "" {
 		return nil
 	}
-	s, _ := b.sessions.Get(p.ThreadID)
+	if s, ok := b.sessions.Get(p.ThreadID); ok {
+		return s
+	}
+	s, _ := b.children.Get(p.ThreadID)
 	return s
 }
 

@@ -35,4 +35,8 @@
 //     acceptForSession, decline or cancel.
 //   - The plan tool is off unless the server runs with
 //     -c tools.update_plan={enabled=true}.
+//   - With features.multi_agent_v2, spawn_agent starts an agent on a
+//     thread of its own on the same server, named by the spawner's
+//     subAgentActivity item; its notifications and approvals carry its
+//     thread id, and turn/interrupt on it stops it alone (subagents.go).
 package codex

@@ -10,8 +10,11 @@ import (
 	"github.com/coder/acp-go-sdk"
 )
 
-// Caps: a thread's history is codex's own (thread/resume returns it).
-func (s *session) Caps() agent.SessionCaps { return agent.SessionCaps{History: s.History} }
+// Caps: a thread's history is codex's own (thread/resume returns it);
+// a spawned agent's turn can be interrupted alone.
+func (s *session) Caps() agent.SessionCaps {
+	return agent.SessionCaps{History: s.History, CancelChild: s.interruptChild}
+}
 
 // History is the thread's conversation as thread/resume returned it (or,
 // once the session has been prompted since, as thread/read returns it

@@ -47,10 +47,34 @@ func describeItem(it item, cwd string) (agentkit.ToolInfo, bool) {
 		return agentkit.ToolInfo{Kind: acp.ToolKindRead, Title: "View image " + agentkit.RelPath(it.Path, cwd), Locations: agentkit.At(it.Path, 0)}, true
 	case "contextCompaction":
 		return agentkit.ToolInfo{Kind: acp.ToolKindThink, Title: "Compact the conversation"}, true
-	case "dynamicToolCall", "collabAgentToolCall", "subAgentActivity", "imageGeneration":
+	case "subAgentActivity":
+		return agentActivity(it), true
+	case "collabAgentToolCall":
+		return agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: cmp.Or(collabTitles[it.Tool], it.Tool, it.Type)}, true
+	case "dynamicToolCall", "imageGeneration":
 		return agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: cmp.Or(it.Tool, it.Type)}, true
 	}
 	return agentkit.ToolInfo{}, false
+}
+
+// collabTitles are the titles of codex's collaboration tools' calls.
+var collabTitles = map[string]string{
+	"spawnAgent": "Spawn agent", "sendInput": "Message agent", "sendMessage": "Message agent", "followupTask": "Give agent a follow-up task",
+	"resumeAgent": "Resume agent", "wait": "Wait for agents", "closeAgent": "Close agent", "interruptAgent": "Interrupt agent", "listAgents": "List agents",
+}
+
+// agentActivity shows what a spawned agent did (see subagents.go):
+// started, was sent input, was interrupted, completed.
+func agentActivity(it item) agentkit.ToolInfo {
+	name := cmp.Or(it.AgentPath, "an agent")
+	title := "Agent " + name + " " + it.Kind
+	switch it.Kind {
+	case "started":
+		title = "Spawn agent " + name
+	case "interacted":
+		title = "Message agent " + name
+	}
+	return agentkit.ToolInfo{Kind: acp.ToolKindOther, Title: title, RawInput: map[string]any{"agentPath": it.AgentPath, "agentThreadId": it.AgentThreadID}}
 }
 
 // command shows a shell command: as a read or a search when codex parsed

@@ -74,6 +74,7 @@ type session struct {
 	// prompted: a turn was sent since history was read, which it lacks.
 	prompted bool
 	running  turnProcs // what ran under the server when the turn began
+	spawned  []string  // the threads of the agents the thread spawned (child sessions)
 }
 
 // turnProcs is the server a turn runs on and the processes under it when
@@ -357,6 +358,7 @@ func (s *session) Prompt(ctx context.Context, turn agent.Turn) (agent.TurnResult
 			s.mu.Lock()
 			params := map[string]any{"threadId": s.thread, "turnId": s.turnID}
 			s.mu.Unlock()
+			s.interruptChildren(ctx, srv)
 			return srv.call(ctx, "turn/interrupt", params, nil)
 		},
 		Gone:    &TurnEnd{Status: "interrupted"},
@@ -481,6 +483,9 @@ func (s *session) finish(ctx context.Context, end *TurnEnd) (agent.TurnResult, e
 	s.mu.Unlock()
 	if ctx.Err() != nil {
 		s.stopCommands()
+		s.out.Lock()
+		s.tr.ChildrenStopped() // the bridge says they are idle, cancelled
+		s.out.Unlock()
 		return agent.TurnResult{StopReason: acp.StopReasonCancelled}, nil
 	}
 	return end.result(lastErr)
@@ -528,7 +533,10 @@ func (s *session) notify(method string, raw json.RawMessage) {
 		s.log.Warn("skipping a codex notification", "method", method, "err", err)
 		return
 	}
+	s.adopt(out.Spawned)
+	s.interruptLater(out.Interrupt)
 	s.out.Send(out.Updates)
+	s.out.SendIn(out.Child, out.ChildUpdates)
 	if out.Err != "" {
 		s.mu.Lock()
 		s.turnErr = out.Err
@@ -539,6 +547,20 @@ func (s *session) notify(method string, raw json.RawMessage) {
 	}
 	if out.End != nil {
 		s.turns.End(out.End)
+	}
+}
+
+// adopt has the backend route the notifications and approvals of the
+// spawned agents' threads to this session.
+func (s *session) adopt(threads []string) {
+	if len(threads) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.spawned = append(s.spawned, threads...)
+	s.mu.Unlock()
+	for _, th := range threads {
+		s.b.children.Add(th, s)
 	}
 }
 
@@ -577,14 +599,16 @@ func (s *session) request(ctx context.Context, method string, raw json.RawMessag
 
 // approvalParams is what both approval requests carry.
 type approvalParams struct {
+	ThreadID       string          `json:"threadId"`
 	ItemID         string          `json:"itemId"`
 	Command        string          `json:"command"`
 	Cwd            string          `json:"cwd"`
 	CommandActions []commandAction `json:"commandActions"`
 }
 
-// approve asks the user about a command or a file change. The tool call is
-// announced first (from item/started, or here if that has not been seen).
+// approve asks the user about a command or a file change: a spawned
+// agent's is asked as its child session's. The tool call is announced
+// first (from item/started, or here if that has not been seen).
 func (s *session) approve(ctx context.Context, method string, raw json.RawMessage) (any, error) {
 	var p approvalParams
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -596,14 +620,15 @@ func (s *session) approve(ctx context.Context, method string, raw json.RawMessag
 		info.Name, info.RawInput = toolName("commandExecution", ""), map[string]any{"command": p.Command, "cwd": p.Cwd}
 	}
 	s.out.Lock()
-	s.out.Send(s.tr.Announce(p.ItemID, info))
-	if shown, ok := s.tr.Shown(p.ItemID); ok && method == "item/fileChange/requestApproval" {
+	tr, child := s.tr.For(p.ThreadID)
+	s.out.SendIn(child, tr.Announce(p.ItemID, info))
+	if shown, ok := tr.Shown(p.ItemID); ok && method == "item/fileChange/requestApproval" {
 		info = shown // the item's changes, with their diffs
 	}
 	s.out.Unlock()
 	stop := context.AfterFunc(ctx, func() { s.asks.Withdraw(p.ItemID) }) // the server took the request back
 	defer stop()
-	a := s.asks.Ask(s.turns.Context(), p.ItemID, info.Call(p.ItemID), options)
+	a := s.asks.AskIn(s.turns.Context(), child, p.ItemID, info.Call(p.ItemID), options)
 	return map[string]any{"decision": decision(a)}, nil
 }
 
@@ -632,6 +657,12 @@ func (s *session) Close() error {
 	}
 	s.files.remove()
 	s.b.sessions.Remove(s.NativeID(), s)
+	s.mu.Lock()
+	spawned := s.spawned
+	s.mu.Unlock()
+	for _, th := range spawned {
+		s.b.children.Remove(th, s)
+	}
 	if srv, ok := s.at.Current(); ok {
 		s.b.release(srv, s.NativeID())
 	}

@@ -17,6 +17,8 @@ import (
 // serialises calls.
 type Translator struct {
 	cwd       string
+	children  map[string]*child            // spawned agents' threads, by id (see subagents.go)
+	told      map[string]bool              // collab calls already told as messages to a child
 	tools     map[string]bool              // item ids announced as tool calls
 	infos     map[string]agentkit.ToolInfo // how each was shown, for asks about it
 	turnUsage *acp.Usage                   // the running turn's tokens so far
@@ -26,7 +28,7 @@ type Translator struct {
 
 // NewTranslator returns a Translator for a thread working in cwd.
 func NewTranslator(cwd string) *Translator {
-	return &Translator{cwd: cwd, tools: map[string]bool{}, infos: map[string]agentkit.ToolInfo{}, streamed: map[string]bool{}, output: map[string]*strings.Builder{}}
+	return &Translator{cwd: cwd, children: map[string]*child{}, told: map[string]bool{}, tools: map[string]bool{}, infos: map[string]agentkit.ToolInfo{}, streamed: map[string]bool{}, output: map[string]*strings.Builder{}}
 }
 
 // Output is what one notification means.
@@ -40,6 +42,17 @@ type Output struct {
 	Retry string
 	// Skipped names a notification the translator ignores.
 	Skipped string
+	// Child, if set, is the child session (a spawned agent's thread; see
+	// subagents.go) that ChildUpdates are of; they follow Updates, which
+	// are the session's own.
+	Child        string
+	ChildUpdates []acp.SessionUpdate
+	// Spawned are the threads of spawned agents the notification
+	// announced: their notifications and approvals are the session's.
+	Spawned []string
+	// Interrupt is a spawned agent's turn that just started, which the
+	// client cancelled before (see Translator.InterruptChild).
+	Interrupt *turnRef
 }
 
 // TurnEnd is how a turn ended.
@@ -69,6 +82,7 @@ func (end *TurnEnd) result(lastErr string) (agent.TurnResult, error) {
 
 // params holds the fields the notifications share; item is decoded later.
 type params struct {
+	ThreadID     string          `json:"threadId"`
 	TurnID       string          `json:"turnId"`
 	ItemID       string          `json:"itemId"`
 	Item         json.RawMessage `json:"item"`
@@ -115,12 +129,21 @@ type tokenCounts struct {
 	ReasoningOutputTokens int `json:"reasoningOutputTokens"`
 }
 
-// Translate decodes one notification.
+// Translate decodes one notification: of the thread's own, or of a
+// spawned agent's thread the translator announced (a child session).
 func (t *Translator) Translate(method string, raw json.RawMessage) (Output, error) {
 	var p params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return Output{}, fmt.Errorf("decoding %s: %w", method, err)
 	}
+	if c := t.children[p.ThreadID]; c != nil {
+		return t.childNotification(c, method, raw, p)
+	}
+	return t.translate(method, raw, p)
+}
+
+// translate decodes one notification of the thread t translates.
+func (t *Translator) translate(method string, raw json.RawMessage, p params) (Output, error) {
 	switch method {
 	case "item/started":
 		return t.started(p.Item)
@@ -189,6 +212,12 @@ type item struct {
 	Query            string          `json:"query"`
 	Action           *webAction      `json:"action"`
 	Path             string          `json:"path"`
+	// subAgentActivity's and collabAgentToolCall's (see subagents.go)
+	Kind              string   `json:"kind"`
+	AgentThreadID     string   `json:"agentThreadId"`
+	AgentPath         string   `json:"agentPath"`
+	ReceiverThreadIDs []string `json:"receiverThreadIds"`
+	Prompt            string   `json:"prompt"`
 }
 
 type commandAction struct {
@@ -241,7 +270,14 @@ func (t *Translator) started(raw json.RawMessage) (Output, error) {
 	if it.Type == "contextCompaction" {
 		return compaction(it.ID, acp.CompactionStatusInProgress, us), nil
 	}
-	return updates(us...), nil
+	return withSpawned(updates(us...), t.spawn(it)), nil
+}
+
+// withSpawned is out followed by what spawn made of the same item.
+func withSpawned(out, spawned Output) Output {
+	out.Updates = append(out.Updates, spawned.Updates...)
+	out.Child, out.ChildUpdates, out.Spawned = spawned.Child, spawned.ChildUpdates, spawned.Spawned
+	return out
 }
 
 // compaction is a contextCompaction item as a compaction update (codex's
@@ -308,7 +344,7 @@ func (t *Translator) completed(raw json.RawMessage) (Output, error) {
 	if it.Type == "contextCompaction" {
 		return compaction(it.ID, acp.CompactionStatusCompleted, out), nil
 	}
-	return updates(out...), nil
+	return withSpawned(updates(out...), t.spawn(it)), nil
 }
 
 // outputDelta streams a command's output; content replaces the whole

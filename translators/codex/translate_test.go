@@ -54,9 +54,15 @@ func translateAll(t *testing.T, in []byte) string {
 			return golden.Step{}, err
 		}
 		out, err := tr.Translate(n.Method, n.Params)
-		var note map[string]any
+		note := map[string]any{}
 		if out.End != nil || out.Err != "" {
-			note = map[string]any{"end": out.End, "err": out.Err}
+			note["end"], note["err"] = out.End, out.Err
+		}
+		if out.Child != "" && len(out.ChildUpdates) > 0 { // the child session's updates, after the session's
+			note["child"], note["updates"] = out.Child, out.ChildUpdates
+		}
+		if len(out.Spawned) > 0 {
+			note["spawned"] = out.Spawned
 		}
 		return golden.Step{Updates: out.Updates, Note: note}, err
 	})

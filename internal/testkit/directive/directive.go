@@ -28,7 +28,7 @@
 // Which fake knows which, and the tool it calls:
 //
 //	           fakemessages (claude)         fakeresponses (codex)       fakechat (opencode)
-//	delegate:  Agent (general-purpose)       -                           task (general)
+//	delegate:  Agent (general-purpose)       spawn_agent, wait_agent     task (general)
 //	tell:      SendMessage                   -                           -
 //	run:       Bash                          its shell tool              bash
 //	write:     Write                         apply_patch Add File        write

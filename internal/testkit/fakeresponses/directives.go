@@ -19,9 +19,24 @@ import (
 // declined); and otherwise "Tool finished. Output was: <the first output's text
 // after its "Output:" line, trimmed to 200 characters>".
 //
+// After codex's collaboration tools (features.multi_agent_v2, see
+// MultiAgent) it goes on delegating: after spawn_agent it waits
+// (wait_agent, 10 s, the least codex takes); once the input holds the
+// spawned agent's final answer (Request.AgentAnswer) it answers
+// FinalTextPrefix and that answer. A wait that ends without one asks
+// list_agents, and waits again while the agent is running; an agent that
+// stopped unfinished (interrupted, say, which codex does not tell the
+// waiter) has it answer NoAnswerPrefix and list_agents' output.
+//
 // Otherwise the first directive of the vocabulary (package directive)
 // that it knows decides:
 //
+//	delegate: <prompt>    when the request offers collaboration.spawn_agent,
+//	                      spawn_agent {task_name: DelegateTask, message: prompt,
+//	                      fork_turns: "none"}: codex runs a spawned agent on a
+//	                      thread of its own, whose requests this script answers
+//	                      (prompt's directives); without the tool, prompt's
+//	                      directives are answered at once
 //	run: <cmd>            text "I'll run `<cmd>` now.", then a call of the
 //	                      shell tool the request offers: exec_command
 //	                      {"cmd"}, shell_command {"command"} or shell
@@ -49,6 +64,7 @@ func Directives() Script { return directives }
 const (
 	AnswerTextPrefix  = directive.AnswerPrefix        // the plain answer, then LastUserText
 	FinalTextPrefix   = "Tool finished. Output was: " // the answer after a shell call, then its output
+	NoAnswerPrefix    = "The agent did not answer: "  // the answer when a spawned agent stopped unfinished, then list_agents' output
 	PatchedText       = "Patch applied."              // the answer after apply_patch succeeded
 	PatchFailedPrefix = "Patch not applied: "         // the answer after apply_patch failed, then its output
 	PlanUpdatedText   = "Plan updated."               // the answer after update_plan
@@ -58,11 +74,22 @@ const (
 	PlanArguments     = `{"explanation":"fake plan","plan":[{"step":"first step","status":"in_progress"},{"step":"second step","status":"pending"}]}`
 )
 
+// DelegateTask is the task_name delegate: gives the agent it spawns, which
+// codex calls /root/<DelegateTask>.
+const DelegateTask = "helper"
+
+// MultiAgent is the HomeOptions.Extra that offers the model codex's
+// collaboration tools (spawn_agent, wait_agent, … in the namespace
+// "collaboration"): multi_agent_v2, in the [features] table WriteHome's
+// config ends with. Codex 0.169.0 offers them for no model of its
+// catalog by default.
+const MultiAgent = "multi_agent_v2 = true"
+
 // RunText is the text before run:'s shell call.
 func RunText(cmd string) string { return "I'll run `" + cmd + "` now." }
 
 // known is the vocabulary this fake answers (package directive).
-var known = []directive.Name{directive.Run, directive.Write, directive.Edit, directive.Todo,
+var known = []directive.Name{directive.Delegate, directive.Run, directive.Write, directive.Edit, directive.Todo,
 	directive.Think, directive.Slow, directive.Fail500}
 
 const (
@@ -72,8 +99,16 @@ const (
 
 func directives(req Request) Reply {
 	if len(req.Outputs) > 0 {
-		first := req.Outputs[0]
+		first, last := req.Outputs[0], req.Outputs[len(req.Outputs)-1]
 		switch {
+		case req.AgentAnswer != "" && (last.Name == "wait_agent" || last.Name == "list_agents"):
+			return textReply(FinalTextPrefix + directive.Echo(req.AgentAnswer))
+		case last.Name == "spawn_agent" || (last.Name == "list_agents" && working(last.Output)):
+			return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "wait_agent", Arguments: `{"timeout_ms":10000}`}}}
+		case last.Name == "wait_agent":
+			return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "list_agents", Arguments: `{}`}}}
+		case last.Name == "list_agents":
+			return textReply(NoAnswerPrefix + directive.Echo(last.Output))
 		case first.Name == "update_plan":
 			return textReply(PlanUpdatedText)
 		case first.Type == "custom_tool_call_output" || first.Name == "apply_patch":
@@ -87,7 +122,13 @@ func directives(req Request) Reply {
 	text := req.LastUserText
 	answer := directive.Plain(text)
 	d, _ := directive.Find(text, known...)
+	if d.Name == directive.Delegate && !req.HasTool(collaboration+".spawn_agent") {
+		d, _ = directive.Find(text, known[1:]...)
+	}
 	switch d.Name {
+	case directive.Delegate:
+		b, _ := json.Marshal(map[string]string{"task_name": DelegateTask, "message": d.Command, "fork_turns": "none"})
+		return Reply{Items: []Item{{Type: "function_call", Namespace: collaboration, Name: "spawn_agent", Arguments: string(b)}}}
 	case directive.Run:
 		return Reply{Items: []Item{{Type: "message", Text: RunText(d.Command)}, shellCall(req, d.Command)}}
 	case directive.Write:
@@ -109,6 +150,28 @@ func directives(req Request) Reply {
 	}
 	return textReply(answer)
 }
+
+// working reports whether list_agents' output says that the agent
+// delegate: spawned works still: {"agents":[{"agent_name":"/root/helper",
+// "agent_status":"running"},…]}.
+func working(output string) bool {
+	var list struct {
+		Agents []struct {
+			Name   string `json:"agent_name"`
+			Status string `json:"agent_status"`
+		} `json:"agents"`
+	}
+	json.Unmarshal([]byte(output), &list)
+	for _, a := range list.Agents {
+		if a.Name == "/root/"+DelegateTask {
+			return a.Status == "running" || a.Status == "pending_init"
+		}
+	}
+	return false
+}
+
+// collaboration is the namespace of codex's tools for spawned agents.
+const collaboration = "collaboration"
 
 func textReply(s string) Reply { return Reply{Items: []Item{{Type: "message", Text: s}}} }
 

@@ -55,6 +55,9 @@ type Item struct {
 	Text string
 	// Name is the tool a function_call or custom_tool_call calls.
 	Name string
+	// Namespace is the namespace of a function_call's tool, when the
+	// request offered it inside one ("collaboration" for spawn_agent).
+	Namespace string
 	// Arguments is a function_call's arguments, a JSON text ("{}" if empty).
 	Arguments string
 	// Input is a custom_tool_call's freeform input (an apply_patch patch).
@@ -94,7 +97,13 @@ type Request struct {
 	// LastUserText is the text of the last user message in input, its
 	// input_text parts joined with "\n" ("" if none). Codex's own user
 	// messages (<environment_context>, <user_instructions>, …) are skipped.
+	// For an agent another one spawned, the task it was given (an
+	// agent_message of a *_TASK type, its payload) counts as a user
+	// message.
 	LastUserText string
+	// AgentAnswer is the payload of the last FINAL_ANSWER agent_message
+	// in input: what a spawned agent answered this one ("" if none).
+	AgentAnswer string
 	// Outputs are the tool outputs that end the input: the
 	// function_call_output and custom_tool_call_output items after the
 	// last message (codex sends them once a tool has run), in order.
@@ -307,6 +316,7 @@ type (
 		Arguments string `json:"arguments"`
 		CallID    string `json:"call_id"`
 		Name      string `json:"name"`
+		Namespace string `json:"namespace,omitempty"`
 	}
 	customToolCallItem struct {
 		Type   string `json:"type"`
@@ -354,7 +364,7 @@ func (m *response) itemJSON(i int, done bool) any {
 		}
 		return reasoningItem{Type: "reasoning", ID: id, Summary: sum}
 	case "function_call":
-		return functionCallItem{Type: "function_call", ID: id, Status: status, Arguments: it.Arguments, CallID: it.CallID, Name: it.Name}
+		return functionCallItem{Type: "function_call", ID: id, Status: status, Arguments: it.Arguments, CallID: it.CallID, Name: it.Name, Namespace: it.Namespace}
 	case "custom_tool_call":
 		return customToolCallItem{Type: "custom_tool_call", ID: id, Status: status, CallID: it.CallID, Input: it.Input, Name: it.Name}
 	default:
@@ -533,6 +543,17 @@ func decode(raw map[string]any) Request {
 	}
 	for i := len(input) - 1; i >= 0; i-- {
 		it, _ := input[i].(map[string]any)
+		if it["type"] == "agent_message" {
+			kind, payload := agentMessage(it["content"])
+			if kind == "FINAL_ANSWER" && req.AgentAnswer == "" {
+				req.AgentAnswer = payload
+			}
+			if strings.HasSuffix(kind, "_TASK") {
+				req.LastUserText = payload
+				break
+			}
+			continue
+		}
 		if it["role"] != "user" || (it["type"] != nil && it["type"] != "message") {
 			continue
 		}
@@ -542,6 +563,35 @@ func decode(raw map[string]any) Request {
 		}
 	}
 	return req
+}
+
+// agentMessage is the kind ("NEW_TASK", "FINAL_ANSWER", …) and the
+// payload of an agent_message, a message between codex's agents: its
+// text reads "Message Type: <kind>\n…Payload:\n<payload>", and the payload
+// may go on in encrypted_content parts (as the model's "encrypted"
+// arguments came; the fake's are plain text).
+func agentMessage(c any) (kind, payload string) {
+	parts, _ := c.([]any)
+	var b strings.Builder
+	for _, p := range parts {
+		p, _ := p.(map[string]any)
+		switch p["type"] {
+		case "input_text", "text":
+			t, _ := p["text"].(string)
+			b.WriteString(t)
+		case "encrypted_content":
+			t, _ := p["encrypted_content"].(string)
+			b.WriteString(t)
+		}
+	}
+	text := b.String()
+	if rest, ok := strings.CutPrefix(text, "Message Type: "); ok {
+		kind, _, _ = strings.Cut(rest, "\n")
+	}
+	if _, after, ok := strings.Cut(text, "Payload:\n"); ok {
+		payload = after
+	}
+	return kind, payload
 }
 
 // userText is the text of a user message's content, and false when it is

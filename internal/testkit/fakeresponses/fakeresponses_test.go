@@ -432,6 +432,24 @@ func TestDecode(t *testing.T) {
 	if req := decode(body); len(req.Outputs) != 0 || req.LastUserText != "again" {
 		t.Errorf("after a new prompt: outputs %+v, text %q", req.Outputs, req.LastUserText)
 	}
+	// A spawned agent's task, and its final answer to the agent that
+	// spawned it, as codex 0.169.0 sends them (multi_agent_v2).
+	task := func(kind, text string) map[string]any {
+		return map[string]any{"type": "agent_message", "author": "/root", "recipient": "/root/helper", "content": []any{
+			map[string]any{"type": "input_text", "text": "Message Type: " + kind + "\nTask name: /root/helper\nSender: /root\nPayload:\n"},
+			map[string]any{"type": "encrypted_content", "encrypted_content": text}}}
+	}
+	body = codexBody()
+	body["input"] = []any{task("NEW_TASK", "run: echo hi")}
+	if req := decode(body); req.LastUserText != "run: echo hi" || req.AgentAnswer != "" {
+		t.Errorf("a spawned agent's task: text %q, answer %q", req.LastUserText, req.AgentAnswer)
+	}
+	body["input"] = []any{map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "delegate: x"}}},
+		map[string]any{"type": "agent_message", "author": "/root/helper", "recipient": "/root", "content": []any{
+			map[string]any{"type": "input_text", "text": "Message Type: FINAL_ANSWER\nTask name: /root\nSender: /root/helper\nPayload:\nall done"}}}}
+	if req := decode(body); req.LastUserText != "delegate: x" || req.AgentAnswer != "all done" {
+		t.Errorf("a final answer: text %q, answer %q", req.LastUserText, req.AgentAnswer)
+	}
 	// Array outputs.
 	if got := outputText([]any{map[string]any{"type": "input_text", "text": "a"}, map[string]any{"type": "input_text", "text": "b"}}); got != "a\nb" {
 		t.Errorf("outputText = %q", got)
@@ -467,6 +485,10 @@ func TestDirectives(t *testing.T) {
 	user := func(text string) Request { return Request{LastUserText: text, Tools: exec} }
 	msg := func(s string) Item { return Item{Type: "message", Text: s} }
 	fn := func(name, args string) Item { return Item{Type: "function_call", Name: name, Arguments: args} }
+	wait := Item{Type: "function_call", Namespace: "collaboration", Name: "wait_agent", Arguments: `{"timeout_ms":10000}`}
+	agents := func(status string) string { // list_agents' output, as codex 0.169.0 gives it
+		return `{"agents":[{"agent_name":"/root","agent_status":"running"},{"agent_name":"/root/helper","agent_status":"` + status + `"}]}`
+	}
 	custom := func(input string) Item { return Item{Type: "custom_tool_call", Name: "apply_patch", Input: input} }
 	for _, tc := range []struct {
 		name string
@@ -493,6 +515,17 @@ func TestDirectives(t *testing.T) {
 		{"todo", user("todo please"), Reply{Items: []Item{fn("update_plan", PlanArguments)}}},
 		{"slow", user("slow"), Reply{Items: []Item{msg("Hello from fake model. You said: slow")}, Deltas: 40, Delay: 100 * time.Millisecond}},
 		{"fail500", user("fail500"), Reply{Status: 500, ErrorType: "server_error", ErrorMessage: "The server had an error while processing your request."}},
+		{"delegate", Request{LastUserText: "delegate: run: echo hi", Tools: append(exec, "collaboration.spawn_agent")},
+			Reply{Items: []Item{{Type: "function_call", Namespace: "collaboration", Name: "spawn_agent", Arguments: `{"fork_turns":"none","message":"run: echo hi","task_name":"helper"}`}}}},
+		{"delegate without the tool", user("delegate: run: echo hi"), Reply{Items: []Item{msg("I'll run `echo hi` now."), fn("exec_command", `{"cmd":"echo hi"}`)}}},
+		{"after spawn_agent", Request{Outputs: []Output{{Type: "function_call_output", Name: "spawn_agent", Output: `{"task_name":"/root/helper"}`}}}, Reply{Items: []Item{wait}}},
+		{"after a wait with no answer", Request{Outputs: []Output{{Name: "spawn_agent"}, {Name: "wait_agent", Output: `{"timed_out":true}`}}},
+			Reply{Items: []Item{{Type: "function_call", Namespace: "collaboration", Name: "list_agents", Arguments: `{}`}}}},
+		{"after list_agents, the agent running", Request{Outputs: []Output{{Name: "wait_agent"}, {Name: "list_agents", Output: agents("running")}}}, Reply{Items: []Item{wait}}},
+		{"after list_agents, the agent interrupted", Request{Outputs: []Output{{Name: "wait_agent"}, {Name: "list_agents", Output: agents("interrupted")}}},
+			Reply{Items: []Item{msg("The agent did not answer: " + agents("interrupted"))}}},
+		{"after a wait answered", Request{Outputs: []Output{{Name: "spawn_agent"}, {Name: "wait_agent"}}, AgentAnswer: "done"},
+			Reply{Items: []Item{msg("Tool finished. Output was: done")}}},
 		{"after exec_command", Request{Outputs: []Output{{Type: "function_call_output", CallID: "c", Name: "exec_command",
 			Output: "Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\nhi\n"}}},
 			Reply{Items: []Item{msg("Tool finished. Output was: hi")}}},
