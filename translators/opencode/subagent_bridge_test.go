@@ -22,15 +22,9 @@ func TestSubagent_bridgeGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []golden.Section
-		for _, c := range []struct {
-			name string
-			caps acp.ClientCapabilities
-		}{{"subagents", acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}}, {"flattened", acp.ClientCapabilities{}}} {
-			live, replayed := playSubagentTurn(t, file, c.caps)
-			out = append(out, golden.Section{Name: c.name + " live", Data: live}, golden.Section{Name: c.name + " replayed", Data: replayed})
-		}
-		return out
+		return editortest.SubagentSections(func(caps acp.ClientCapabilities) (string, string) {
+			return playSubagentTurn(t, file, caps)
+		})
 	})
 }
 

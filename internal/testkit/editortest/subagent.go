@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/golden"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -45,4 +46,21 @@ func CheckFlat(t *testing.T, what string, id acp.SessionId, ns []acp.SessionNoti
 	if !strings.Contains(got, command) || strings.Contains(got, "user: "+prompt) {
 		t.Errorf("%s: conversation:%s\nwant the subagent's command as a tool call, and not its prompt", what, got)
 	}
+}
+
+// SubagentSections are a subagent golden's sections: what play (a turn
+// that delegates, run for an editor offering caps) sent live and then to
+// a second editor loading the session, for an editor that takes
+// subagents ("subagents live", "subagents replayed") and one that does
+// not ("flattened …").
+func SubagentSections(play func(caps acp.ClientCapabilities) (live, replayed string)) []golden.Section {
+	var out []golden.Section
+	for _, c := range []struct {
+		name string
+		caps acp.ClientCapabilities
+	}{{"subagents", acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}}, {"flattened", acp.ClientCapabilities{}}} {
+		live, replayed := play(c.caps)
+		out = append(out, golden.Section{Name: c.name + " live", Data: live}, golden.Section{Name: c.name + " replayed", Data: replayed})
+	}
+	return out
 }
