@@ -160,9 +160,12 @@ func runStdio(ctx context.Context, cmd *exec.Cmd, serve func(ctx context.Context
 	}
 	served := make(chan error, 1)
 	go func() { served <- serve(ctx, toBridge, fromBridge) }()
+	// The client's exit ends the bridge's input (the pipe's last writer is
+	// gone); closing toBridge before serve returns would fail a read of
+	// it still under way ("file already closed").
 	err = cmd.Wait()
-	toBridge.Close()
 	serr := <-served
+	toBridge.Close()
 	fromBridge.Close()
 	if err != nil {
 		return err
