@@ -291,7 +291,12 @@ func codexTurnRuns(t *testing.T, root string) bool {
 				} `json:"turns"`
 			} `json:"thread"`
 		}
-		c.call(t, "thread/read", map[string]any{"threadId": id, "includeTurns": true}, &read)
+		// A thread not yet written down (no turn recorded) can't list its
+		// turns ("list_turns is not supported yet"): its status says.
+		if e := c.try(t, "thread/read", map[string]any{"threadId": id, "includeTurns": true}, &read); e != nil {
+			t.Logf("thread/read %s with its turns: %s", id, e)
+			c.call(t, "thread/read", map[string]any{"threadId": id}, &read)
+		}
 		t.Logf("thread %s: %+v", id, read.Thread)
 		if read.Thread.Status.Type == "active" {
 			return true
@@ -325,8 +330,16 @@ func dialCodex(ctx context.Context, sock string) (*codexConn, error) {
 }
 
 // call sends a request and reads into res (if not nil) its answer's
-// result, passing the notifications by.
+// result, passing the notifications by; an error answer fails the test.
 func (c *codexConn) call(t *testing.T, method string, params, res any) {
+	t.Helper()
+	if e := c.try(t, method, params, res); e != nil {
+		t.Fatalf("%s: %s", method, e)
+	}
+}
+
+// try is call, but returns an error answer.
+func (c *codexConn) try(t *testing.T, method string, params, res any) json.RawMessage {
 	t.Helper()
 	c.id++
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
@@ -347,13 +360,13 @@ func (c *codexConn) call(t *testing.T, method string, params, res any) {
 			continue
 		}
 		if m.Error != nil {
-			t.Fatalf("%s: %s", method, m.Error)
+			return m.Error
 		}
 		if res != nil {
 			if err := json.Unmarshal(m.Result, res); err != nil {
 				t.Fatalf("%s: %v", method, err)
 			}
 		}
-		return
+		return nil
 	}
 }
