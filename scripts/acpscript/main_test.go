@@ -18,27 +18,10 @@ import (
 	"github.com/acpbridge/acpbridge/acp/edge"
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/bridge/agent"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"github.com/acpbridge/acpbridge/translators/mock"
 	"github.com/google/go-cmp/cmp"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // fakeAgent is an ACP agent in a goroutine: handle is called for every
 // message the driver sends, and may write lines back with send.
@@ -66,7 +49,7 @@ func runFake(t *testing.T, script string, opts options, handle func(a *fakeAgent
 	outR, outW := io.Pipe()
 	a := &fakeAgent{t: t, in: inR, out: outW, handle: handle, done: make(chan struct{})}
 	go a.serve()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	if opts.timeout == 0 {
 		opts.timeout = 5 * time.Second
 	}
@@ -169,7 +152,7 @@ func basicAgent(a *fakeAgent, m map[string]any) {
 
 func TestDriveSession(t *testing.T) {
 	script := header + `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"$SESSION_ID","prompt":[]}}` + "\n"
-	var log syncBuffer
+	var log syncbuf.Buffer
 	a, out, err := runFake(t, script, options{log: &log}, basicAgent)
 	if err != nil {
 		t.Fatalf("drive: %v", err)
@@ -303,7 +286,7 @@ func TestDriveFailures(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var log syncBuffer
+			var log syncbuf.Buffer
 			_, _, err := runFake(t, tc.script, options{timeout: 50 * time.Millisecond, log: &log}, tc.handle)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("drive: %v, want an error containing %q", err, tc.want)

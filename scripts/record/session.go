@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/scripts/internal/recordkit"
 )
@@ -29,7 +30,8 @@ type recorder struct {
 // newRecorder logs as "record AGENT: " on stderr and makes the HOME
 // (tempHome) with the directories dirs.
 func newRecorder(agent string, stderr io.Writer, keep bool, dirs ...string) (*recorder, error) {
-	r := &recorder{stderr: &recordkit.LockedWriter{W: stderr}}
+	// A child's stderr and the recorder's log share one writer.
+	r := &recorder{stderr: &syncbuf.Writer{W: stderr}}
 	r.logf = func(format string, args ...any) { fmt.Fprintf(r.stderr, "record "+agent+": "+format+"\n", args...) }
 	var err error
 	r.home, r.cwd, r.done, err = tempHome("record"+agent+"-", keep, r.logf, dirs...)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -31,21 +32,8 @@ func TestMain(m *testing.M) {
 // FAKE_ACP_DIR, so a restarted fake knows them; FAKE_ACP_SETUP=1
 // (additional directories, a system prompt in append mode). The prompt's first word
 // picks what a turn does.
-// lockedOut serialises the SDK's lines and the ones the fake writes
-// itself (updates the SDK has no type for).
-type lockedOut struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedOut) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 type fakeAgent struct {
-	out   *lockedOut
+	out   *syncbuf.Writer          // the SDK's lines and the ones the fake writes itself (updates the SDK has no type for)
 	conn  *acp.AgentSideConnection // set once ready is closed
 	ready chan struct{}
 	dir   string
@@ -59,7 +47,7 @@ type fakeAgent struct {
 func runFake() int {
 	f := &fakeAgent{dir: os.Getenv("FAKE_ACP_DIR"), cancels: map[acp.SessionId]context.CancelFunc{},
 		modes: map[acp.SessionId]string{}, models: map[acp.SessionId]string{}, ready: make(chan struct{})}
-	f.out = &lockedOut{w: os.Stdout}
+	f.out = &syncbuf.Writer{W: os.Stdout}
 	var in io.Reader = os.Stdin
 	if log, err := os.OpenFile(filepath.Join(f.dir, "stdin.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
 		defer log.Close()

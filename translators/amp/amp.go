@@ -61,9 +61,7 @@ func New(opts Options) *Backend {
 // Info: Amp takes images (checked: at most four, of the type they claim)
 // and embedded context, and MCP servers of every transport.
 func (b *Backend) Info() agent.Info {
-	info := b.Describe("Amp", acp.McpCapabilities{Http: true, Sse: true})
-	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
-	return info
+	return b.Describe("Amp", acp.McpCapabilities{Http: true, Sse: true}, b)
 }
 
 // Open makes a session. It starts nothing: amp runs once per turn, and the

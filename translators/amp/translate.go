@@ -63,18 +63,14 @@ type Result struct {
 	Usage                                     *acp.Usage
 }
 
-// line is the envelope of every stream-json line. Amp's result carries its
-// failure in error; its assistant lines hold whole messages.
+// line is one stream-json line. Amp's result carries its failure in
+// error; its assistant lines hold whole messages.
 type line struct {
-	Type            string          `json:"type"`
-	Subtype         string          `json:"subtype"`
-	SessionID       string          `json:"session_id"`
-	ParentToolUseID *string         `json:"parent_tool_use_id"`
-	Message         json.RawMessage `json:"message"`
-	AgentMode       string          `json:"agent_mode"`
-	IsError         bool            `json:"is_error"`
-	Error           string          `json:"error"`
-	Result          string          `json:"result"`
+	agentkit.Line
+	AgentMode string `json:"agent_mode"`
+	IsError   bool   `json:"is_error"`
+	Error     string `json:"error"`
+	Result    string `json:"result"`
 }
 
 type message struct {

@@ -108,12 +108,11 @@ func New(opts Options) *Backend {
 // It forks: Claude forks a session with --resume ID --fork-session; the new
 // session's id comes with its first turn's init.
 func (b *Backend) Info() agent.Info {
-	info := b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true})
+	info := b.Describe("Claude Code", acp.McpCapabilities{Http: true, Sse: true}, b)
 	info.Caps.Forks = true
 	info.Caps.Directories = true                                             // --add-dir
 	info.Caps.SystemPrompt = agent.PromptModes{Append: true, Override: true} // --append-system-prompt, --system-prompt
 	info.Caps.Warm = b.Warm
-	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info
 }
 

@@ -37,7 +37,7 @@ type taskEvent struct {
 // taskStarted announces the subagent a system/task_started line names.
 func (t *Translator) taskStarted(m message) Output {
 	var ev taskEvent
-	json.Unmarshal(m.Line, &ev) // what does not decode is left out
+	json.Unmarshal(m.Raw, &ev) // what does not decode is left out
 	if ev.TaskID == "" || ev.ToolUseID == "" || !t.agentTask(ev) {
 		return Output{}
 	}
@@ -82,7 +82,7 @@ func messageTo(task, id, text string) acp.SessionUpdate {
 // status) or task_notification (its status).
 func (t *Translator) taskEnded(m message) Output {
 	var ev taskEvent
-	json.Unmarshal(m.Line, &ev)
+	json.Unmarshal(m.Raw, &ev)
 	status := ev.Status
 	if m.Subtype == "task_updated" {
 		status = ev.Patch.Status

@@ -81,17 +81,15 @@ type Result struct {
 	Window       int     // the model's context window, 0 if unknown
 }
 
-// message is the envelope of every stream-json line.
+// message is one stream-json line: a stream_event's event, a user line's
+// tool_use_result, the replay and synthetic marks, and the fields of the
+// system lines beside the envelope.
 type message struct {
-	Type            string          `json:"type"`
-	Subtype         string          `json:"subtype"`
-	SessionID       string          `json:"session_id"`
-	ParentToolUseID *string         `json:"parent_tool_use_id"`
-	Event           json.RawMessage `json:"event"`
-	Message         json.RawMessage `json:"message"`
-	ToolUseResult   json.RawMessage `json:"tool_use_result"`
-	IsReplay        bool            `json:"isReplay"`
-	IsSynthetic     bool            `json:"isSynthetic"`
+	agentkit.Line
+	Event         json.RawMessage `json:"event"`
+	ToolUseResult json.RawMessage `json:"tool_use_result"`
+	IsReplay      bool            `json:"isReplay"`
+	IsSynthetic   bool            `json:"isSynthetic"`
 
 	// system/init and system/status
 	Model          string       `json:"model"`
@@ -101,7 +99,7 @@ type message struct {
 
 	// system/api_retry (read from the line again: other lines' keys of
 	// these names may hold other types)
-	Line []byte `json:"-"`
+	Raw []byte `json:"-"`
 }
 
 // retry is a system/api_retry line's own fields.
@@ -133,7 +131,7 @@ func (t *Translator) Translate(line []byte) (Output, error) {
 	if err := json.Unmarshal(line, &m); err != nil {
 		return Output{}, fmt.Errorf("decoding claude output: %w", err)
 	}
-	m.Line = line
+	m.Raw = line
 	switch m.Type {
 	case "stream_event":
 		return t.streamEvent(m)
@@ -179,7 +177,7 @@ func (t *Translator) system(m message) Output {
 // status "compacting" starts one, compact_result ends it.
 func (t *Translator) compactStatus(m message) []acp.SessionUpdate {
 	var c compactStatus
-	json.Unmarshal(m.Line, &c) // what does not decode is left out
+	json.Unmarshal(m.Raw, &c) // what does not decode is left out
 	switch {
 	case c.Status != nil && *c.Status == "compacting":
 		t.compacting = cmp.Or(c.UUID, "compaction")
@@ -200,7 +198,7 @@ func (t *Translator) compactBoundary(m message) []acp.SessionUpdate {
 	var line struct {
 		UUID string `json:"uuid"`
 	}
-	json.Unmarshal(m.Line, &line)
+	json.Unmarshal(m.Raw, &line)
 	id := cmp.Or(t.compacting, line.UUID, "compaction")
 	t.compacting, t.summaryOf = "", id
 	c := m.CompactMeta
@@ -231,7 +229,7 @@ func (t *Translator) compactSummary(m message) []acp.SessionUpdate {
 // apiRetry is the notice that Claude Code retries a failed model request.
 func apiRetry(msg message) acp.SessionUpdate {
 	var m retry
-	json.Unmarshal(msg.Line, &m) // what does not decode is left out
+	json.Unmarshal(msg.Raw, &m) // what does not decode is left out
 	title := fmt.Sprintf("Claude Code is retrying the model request (%d/%d)", m.Attempt, m.MaxRetries)
 	why := m.Error
 	if m.ErrorStatus != nil {

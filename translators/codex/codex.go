@@ -64,12 +64,11 @@ func New(opts Options) *Backend {
 // It forks: a session/fork starts its thread with thread/fork, a copy of the
 // parent's thread that leaves the parent as it was.
 func (b *Backend) Info() agent.Info {
-	info := b.Describe("Codex", acp.McpCapabilities{Http: true})
+	info := b.Describe("Codex", acp.McpCapabilities{Http: true}, b)
 	info.Caps.Forks = true
 	info.Caps.Directories = true                                             // writable roots
 	info.Caps.SystemPrompt = agent.PromptModes{Append: true, Override: true} // developer, base instructions
 	info.Caps.Warm = b.Warm
-	info.Caps.Login, info.Caps.LoginCmd, info.Caps.LogoutCmd = b.Login, b.LoginCmd, b.LogoutCmd
 	return info
 }
 

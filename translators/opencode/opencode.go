@@ -48,12 +48,11 @@ func New(opts Options) *Backend {
 // It forks: a session/fork forks the parent's OpenCode session (POST
 // /session/{id}/fork), which stays as it was.
 func (b *Backend) Info() agent.Info {
-	info := b.Describe("OpenCode", acp.McpCapabilities{Http: true, Sse: true})
+	info := b.Describe("OpenCode", acp.McpCapabilities{Http: true, Sse: true}, b)
 	info.Caps.Forks = true
 	info.Caps.Directories = true                             // external_directory rules
 	info.Caps.SystemPrompt = agent.PromptModes{Append: true} // each prompt's system
 	info.Caps.Warm = b.Warm
-	info.Caps.Login, info.Caps.LoginCmd = b.Login, b.LoginCmd
 	return info
 }
 

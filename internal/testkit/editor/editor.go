@@ -5,7 +5,6 @@
 package editor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/bridge"
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -32,28 +32,14 @@ type Editor struct {
 
 	stdin  io.WriteCloser
 	served chan error
-	wire   wire // what the bridge wrote, as it wrote it
-}
-
-// wire keeps what passes through it.
-type wire struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *wire) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
+	wire   syncbuf.Buffer // what the bridge wrote, as it wrote it
 }
 
 // Wire is every line the bridge wrote to the editor so far, as it wrote
 // it: for what the SDK's decoding would hide (unknown fields, kinds it
 // does not know, a notification told from a request).
 func (e *Editor) Wire() string {
-	e.wire.mu.Lock()
-	defer e.wire.mu.Unlock()
-	return e.wire.buf.String()
+	return e.wire.String()
 }
 
 // Serve is a bridge's ACP server: it reads requests from in and writes

@@ -2,7 +2,6 @@ package fakeresponses
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpbridge/acpbridge/internal/testkit/syncbuf"
 	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 )
 
@@ -29,7 +29,7 @@ type appServer struct {
 	pending []rpcMsg // read but not yet consumed
 	all     []rpcMsg // every message the server sent, in order
 	nextID  int
-	stderr  *syncBuffer
+	stderr  *syncbuf.Buffer
 	ctx     context.Context
 	started time.Time
 	closeFn func()
@@ -75,23 +75,6 @@ func (m rpcMsg) params(t testing.TB, v any) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // codexEnv is a fake, a CODEX_HOME for it and a workspace.
 type codexEnv struct {
 	fake                       *Server
@@ -120,7 +103,7 @@ func (e *codexEnv) start(t *testing.T) *appServer {
 	cmd.Dir = e.work
 	cmd.Env = Env(e.home, e.codexHome)
 	cmd.SysProcAttr = testproc.GroupAttr()
-	a := &appServer{t: t, cmd: cmd, lines: make(chan rpcMsg, 1024), stderr: &syncBuffer{}, ctx: ctx, nextID: 1}
+	a := &appServer{t: t, cmd: cmd, lines: make(chan rpcMsg, 1024), stderr: &syncbuf.Buffer{}, ctx: ctx, nextID: 1}
 	cmd.Stderr = a.stderr
 	var err error
 	if a.stdin, err = cmd.StdinPipe(); err != nil {

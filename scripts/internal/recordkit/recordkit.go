@@ -6,13 +6,11 @@ package recordkit
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // Rule rewrites each of From into To.
@@ -56,20 +54,6 @@ func Spellings(path string) []string {
 		out = append(out, r)
 	}
 	return out
-}
-
-// LockedWriter serialises writes: a child's stderr and the recorder's log
-// share one.
-type LockedWriter struct {
-	mu sync.Mutex
-	W  io.Writer
-}
-
-// Write writes p to W, alone.
-func (l *LockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.W.Write(p)
 }
 
 // WriteJSON writes v, indented and rewritten, to path.

@@ -175,15 +175,31 @@ func HomeOf(env []string) string {
 	return h
 }
 
+// Auth is a backend's credentials check and its CLI's own login; one
+// whose CLI can log out without a terminal is also a Logout.
+type Auth interface {
+	Login() agent.Login
+	LoginCmd() (*exec.Cmd, error)
+}
+
+// Logout is a backend whose CLI has a logout that needs no terminal.
+type Logout interface {
+	LogoutCmd() (*exec.Cmd, error)
+}
+
 // Describe is the Info of a backend whose agent, like every CLI agent the
 // bridge drives, takes text, images and embedded context; mcp is which MCP
 // transports besides stdio it takes. Its Caps declare Check and Version
-// (the CLI's --version, told not to look for updates); the backend adds
-// the rest of its capabilities.
-func (c CLI) Describe(title string, mcp acp.McpCapabilities) agent.Info {
+// (the CLI's --version, told not to look for updates) and auth's login
+// (and logout); the backend adds the rest of its capabilities.
+func (c CLI) Describe(title string, mcp acp.McpCapabilities, auth Auth) agent.Info {
+	caps := agent.Caps{Check: c.Check, Version: c.quietVersion, Login: auth.Login, LoginCmd: auth.LoginCmd}
+	if l, ok := auth.(Logout); ok {
+		caps.LogoutCmd = l.LogoutCmd
+	}
 	return agent.Info{Name: c.exe.Name, Title: title, MCP: mcp,
 		Prompt: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-		Caps:   agent.Caps{Check: c.Check, Version: c.quietVersion}}
+		Caps:   caps}
 }
 
 // noUpdateCheck is the CLIs' own switches that keep --version from

@@ -5,6 +5,19 @@ import (
 	"strings"
 )
 
+// Line is the envelope of every stream-json line, which Claude Code and
+// Amp share: its type and subtype, the agent's session (Amp's thread), the
+// tool call whose subagent wrote it (nil for the agent's own lines), and
+// the message of an assistant or user line. Each translator embeds it in
+// the fields of its own lines.
+type Line struct {
+	Type            string          `json:"type"`
+	Subtype         string          `json:"subtype"`
+	SessionID       string          `json:"session_id"`
+	ParentToolUseID *string         `json:"parent_tool_use_id"`
+	Message         json.RawMessage `json:"message"`
+}
+
 // Block is one content block of a message in the stream-json format that
 // Claude Code prints and Amp copies (the Messages API's blocks): text,
 // thinking, tool_use, or tool_result.
