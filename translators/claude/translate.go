@@ -90,16 +90,19 @@ type message struct {
 	ToolUseResult json.RawMessage `json:"tool_use_result"`
 	IsReplay      bool            `json:"isReplay"`
 	IsSynthetic   bool            `json:"isSynthetic"`
-
-	// system/init and system/status
-	Model          string       `json:"model"`
-	PermissionMode string       `json:"permissionMode"`
-	SlashCommands  []string     `json:"slash_commands"`
-	CompactMeta    *compactMeta `json:"compact_metadata"`
+	system
 
 	// system/api_retry (read from the line again: other lines' keys of
 	// these names may hold other types)
 	Raw []byte `json:"-"`
+}
+
+// system is the fields of system/init and system/status lines.
+type system struct {
+	Model          string       `json:"model"`
+	PermissionMode string       `json:"permissionMode"`
+	SlashCommands  []string     `json:"slash_commands"`
+	CompactMeta    *compactMeta `json:"compact_metadata"`
 }
 
 // retry is a system/api_retry line's own fields.
