@@ -37,78 +37,6 @@ func (cl client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 	return nil
 }
 
-// RequestPermission asks the client, with the session's state
-// requires_action while the ask waits (from the first of its asks) and
-// running again once answered (the last), unless the ask ended with the
-// turn (cancelled): then the turn's idle comes next, as v2 wants of work
-// that ends without resuming.
-func (cl client) RequestPermission(ctx context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
-	c, sid := cl.c, string(r.SessionId)
-	req, err := permissionRequest(r)
-	if err != nil {
-		return acp.RequestPermissionResponse{}, err
-	}
-	c.asked(sid)
-	rsp, err := c.rpc.Callback(ctx, acpv2.ClientMethodSessionRequestPermission, req)
-	var out acp.RequestPermissionResponse
-	if err == nil {
-		var v2 acpv2.RequestPermissionResponse
-		if err = rsp.UnmarshalResult(&v2); err == nil {
-			err = convert(v2, &out)
-		}
-	}
-	c.answered(sid, err == nil && ctx.Err() == nil && out.Outcome.Cancelled == nil)
-	if err != nil {
-		return acp.RequestPermissionResponse{}, fmt.Errorf("asking permission: %w", err)
-	}
-	return out, nil
-}
-
-// asked counts a permission ask sent for session sid: the first waiting
-// makes its state requires_action.
-func (c *conn) asked(sid string) {
-	c.mu.Lock()
-	c.asking[sid]++
-	first := c.asking[sid] == 1
-	c.mu.Unlock()
-	if first {
-		c.state(sid, "requires_action", "")
-	}
-}
-
-// answered counts an ask's end; with none left waiting the session is
-// running again, if the turn goes on.
-func (c *conn) answered(sid string, goesOn bool) {
-	c.mu.Lock()
-	c.asking[sid]--
-	last := c.asking[sid] == 0
-	if last {
-		delete(c.asking, sid)
-	}
-	c.mu.Unlock()
-	if last && goesOn {
-		c.state(sid, "running", "")
-	}
-}
-
-// permissionRequest is v1's ask in v2's shape: a title, and the tool call
-// as its subject.
-func permissionRequest(r acp.RequestPermissionRequest) (acpv2.RequestPermissionRequest, error) {
-	out := acpv2.RequestPermissionRequest{SessionId: acpv2.SessionId(r.SessionId), Title: "Permission"}
-	if t := r.ToolCall.Title; t != nil && *t != "" {
-		out.Title = *t
-	}
-	if err := convert(r.Options, &out.Options); err != nil {
-		return out, fmt.Errorf("permission options: %w", err)
-	}
-	var tc acpv2.ToolCallUpdate
-	if err := convert(r.ToolCall, &tc); err != nil {
-		return out, fmt.Errorf("permission tool call: %w", err)
-	}
-	out.Subject = &acpv2.RequestPermissionSubject{ToolCall: &acpv2.RequestPermissionSubjectToolCall{ToolCall: tc}}
-	return out, nil
-}
-
 // toV2 is a v1 update as v2's: tool_call becomes the tool_call_update
 // that creates it, plan a plan_update of items, config options get
 // configId; chunks keep the message id the bridge stamped (or get one per
@@ -129,6 +57,9 @@ func (c *conn) toV2(sid string, u acp.SessionUpdate) (acpv2.SessionUpdate, bool,
 	switch kind {
 	case "tool_call":
 		m["sessionUpdate"] = "tool_call_update"
+		c.cancelledStatus(sid, m)
+	case "tool_call_update":
+		c.cancelledStatus(sid, m)
 	case "plan":
 		m = map[string]any{"sessionUpdate": "plan_update",
 			"plan": map[string]any{"type": "items", "planId": "plan", "entries": m["entries"]}}

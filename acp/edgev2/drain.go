@@ -14,23 +14,24 @@ import (
 // answered, and a script piped into the bridge is to get every reply.
 type drain struct {
 	br      *bufio.Reader
-	rest    []byte      // of the line being read
-	atEOF   func()      // cancels the running turns and waits for them
-	ended   atomic.Bool // the input has ended (set before atEOF runs)
+	rest    []byte               // of the line being read
+	atEOF   func()               // cancels the running turns and waits for them
+	keep    func(id string) bool // whether a response the client sent is passed on
+	ended   atomic.Bool          // the input has ended (set before atEOF runs)
 	mu      sync.Mutex
 	pending int
 	idle    *sync.Cond
 }
 
-func newDrain(r io.Reader, atEOF func()) *drain {
-	d := &drain{br: bufio.NewReaderSize(r, 16<<10), atEOF: atEOF}
+func newDrain(r io.Reader, atEOF func(), keep func(id string) bool) *drain {
+	d := &drain{br: bufio.NewReaderSize(r, 16<<10), atEOF: atEOF, keep: keep}
 	d.idle = sync.NewCond(&d.mu)
 	return d
 }
 
 // Read passes the lines on, counting the requests among them.
 func (d *drain) Read(p []byte) (int, error) {
-	if len(d.rest) == 0 {
+	for len(d.rest) == 0 {
 		line, err := d.br.ReadBytes('\n')
 		if len(line) == 0 {
 			if err == io.EOF {
@@ -44,10 +45,13 @@ func (d *drain) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
-		if isRequest(line) {
+		switch e := decodeEnvelope(line); {
+		case e.isRequest():
 			d.mu.Lock()
 			d.pending++
 			d.mu.Unlock()
+		case e.isResponse() && !d.keep(compactID(e.ID)):
+			continue
 		}
 		d.rest = line
 	}
@@ -66,13 +70,16 @@ func (d *drain) answered() {
 	d.idle.Broadcast()
 }
 
-// output is the connection's output; it tells d of every response.
+// output is the connection's output; it tells d of every response, and
+// sent of every line, before it is written.
 type output struct {
-	w io.Writer
-	d *drain
+	w    io.Writer
+	d    *drain
+	sent func([]byte)
 }
 
 func (o output) Write(p []byte) (int, error) {
+	o.sent(p)
 	n, err := o.w.Write(p)
 	if isResponse(p) {
 		o.d.answered()
@@ -87,12 +94,20 @@ type envelope struct {
 	Method *string         `json:"method"`
 }
 
-func isRequest(line []byte) bool {
+// decodeEnvelope is a line's id and method; a line that is not a JSON
+// object has neither.
+func decodeEnvelope(line []byte) envelope {
 	var e envelope
-	return json.Unmarshal(line, &e) == nil && e.Method != nil && e.ID != nil
+	if json.Unmarshal(line, &e) != nil {
+		return envelope{}
+	}
+	return e
 }
 
-func isResponse(line []byte) bool {
-	var e envelope
-	return json.Unmarshal(line, &e) == nil && e.Method == nil && e.ID != nil && string(e.ID) != "null"
+func (e envelope) isRequest() bool { return e.Method != nil && e.ID != nil }
+
+func (e envelope) isResponse() bool {
+	return e.Method == nil && e.ID != nil && string(e.ID) != "null"
 }
+
+func isResponse(line []byte) bool { return decodeEnvelope(line).isResponse() }

@@ -165,3 +165,22 @@ func promptIn(text string) string {
 	}
 	return ""
 }
+
+// TestStrayResponse: a response to nothing the bridge asked (a late
+// answer to a withdrawn permission ask) is dropped: no error goes back
+// for it (jrpc2 would answer it as a request without a method), and the
+// requests around it are answered.
+func TestStrayResponse(t *testing.T) {
+	byID, notes := run(t, t.TempDir(), initV2,
+		`{"jsonrpc":"2.0","id":7,"result":{"outcome":{"outcome":"cancelled"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"session/list","params":{}}`)
+	if _, ok := byID["7"]; ok {
+		t.Errorf("the stray response was answered: %v", byID["7"])
+	}
+	if byID["1"]["result"] == nil || byID["2"]["result"] == nil {
+		t.Errorf("initialize %v, session/list %v: want both answered", byID["1"], byID["2"])
+	}
+	if len(notes) != 0 {
+		t.Errorf("unexpected messages: %v", notes)
+	}
+}

@@ -54,6 +54,9 @@ type conn struct {
 	firstID string      // the id of the initialize that chose v2, as jrpc2 spells ids
 	ended   func() bool // on stdio: whether the input has ended (nil on a shared connection)
 
+	// mu guards what follows. It is taken inside jrpc2's lock (output
+	// calls sentAsk as jrpc2 writes), so nothing sends to the client while
+	// holding it.
 	mu          sync.Mutex
 	initialized bool
 	auth        bool // initialize offered auth methods: auth/login and auth/logout are served
@@ -63,6 +66,9 @@ type conn struct {
 	quiet       chan struct{}     // closed when running drops to 0 (turnsEnded)
 	msgs        map[string]string // by session and kind: the id of a chunk run without one
 	asking      map[string]int    // by session: permission asks waiting for the client
+	waiting     map[askKey]*waiting
+	outstanding map[string]bool // the ids of the asks waiting, as written
+	cancelled   map[askKey]bool // tool calls tool_call/cancel refused, until their session's turns end
 }
 
 // Serve speaks ACP v2 on vc.Bridge with a client whose first line, an
@@ -74,7 +80,8 @@ type conn struct {
 // unless ctx is done.
 func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	bc := vc.Bridge
-	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), asking: make(map[string]int), firstID: idOf(vc.First)}
+	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), asking: make(map[string]int),
+		waiting: make(map[askKey]*waiting), outstanding: make(map[string]bool), cancelled: make(map[askKey]bool), firstID: idOf(vc.First)}
 	order := newOrdered(c.methods())
 	c.rpc = jrpc2.NewServer(order, &jrpc2.ServerOptions{AllowPush: true, Concurrency: concurrency})
 	bc.SetClient(client{c})
@@ -85,11 +92,11 @@ func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	if vc.Shared {
 		atEOF = bc.Disconnect // its open asks end; the answers still go out
 	}
-	in := newDrain(io.MultiReader(bytesReader(append(vc.First, '\n')), vc.Rest), atEOF)
+	in := newDrain(io.MultiReader(bytesReader(append(vc.First, '\n')), vc.Rest), atEOF, c.keepAnswer)
 	if !vc.Shared {
 		c.ended = in.ended.Load
 	}
-	c.rpc.Start(channel.Line(in, output{vc.Out, in}))
+	c.rpc.Start(channel.Line(in, output{vc.Out, in, c.sentAsk}))
 	stop := context.AfterFunc(ctx, c.rpc.Stop)
 	err := c.rpc.Wait()
 	stop()
@@ -140,7 +147,15 @@ func (c *conn) turnEndedLocked(sid string) bool {
 		close(c.quiet)
 		c.quiet = nil
 	}
-	return c.active[sid] == 0
+	if c.active[sid] > 0 {
+		return false
+	}
+	for k := range c.cancelled {
+		if k.sid == sid {
+			delete(c.cancelled, k)
+		}
+	}
+	return true
 }
 
 func (c *conn) methods() handler.Map {
@@ -330,24 +345,16 @@ func (c *conn) prompt(ctx context.Context, req acpv2.PromptRequest) (acpv2.Promp
 	return acpv2.PromptResponse{MessageId: acpv2.MessageId(mid)}, nil
 }
 
-// cancel cancels the session's prompts taken before it.
+// cancel cancels the session's prompts taken before it, and withdraws
+// its permission asks.
 func (c *conn) cancel(_ context.Context, n acpv2.CancelSessionNotification) error {
 	c.mu.Lock()
 	c.order++
 	at := c.order
 	c.mu.Unlock()
 	c.bc.Cancel(string(n.SessionId), at)
+	c.cancelAsks(string(n.SessionId))
 	return nil
-}
-
-// cancelToolCall: no agent behind the bridge can stop one tool call and
-// go on with its turn (claude, codex and opencode interrupt whole turns),
-// so no tool call is offered as cancellable (capabilities.cancel is never
-// sent), and tool_call/cancel is -32602, as v2 says for a call that is
-// not cancellable; session/cancel ends the turn.
-func (c *conn) cancelToolCall(_ context.Context, req acpv2.CancelToolCallRequest) (acpv2.CancelToolCallResponse, error) {
-	return acpv2.CancelToolCallResponse{}, invalidParams(fmt.Sprintf(
-		"tool call %s is not cancellable: acpbridge cannot stop one tool call; session/cancel cancels the turn", req.ToolCallId))
 }
 
 // cancelRequest is $/cancel_request: the request's context ends.
@@ -472,7 +479,17 @@ func (c *conn) state(sid, state, stopReason string) {
 
 // notify sends one session/update.
 func (c *conn) notify(sid string, u acpv2.SessionUpdate) {
-	n := acpv2.UpdateSessionNotification{SessionId: acpv2.SessionId(sid), Update: u}
+	c.send(sid, acpv2.UpdateSessionNotification{SessionId: acpv2.SessionId(sid), Update: u})
+}
+
+// notifyRaw sends one session/update given as its JSON fields: for a
+// null, which clears a field of an upsert and which the generated types
+// leave out.
+func (c *conn) notifyRaw(sid string, u map[string]any) {
+	c.send(sid, map[string]any{"sessionId": sid, "update": u})
+}
+
+func (c *conn) send(sid string, n any) {
 	if err := c.rpc.Notify(context.Background(), acpv2.ClientMethodSessionUpdate, n); err != nil {
 		c.log.Debug("sending update", "session", sid, "err", err)
 	}
@@ -503,9 +520,14 @@ func idOf(line []byte) string {
 		ID json.RawMessage `json:"id"`
 	}
 	json.Unmarshal(line, &m)
+	return compactID(m.ID)
+}
+
+// compactID is a JSON id spelt without spaces.
+func compactID(id json.RawMessage) string {
 	var b bytes.Buffer
-	if json.Compact(&b, m.ID) != nil {
-		return string(m.ID)
+	if json.Compact(&b, id) != nil {
+		return string(id)
 	}
 	return b.String()
 }

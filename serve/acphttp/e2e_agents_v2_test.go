@@ -21,16 +21,16 @@ func TestV2_realAgents(t *testing.T) {
 	for _, name := range []string{"claude", "codex", "opencode"} {
 		t.Run(name, func(t *testing.T) {
 			a := servetest.RealAgents[name]
-			want := sdkclient.V2Want{Asked: "made", OwnHistory: name == "codex"}
+			want := sdkclient.V2Want{Asked: "made", OwnHistory: name == "codex", CancelTool: true}
 			t.Run("stdio", func(t *testing.T) {
 				m := sdkclient.ManagerOn(t, a.Backend(t), servetest.Logger())
-				r := sdkclient.RunV2(t, sdkclient.V2{Serve: sdkclient.StdioV2(m, servetest.Logger()), Env: a.V2})
+				r := sdkclient.RunV2(t, sdkclient.V2{Serve: sdkclient.StdioV2(m, servetest.Logger()), Env: a.V2, CancelTool: true})
 				sdkclient.CheckV2(t, r, want)
 			})
 			s := newACPServer(t, core.Limits{}, servetest.BridgeConnectorOn(t, a.Backend(t)))
 			for _, mode := range []string{"http"} { // WebSocket is the same to an agent: the mock's test runs it
 				t.Run(mode, func(t *testing.T) {
-					r := sdkclient.RunV2(t, sdkclient.V2{Transport: mode, URL: s.URL + "/acp", Env: a.V2})
+					r := sdkclient.RunV2(t, sdkclient.V2{Transport: mode, URL: s.URL + "/acp", Env: a.V2, CancelTool: true})
 					sdkclient.CheckV2(t, r, want)
 				})
 			}

@@ -19,8 +19,8 @@ func TestACPHandler_v2TypeScriptSDK(t *testing.T) {
 	s := newACPServer(t, core.Limits{}, servetest.BridgeConnector(t))
 	for _, mode := range []string{"http", "ws"} {
 		t.Run(mode, func(t *testing.T) {
-			r := sdkclient.RunV2(t, sdkclient.V2{Transport: mode, URL: s.URL + "/acp", CancelAsk: true})
-			sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", CancelAsk: true,
+			r := sdkclient.RunV2(t, sdkclient.V2{Transport: mode, URL: s.URL + "/acp", CancelAsk: true, CancelTool: true})
+			sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", CancelAsk: true, CancelTool: true,
 				Turn: []string{"agent_thought_chunk", "state_update:requires_action state_update:running"}})
 		})
 	}

@@ -39,6 +39,9 @@ type V2 struct {
 	// CancelAsk has the script cancel a turn while its permission ask
 	// waits (V2Want.CancelAsk checks it).
 	CancelAsk bool
+	// CancelTool has the script cancel a tool call while its permission
+	// ask waits (V2Want.CancelTool checks it).
+	CancelTool bool
 }
 
 // V2Result is what v2client.mjs saw.
@@ -63,8 +66,28 @@ type V2Result struct {
 	Asks          []json.RawMessage
 	Updates       []map[string]any // the first session's, as they came
 	Cancelled     []map[string]any // the cancelled session's
-	AskCancelled  []map[string]any // with ACP_V2_CANCEL_ASK: the session cancelled while it asked
+	// With ACP_V2_CANCEL_ASK: the session cancelled while it asked, and
+	// how many asks the agent withdrew ($/cancel_request).
+	AskCancelled *struct {
+		Updates   []map[string]any
+		Withdrawn int
+	}
+	ToolCancelled *ToolCancelled   // with ACP_V2_CANCEL_TOOL
 	Replay        []map[string]any // session/resume's replay, then the state
+}
+
+// ToolCancelled is what the script saw of a tool call it cancelled while
+// its permission ask waited.
+type ToolCancelled struct {
+	ToolCallID string `json:"toolCallId"`
+	Result     map[string]any
+	// Again is the code of a second tool_call/cancel, after the turn.
+	Again int
+	// The session's updates, as they came.
+	Updates []map[string]any
+	// StillCancellable: the tool call advertises cancel after the turn;
+	// SubjectCancellable: the ask's subject said it could be cancelled.
+	StillCancellable, SubjectCancellable bool
 }
 
 // StdioV2 serves m on stdio as acpbridge does, v2 for a client asking for
@@ -117,6 +140,9 @@ func RunV2(t *testing.T, v V2) V2Result {
 	cmd.Env = append(cmd.Env, v.Env...)
 	if v.CancelAsk {
 		cmd.Env = append(cmd.Env, "ACP_V2_CANCEL_ASK=1")
+	}
+	if v.CancelTool {
+		cmd.Env = append(cmd.Env, "ACP_V2_CANCEL_TOOL=1")
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -187,6 +213,9 @@ type V2Want struct {
 	// (ACP_V2_CANCEL_ASK), which goes from requires_action to idle, not
 	// through running.
 	CancelAsk bool
+	// CancelTool: a tool call is cancelled while its permission ask waits
+	// (ACP_V2_CANCEL_TOOL): see checkToolCancelled.
+	CancelTool bool
 	// OwnHistory: the agent's own history is replayed (codex under
 	// --persist auto), whose messages get ids of their own, not the
 	// prompt's messageId.
@@ -246,11 +275,10 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 		t.Errorf("the cancelled turn did not end idle+cancelled:\n%s", V2Kinds(r.Cancelled))
 	}
 	if w.CancelAsk {
-		asked := V2Kinds(r.AskCancelled)
-		i := strings.Index(asked, "state_update:requires_action")
-		if i < 0 || !strings.HasSuffix(asked, "state_update:idle:cancelled") || strings.Contains(asked[i:], "state_update:running") {
-			t.Errorf("the turn cancelled while asking: got\n%s\nwant requires_action, then idle+cancelled without running between", asked)
-		}
+		checkAskCancelled(t, r)
+	}
+	if w.CancelTool {
+		checkToolCancelled(t, r.ToolCancelled)
 	}
 	replay := V2Kinds(r.Replay)
 	if !strings.HasPrefix(replay, "user_message_chunk") || !strings.Contains(replay, "tool_call_update") || !strings.HasSuffix(replay, "state_update:idle") {
@@ -262,9 +290,62 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 		t.Errorf("an unknown replayFrom cursor got %d, want -32602", r.BadCursor)
 	}
 	if r.BadToolCancel != -32602 {
-		t.Errorf("tool_call/cancel got %d, want -32602 (no tool call is cancellable)", r.BadToolCancel)
+		t.Errorf("tool_call/cancel of a finished tool call got %d, want -32602", r.BadToolCancel)
 	}
 	if !slices.Contains(r.List, r.Other) || slices.Contains(r.After, r.Other) || !slices.Contains(r.After, r.SessionID) {
 		t.Errorf("session/list before the delete %v, after %v; deleted %s, kept %s", r.List, r.After, r.Other, r.SessionID)
+	}
+}
+
+// checkAskCancelled: the turn cancelled while its ask waited went from
+// requires_action to idle+cancelled, not through running, and the ask
+// was withdrawn.
+func checkAskCancelled(t *testing.T, r V2Result) {
+	t.Helper()
+	if r.AskCancelled == nil {
+		t.Error("the script did not cancel a turn while it asked")
+		return
+	}
+	asked := V2Kinds(r.AskCancelled.Updates)
+	i := strings.Index(asked, "state_update:requires_action")
+	if i < 0 || !strings.HasSuffix(asked, "state_update:idle:cancelled") || strings.Contains(asked[i:], "state_update:running") {
+		t.Errorf("the turn cancelled while asking: got\n%s\nwant requires_action, then idle+cancelled without running between", asked)
+	}
+	if r.AskCancelled.Withdrawn != 1 {
+		t.Errorf("the cancelled turn's ask was withdrawn ($/cancel_request) %d times, want once", r.AskCancelled.Withdrawn)
+	}
+}
+
+// checkToolCancelled: the tool call was cancellable while its ask waited
+// (in the ask's subject and by its tool_call_update), tool_call/cancel
+// answered {}, the tool call ended cancelled and stayed so, the session
+// went running again and the turn ended end_turn, and a second cancel,
+// after the turn, was -32602.
+func checkToolCancelled(t *testing.T, tc *ToolCancelled) {
+	t.Helper()
+	if tc == nil {
+		t.Error("the script did not cancel a tool call")
+		return
+	}
+	if !tc.SubjectCancellable || tc.Result == nil || tc.StillCancellable {
+		t.Errorf("the ask's subject cancellable %v, tool_call/cancel answered %v, cancellable after the turn %v; want true, {}, false",
+			tc.SubjectCancellable, tc.Result, tc.StillCancellable)
+	}
+	var statuses []any
+	for _, u := range tc.Updates {
+		if s, ok := u["status"]; ok && u["toolCallId"] == tc.ToolCallID {
+			statuses = append(statuses, s)
+		}
+	}
+	if len(statuses) == 0 || statuses[len(statuses)-1] != "cancelled" || slices.Contains(statuses, "failed") {
+		t.Errorf("the cancelled tool call's statuses %v, want cancelled last and never failed", statuses)
+	}
+	kinds := V2Kinds(tc.Updates)
+	i := strings.Index(kinds, "state_update:requires_action")
+	if i < 0 || !strings.Contains(kinds[i:], "state_update:running") || !strings.HasSuffix(kinds, "state_update:idle:end_turn") {
+		t.Errorf("the turn whose tool call was cancelled: got\n%s\nwant requires_action, then running on to idle+end_turn", kinds)
+	}
+	if tc.Again != -32602 {
+		t.Errorf("tool_call/cancel after the turn got %d, want -32602", tc.Again)
 	}
 }

@@ -12,8 +12,9 @@
 // Streamable HTTP and WebSocket clients on $ACP_V2_URL (acpbridge serve's
 // /acp). For an agent other than the mock, $ACP_V2_PROMPT is the first
 // prompt (one whose tool the agent asks permission for), and $ACP_V2_MODE
-// a mode to set first (the mode config option); with $ACP_V2_CANCEL_ASK
-// set, it also cancels a turn while its permission ask waits.
+// a mode to set first in every session that asks (the mode config option); with $ACP_V2_CANCEL_ASK
+// set, it also cancels a turn while its permission ask waits, and with
+// $ACP_V2_CANCEL_TOOL set, a tool call while its permission ask waits.
 import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -42,15 +43,23 @@ function stream() {
   }
 }
 
-const updates = [], asks = [], wake = [], held = [];
+const updates = [], asks = [], wake = [], held = [], withdrawn = [];
+const woken = () => {
+  for (const w of wake.splice(0)) w();
+};
 let holdAsksOf; // a session whose permission ask is held, to cancel the turn while it waits
 const app = client({ name: "acpbridge-v2-test" })
-  .onRequest("session/request_permission", async ({ params }) => {
+  .onRequest("session/request_permission", async ({ params, signal }) => {
     check(z.zRequestPermissionRequest, "permission ask", params);
     if (params.sessionId === holdAsksOf) {
+      // $/cancel_request aborts the signal: the agent withdrew the ask.
+      signal?.addEventListener("abort", () => {
+        withdrawn.push(params);
+        woken();
+      });
       return new Promise((resolve) => {
-        held.push(resolve);
-        for (const w of wake.splice(0)) w();
+        held.push({ resolve, params });
+        woken();
       });
     }
     asks.push(params);
@@ -59,12 +68,24 @@ const app = client({ name: "acpbridge-v2-test" })
   })
   .onNotification("session/update", ({ params }) => {
     updates.push(check(z.zUpdateSessionNotification, "session/update", params));
-    for (const w of wake.splice(0)) w();
+    woken();
   });
+// until waits for ok, saying on stderr what it waits for (what a hang
+// shows).
 const until = async (what, ok) => {
+  if (!ok()) console.error(`v2client: waiting for ${what}`);
   while (!ok()) await new Promise((resolve) => wake.push(resolve));
 };
 const of = (sid) => updates.filter((u) => u.sessionId === sid).map((u) => u.update);
+// cancellable folds the tool call's capabilities patches: whether it
+// advertises cancel now.
+const cancellable = (sid, id) => {
+  let caps;
+  for (const u of of(sid)) {
+    if (u.sessionUpdate === "tool_call_update" && u.toolCallId === id && "capabilities" in u) caps = u.capabilities;
+  }
+  return caps?.cancel != null;
+};
 const idle = (sid, n) => () => of(sid).filter((u) => u.sessionUpdate === "state_update" && u.state === "idle").length >= n;
 
 const seen = await app.connectWith(stream(), async (agent) => {
@@ -80,12 +101,17 @@ const seen = await app.connectWith(stream(), async (agent) => {
       logout: check(z.zLogoutAuthResponse, "auth/logout", await agent.request("auth/logout", {})),
     };
   }
-  const { sessionId } = check(z.zNewSessionResponse, "session/new", await agent.request("session/new", { cwd }));
-  if (process.env.ACP_V2_MODE) {
-    check(z.zSetSessionConfigOptionResponse, "session/set_config_option", await agent.request("session/set_config_option", {
-      sessionId, configId: "mode", type: "id", value: process.env.ACP_V2_MODE,
-    }));
-  }
+  // newSession makes a session in $ACP_V2_MODE, where the agent asks.
+  const newSession = async () => {
+    const { sessionId } = check(z.zNewSessionResponse, "session/new", await agent.request("session/new", { cwd }));
+    if (process.env.ACP_V2_MODE) {
+      check(z.zSetSessionConfigOptionResponse, "session/set_config_option", await agent.request("session/set_config_option", {
+        sessionId, configId: "mode", type: "id", value: process.env.ACP_V2_MODE,
+      }));
+    }
+    return sessionId;
+  };
+  const sessionId = await newSession();
   const first = check(z.zPromptResponse, "session/prompt", await agent.request("session/prompt", {
     sessionId, prompt: [{ type: "text", text: prompt }],
   }));
@@ -103,16 +129,47 @@ const seen = await app.connectWith(stream(), async (agent) => {
   await agent.notify("session/cancel", { sessionId: other });
   await until("the cancelled turn's end", idle(other, 1));
   // $ACP_V2_CANCEL_ASK: a third session's turn cancelled while its
-  // permission ask waits, the ask then answered cancelled, as v1 says.
+  // permission ask waits: the agent withdraws the ask ($/cancel_request),
+  // which the client answers cancelled, as v2 says (a late answer).
   let askCancelled;
   if (process.env.ACP_V2_CANCEL_ASK) {
-    holdAsksOf = (await agent.request("session/new", { cwd })).sessionId;
+    holdAsksOf = await newSession();
     await agent.request("session/prompt", { sessionId: holdAsksOf, prompt: [{ type: "text", text: prompt }] });
     await until("the held ask", () => held.length > 0);
     await agent.notify("session/cancel", { sessionId: holdAsksOf });
-    held[0]({ outcome: { outcome: "cancelled" } });
+    await until("the ask withdrawn", () => withdrawn.length > 0);
+    held[0].resolve({ outcome: { outcome: "cancelled" } });
     await until("the turn cancelled while asking", idle(holdAsksOf, 1));
-    askCancelled = of(holdAsksOf);
+    askCancelled = { updates: of(holdAsksOf), withdrawn: withdrawn.length };
+  }
+  // $ACP_V2_CANCEL_TOOL: a tool call cancelled while its permission ask
+  // waits: the ask is withdrawn, answered cancelled as v2 says (a late
+  // answer the agent drops), and the turn goes on to its end.
+  let toolCancelled;
+  if (process.env.ACP_V2_CANCEL_TOOL) {
+    holdAsksOf = await newSession();
+    held.length = 0;
+    withdrawn.length = 0;
+    await agent.request("session/prompt", { sessionId: holdAsksOf, prompt: [{ type: "text", text: prompt }] });
+    await until("the held ask", () => held.length > 0);
+    const toolCallId = held[0].params.subject?.toolCall?.toolCallId;
+    await until("the tool call's cancel capability", () => cancellable(holdAsksOf, toolCallId));
+    const result = check(z.zCancelToolCallResponse, "tool_call/cancel", await agent.request("tool_call/cancel", {
+      sessionId: holdAsksOf, toolCallId,
+    }));
+    await until("the ask withdrawn", () => withdrawn.length > 0);
+    held[0].resolve({ outcome: { outcome: "cancelled" } });
+    await until("the turn's end", idle(holdAsksOf, 1));
+    let again;
+    try {
+      await agent.request("tool_call/cancel", { sessionId: holdAsksOf, toolCallId });
+    } catch (e) {
+      again = e.code;
+    }
+    toolCancelled = {
+      toolCallId, result, again, updates: of(holdAsksOf), stillCancellable: cancellable(holdAsksOf, toolCallId),
+      subjectCancellable: held[0].params.subject?.toolCall?.capabilities?.cancel != null,
+    };
   }
   const list = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
   const before = updates.length;
@@ -136,7 +193,7 @@ const seen = await app.connectWith(stream(), async (agent) => {
   return {
     init, auth, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
     after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, badToolCancel, asks,
-    updates: of(sessionId), cancelled: of(other), askCancelled,
+    updates: of(sessionId), cancelled: of(other), askCancelled, toolCancelled,
   };
 });
 writeFileSync(process.env.ACP_V2_OUT, JSON.stringify(seen));
