@@ -25,28 +25,21 @@ import (
 // fake app-server of fakeappserver_test.go (this test binary, re-executed),
 // so they run everywhere, under -short and -race.
 
-// fakeCodex is one fake codex installation: the log of what its servers
-// were sent and sent back, and its threads "on disk", which every backend
-// made from it shares.
-type fakeCodex struct {
-	log   string
-	env   []string
-	state string
-}
+// fakeCodex is one fake codex installation (see nativetest.Fake): the
+// log of what its servers were sent and sent back, and its threads "on
+// disk", which every backend made from it shares.
+type fakeCodex struct{ *nativetest.Fake }
 
 func newFakeCodex(t *testing.T, env ...string) *fakeCodex {
 	t.Helper()
-	dir := t.TempDir()
-	fc := &fakeCodex{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "threads.json")}
-	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state,
-		nativetest.RaceEnv(t, dir, "the fake app-server")}, env...)
-	return fc
+	vars := nativetest.FakeVars{Play: fakeEnv, Log: fakeLogEnv, State: fakeStateEnv}
+	return &fakeCodex{nativetest.NewFake(t, "the fake app-server", vars, env...)}
 }
 
 // backend makes a Backend running the fake; the test closes it.
 func (fc *fakeCodex) backend(t *testing.T) *Backend {
 	t.Helper()
-	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.Env, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { b.Close() })
 	return b
 }
@@ -82,7 +75,7 @@ type wireMsg struct {
 // messages reads the log so far: its complete lines, as a server may be
 // writing one.
 func (fc *fakeCodex) messages(t *testing.T) []wireMsg {
-	recs, lines := nativetest.ReadLog[wireMsg](t, fc.log)
+	recs, lines := nativetest.ReadLog[wireMsg](t, fc.Log)
 	for i := range recs {
 		recs[i].raw = lines[i]
 	}
@@ -112,18 +105,6 @@ func (fc *fakeCodex) answers(t *testing.T) []string {
 		}
 	}
 	return out
-}
-
-// count counts the log records of a direction ("start", "exit", …).
-func (fc *fakeCodex) count(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	for _, w := range fc.messages(t) {
-		if w.Dir == dir {
-			n++
-		}
-	}
-	return n
 }
 
 // waitLog waits until the log satisfies ok.
@@ -383,7 +364,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	if !strings.Contains(got, "You said: hello again") {
 		t.Errorf("after the restart:%s", got)
 	}
-	if n := fc.count(t, "start"); n != 2 {
+	if n := fc.Count(t, "start"); n != 2 {
 		t.Errorf("%d servers started, want 2", n)
 	}
 	resumes := fc.sent(t, "thread/resume")
@@ -435,7 +416,7 @@ func TestFake_historyOfAResumedThread(t *testing.T) {
 		t.Errorf("resumed thread %s, want %s", s2.NativeID(), thread)
 	}
 	nativetest.MustPrompt(t, s2, "hello again", nil)
-	if n := fc.count(t, "start"); n != 1 {
+	if n := fc.Count(t, "start"); n != 1 {
 		t.Errorf("%d servers; the sessions share one", n)
 	}
 }
@@ -599,7 +580,7 @@ func TestFake_twoSessionsAtOnce(t *testing.T) {
 			t.Errorf("session %d:%s", i, got)
 		}
 	}
-	if n := fc.count(t, "start"); n != 1 {
+	if n := fc.Count(t, "start"); n != 1 {
 		t.Errorf("%d servers, want 1", n)
 	}
 }
@@ -708,7 +689,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	nativetest.MustPrompt(t, s, "hello", nil)
 	s.Close()
 	b.Close()
-	if n := fc.count(t, "exit"); n != 1 {
+	if n := fc.Count(t, "exit"); n != 1 {
 		t.Errorf("the server exited %d times by Close, want 1", n)
 	}
 	b.Close()
@@ -719,7 +700,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
+	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.Count(t, dir) })
 }
 
 // TestFake_warm starts the server and lists the models before any
@@ -797,7 +778,7 @@ func TestFake_mcpServers(t *testing.T) {
 	if !errors.Is(err, agent.ErrInvalidParams) {
 		t.Errorf("sse: %v, want ErrInvalidParams", err)
 	}
-	if n := fc.count(t, "start"); n != 0 {
+	if n := fc.Count(t, "start"); n != 0 {
 		t.Errorf("a refused Open started the server")
 	}
 	s := nativetest.OpenSession(t, b, agent.OpenOptions{MCPServers: []acp.McpServer{

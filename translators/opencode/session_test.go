@@ -26,28 +26,22 @@ import (
 // fake opencode serve of fakeserver_test.go (this test binary,
 // re-executed), so they run everywhere, under -short and -race.
 
-// fakeOC is one fake opencode installation: the log of what its servers
-// were asked and sent, and its sessions "on disk", which every backend
-// made from it shares.
-type fakeOC struct {
-	log   string
-	env   []string
-	state string
-}
+// fakeOC is one fake opencode installation (see nativetest.Fake): the
+// log of what its servers were asked and sent, and its sessions "on
+// disk", which every backend made from it shares. Its servers exit when
+// their stdin closes, unless env unsets fakeEOFEnv.
+type fakeOC struct{ *nativetest.Fake }
 
 func newFakeOC(t *testing.T, env ...string) *fakeOC {
 	t.Helper()
-	dir := t.TempDir()
-	fc := &fakeOC{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "sessions.json")}
-	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state, fakeEOFEnv + "=1",
-		nativetest.RaceEnv(t, dir, "the fake opencode")}, env...)
-	return fc
+	vars := nativetest.FakeVars{Play: fakeEnv, Log: fakeLogEnv, State: fakeStateEnv}
+	return &fakeOC{nativetest.NewFake(t, "the fake opencode", vars, append([]string{fakeEOFEnv + "=1"}, env...)...)}
 }
 
 // backend makes a Backend running the fake; the test closes it.
 func (fc *fakeOC) backend(t *testing.T) *Backend {
 	t.Helper()
-	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.Env, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { b.Close() })
 	return b
 }
@@ -94,7 +88,7 @@ type wireRec struct {
 // records reads the log so far: its complete lines, as a server may be
 // writing one.
 func (fc *fakeOC) records(t *testing.T) []wireRec {
-	recs, lines := nativetest.ReadLog[wireRec](t, fc.log)
+	recs, lines := nativetest.ReadLog[wireRec](t, fc.Log)
 	for i := range recs {
 		recs[i].raw = lines[i]
 	}
@@ -134,18 +128,6 @@ func bodies(ws []wireRec) []map[string]any {
 		out = append(out, w.Msg.Body)
 	}
 	return out
-}
-
-// count counts the log records of a kind ("start", "exit", "connect", …).
-func (fc *fakeOC) count(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	for _, w := range fc.records(t) {
-		if w.Dir == dir {
-			n++
-		}
-	}
-	return n
 }
 
 // errors returns the error answers the servers gave.
@@ -662,7 +644,7 @@ func TestFake_serverCrashMidTurn(t *testing.T) {
 	if !ok || !strings.HasSuffix(got, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
 		t.Errorf("after the restart %q", got)
 	}
-	if n := fc.count(t, "start"); n != 2 {
+	if n := fc.Count(t, "start"); n != 2 {
 		t.Errorf("%d servers started, want 2", n)
 	}
 	// The second server was asked about the session, not to make another,
@@ -779,7 +761,7 @@ func TestFake_resume(t *testing.T) {
 	if gets := fc.requests(t, "GET", "/session/*"); len(gets) != 1 || gets[0].Msg.Path != "/session/"+id {
 		t.Errorf("lookups %v", gets)
 	}
-	if n := fc.count(t, "connect"); n != 1 {
+	if n := fc.Count(t, "connect"); n != 1 {
 		t.Errorf("%d event streams; sessions of one directory share one", n)
 	}
 
@@ -852,7 +834,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	s.Close()
 	b.Close()
 	w := fc.records(t)
-	if n := fc.count(t, "exit"); n != 1 {
+	if n := fc.Count(t, "exit"); n != 1 {
 		t.Fatalf("the server exited %d times by Close, want 1", n)
 	}
 	for _, r := range w {
@@ -874,7 +856,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 	} else if !errors.Is(err, agent.ErrAgentUnavailable) {
 		t.Errorf("Open after Close: %v", err)
 	}
-	if n := fc.count(t, "start"); n != 1 {
+	if n := fc.Count(t, "start"); n != 1 {
 		t.Errorf("%d servers started", n)
 	}
 }
@@ -884,7 +866,7 @@ func TestFake_backendCloseStopsTheServer(t *testing.T) {
 func TestFake_closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
 	fc := newFakeOC(t)
-	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
+	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.Count(t, dir) })
 }
 
 // TestFake_twoDirectoriesAtOnce: two turns at once in two directories, on
@@ -917,7 +899,7 @@ func TestFake_twoDirectoriesAtOnce(t *testing.T) {
 			t.Errorf("session %d asked %d times", i, len(asks))
 		}
 	}
-	if n := fc.count(t, "start"); n != 1 {
+	if n := fc.Count(t, "start"); n != 1 {
 		t.Errorf("%d servers, want 1", n)
 	}
 	var streams []string
@@ -995,7 +977,7 @@ func TestFake_refusesWithoutAuth(t *testing.T) {
 			t.Errorf("%s without the password: %s", url, resp.Status)
 		}
 	}
-	if n := fc.count(t, "refused"); n != 2 {
+	if n := fc.Count(t, "refused"); n != 2 {
 		t.Errorf("%d refused, want 2", n)
 	}
 }
@@ -1027,7 +1009,7 @@ func TestFake_warm(t *testing.T) {
 		t.Errorf("model option %+v", model)
 	}
 	nativetest.MustPrompt(t, s, "hello", nil)
-	if n, m := len(fc.requests(t, "GET", "/agent")), fc.count(t, "start"); n != 1 || m != 1 {
+	if n, m := len(fc.requests(t, "GET", "/agent")), fc.Count(t, "start"); n != 1 || m != 1 {
 		t.Errorf("%d GET /agent, %d servers; want one each", n, m)
 	}
 }
