@@ -3,13 +3,11 @@ package opencode
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
-	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
-	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
 
@@ -151,81 +147,6 @@ func (fc *fakeOC) waitLog(t *testing.T, what string, ok func([]wireRec) bool) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
-// reads the catalog before it returns, so the session's options are
-// complete in the session/new response; the session is created with the
-// rules that make opencode ask.
-func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	cwd := t.TempDir()
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
-	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "opencode", IDs: "mode,model,effort",
-		Mode: "build", Model: "fake/fake-model", Effort: agentkit.EffortDefault,
-		Modes:  "build,plan", // the primary agents that are not hidden
-		Models: "fake/fake-fast,fake/fake-model", Efforts: "default,low,medium,high", Other: "fake/fake-fast"})
-	id := waitReady(t, s)
-	if !strings.HasPrefix(id, "ses_") {
-		t.Errorf("session id %q", id)
-	}
-	creates := fc.requests(t, "POST", "/session")
-	if len(creates) != 1 || jsonOf(creates[0].Msg.Body) != `{"permission":[{"action":"ask","pattern":"*","permission":"bash"},`+
-		`{"action":"ask","pattern":"*","permission":"edit"},{"action":"ask","pattern":"*","permission":"webfetch"}]}` {
-		t.Errorf("POST /session %s", jsonOf(bodies(creates)))
-	}
-	w := fc.records(t)
-	if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "serve --port 0 --hostname 127.0.0.1" {
-		t.Fatalf("the server was started as %+v", w[0].Msg)
-	}
-	var calls []string
-	for _, r := range w {
-		switch r.Dir {
-		case "request":
-			calls = append(calls, r.Msg.Method+" "+r.Msg.Path)
-			if r.Msg.Path != "/global/health" && r.Msg.Directory != cwd {
-				t.Errorf("%s %s for directory %q, want %q", r.Msg.Method, r.Msg.Path, r.Msg.Directory, cwd)
-			}
-		case "connect":
-			calls = append(calls, "connected")
-		}
-	}
-	if got := strings.Join(calls, ", "); got != "GET /global/health, GET /agent, GET /config/providers, GET /config, GET /event, connected, POST /session, GET /command" {
-		t.Errorf("the client called %s", got)
-	}
-	if errs := fc.errors(t); len(errs) != 0 {
-		t.Errorf("the server refused: %v", errs)
-	}
-}
-
-// TestFake_textTurn streams a message by its deltas, with the usage; the
-// echoed prompt is not shown.
-func TestFake_textTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	res := nativetest.MustPrompt(t, s, "hello there", nil)
-	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake. You said: hello there\n", 42, 128000)
-	if u := res.Usage; u == nil || u.InputTokens != 42 || u.OutputTokens != 7 || u.TotalTokens != 49 {
-		t.Errorf("turn usage %+v", u)
-	}
-	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
-	if len(prompts) != 1 || prompts[0].Msg.Path != "/session/"+s.NativeID()+"/prompt_async" {
-		t.Fatalf("prompt_async %v", prompts)
-	}
-	if got := jsonOf(prompts[0].Msg.Body); got != `{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"},"parts":[{"text":"hello there","type":"text"}]}` {
-		t.Errorf("prompt %s", got)
-	}
-	if ct := prompts[0].Msg.ContentType; ct != "application/json" {
-		t.Errorf("content type %q", ct)
-	}
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("second turn %q", got)
-	}
 }
 
 // TestFake_runCommand: the command's tool call is shown, the user asked,
@@ -580,147 +501,6 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 }
 
-// TestFake_cancelWhileAsking: a turn cancelled while the user is asked
-// ends cancelled, and the session takes the next prompt.
-func TestFake_cancelWhileAsking(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("wait")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	nativetest.CancelTurn(t, s, ev, "run: rm -rf build", "the ask", nativetest.HasAsk)
-	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
-		t.Errorf("%d aborts", n)
-	}
-	nativetest.CheckNextTurn(t, s, ev, nextTurn)
-}
-
-// TestFake_failedTurn: a session error fails the turn with opencode's
-// message; its repeated idle does not end the next turn.
-func TestFake_failedTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	_, err := nativetest.RunPrompt(t, s, "fail400 now", nil)
-	if err == nil || err.Error() != "APIError: fake bad request (HTTP 400)" {
-		t.Fatalf("err %v", err)
-	}
-	if errors.Is(err, agent.ErrAuthRequired) {
-		t.Errorf("%v is not an auth error", err)
-	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q", got)
-	}
-}
-
-// TestFake_authFailure: a provider that refuses the key asks the user to
-// log in.
-func TestFake_authFailure(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	_, err := nativetest.RunPrompt(t, s, "authfail", nil)
-	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "Invalid API key") || !strings.Contains(err.Error(), "opencode auth login") {
-		t.Fatalf("err %v; want ErrAuthRequired with opencode's message", err)
-	}
-}
-
-// TestFake_serverCrashMidTurn: the turn ends with the exit and its stderr;
-// the next prompt restarts the server and continues the session.
-func TestFake_serverCrashMidTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	cwd := t.TempDir()
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
-	_, got := nativetest.CheckCrashMidTurn(t, s, ev, "fake opencode: boom, the model stream broke")
-	id := s.NativeID()
-	// The dead server's last events may still be read after the crash
-	// ended the turn (or may be lost): the partial answer's end can come
-	// late.
-	late, ok := strings.CutPrefix(strings.TrimSuffix(got, "Hello from fake. You said: hello again\n"), "\nagent: ")
-	if !ok || !strings.HasSuffix(got, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
-		t.Errorf("after the restart %q", got)
-	}
-	if n := fc.Count(t, "start"); n != 2 {
-		t.Errorf("%d servers started, want 2", n)
-	}
-	// The second server was asked about the session, not to make another,
-	// and given the session's permission rules again.
-	var second []string
-	starts := 0
-	for _, w := range fc.records(t) {
-		if w.Dir == "start" {
-			starts++
-		}
-		if starts == 2 && w.Dir == "request" && w.Msg.Path != "/global/health" {
-			second = append(second, w.Msg.Method+" "+w.Msg.Path)
-		}
-	}
-	if got := strings.Join(second, ", "); got != "GET /event, GET /config/providers, GET /session/"+id+", PATCH /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
-		t.Errorf("the second server was called %s", got)
-	}
-}
-
-// TestFake_nextTurnOptions: the mode, model and effort picked go with the
-// prompt as agent, model and variant, and stay.
-func TestFake_nextTurnOptions(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	// opencode reports the session's agent and model once more after a
-	// turn's idle. Taken after the next turn's options were applied, that
-	// report would flip them back (the bridge does not tell it from a
-	// switch opencode made); each turn waits for its epilogue, which
-	// follows the report, to keep this test about what the prompts carry.
-	for i, turn := range []struct {
-		text string
-		cfg  map[string]string
-	}{
-		{"one", map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "fake/fake-fast", agent.ConfigEffort: "high"}},
-		{"two", nil},
-		{"three", map[string]string{agent.ConfigEffort: agentkit.EffortDefault, agent.ConfigModel: "fake/fake-model", agent.ConfigMode: "build"}},
-		{"four", map[string]string{agent.ConfigModel: "nobody/nothing"}}, // not offered: ignored
-	} {
-		nativetest.MustPrompt(t, s, turn.text+" epilogue", turn.cfg)
-		ev.WaitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
-			n := 0
-			for _, u := range us {
-				if u.Plan != nil {
-					n++
-				}
-			}
-			return n == i+1
-		})
-	}
-	var got []string
-	for _, b := range bodies(fc.requests(t, "POST", "/session/*/prompt_async")) {
-		delete(b, "parts")
-		got = append(got, jsonOf(b))
-	}
-	want := []string{
-		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
-		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
-		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
-		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("prompts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	opts := s.Config()
-	for id, want := range map[string]string{agent.ConfigMode: "build", agent.ConfigModel: "fake/fake-model", agent.ConfigEffort: agentkit.EffortDefault} {
-		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
-			t.Errorf("%s = %q, want %q", id, o.Current, want)
-		}
-	}
-	if _, _, changed := ev.Snapshot(); changed != 0 {
-		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
-	}
-}
-
 // TestFake_presetAtOpen: options recorded for a session are its values
 // from Open on.
 func TestFake_presetAtOpen(t *testing.T) {
@@ -772,35 +552,6 @@ func TestFake_resume(t *testing.T) {
 	}
 }
 
-// TestFake_mcpServers: the client's MCP servers are added to the
-// directory's instance before the session starts.
-func TestFake_mcpServers(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{MCPServers: []acp.McpServer{
-		{Stdio: &acp.McpServerStdio{Name: "tools", Command: "/usr/bin/tool", Args: []string{"--stdio"}, Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}},
-		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "Authorization", Value: "Bearer y"}}}},
-		{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}},
-	}}, nativetest.NewRecorder("once"))
-	waitReady(t, s)
-	var got []string
-	for _, b := range bodies(fc.requests(t, "POST", "/mcp")) {
-		got = append(got, jsonOf(b))
-	}
-	slices.Sort(got)
-	want := []string{
-		`{"config":{"command":["/usr/bin/tool","--stdio"],"environment":{"TOKEN":"x"},"type":"local"},"name":"tools"}`,
-		`{"config":{"headers":{"Authorization":"Bearer y"},"type":"remote","url":"http://127.0.0.1:9/mcp"},"name":"docs"}`,
-		`{"config":{"headers":{},"type":"remote","url":"http://127.0.0.1:9/sse"},"name":"old"}`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("MCP servers\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if errs := fc.errors(t); len(errs) != 0 {
-		t.Errorf("the server refused: %v", errs)
-	}
-}
-
 // TestFake_eventStreamReconnects: a dropped event stream is connected
 // again, and the next turn works.
 func TestFake_eventStreamReconnects(t *testing.T) {
@@ -820,98 +571,6 @@ func TestFake_eventStreamReconnects(t *testing.T) {
 	}
 	if len(drops) != 1 || !drops[0] {
 		t.Errorf("disconnects %v; want the one drop", drops)
-	}
-}
-
-// TestFake_backendCloseStopsTheServer: Close ends the server (by SIGTERM:
-// opencode does not read its stdin) and leaves no process.
-func TestFake_backendCloseStopsTheServer(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t, fakeEOFEnv+"=")
-	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	nativetest.MustPrompt(t, s, "hello", nil)
-	s.Close()
-	b.Close()
-	w := fc.records(t)
-	if n := fc.Count(t, "exit"); n != 1 {
-		t.Fatalf("the server exited %d times by Close, want 1", n)
-	}
-	for _, r := range w {
-		if r.Dir == "exit" && !strings.Contains(r.raw, "terminated") {
-			t.Errorf("exit %s; want by SIGTERM", r.raw)
-		}
-	}
-	if testproc.Alive(w[0].Msg.Pid) {
-		t.Errorf("the server's process %d is still there", w[0].Msg.Pid)
-	}
-	b.Close()
-	// The catalog was read: Open after Close returns a session, whose
-	// prompts fail.
-	if s, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
-		defer s.Close()
-		if _, err := nativetest.RunPrompt(t, s, "hello", nil); !errors.Is(err, agent.ErrAgentUnavailable) {
-			t.Errorf("prompt after Close: %v", err)
-		}
-	} else if !errors.Is(err, agent.ErrAgentUnavailable) {
-		t.Errorf("Open after Close: %v", err)
-	}
-	if n := fc.Count(t, "start"); n != 1 {
-		t.Errorf("%d servers started", n)
-	}
-}
-
-// TestFake_closedBackendLeavesNoServer: whatever Open does after Close,
-// no server is left running.
-func TestFake_closedBackendLeavesNoServer(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.Count(t, dir) })
-}
-
-// TestFake_twoDirectoriesAtOnce: two turns at once in two directories, on
-// one server with a stream each; each session sees its own.
-func TestFake_twoDirectoriesAtOnce(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	evs := []*nativetest.Recorder{nativetest.NewRecorder("once"), nativetest.NewRecorder("once")}
-	dirs := []string{t.TempDir(), t.TempDir()}
-	ss := []agent.Native{nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dirs[0]}, evs[0]), nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dirs[1]}, evs[1])}
-	var wg sync.WaitGroup
-	for i, s := range ss {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
-			defer cancel()
-			if res, err := s.Prompt(ctx, nativetest.TextTurn([]string{"run: echo one", "run: echo two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
-				t.Errorf("session %d: %+v, %v", i, res, err)
-			}
-		})
-	}
-	wg.Wait()
-	for i, ev := range evs {
-		got := ev.Conversation()
-		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
-		if !strings.Contains(got, "Output was: "+want) || strings.Contains(got, other) {
-			t.Errorf("session %d:%s", i, got)
-		}
-		if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
-			t.Errorf("session %d asked %d times", i, len(asks))
-		}
-	}
-	if n := fc.Count(t, "start"); n != 1 {
-		t.Errorf("%d servers, want 1", n)
-	}
-	var streams []string
-	for _, w := range fc.records(t) {
-		if w.Dir == "connect" {
-			streams = append(streams, w.Msg.Directory)
-		}
-	}
-	slices.Sort(streams)
-	want := slices.Sorted(slices.Values(dirs))
-	if !slices.Equal(streams, want) {
-		t.Errorf("streams for %v, want %v", streams, want)
 	}
 }
 
@@ -982,38 +641,6 @@ func TestFake_refusesWithoutAuth(t *testing.T) {
 	}
 }
 
-// TestFake_serverDoesNotStart: a server that exits at start fails Open
-// with its stderr.
-func TestFake_serverDoesNotStart(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t, fakeExitEnv+"=fake opencode: the config is broken")
-	b := fc.backend(t)
-	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
-	if err == nil || !strings.Contains(err.Error(), "fake opencode: the config is broken") || !strings.Contains(err.Error(), "did not start") {
-		t.Fatalf("Open: %v; want the server's exit and stderr", err)
-	}
-}
-
-// TestFake_warm starts the server and reads the catalog before any
-// session; Open then finds it.
-func TestFake_warm(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	b.Warm("")
-	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
-		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
-	})
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	if model, ok := nativetest.FindOption(s.Config(), agent.ConfigModel); !ok || model.Current != "fake/fake-model" {
-		t.Errorf("model option %+v", model)
-	}
-	nativetest.MustPrompt(t, s, "hello", nil)
-	if n, m := len(fc.requests(t, "GET", "/agent")), fc.Count(t, "start"); n != 1 || m != 1 {
-		t.Errorf("%d GET /agent, %d servers; want one each", n, m)
-	}
-}
-
 // TestFake_promptContent: an image goes as a file part with a data URL;
 // content opencode can't take is refused before anything is sent; a
 // prompt cancelled before it starts is cancelled.
@@ -1034,110 +661,6 @@ func TestFake_promptContent(t *testing.T) {
 	}
 }
 
-// TestFake_missingExecutable: no opencode is ErrAgentUnavailable, at Open;
-// Warm does nothing.
-func TestFake_missingExecutable(t *testing.T) {
-	nativetest.CheckMissingExecutable(t, "opencode", EnvVar, func(path string) nativetest.Checked {
-		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
-	})
-}
-
-// TestFake_forkIsOpenCodesOwnFork: a session opened with ForkOf forks the
-// parent's OpenCode session, gives the fork the bridge's permission rules
-// (a fork does not inherit them), and goes on on the fork; the parent's
-// session goes on as it was.
-func TestFake_forkIsOpenCodesOwnFork(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	if !b.Info().Caps.Forks {
-		t.Fatal("opencode does not fork")
-	}
-	cwd := t.TempDir()
-	parent := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
-	nativetest.MustPrompt(t, parent, "hello there", nil)
-	told := false
-	ev := nativetest.NewRecorder("once")
-	fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
-		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
-	id := waitReady(t, fork)
-	if id == parent.NativeID() {
-		t.Fatalf("the fork is on the parent's session %s", id)
-	}
-	forks := fc.requests(t, "POST", "/session/*/fork")
-	if len(forks) != 1 || forks[0].Msg.Path != "/session/"+parent.NativeID()+"/fork" || len(fc.requests(t, "POST", "/session")) != 1 {
-		t.Fatalf("forks %v; want one fork of the parent and no new session", forks)
-	}
-	patches := fc.requests(t, "PATCH", "/session/*")
-	if len(patches) != 1 || patches[0].Msg.Path != "/session/"+id || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
-		t.Errorf("updates %v; want the fork given the bridge's rules", bodies(patches))
-	}
-	nativetest.MustPrompt(t, fork, "run: echo from-the-fork", nil)
-	if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
-		t.Errorf("%d asks in the fork; want its command asked about", len(asks))
-	}
-	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
-	if len(prompts) != 2 || prompts[1].Msg.Path != "/session/"+id+"/prompt_async" {
-		t.Errorf("prompts %v", prompts)
-	}
-	if got := jsonOf(prompts[1].Msg.Body["parts"]); strings.Contains(got, "forked from") || told {
-		t.Errorf("the fork's first prompt %s (the transcript read: %v); want the prompt alone", got, told)
-	}
-}
-
-// TestFake_forkOpenCodeCannotMake: a parent OpenCode no longer has, or
-// one in another directory (OpenCode would keep the fork there), is
-// forked as a new session with the bridge's rules, whose first prompt
-// tells it the conversation from the bridge's transcript, once; the
-// client sees a thought saying so.
-func TestFake_forkOpenCodeCannotMake(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	other := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
-	nativetest.MustPrompt(t, other, "hello there", nil)
-	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
-		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
-	for name, parent := range map[string]string{"gone": "ses_gone", "elsewhere": other.NativeID()} {
-		t.Run(name, func(t *testing.T) {
-			ev := nativetest.NewRecorder("once")
-			fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: t.TempDir(), ForkOf: parent,
-				History: func() []acp.SessionUpdate { return recorded }}, ev)
-			id := waitReady(t, fork)
-			nativetest.MustPrompt(t, fork, "Which word was it", nil)
-			nativetest.MustPrompt(t, fork, "And again", nil)
-			var mine []wireRec
-			for _, p := range fc.requests(t, "POST", "/session/*/prompt_async") {
-				if p.Msg.Path == "/session/"+id+"/prompt_async" {
-					mine = append(mine, p)
-				}
-			}
-			if len(mine) != 2 {
-				t.Fatalf("prompts %v", mine)
-			}
-			first := jsonOf(mine[0].Msg.Body["parts"])
-			if !strings.Contains(first, "which it was forked from") || !strings.Contains(first, "Remember the word apricot") ||
-				strings.Count(first, "Which word was it") != 1 {
-				t.Errorf("the first prompt %s; want the conversation told once, then the prompt", first)
-			}
-			if second := jsonOf(mine[1].Msg.Body["parts"]); strings.Contains(second, "forked from") {
-				t.Errorf("the second prompt %s; want the prompt alone", second)
-			}
-			if got := ev.Conversation(); !strings.Contains(got, "OpenCode could not fork the parent's session") {
-				t.Errorf("conversation:%s", got)
-			}
-		})
-	}
-	if n := len(fc.requests(t, "POST", "/session/*/fork")); n != 0 {
-		t.Errorf("%d forks; want none", n)
-	}
-	for _, c := range bodies(fc.requests(t, "POST", "/session")) {
-		if jsonOf(c["permission"]) != jsonOf(rules) {
-			t.Errorf("a session created without the bridge's rules: %v", c)
-		}
-	}
-}
-
 func TestAsCommand(t *testing.T) {
 	s := &session{commands: map[string]bool{"hello": true}}
 	for _, tc := range []struct {
@@ -1155,37 +678,5 @@ func TestAsCommand(t *testing.T) {
 		if ok != tc.ok || (ok && (name != tc.name || arg != tc.arg)) {
 			t.Errorf("asCommand(%v) = %q %q %v", tc.prompt, name, arg, ok)
 		}
-	}
-}
-
-// TestFake_directoriesAndSystemPrompt: a session's additional directories
-// are external_directory rules it is allowed, on POST /session and again
-// on a resume (whose directories may have changed); its system prompt
-// goes with each prompt.
-func TestFake_directoriesAndSystemPrompt(t *testing.T) {
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	cwd, lib := t.TempDir(), t.TempDir()
-	opts := agent.OpenOptions{Cwd: cwd, Directories: []string{lib}, SystemPrompt: &agent.SystemPrompt{Text: "Answer tersely."}}
-	s := nativetest.OpenSession(t, b, opts, nativetest.NewRecorder("once"))
-	id := waitReady(t, s)
-	want := jsonOf(sessionRules([]string{lib}))
-	if creates := fc.requests(t, "POST", "/session"); len(creates) != 1 || jsonOf(creates[0].Msg.Body["permission"]) != want ||
-		!strings.Contains(want, `{"action":"allow","pattern":"`+lib+`/*","permission":"external_directory"}`) {
-		t.Errorf("POST /session %s; want the rules %s", jsonOf(bodies(creates)), want)
-	}
-	if _, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("hello")}}); err != nil {
-		t.Fatal(err)
-	}
-	if ps := fc.requests(t, "POST", "/session/*/prompt_async"); len(ps) != 1 || ps[0].Msg.Body["system"] != "Answer tersely." {
-		t.Errorf("prompt_async %s; want the system prompt", jsonOf(bodies(ps)))
-	}
-	opts.NativeID, opts.Directories = id, nil
-	resumed := nativetest.OpenSession(t, b, opts, nativetest.NewRecorder("once"))
-	if _, err := resumed.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("again")}}); err != nil {
-		t.Fatal(err)
-	}
-	if patches := fc.requests(t, "PATCH", "/session/*"); len(patches) != 1 || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
-		t.Errorf("the resume PATCHed %s; want the bridge's rules alone", jsonOf(bodies(patches)))
 	}
 }
