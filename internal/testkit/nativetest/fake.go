@@ -56,13 +56,29 @@ type Record struct {
 	Raw string `json:"-"` // the line
 }
 
+// KeepLine keeps the record's line.
+func (r *Record) KeepLine(line string) { r.Raw = line }
+
 // Records reads the log so far: its complete lines, as a server may be
 // writing one.
 func (f *Fake) Records(t *testing.T) []Record {
 	t.Helper()
-	recs, lines := ReadLog[Record](t, f.Log)
+	return ReadRecords[Record](t, f.Log)
+}
+
+// LineKeeper is a log record (a pointer to T) that keeps the line it was
+// read from.
+type LineKeeper[T any] interface {
+	*T
+	KeepLine(line string)
+}
+
+// ReadRecords is ReadLog's records, each keeping its line.
+func ReadRecords[T any, P LineKeeper[T]](t *testing.T, path string) []T {
+	t.Helper()
+	recs, lines := ReadLog[T](t, path)
 	for i := range recs {
-		recs[i].Raw = lines[i]
+		P(&recs[i]).KeepLine(lines[i])
 	}
 	return recs
 }

@@ -164,12 +164,15 @@ func (h Hook[F]) check(t *testing.T, r Run[F]) {
 }
 
 // MCPServers are the MCP servers mcpServers opens a session with, one of
-// each transport: stdio, http and sse.
+// each transport (mcpTransports).
 var MCPServers = []acp.McpServer{
 	{Stdio: &acp.McpServerStdio{Name: "tools", Command: "/usr/bin/tool", Args: []string{"--stdio"}, Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}},
 	{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "Authorization", Value: "Bearer y"}}}},
 	{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}},
 }
+
+// mcpTransports are MCPServers' transports, in order.
+var mcpTransports = []string{"stdio", "http", "sse"}
 
 // RunServerSuite runs the suite on c, a subtest a check: each runs in
 // parallel with the others but missingExecutable, which sets the
@@ -339,8 +342,8 @@ func (c ServerSuite[F]) mcpServers(t *testing.T) {
 	t.Parallel()
 	f, b := c.New(t)
 	var taken []acp.McpServer
-	for _, m := range MCPServers {
-		if !slices.Contains(c.MCPRefused, transport(m)) {
+	for i, m := range MCPServers {
+		if !slices.Contains(c.MCPRefused, mcpTransports[i]) {
 			taken = append(taken, m)
 			continue
 		}
@@ -349,7 +352,7 @@ func (c ServerSuite[F]) mcpServers(t *testing.T) {
 			s.Close()
 		}
 		if !errors.Is(err, agent.ErrInvalidParams) {
-			t.Errorf("%s: %v, want ErrInvalidParams", transport(m), err)
+			t.Errorf("%s: %v, want ErrInvalidParams", mcpTransports[i], err)
 		}
 	}
 	if n := f.Installation().Count(t, "start"); n != 0 {
@@ -358,17 +361,6 @@ func (c ServerSuite[F]) mcpServers(t *testing.T) {
 	r := c.openOn(t, f, b, agent.OpenOptions{MCPServers: taken}, c.Allow)
 	c.Ready(t, r.Session)
 	c.MCPSent.check(t, r)
-}
-
-// transport is m's transport: "stdio", "http" or "sse".
-func transport(m acp.McpServer) string {
-	switch {
-	case m.Stdio != nil:
-		return "stdio"
-	case m.Http != nil:
-		return "http"
-	}
-	return "sse"
 }
 
 // nextTurnOptions: options picked with a turn go with it to the server,
