@@ -118,13 +118,8 @@ type codexRun = nativetest.Run[*fakeCodex]
 // sent.
 func TestFake_suite(t *testing.T) {
 	nativetest.RunServerSuite(t, nativetest.ServerSuite[*fakeCodex]{
-		Agent: "codex", EnvVar: EnvVar,
-		New: func(t *testing.T, env ...string) (*fakeCodex, nativetest.Checked) {
-			fc := newFakeCodex(t, env...)
-			return fc, fc.backend(t)
-		},
-		OnPath: func(path string) nativetest.Checked {
-			return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
+		Agent: "codex", EnvVar: EnvVar, Fake: newFakeCodex, Backend: func(path string, env []string) nativetest.Checked {
+			return New(Options{Path: path, Env: env, Logger: slog.New(slog.DiscardHandler)})
 		},
 		Ready: waitReady, Allow: "accept", Reply: "Hello from fake model. You said: ", ExitEnv: fakeExitEnv,
 

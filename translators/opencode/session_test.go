@@ -155,13 +155,8 @@ type ocRun = nativetest.Run[*fakeOC]
 // was asked.
 func TestFake_suite(t *testing.T) {
 	nativetest.RunServerSuite(t, nativetest.ServerSuite[*fakeOC]{
-		Agent: "opencode", EnvVar: EnvVar,
-		New: func(t *testing.T, env ...string) (*fakeOC, nativetest.Checked) {
-			fc := newFakeOC(t, env...)
-			return fc, fc.backend(t)
-		},
-		OnPath: func(path string) nativetest.Checked {
-			return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
+		Agent: "opencode", EnvVar: EnvVar, Fake: newFakeOC, Backend: func(path string, env []string) nativetest.Checked {
+			return New(Options{Path: path, Env: env, Logger: slog.New(slog.DiscardHandler)})
 		},
 		Ready: waitReady, Allow: "once", Reply: "Hello from fake. You said: ", ExitEnv: fakeExitEnv,
 

@@ -20,7 +20,7 @@ import (
 // that its sessions share (codex's app-server, opencode serve), played by
 // a fake installation F, for RunServerSuite: how to make the fake and a
 // backend on it, and what the fake's scripted model answers. What the
-// agent sends its server is its own: the hooks check it. New, OnPath,
+// agent sends its server is its own: the hooks check it. Fake, Backend,
 // Ready, Warmed, Inputs and Unforkable are needed; another func left nil
 // checks nothing.
 //
@@ -29,12 +29,11 @@ import (
 type ServerSuite[F Installed] struct {
 	Agent  string // the backend's name
 	EnvVar string // the variable that names its executable
-	// New makes a fake installation, with the further switches env, and a
-	// backend on it, which the test closes.
-	New func(t *testing.T, env ...string) (F, Checked)
-	// OnPath makes a backend on the executable at path ("": EnvVar's),
-	// not on the fake.
-	OnPath func(path string) Checked
+	// Fake makes a fake installation, with the further switches env.
+	Fake func(t *testing.T, env ...string) F
+	// Backend makes a backend on the executable at path ("": EnvVar's),
+	// run with the further environment env.
+	Backend func(path string, env []string) Checked
 	// Ready waits until a session's native session exists, and returns
 	// its id.
 	Ready func(t *testing.T, s agent.Native) string
@@ -204,12 +203,22 @@ func RunServerSuite[F Installed](t *testing.T, c ServerSuite[F]) {
 	}
 }
 
+// fake makes a fake installation, with the further switches env, and a
+// backend on it, which the test closes.
+func (c ServerSuite[F]) fake(t *testing.T, env ...string) (F, Checked) {
+	t.Helper()
+	f := c.Fake(t, env...)
+	b := c.Backend(TestBinary(), f.Installation().Env)
+	t.Cleanup(func() { b.Close() })
+	return f, b
+}
+
 // open opens a session in a new directory (unless opts names one) on a
 // new fake's backend, with the fake's switches env; it answers asks with
 // choice.
 func (c ServerSuite[F]) open(t *testing.T, opts agent.OpenOptions, choice string, env ...string) Run[F] {
 	t.Helper()
-	f, b := c.New(t, env...)
+	f, b := c.fake(t, env...)
 	return c.openOn(t, f, b, opts, choice)
 }
 
@@ -322,7 +331,7 @@ func (c ServerSuite[F]) serverCrashMidTurn(t *testing.T) {
 func (c ServerSuite[F]) serverDoesNotStart(t *testing.T) {
 	t.Parallel()
 	stderr := "fake " + c.Agent + ": the config is broken"
-	_, b := c.New(t, c.ExitEnv+"="+stderr)
+	_, b := c.fake(t, c.ExitEnv+"="+stderr)
 	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, NewRecorder(c.Allow))
 	if err == nil || !strings.Contains(err.Error(), stderr) || !strings.Contains(err.Error(), "did not start") {
 		t.Fatalf("Open: %v; want the server's exit and stderr", err)
@@ -332,7 +341,7 @@ func (c ServerSuite[F]) serverDoesNotStart(t *testing.T) {
 // missingExecutable: no executable is ErrAgentUnavailable, at Open; Warm
 // does nothing.
 func (c ServerSuite[F]) missingExecutable(t *testing.T) {
-	CheckMissingExecutable(t, c.Agent, c.EnvVar, c.OnPath)
+	CheckMissingExecutable(t, c.Agent, c.EnvVar, func(path string) Checked { return c.Backend(path, nil) })
 }
 
 // mcpServers: the client's MCP servers of a transport the agent takes go
@@ -340,7 +349,7 @@ func (c ServerSuite[F]) missingExecutable(t *testing.T) {
 // starts the server.
 func (c ServerSuite[F]) mcpServers(t *testing.T) {
 	t.Parallel()
-	f, b := c.New(t)
+	f, b := c.fake(t)
 	var taken []acp.McpServer
 	for i, m := range MCPServers {
 		if !slices.Contains(c.MCPRefused, mcpTransports[i]) {
@@ -391,7 +400,7 @@ func (c ServerSuite[F]) nextTurnOptions(t *testing.T) {
 // then finds it, on that server.
 func (c ServerSuite[F]) warm(t *testing.T) {
 	t.Parallel()
-	f, b := c.New(t)
+	f, b := c.fake(t)
 	b.Warm("")
 	c.Warmed(t, f)
 	r := c.openOn(t, f, b, agent.OpenOptions{}, c.Allow)
@@ -451,7 +460,7 @@ func checkClosed(t *testing.T, b Checked) {
 // is left running.
 func (c ServerSuite[F]) closedBackendLeavesNoServer(t *testing.T) {
 	t.Parallel()
-	f, b := c.New(t)
+	f, b := c.fake(t)
 	CheckClosedBackendLeavesNoServer(t, b, func(dir string) int { return f.Installation().Count(t, dir) })
 }
 
@@ -459,7 +468,7 @@ func (c ServerSuite[F]) closedBackendLeavesNoServer(t *testing.T) {
 // sees its own.
 func (c ServerSuite[F]) twoSessionsAtOnce(t *testing.T) {
 	t.Parallel()
-	f, b := c.New(t)
+	f, b := c.fake(t)
 	words := []string{"one", "two"}
 	runs := []Run[F]{c.openOn(t, f, b, agent.OpenOptions{}, c.Allow), c.openOn(t, f, b, agent.OpenOptions{}, c.Allow)}
 	var wg sync.WaitGroup
@@ -492,7 +501,7 @@ func (c ServerSuite[F]) twoSessionsAtOnce(t *testing.T) {
 // goes on on its own.
 func (c ServerSuite[F]) ownFork(t *testing.T) {
 	t.Parallel()
-	f, b := c.New(t)
+	f, b := c.fake(t)
 	if !b.Info().Caps.Forks {
 		t.Fatalf("%s does not fork", c.Agent)
 	}
@@ -537,7 +546,7 @@ var forked = []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word ap
 // told.
 func (c ServerSuite[F]) forkTold(t *testing.T) {
 	t.Parallel()
-	f, b := c.New(t)
+	f, b := c.fake(t)
 	parents := c.Unforkable(t, b)
 	for _, name := range slices.Sorted(maps.Keys(parents)) {
 		t.Run(name, func(t *testing.T) {
@@ -587,7 +596,7 @@ func checkTold(t *testing.T, in []string) {
 func (c ServerSuite[F]) directoriesAndSystemPrompt(t *testing.T) {
 	t.Parallel()
 	for _, p := range c.SystemPrompts {
-		f, b := c.New(t)
+		f, b := c.fake(t)
 		r := c.openOn(t, f, b, agent.OpenOptions{Directories: []string{t.TempDir()}, SystemPrompt: &p}, c.Allow)
 		c.Ready(t, r.Session)
 		c.SetUp.check(t, r)
