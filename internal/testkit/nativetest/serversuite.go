@@ -173,7 +173,7 @@ var MCPServers = []acp.McpServer{
 // mcpTransports are MCPServers' transports, in order.
 var mcpTransports = []string{"stdio", "http", "sse"}
 
-// RunServerSuite runs the suite on c, a subtest a check: each runs in
+// RunServerSuite runs the suite on c, one subtest a check: each runs in
 // parallel with the others but missingExecutable, which sets the
 // environment. The test that calls it must not be parallel.
 func RunServerSuite[F Installed](t *testing.T, c ServerSuite[F]) {
