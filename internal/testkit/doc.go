@@ -21,8 +21,9 @@
 //	               CheckCommandAsk, CheckOwnFork, CheckSharedServer, …)
 //	nativetest     a backend's sessions through the Backend and Native interfaces: the one
 //	               recorder of a session's events, prompt helpers, the re-exec'd fake CLI's
-//	               set-up, and the session checks every agent must pass (CheckOptionsAtOpen,
-//	               CancelTurn, CheckCrashMidTurn, …)
+//	               installation and set-up, and the session checks every agent must pass
+//	               (CheckOptionsAtOpen, CancelTurn, CheckCrashMidTurn, …), with the suite
+//	               of a backend on one shared server that codex and opencode run (RunServerSuite)
 //	sdkclient      the official ACP TypeScript SDK's unstable v1 client over stdio to a
 //	               bridge in the test, opted into every capability, every message checked
 //	               against the SDK's own schemas (the agents' e2e tests run it)

@@ -223,24 +223,9 @@ func TestE2E_interruptMidStream(t *testing.T) {
 func TestE2E_restartLoadsAndContinuesTheThread(t *testing.T) {
 	for _, mode := range []bridge.PersistMode{bridge.PersistAuto, bridge.PersistAlways} {
 		t.Run(string(mode), func(t *testing.T) {
-			w := newWorld(t)
-			state, cwd := t.TempDir(), t.TempDir()
-			e, _ := w.bridge(t, state, mode)
-			id := e.NewSession(cwd)
-			if _, err := e.Prompt(id, "run: echo first"); err != nil {
-				t.Fatal(err)
-			}
-			live := editortest.WithPrompt("run: echo first", e.Client.Take())
-			e.Stop()
-
-			e2, _ := w.bridge(t, state, mode)
-			e2.Load(id, cwd)
-			if got := e2.Client.Conversation(); got != live {
-				t.Errorf("replay:%s\nwant (live):%s", got, live)
-			}
-			if _, err := e2.Prompt(id, "hello again"); err != nil {
-				t.Fatal(err)
-			}
+			w, state := newWorld(t), t.TempDir()
+			start := func() *editortest.Editor { e, _ := w.bridge(t, state, mode); return e }
+			editortest.CheckRestart(t, start, t.TempDir(), "run: echo first", "hello again")
 			reqs := w.srv.Requests()
 			input, _ := json.Marshal(reqs[len(reqs)-1].Raw["input"])
 			if !strings.Contains(string(input), "run: echo first") {
@@ -565,10 +550,7 @@ func TestE2E_sharedServer(t *testing.T) {
 	editortest.CheckSharedServer(t, editortest.SharedServer{
 		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
 		Server: func(b agent.Backend) (int, <-chan struct{}) {
-			srv, ok := b.(*Backend).shared.Running()
-			if !ok {
-				t.Fatal("no server")
-			}
+			srv := running(t, b)
 			return srv.l.Pid(), srv.Done()
 		},
 		Dir: t.TempDir,
@@ -580,6 +562,16 @@ func TestE2E_sharedServer(t *testing.T) {
 	})
 }
 
+// running is the app-server b runs on.
+func running(t *testing.T, b agent.Backend) *server {
+	t.Helper()
+	srv, ok := b.(*Backend).shared.Running()
+	if !ok {
+		t.Fatal("no server")
+	}
+	return srv
+}
+
 // TestE2E_keeperKilled: the keeper of a shared app-server SIGKILLed while
 // two bridges' turns run on it (see editortest.CheckKeeperKilled).
 func TestE2E_keeperKilled(t *testing.T) {
@@ -588,15 +580,9 @@ func TestE2E_keeperKilled(t *testing.T) {
 	env := append(fakeresponses.Env(w.home, w.codexHome), daemon.RootEnv+"="+root)
 	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
 		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
-		Keeper: func(b agent.Backend) int {
-			srv, ok := b.(*Backend).shared.Running()
-			if !ok {
-				t.Fatal("no server")
-			}
-			return srv.l.(*agentkit.Leased).Keeper()
-		},
-		Dir:  t.TempDir,
-		Slow: "slow",
+		Keeper:  func(b agent.Backend) int { return running(t, b).l.(*agentkit.Leased).Keeper() },
+		Dir:     t.TempDir,
+		Slow:    "slow",
 	})
 }
 
@@ -686,21 +672,10 @@ func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
 	for _, mode := range []acp.SystemPromptMode{acp.SystemPromptModeAppend, acp.SystemPromptModeOverride} {
 		w := newWorld(t)
 		e, _ := w.bridge(t, t.TempDir(), bridge.PersistAuto)
-		editortest.CheckSetup(t, editortest.Setup{Editor: e, Mode: mode, DirsShown: true, Sent: func() (system, whole []string) {
-			for _, r := range w.srv.Requests() {
-				s := []any{r.Raw["instructions"]}
-				input, _ := r.Raw["input"].([]any)
-				for _, item := range input {
-					if m, _ := item.(map[string]any); m["role"] == "developer" || m["role"] == "system" {
-						s = append(s, m)
-					}
-				}
-				sj, _ := json.Marshal(s)
-				wj, _ := json.Marshal(r.Raw)
-				system, whole = append(system, string(sj)), append(whole, string(wj))
-			}
-			return system, whole
-		}})
+		editortest.CheckSetup(t, editortest.Setup{Editor: e, Mode: mode, DirsShown: true, Sent: editortest.SentBy(w.srv.Requests,
+			func(r fakeresponses.Request) map[string]any { return r.Raw }, func(body map[string]any) any {
+				return append([]any{body["instructions"]}, editortest.WithRole(body["input"], "developer", "system")...)
+			})})
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
 	"github.com/acpbridge/acpbridge/internal/testkit/fakeresponses"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 )
 
 // TestMain lets the test binary keep a shared app-server's daemon, and play `codex app-server` when FAKE_CODEX is
@@ -433,40 +434,22 @@ func (f *fakeServer) turnStart(id json.RawMessage, p map[string]any) {
 
 // load reads the threads codex would find on disk.
 func (f *fakeServer) load() {
-	path := os.Getenv(fakeStateEnv)
-	if path == "" {
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
 	var ths map[string]*fakeThread
-	if json.Unmarshal(b, &ths) == nil {
-		for id, th := range ths {
-			for _, t := range th.Turns {
-				t.thread = th
-			}
-			f.threads[id] = th
+	if !nativetest.LoadState(os.Getenv(fakeStateEnv), &ths) {
+		return
+	}
+	for id, th := range ths {
+		for _, t := range th.Turns {
+			t.thread = th
 		}
+		f.threads[id] = th
 	}
 }
 
 // save mirrors the threads to the state file.
 func (f *fakeServer) save() {
-	path := os.Getenv(fakeStateEnv)
-	if path == "" {
-		return
-	}
-	f.mu.Lock()
-	b, err := json.Marshal(f.threads)
-	f.mu.Unlock()
-	if err != nil {
-		panic(err)
-	}
-	tmp := path + fmt.Sprint(".", os.Getpid())
-	if os.WriteFile(tmp, b, 0o600) == nil {
-		os.Rename(tmp, path)
+	if err := nativetest.SaveState(os.Getenv(fakeStateEnv), &f.mu, &f.threads); err != nil {
+		fmt.Fprintln(os.Stderr, "fake codex:", err)
 	}
 }
 

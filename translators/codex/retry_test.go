@@ -15,7 +15,7 @@ import (
 func TestFake_retriesAreShownAndBounded(t *testing.T) {
 	t.Parallel()
 	fc := newFakeCodex(t)
-	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler), Retries: 2})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.Env, Logger: slog.New(slog.DiscardHandler), Retries: 2})
 	t.Cleanup(func() { b.Close() })
 	ev := nativetest.NewRecorder("accept")
 	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, ev)

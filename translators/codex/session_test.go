@@ -3,13 +3,11 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,28 +23,21 @@ import (
 // fake app-server of fakeappserver_test.go (this test binary, re-executed),
 // so they run everywhere, under -short and -race.
 
-// fakeCodex is one fake codex installation: the log of what its servers
-// were sent and sent back, and its threads "on disk", which every backend
-// made from it shares.
-type fakeCodex struct {
-	log   string
-	env   []string
-	state string
-}
+// fakeCodex is one fake codex installation (see nativetest.Fake): the
+// log of what its servers were sent and sent back, and its threads "on
+// disk", which every backend made from it shares.
+type fakeCodex struct{ *nativetest.Fake }
 
 func newFakeCodex(t *testing.T, env ...string) *fakeCodex {
 	t.Helper()
-	dir := t.TempDir()
-	fc := &fakeCodex{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "threads.json")}
-	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state,
-		nativetest.RaceEnv(t, dir, "the fake app-server")}, env...)
-	return fc
+	vars := nativetest.FakeVars{Play: fakeEnv, Log: fakeLogEnv, State: fakeStateEnv}
+	return &fakeCodex{nativetest.NewFake(t, "the fake app-server", vars, env...)}
 }
 
 // backend makes a Backend running the fake; the test closes it.
 func (fc *fakeCodex) backend(t *testing.T) *Backend {
 	t.Helper()
-	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.Env, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { b.Close() })
 	return b
 }
@@ -79,14 +70,13 @@ type wireMsg struct {
 	raw string
 }
 
+// KeepLine keeps the message's line.
+func (w *wireMsg) KeepLine(line string) { w.raw = line }
+
 // messages reads the log so far: its complete lines, as a server may be
 // writing one.
 func (fc *fakeCodex) messages(t *testing.T) []wireMsg {
-	recs, lines := nativetest.ReadLog[wireMsg](t, fc.log)
-	for i := range recs {
-		recs[i].raw = lines[i]
-	}
-	return recs
+	return nativetest.ReadRecords[wireMsg](t, fc.Log)
 }
 
 // sent returns the params of every request or notification of method the
@@ -114,55 +104,71 @@ func (fc *fakeCodex) answers(t *testing.T) []string {
 	return out
 }
 
-// count counts the log records of a direction ("start", "exit", …).
-func (fc *fakeCodex) count(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	for _, w := range fc.messages(t) {
-		if w.Dir == dir {
-			n++
-		}
-	}
-	return n
-}
-
 // waitLog waits until the log satisfies ok.
 func (fc *fakeCodex) waitLog(t *testing.T, what string, ok func([]wireMsg) bool) {
 	t.Helper()
 	nativetest.Poll(t, what, func() bool { return ok(fc.messages(t)) })
 }
 
-// TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
-// lists the models before it returns, so the session's options are
-// complete in the session/new response.
-func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "codex", IDs: "mode,model,effort,collaboration",
-		Mode: modeConfig, Model: "fake-model", Effort: agentkit.EffortDefault,
-		Models:  "fake-model,fake-fast", // the listed ones but the hidden
-		Efforts: "default,low,medium,high,minimal", Other: "fake-fast"})
-	id := waitReady(t, s)
-	if id == "" {
-		t.Fatal("no thread id once the thread started")
-	}
-	if h, err := s.Caps().History(context.Background()); err != nil || len(h) != 0 {
+// codexRun is a suite test's run on the fake app-server.
+type codexRun = nativetest.Run[*fakeCodex]
+
+// TestFake_suite runs nativetest's suite of a backend on one shared
+// server on the fake app-server; the hooks below check what codex was
+// sent.
+func TestFake_suite(t *testing.T) {
+	nativetest.RunServerSuite(t, nativetest.ServerSuite[*fakeCodex]{
+		Agent: "codex", EnvVar: EnvVar, Fake: newFakeCodex, Backend: func(path string, env []string) nativetest.Checked {
+			return New(Options{Path: path, Env: env, Logger: slog.New(slog.DiscardHandler)})
+		},
+		Ready: waitReady, Allow: "accept", Reply: "Hello from fake model. You said: ", ExitEnv: fakeExitEnv,
+
+		Options: nativetest.Options{Agent: "codex", IDs: "mode,model,effort,collaboration",
+			Mode: modeConfig, Model: "fake-model", Effort: agentkit.EffortDefault,
+			Models:  "fake-model,fake-fast", // the listed ones but the hidden
+			Efforts: "default,low,medium,high,minimal", Other: "fake-fast"},
+		Args: "app-server -c tools.update_plan={enabled=true}", Opened: codexOpened,
+		Used: 49, Size: 258400, Answered: codexAnswered,
+		AskPrompt: "approve this", Cancelled: codexCancelled,
+		FailPrompt: "fail500", FailError: "We’re currently experiencing high demand, which may cause temporary errors. (internalServerError)",
+		AuthPrompt: "unauthorized", AuthError: []string{"401 Unauthorized", "codex login"}, // reported by the error notification only
+		CrashStderr: "fake codex: boom, the model stream broke", Restarted: codexRestarted,
+		MCPRefused: []string{"sse"}, MCPSent: codexMCPSent,
+		NextTurns: []nativetest.Prompt{
+			{Text: "one", Config: map[string]string{agent.ConfigMode: "ask", agent.ConfigModel: "fake-fast", agent.ConfigEffort: "high"}},
+			{Text: "two"},
+			{Text: "three", Config: map[string]string{agent.ConfigEffort: agentkit.EffortDefault}},
+		},
+		NextSent:    codexNextSent,
+		NextOptions: map[string]string{agent.ConfigMode: "ask", agent.ConfigModel: "fake-fast", agent.ConfigEffort: agentkit.EffortDefault},
+		Warmed:      codexWarmed, Catalogued: codexCatalogued,
+		Together: "hello %s", Said: "You said: hello %s", Unsaid: "hello %s",
+		Inputs: codexInputs, ForkNotice: "Codex could not fork the parent's thread",
+		ParentPrompt: "Remember the word apricot", ForkPrompt: "Which word was it", ForkMoves: true, Forked: codexForked,
+		Unforkable: func(*testing.T, nativetest.Checked) map[string]string {
+			return map[string]string{"unknown": "01a1ffff-0000-7000-8000-000000000000"} // never prompted, or its CODEX_HOME lost it
+		},
+		ForkTold:      codexForkTold,
+		SystemPrompts: []agent.SystemPrompt{{Text: "Answer tersely."}, {Override: true, Text: "Be a pirate."}},
+		SetUpConfig:   map[string]string{agent.ConfigMode: "auto"}, SetUp: codexSetUp, SetUpTurn: codexSetUpTurn,
+	})
+}
+
+// codexOpened: a new thread has no history; thread/start carries the cwd
+// alone (config.toml decides the rest); the client speaks as codex does
+// (no "jsonrpc" member), and lists the skills after thread/start.
+func codexOpened(t *testing.T, r codexRun) {
+	if h, err := r.Session.Caps().History(context.Background()); err != nil || len(h) != 0 {
 		t.Errorf("a new thread's history: %v, %v", h, err)
 	}
-	starts := fc.sent(t, "thread/start")
+	starts := r.Fake.sent(t, "thread/start")
 	if len(starts) != 1 || len(starts[0]) != 1 || starts[0]["cwd"] == nil {
 		t.Errorf("thread/start %v; want the cwd alone (config.toml decides the rest)", starts)
 	}
 	var got string // skills/list comes after thread/start, in the background
 	for deadline := time.Now().Add(time.Minute); !strings.HasSuffix(got, "skills/list") && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		w := fc.messages(t)
-		if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "app-server -c tools.update_plan={enabled=true}" {
-			t.Fatalf("the server was started as %v", w)
-		}
 		var methods []string
-		for _, m := range w {
+		for _, m := range r.Fake.messages(t) {
 			if m.Dir == "client->server" {
 				methods = append(methods, m.Msg.Method)
 				if strings.Contains(m.raw, `"jsonrpc"`) {
@@ -177,16 +183,11 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	}
 }
 
-// TestFake_textTurn streams a message by its deltas, with the usage.
-func TestFake_textTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	nativetest.MustPrompt(t, s, "hello there", nil)
-	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake model. You said: hello there\n", 49, 258400)
-	turns := fc.sent(t, "turn/start")
-	if len(turns) != 1 || turns[0]["threadId"] != s.NativeID() {
+// codexAnswered: turn/start carries the thread and the input, and no
+// option, as none was picked.
+func codexAnswered(t *testing.T, r codexRun, _ agent.TurnResult) {
+	turns := r.Fake.sent(t, "turn/start")
+	if len(turns) != 1 || turns[0]["threadId"] != r.Session.NativeID() {
 		t.Fatalf("turn/start %v", turns)
 	}
 	for _, k := range []string{"approvalPolicy", "sandboxPolicy", "model", "effort"} {
@@ -197,6 +198,138 @@ func TestFake_textTurn(t *testing.T) {
 	in, _ := json.Marshal(turns[0]["input"])
 	if string(in) != `[{"text":"hello there","text_elements":[],"type":"text"}]` {
 		t.Errorf("input %s", in)
+	}
+}
+
+// codexCancelled: the cancelled ask is answered cancel, and codex's turn
+// ends with it.
+func codexCancelled(t *testing.T, r codexRun) {
+	// The answer may reach codex after the interrupt has ended the turn.
+	r.Fake.waitLog(t, "the answer to the ask", func([]wireMsg) bool { return len(r.Fake.answers(t)) > 0 })
+	if ans := r.Fake.answers(t); len(ans) != 1 || ans[0] != `{"decision":"cancel"}` {
+		t.Errorf("answers %v; want cancel", ans)
+	}
+}
+
+// codexRestarted: the restarted server resumes the thread, whose history
+// holds the crashed turn's partial answer.
+func codexRestarted(t *testing.T, r codexRun, _ string) {
+	thread := r.Session.NativeID()
+	resumes := r.Fake.sent(t, "thread/resume")
+	if len(resumes) != 1 || resumes[0]["threadId"] != thread {
+		t.Errorf("thread/resume %v; want thread %s resumed", resumes, thread)
+	}
+	h, err := r.Session.Caps().History(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := acptest.Conversation(h); !strings.Contains(got, "user: hello there\nagent: Hello from fake model. You said: hello there\nuser: crash now\nagent: partial answer") {
+		t.Errorf("history after the restart:%s", got)
+	}
+}
+
+// codexMCPSent: stdio and http servers go to codex as a config override
+// of the thread.
+func codexMCPSent(t *testing.T, r codexRun) {
+	starts := r.Fake.sent(t, "thread/start")
+	cfg, _ := json.Marshal(starts[0]["config"])
+	if string(cfg) != `{"mcp_servers":{"docs":{"http_headers":{"Authorization":"Bearer y"},"url":"http://127.0.0.1:9/mcp"},`+
+		`"tools":{"args":["--stdio"],"command":"/usr/bin/tool","env":{"TOKEN":"x"}}}}` {
+		t.Errorf("config %s", cfg)
+	}
+}
+
+// codexNextSent: options picked between turns go with the next
+// turn/start, once; config.toml's policy is no longer offered once a
+// preset was sent.
+func codexNextSent(t *testing.T, r codexRun) {
+	turns := r.Fake.sent(t, "turn/start")
+	if len(turns) != 3 {
+		t.Fatalf("turn/start %v", turns)
+	}
+	first := turns[0]
+	policy, _ := json.Marshal(first["sandboxPolicy"])
+	if first["approvalPolicy"] != "untrusted" || string(policy) != `{"type":"workspaceWrite"}` || first["model"] != "fake-fast" || first["effort"] != "high" {
+		t.Errorf("first turn/start %v", first)
+	}
+	for i, p := range turns[1:] {
+		for _, k := range []string{"approvalPolicy", "sandboxPolicy", "model", "effort"} {
+			if _, ok := p[k]; ok {
+				t.Errorf("turn/start %d sends %s again: %v", i+2, k, p)
+			}
+		}
+	}
+	if mode, _ := nativetest.FindOption(r.Session.Config(), agent.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
+		t.Errorf("config.toml's policy still offered once a preset was sent")
+	}
+}
+
+// codexWarmed waits for the warm-up's model list.
+func codexWarmed(t *testing.T, fc *fakeCodex) {
+	fc.waitLog(t, "the model list", func(ws []wireMsg) bool {
+		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
+	})
+}
+
+// codexCatalogued: the session found the warmed server's models.
+func codexCatalogued(t *testing.T, r codexRun) {
+	if n, m := len(r.Fake.sent(t, "initialize")), len(r.Fake.sent(t, "model/list")); n != 1 || m != 1 {
+		t.Errorf("%d initialize, %d model/list; want one each", n, m)
+	}
+}
+
+// codexSetUp: the writable roots go with thread/start as a config
+// override; the system prompt as developer instructions (append) or base
+// instructions (override).
+func codexSetUp(t *testing.T, r codexRun) {
+	p, lib := r.Opts.SystemPrompt, r.Opts.Directories[0]
+	starts := r.Fake.sent(t, "thread/start")
+	key := map[bool]string{false: "developerInstructions", true: "baseInstructions"}[p.Override]
+	cfg, _ := starts[0]["config"].(map[string]any)
+	if len(starts) != 1 || starts[0][key] != p.Text || fmt.Sprint(cfg["sandbox_workspace_write.writable_roots"]) != "["+lib+"]" {
+		t.Errorf("thread/start %v; want %s %q and writable roots [%s]", starts, key, p.Text, lib)
+	}
+}
+
+// codexSetUpTurn: the writable roots go with a later turn's sandbox
+// policy.
+func codexSetUpTurn(t *testing.T, r codexRun) {
+	lib := r.Opts.Directories[0]
+	turns := r.Fake.sent(t, "turn/start")
+	if sp := fmt.Sprint(turns[len(turns)-1]["sandboxPolicy"]); sp != "map[type:workspaceWrite writableRoots:["+lib+"]]" {
+		t.Errorf("turn/start's sandboxPolicy %s; want workspaceWrite with the writable roots", sp)
+	}
+}
+
+// codexInputs are the inputs of the turn/starts on the session's thread.
+func codexInputs(t *testing.T, r codexRun) []string {
+	var out []string
+	for _, p := range r.Fake.sent(t, "turn/start") {
+		if p["threadId"] == r.Session.NativeID() {
+			in, _ := json.Marshal(p["input"])
+			out = append(out, string(in))
+		}
+	}
+	return out
+}
+
+// codexForked: the fork is thread/fork of the parent's thread with the
+// fork's directory, whose history holds the parent's turns.
+func codexForked(t *testing.T, r codexRun, parent agent.Native) {
+	forks := r.Fake.sent(t, "thread/fork")
+	if len(forks) != 1 || forks[0]["threadId"] != parent.NativeID() || forks[0]["cwd"] != r.Opts.Cwd || len(r.Fake.sent(t, "thread/start")) != 1 {
+		t.Fatalf("thread/fork %v, %d thread/start; want one fork of the parent in %s", forks, len(r.Fake.sent(t, "thread/start")), r.Opts.Cwd)
+	}
+	h, err := r.Session.Caps().History(context.Background())
+	if got := acptest.Conversation(h); err != nil || !strings.Contains(got, "user: Remember the word apricot") {
+		t.Errorf("the fork's history %q, %v; want the parent's turn", got, err)
+	}
+}
+
+// codexForkTold: the fork of a thread codex lacks is a new thread.
+func codexForkTold(t *testing.T, r codexRun) {
+	if starts := r.Fake.sent(t, "thread/start"); len(starts) != 1 {
+		t.Errorf("thread/start %v; want the fork's", starts)
 	}
 }
 
@@ -327,78 +460,6 @@ func TestFake_cancelInterruptsTheTurn(t *testing.T) {
 	nativetest.CheckNextTurn(t, s, ev, "\nagent: Hello from fake model. You said: hello again\n")
 }
 
-// TestFake_cancelWhileAsking: a turn cancelled while the user is being
-// asked cancels the ask, and codex's turn with it.
-func TestFake_cancelWhileAsking(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	ev := nativetest.NewRecorder("wait")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	nativetest.CancelTurn(t, s, ev, "approve this", "the ask", nativetest.HasAsk)
-	// The answer may reach codex after the interrupt has ended the turn.
-	fc.waitLog(t, "the answer to the ask", func([]wireMsg) bool { return len(fc.answers(t)) > 0 })
-	if ans := fc.answers(t); len(ans) != 1 || ans[0] != `{"decision":"cancel"}` {
-		t.Errorf("answers %v; want cancel", ans)
-	}
-	nativetest.CheckNextTurn(t, s, ev, "\nagent: Hello from fake model. You said: hello again\n")
-}
-
-// TestFake_failedTurn: a failed turn is an error with codex's message and
-// error kind; the retried error before it is not.
-func TestFake_failedTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	_, err := nativetest.RunPrompt(t, s, "fail500", nil)
-	if err == nil || err.Error() != "We’re currently experiencing high demand, which may cause temporary errors. (internalServerError)" {
-		t.Fatalf("err %v", err)
-	}
-	if errors.Is(err, agent.ErrAuthRequired) {
-		t.Errorf("%v is not an auth error", err)
-	}
-	nativetest.MustPrompt(t, s, "hello again", nil)
-}
-
-// TestFake_unauthorized: a 401 (reported by the error notification only)
-// asks the user to log in.
-func TestFake_unauthorized(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	_, err := nativetest.RunPrompt(t, s, "unauthorized", nil)
-	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "codex login") {
-		t.Fatalf("err %v; want ErrAuthRequired with codex's message", err)
-	}
-}
-
-// TestFake_serverCrashMidTurn: the turn ends with the exit and its stderr;
-// the next prompt restarts the server and resumes the thread.
-func TestFake_serverCrashMidTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	ev := nativetest.NewRecorder("accept")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	_, got := nativetest.CheckCrashMidTurn(t, s, ev, "fake codex: boom, the model stream broke")
-	thread := s.NativeID()
-	if !strings.Contains(got, "You said: hello again") {
-		t.Errorf("after the restart:%s", got)
-	}
-	if n := fc.count(t, "start"); n != 2 {
-		t.Errorf("%d servers started, want 2", n)
-	}
-	resumes := fc.sent(t, "thread/resume")
-	if len(resumes) != 1 || resumes[0]["threadId"] != thread {
-		t.Errorf("thread/resume %v; want thread %s resumed", resumes, thread)
-	}
-	h, err := s.Caps().History(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := acptest.Conversation(h); !strings.Contains(got, "user: hello there\nagent: Hello from fake model. You said: hello there\nuser: crash now\nagent: partial answer") {
-		t.Errorf("history after the restart:%s", got)
-	}
-}
-
 // TestFake_historyOfAResumedThread: a session that resumes a thread
 // replays it as the live turns showed it, and continues it.
 func TestFake_historyOfAResumedThread(t *testing.T) {
@@ -435,7 +496,7 @@ func TestFake_historyOfAResumedThread(t *testing.T) {
 		t.Errorf("resumed thread %s, want %s", s2.NativeID(), thread)
 	}
 	nativetest.MustPrompt(t, s2, "hello again", nil)
-	if n := fc.count(t, "start"); n != 1 {
+	if n := fc.Count(t, "start"); n != 1 {
 		t.Errorf("%d servers; the sessions share one", n)
 	}
 }
@@ -474,42 +535,6 @@ func TestFake_resumeTakesTheRecordedOptions(t *testing.T) {
 	}
 	if _, _, changed := ev.Snapshot(); changed != 0 {
 		t.Errorf("%d ConfigChanged; codex reported what was restored", changed)
-	}
-}
-
-// TestFake_nextTurnOptions: options picked between turns go with the next
-// turn/start, once.
-func TestFake_nextTurnOptions(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	nativetest.MustPrompt(t, s, "one", map[string]string{agent.ConfigMode: "ask", agent.ConfigModel: "fake-fast", agent.ConfigEffort: "high"})
-	nativetest.MustPrompt(t, s, "two", nil)
-	nativetest.MustPrompt(t, s, "three", map[string]string{agent.ConfigEffort: agentkit.EffortDefault})
-	turns := fc.sent(t, "turn/start")
-	if len(turns) != 3 {
-		t.Fatalf("turn/start %v", turns)
-	}
-	first := turns[0]
-	policy, _ := json.Marshal(first["sandboxPolicy"])
-	if first["approvalPolicy"] != "untrusted" || string(policy) != `{"type":"workspaceWrite"}` || first["model"] != "fake-fast" || first["effort"] != "high" {
-		t.Errorf("first turn/start %v", first)
-	}
-	for i, p := range turns[1:] {
-		for _, k := range []string{"approvalPolicy", "sandboxPolicy", "model", "effort"} {
-			if _, ok := p[k]; ok {
-				t.Errorf("turn/start %d sends %s again: %v", i+2, k, p)
-			}
-		}
-	}
-	opts := s.Config()
-	for id, want := range map[string]string{agent.ConfigMode: "ask", agent.ConfigModel: "fake-fast", agent.ConfigEffort: agentkit.EffortDefault} {
-		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
-			t.Errorf("%s = %q, want %q", id, o.Current, want)
-		}
-	}
-	if mode, _ := nativetest.FindOption(opts, agent.ConfigMode); slices.Contains(nativetest.ChoiceValues(mode), modeConfig) {
-		t.Errorf("config.toml's policy still offered once a preset was sent")
 	}
 }
 
@@ -570,37 +595,6 @@ func TestFake_closeUnregisters(t *testing.T) {
 	}
 	if got := evB.Conversation(); !strings.Contains(got, "answered: error: acpbridge has no session for this thread") {
 		t.Errorf("B:%s", got)
-	}
-}
-
-// TestFake_twoSessionsAtOnce: two turns at once on the one server; each
-// session sees its own thread only.
-func TestFake_twoSessionsAtOnce(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	evs := []*nativetest.Recorder{nativetest.NewRecorder("accept"), nativetest.NewRecorder("accept")}
-	ss := []agent.Native{nativetest.OpenSession(t, b, agent.OpenOptions{}, evs[0]), nativetest.OpenSession(t, b, agent.OpenOptions{}, evs[1])}
-	var wg sync.WaitGroup
-	for i, s := range ss {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
-			defer cancel()
-			if res, err := s.Prompt(ctx, nativetest.TextTurn([]string{"hello one", "hello two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
-				t.Errorf("session %d: %+v, %v", i, res, err)
-			}
-		})
-	}
-	wg.Wait()
-	for i, ev := range evs {
-		got := ev.Conversation()
-		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
-		if !strings.Contains(got, "You said: hello "+want) || strings.Contains(got, "hello "+other) {
-			t.Errorf("session %d:%s", i, got)
-		}
-	}
-	if n := fc.count(t, "start"); n != 1 {
-		t.Errorf("%d servers, want 1", n)
 	}
 }
 
@@ -698,50 +692,6 @@ func TestFake_resumeUnknownThread(t *testing.T) {
 	}
 }
 
-// TestFake_backendCloseStopsTheServer: Close ends the server (by closing
-// its stdin, on which codex exits).
-func TestFake_backendCloseStopsTheServer(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	nativetest.MustPrompt(t, s, "hello", nil)
-	s.Close()
-	b.Close()
-	if n := fc.count(t, "exit"); n != 1 {
-		t.Errorf("the server exited %d times by Close, want 1", n)
-	}
-	b.Close()
-}
-
-// TestFake_closedBackendLeavesNoServer: whatever Open does after Close,
-// no server is left running.
-func TestFake_closedBackendLeavesNoServer(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
-}
-
-// TestFake_warm starts the server and lists the models before any
-// session; Open then finds them.
-func TestFake_warm(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	b.Warm("")
-	fc.waitLog(t, "the model list", func(ws []wireMsg) bool {
-		return slices.ContainsFunc(ws, func(w wireMsg) bool { return w.Dir == "server->client" && strings.Contains(w.raw, `"fake-fast"`) })
-	})
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	if model, ok := nativetest.FindOption(s.Config(), agent.ConfigModel); !ok || model.Current != "fake-model" {
-		t.Errorf("model option %+v", model)
-	}
-	waitReady(t, s)
-	if n, m := len(fc.sent(t, "initialize")), len(fc.sent(t, "model/list")); n != 1 || m != 1 {
-		t.Errorf("%d initialize, %d model/list; want one each", n, m)
-	}
-}
-
 // TestFake_noModelList: a server that can't list its models still runs
 // sessions, which offer the mode (and the collaboration mode) only.
 func TestFake_noModelList(t *testing.T) {
@@ -752,17 +702,6 @@ func TestFake_noModelList(t *testing.T) {
 		t.Errorf("options %+v; want the mode and the collaboration mode alone", opts)
 	}
 	nativetest.MustPrompt(t, s, "hello", nil)
-}
-
-// TestFake_serverDoesNotStart: a server that exits at start fails Open.
-func TestFake_serverDoesNotStart(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t, fakeExitEnv+"=fake codex: config.toml is broken")
-	b := fc.backend(t)
-	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("accept"))
-	if err == nil || !strings.Contains(err.Error(), "fake codex: config.toml is broken") {
-		t.Fatalf("Open: %v; want the server's exit and stderr", err)
-	}
 }
 
 // TestFake_resumeAfterACrashKeepsThePickedModel: the model picked in a
@@ -786,126 +725,6 @@ func TestFake_resumeAfterACrashKeepsThePickedModel(t *testing.T) {
 	}
 }
 
-// TestFake_mcpServers: stdio and http servers go to codex as a config
-// override of the thread; sse ones are refused.
-func TestFake_mcpServers(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir(),
-		MCPServers: []acp.McpServer{{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("accept"))
-	if !errors.Is(err, agent.ErrInvalidParams) {
-		t.Errorf("sse: %v, want ErrInvalidParams", err)
-	}
-	if n := fc.count(t, "start"); n != 0 {
-		t.Errorf("a refused Open started the server")
-	}
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{MCPServers: []acp.McpServer{
-		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{}}}}}, nativetest.NewRecorder("accept"))
-	waitReady(t, s)
-	starts := fc.sent(t, "thread/start")
-	cfg, _ := json.Marshal(starts[0]["config"])
-	if string(cfg) != `{"mcp_servers":{"docs":{"http_headers":{},"url":"http://127.0.0.1:9/mcp"}}}` {
-		t.Errorf("config %s", cfg)
-	}
-}
-
-// TestFake_missingExecutable: no codex is ErrAgentUnavailable, at Open;
-// Warm does nothing.
-func TestFake_missingExecutable(t *testing.T) {
-	nativetest.CheckMissingExecutable(t, "codex", EnvVar, func(path string) nativetest.Checked {
-		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
-	})
-}
-
-// TestFake_forkIsCodexsOwnFork: a session opened with ForkOf forks the
-// parent's thread (thread/fork with the session's directory) and goes on
-// on the new thread, whose history holds the parent's turns; the parent's
-// thread goes on without the fork's.
-func TestFake_forkIsCodexsOwnFork(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	if !b.Info().Caps.Forks {
-		t.Fatal("codex does not fork")
-	}
-	parent := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("accept"))
-	nativetest.MustPrompt(t, parent, "Remember the word apricot", nil)
-	cwd := t.TempDir()
-	ev := nativetest.NewRecorder("accept")
-	told := false
-	fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
-		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
-	thread := waitReady(t, fork)
-	if thread == "" || thread == parent.NativeID() {
-		t.Fatalf("the fork's thread %q; want one of its own (the parent's is %s)", thread, parent.NativeID())
-	}
-	forks := fc.sent(t, "thread/fork")
-	if len(forks) != 1 || forks[0]["threadId"] != parent.NativeID() || forks[0]["cwd"] != cwd || len(fc.sent(t, "thread/start")) != 1 {
-		t.Fatalf("thread/fork %v, %d thread/start; want one fork of the parent in %s", forks, len(fc.sent(t, "thread/start")), cwd)
-	}
-	h, err := fork.Caps().History(context.Background())
-	if got := acptest.Conversation(h); err != nil || !strings.Contains(got, "user: Remember the word apricot") {
-		t.Errorf("the fork's history %q, %v; want the parent's turn", got, err)
-	}
-	nativetest.MustPrompt(t, fork, "Which word was it", nil)
-	nativetest.MustPrompt(t, parent, "Back in the parent", nil)
-	turns := fc.sent(t, "turn/start")
-	if len(turns) != 3 || turns[1]["threadId"] != thread || turns[2]["threadId"] != parent.NativeID() {
-		t.Errorf("turn/start %v; want the fork's turn on its thread, the parent's on the parent's", turns)
-	}
-	if in, _ := json.Marshal(turns[1]["input"]); strings.Contains(string(in), "forked from") || told {
-		t.Errorf("the fork's first input %s (the transcript read: %v); want the prompt alone", in, told)
-	}
-	if got := ev.Conversation(); strings.Contains(got, "could not fork") {
-		t.Errorf("conversation:%s", got)
-	}
-}
-
-// TestFake_forkOfAThreadCodexLacks: a parent codex has no rollout for
-// (never prompted, or its CODEX_HOME lost it) is forked as a new thread,
-// and its first turn is told the conversation from the bridge's
-// transcript, without the turn's own prompt; the client sees a thought
-// saying so. With nothing recorded, nothing is told.
-func TestFake_forkOfAThreadCodexLacks(t *testing.T) {
-	t.Parallel()
-	fc := newFakeCodex(t)
-	b := fc.backend(t)
-	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
-		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
-	ev := nativetest.NewRecorder("accept")
-	fork := nativetest.OpenSession(t, b, agent.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000000",
-		History: func() []acp.SessionUpdate { return recorded }}, ev)
-	if waitReady(t, fork) == "" {
-		t.Fatal("no thread")
-	}
-	nativetest.MustPrompt(t, fork, "Which word was it", nil)
-	nativetest.MustPrompt(t, fork, "And again", nil)
-	turns := fc.sent(t, "turn/start")
-	if len(turns) != 2 || len(fc.sent(t, "thread/start")) != 1 {
-		t.Fatalf("turn/start %v, thread/start %v", turns, fc.sent(t, "thread/start"))
-	}
-	first, _ := json.Marshal(turns[0]["input"])
-	if s := string(first); !strings.Contains(s, "which it was forked from") || !strings.Contains(s, "Remember the word apricot") ||
-		strings.Count(s, "Which word was it") != 1 {
-		t.Errorf("the first turn's input %s; want the conversation told once, then the prompt", s)
-	}
-	if second, _ := json.Marshal(turns[1]["input"]); strings.Contains(string(second), "forked from") {
-		t.Errorf("the second turn's input %s; want the prompt alone", second)
-	}
-	if got := ev.Conversation(); !strings.Contains(got, "Codex could not fork the parent's thread") {
-		t.Errorf("conversation:%s", got)
-	}
-
-	fork2 := nativetest.OpenSession(t, b, agent.OpenOptions{ForkOf: "01a1ffff-0000-7000-8000-000000000001",
-		History: func() []acp.SessionUpdate { return recorded[2:] }}, nativetest.NewRecorder("accept"))
-	nativetest.MustPrompt(t, fork2, "Which word was it", nil)
-	turns = fc.sent(t, "turn/start")
-	if in, _ := json.Marshal(turns[len(turns)-1]["input"]); strings.Contains(string(in), "forked from") {
-		t.Errorf("input %s; with nothing recorded before the prompt, nothing to tell", in)
-	}
-}
-
 func TestSlashCommand(t *testing.T) {
 	for _, tc := range []struct {
 		text, name, args string
@@ -924,32 +743,5 @@ func TestSlashCommand(t *testing.T) {
 	}
 	if got := skillMention([]acp.ContentBlock{acp.TextBlock("/$lint now")}); got[0].Text.Text != "$lint now" {
 		t.Errorf("skillMention: %q", got[0].Text.Text)
-	}
-}
-
-// TestFake_directoriesAndSystemPrompt: the writable roots go with
-// thread/start as a config override, and with a later turn's sandbox
-// policy; the system prompt as developer instructions (append) or base
-// instructions (override).
-func TestFake_directoriesAndSystemPrompt(t *testing.T) {
-	t.Parallel()
-	for _, p := range []agent.SystemPrompt{{Text: "Answer tersely."}, {Override: true, Text: "Be a pirate."}} {
-		fc := newFakeCodex(t)
-		lib := t.TempDir()
-		s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Directories: []string{lib}, SystemPrompt: &p}, nativetest.NewRecorder("accept"))
-		waitReady(t, s)
-		starts := fc.sent(t, "thread/start")
-		key := map[bool]string{false: "developerInstructions", true: "baseInstructions"}[p.Override]
-		cfg, _ := starts[0]["config"].(map[string]any)
-		if len(starts) != 1 || starts[0][key] != p.Text || fmt.Sprint(cfg["sandbox_workspace_write.writable_roots"]) != "["+lib+"]" {
-			t.Errorf("thread/start %v; want %s %q and writable roots [%s]", starts, key, p.Text, lib)
-		}
-		if _, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("hi")}, Config: map[string]string{agent.ConfigMode: "auto"}}); err != nil {
-			t.Fatal(err)
-		}
-		turns := fc.sent(t, "turn/start")
-		if sp := fmt.Sprint(turns[len(turns)-1]["sandboxPolicy"]); sp != "map[type:workspaceWrite writableRoots:["+lib+"]]" {
-			t.Errorf("turn/start's sandboxPolicy %s; want workspaceWrite with the writable roots", sp)
-		}
 	}
 }

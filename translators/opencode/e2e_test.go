@@ -362,24 +362,9 @@ func TestE2E_serverKilledMidTurn(t *testing.T) {
 // OpenCode session (the model sees the earlier turn).
 func TestE2E_restartLoadsAndContinues(t *testing.T) {
 	t.Parallel() // a server of its own: it runs beside the shared-server tests
-	w := newWorld(t)
-	state, cwd := t.TempDir(), workspace(t)
-	e := editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto)
-	id := e.NewSession(cwd)
-	if _, err := e.Prompt(id, "hello there"); err != nil {
-		t.Fatal(err)
-	}
-	live := editortest.WithPrompt("hello there", e.Client.Take())
-	e.Stop()
-
-	e2 := editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto)
-	e2.Load(id, cwd)
-	if got := e2.Client.Conversation(); got != live {
-		t.Errorf("replay:%s\nwant (live):%s", got, live)
-	}
-	if _, err := e2.Prompt(id, "second prompt"); err != nil {
-		t.Fatal(err)
-	}
+	w, state := newWorld(t), t.TempDir()
+	start := func() *editortest.Editor { return editortest.StartEditor(t, w.backend(), state, bridge.PersistAuto) }
+	editortest.CheckRestart(t, start, workspace(t), "hello there", "second prompt")
 	reqs := w.srv.Requests()
 	last := reqs[len(reqs)-1]
 	if !strings.Contains(strings.Join(userTexts(last), "\n"), "hello there") {
@@ -531,10 +516,7 @@ func TestE2E_daemonSharedByBridges(t *testing.T) {
 	editortest.CheckSharedServer(t, editortest.SharedServer{
 		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
 		Server: func(b agent.Backend) (int, <-chan struct{}) {
-			srv, ok := b.(*Backend).shared.Running()
-			if !ok {
-				t.Fatal("no server")
-			}
+			srv := running(t, b)
 			return srv.l.Pid(), srv.Done()
 		},
 		Dir:     func() string { return workspace(t) },
@@ -542,6 +524,16 @@ func TestE2E_daemonSharedByBridges(t *testing.T) {
 		Command: "run: touch made.txt && echo made", Runs: "touch made.txt && echo made", File: "made.txt",
 		OneDir: true,
 	})
+}
+
+// running is the opencode serve b runs on.
+func running(t *testing.T, b agent.Backend) *server {
+	t.Helper()
+	srv, ok := b.(*Backend).shared.Running()
+	if !ok {
+		t.Fatal("no server")
+	}
+	return srv
 }
 
 // TestE2E_keeperKilled: the keeper of a shared opencode serve SIGKILLed
@@ -553,15 +545,9 @@ func TestE2E_keeperKilled(t *testing.T) {
 	env := append(fakechat.Env(w.home, fakechat.ConfigPath(w.home)), daemon.RootEnv+"="+root)
 	editortest.CheckKeeperKilled(t, editortest.KeeperKilled{
 		Backend: func() agent.Backend { return New(Options{Path: w.bin, Env: env, Shared: time.Minute}) },
-		Keeper: func(b agent.Backend) int {
-			srv, ok := b.(*Backend).shared.Running()
-			if !ok {
-				t.Fatal("no server")
-			}
-			return srv.l.(*agentkit.Leased).Keeper()
-		},
-		Dir:  func() string { return workspace(t) },
-		Slow: "slow",
+		Keeper:  func(b agent.Backend) int { return running(t, b).l.(*agentkit.Leased).Keeper() },
+		Dir:     func() string { return workspace(t) },
+		Slow:    "slow",
 	})
 }
 
@@ -639,21 +625,10 @@ func TestE2E_firstSessionServerFails(t *testing.T) {
 // appends it to its own); the additional directory is allowed, not told.
 func TestE2E_directoriesAndSystemPrompt(t *testing.T) {
 	e, w := sharedEditor(t)
-	editortest.CheckSetup(t, editortest.Setup{Editor: e, Cwd: sharedWorkspace(t), Mode: acp.SystemPromptModeAppend, Sent: func() (system, whole []string) {
-		for _, r := range w.srv.Requests() {
-			var s []any
-			msgs, _ := r.Raw["messages"].([]any)
-			for _, m := range msgs {
-				if m, _ := m.(map[string]any); m["role"] == "system" {
-					s = append(s, m)
-				}
-			}
-			sj, _ := json.Marshal(s)
-			wj, _ := json.Marshal(r.Raw)
-			system, whole = append(system, string(sj)), append(whole, string(wj))
-		}
-		return system, whole
-	}})
+	editortest.CheckSetup(t, editortest.Setup{Editor: e, Cwd: sharedWorkspace(t), Mode: acp.SystemPromptModeAppend, Sent: editortest.SentBy(w.srv.Requests,
+		func(r fakechat.Request) map[string]any { return r.Raw }, func(body map[string]any) any {
+			return editortest.WithRole(body["messages"], "system")
+		})})
 }
 
 // The official TS SDK's unstable v1 client, opted into every capability,

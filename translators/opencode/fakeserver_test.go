@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/acpbridge/acpbridge/internal/testkit/daemontest"
+	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
 )
 
 // TestMain lets the test binary play `opencode serve` when FAKE_OPENCODE is
@@ -202,35 +203,16 @@ func (f *fakeServer) newIDLocked(prefix string) string {
 
 // load reads the sessions opencode would find on disk.
 func (f *fakeServer) load() {
-	path := os.Getenv(fakeStateEnv)
-	if path == "" {
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return
-	}
 	var ss map[string]*fakeSession
-	if json.Unmarshal(b, &ss) == nil {
+	if nativetest.LoadState(os.Getenv(fakeStateEnv), &ss) {
 		f.sessions = ss
 	}
 }
 
 // save mirrors the sessions to the state file.
 func (f *fakeServer) save() {
-	path := os.Getenv(fakeStateEnv)
-	if path == "" {
-		return
-	}
-	f.mu.Lock()
-	b, err := json.Marshal(f.sessions)
-	f.mu.Unlock()
-	if err != nil {
-		panic(err)
-	}
-	tmp := path + fmt.Sprint(".", os.Getpid())
-	if os.WriteFile(tmp, b, 0o600) == nil {
-		os.Rename(tmp, path)
+	if err := nativetest.SaveState(os.Getenv(fakeStateEnv), &f.mu, &f.sessions); err != nil {
+		fmt.Fprintln(os.Stderr, "fake opencode:", err)
 	}
 }
 

@@ -3,13 +3,11 @@ package opencode
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 
 	"github.com/acpbridge/acpbridge/internal/testkit/acptest"
 	"github.com/acpbridge/acpbridge/internal/testkit/nativetest"
-	"github.com/acpbridge/acpbridge/internal/testkit/testproc"
 	"github.com/acpbridge/acpbridge/translators/internal/agentkit"
 	"github.com/coder/acp-go-sdk"
 )
@@ -26,28 +23,22 @@ import (
 // fake opencode serve of fakeserver_test.go (this test binary,
 // re-executed), so they run everywhere, under -short and -race.
 
-// fakeOC is one fake opencode installation: the log of what its servers
-// were asked and sent, and its sessions "on disk", which every backend
-// made from it shares.
-type fakeOC struct {
-	log   string
-	env   []string
-	state string
-}
+// fakeOC is one fake opencode installation (see nativetest.Fake): the
+// log of what its servers were asked and sent, and its sessions "on
+// disk", which every backend made from it shares. Its servers exit when
+// their stdin closes, unless env unsets fakeEOFEnv.
+type fakeOC struct{ *nativetest.Fake }
 
 func newFakeOC(t *testing.T, env ...string) *fakeOC {
 	t.Helper()
-	dir := t.TempDir()
-	fc := &fakeOC{log: filepath.Join(dir, "wire.jsonl"), state: filepath.Join(dir, "sessions.json")}
-	fc.env = append([]string{fakeEnv + "=1", fakeLogEnv + "=" + fc.log, fakeStateEnv + "=" + fc.state, fakeEOFEnv + "=1",
-		nativetest.RaceEnv(t, dir, "the fake opencode")}, env...)
-	return fc
+	vars := nativetest.FakeVars{Play: fakeEnv, Log: fakeLogEnv, State: fakeStateEnv}
+	return &fakeOC{nativetest.NewFake(t, "the fake opencode", vars, append([]string{fakeEOFEnv + "=1"}, env...)...)}
 }
 
 // backend makes a Backend running the fake; the test closes it.
 func (fc *fakeOC) backend(t *testing.T) *Backend {
 	t.Helper()
-	b := New(Options{Path: nativetest.TestBinary(), Env: fc.env, Logger: slog.New(slog.DiscardHandler)})
+	b := New(Options{Path: nativetest.TestBinary(), Env: fc.Env, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { b.Close() })
 	return b
 }
@@ -91,15 +82,12 @@ type wireRec struct {
 	raw string
 }
 
+// KeepLine keeps the record's line.
+func (w *wireRec) KeepLine(line string) { w.raw = line }
+
 // records reads the log so far: its complete lines, as a server may be
 // writing one.
-func (fc *fakeOC) records(t *testing.T) []wireRec {
-	recs, lines := nativetest.ReadLog[wireRec](t, fc.log)
-	for i := range recs {
-		recs[i].raw = lines[i]
-	}
-	return recs
-}
+func (fc *fakeOC) records(t *testing.T) []wireRec { return nativetest.ReadRecords[wireRec](t, fc.Log) }
 
 // requests returns the requests of method whose path matches (path.Match
 // style, with * for one segment) that the servers took.
@@ -136,18 +124,6 @@ func bodies(ws []wireRec) []map[string]any {
 	return out
 }
 
-// count counts the log records of a kind ("start", "exit", "connect", …).
-func (fc *fakeOC) count(t *testing.T, dir string) int {
-	t.Helper()
-	n := 0
-	for _, w := range fc.records(t) {
-		if w.Dir == dir {
-			n++
-		}
-	}
-	return n
-}
-
 // errors returns the error answers the servers gave.
 func (fc *fakeOC) errors(t *testing.T) []string {
 	t.Helper()
@@ -171,22 +147,54 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// TestFake_openHasEveryOptionAtOnce: the first Open starts the server and
-// reads the catalog before it returns, so the session's options are
-// complete in the session/new response; the session is created with the
-// rules that make opencode ask.
-func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	cwd := t.TempDir()
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
-	nativetest.CheckOptionsAtOpen(t, b, s, nativetest.Options{Agent: "opencode", IDs: "mode,model,effort",
-		Mode: "build", Model: "fake/fake-model", Effort: agentkit.EffortDefault,
-		Modes:  "build,plan", // the primary agents that are not hidden
-		Models: "fake/fake-fast,fake/fake-model", Efforts: "default,low,medium,high", Other: "fake/fake-fast"})
-	id := waitReady(t, s)
-	if !strings.HasPrefix(id, "ses_") {
+// ocRun is a suite test's run on the fake opencode serve.
+type ocRun = nativetest.Run[*fakeOC]
+
+// TestFake_suite runs nativetest's suite of a backend on one shared
+// server on the fake opencode serve; the hooks below check what opencode
+// was asked.
+func TestFake_suite(t *testing.T) {
+	nativetest.RunServerSuite(t, nativetest.ServerSuite[*fakeOC]{
+		Agent: "opencode", EnvVar: EnvVar, Fake: newFakeOC, Backend: func(path string, env []string) nativetest.Checked {
+			return New(Options{Path: path, Env: env, Logger: slog.New(slog.DiscardHandler)})
+		},
+		Ready: waitReady, Allow: "once", Reply: "Hello from fake. You said: ", ExitEnv: fakeExitEnv,
+
+		Options: nativetest.Options{Agent: "opencode", IDs: "mode,model,effort",
+			Mode: "build", Model: "fake/fake-model", Effort: agentkit.EffortDefault,
+			Modes:  "build,plan", // the primary agents that are not hidden
+			Models: "fake/fake-fast,fake/fake-model", Efforts: "default,low,medium,high", Other: "fake/fake-fast"},
+		Args: "serve --port 0 --hostname 127.0.0.1", Opened: ocOpened,
+		Used: 42, Size: 128000, Answered: ocAnswered,
+		AskPrompt: "run: rm -rf build", Cancelled: ocCancelled,
+		FailPrompt: "fail400 now", FailError: "APIError: fake bad request (HTTP 400)",
+		AuthPrompt: "authfail", AuthError: []string{"Invalid API key", "opencode auth login"},
+		CrashStderr: "fake opencode: boom, the model stream broke", Restarted: ocRestarted,
+		MCPSent: ocMCPSent,
+		NextTurns: []nativetest.Prompt{
+			{Text: "one epilogue", Config: map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "fake/fake-fast", agent.ConfigEffort: "high"}},
+			{Text: "two epilogue"},
+			{Text: "three epilogue", Config: map[string]string{agent.ConfigEffort: agentkit.EffortDefault, agent.ConfigModel: "fake/fake-model", agent.ConfigMode: "build"}},
+			{Text: "four epilogue", Config: map[string]string{agent.ConfigModel: "nobody/nothing"}}, // not offered: ignored
+		},
+		NextTurned: ocEpilogue, NextSent: ocNextSent,
+		NextOptions: map[string]string{agent.ConfigMode: "build", agent.ConfigModel: "fake/fake-model", agent.ConfigEffort: agentkit.EffortDefault},
+		Warmed:      ocWarmed, Catalogued: ocCatalogued,
+		CloseEnv: []string{fakeEOFEnv + "="}, Stopped: ocStopped,
+		Together: "run: echo %s", Said: "Output was: %s", Unsaid: "%s", TogetherRan: ocTogetherRan,
+		Inputs: ocInputs, ForkNotice: "OpenCode could not fork the parent's session",
+		ParentPrompt: "hello there", ForkPrompt: "run: echo from-the-fork", Forked: ocForked, ForkRan: ocForkRan,
+		Unforkable: ocUnforkable, ForksTold: ocForksTold,
+		SystemPrompts: []agent.SystemPrompt{{Text: "Answer tersely."}}, SetUp: ocSetUp, SetUpTurn: ocSetUpTurn,
+	})
+}
+
+// ocOpened: the session is created with the rules that make opencode
+// ask; every call but the health check is for the session's directory,
+// and the server refused none.
+func ocOpened(t *testing.T, r ocRun) {
+	fc, cwd := r.Fake, r.Opts.Cwd
+	if id := r.Session.NativeID(); !strings.HasPrefix(id, "ses_") {
 		t.Errorf("session id %q", id)
 	}
 	creates := fc.requests(t, "POST", "/session")
@@ -194,17 +202,13 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 		`{"action":"ask","pattern":"*","permission":"edit"},{"action":"ask","pattern":"*","permission":"webfetch"}]}` {
 		t.Errorf("POST /session %s", jsonOf(bodies(creates)))
 	}
-	w := fc.records(t)
-	if len(w) == 0 || w[0].Dir != "start" || strings.Join(w[0].Msg.Args, " ") != "serve --port 0 --hostname 127.0.0.1" {
-		t.Fatalf("the server was started as %+v", w[0].Msg)
-	}
 	var calls []string
-	for _, r := range w {
-		switch r.Dir {
+	for _, w := range fc.records(t) {
+		switch w.Dir {
 		case "request":
-			calls = append(calls, r.Msg.Method+" "+r.Msg.Path)
-			if r.Msg.Path != "/global/health" && r.Msg.Directory != cwd {
-				t.Errorf("%s %s for directory %q, want %q", r.Msg.Method, r.Msg.Path, r.Msg.Directory, cwd)
+			calls = append(calls, w.Msg.Method+" "+w.Msg.Path)
+			if w.Msg.Path != "/global/health" && w.Msg.Directory != cwd {
+				t.Errorf("%s %s for directory %q, want %q", w.Msg.Method, w.Msg.Path, w.Msg.Directory, cwd)
 			}
 		case "connect":
 			calls = append(calls, "connected")
@@ -218,20 +222,14 @@ func TestFake_openHasEveryOptionAtOnce(t *testing.T) {
 	}
 }
 
-// TestFake_textTurn streams a message by its deltas, with the usage; the
-// echoed prompt is not shown.
-func TestFake_textTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	res := nativetest.MustPrompt(t, s, "hello there", nil)
-	nativetest.CheckStreamedAnswer(t, ev.Take(), "\nagent: Hello from fake. You said: hello there\n", 42, 128000)
+// ocAnswered: the turn's usage is opencode's; the prompt goes as JSON
+// with the bridge's agent and model; the echoed prompt is not shown.
+func ocAnswered(t *testing.T, r ocRun, res agent.TurnResult) {
 	if u := res.Usage; u == nil || u.InputTokens != 42 || u.OutputTokens != 7 || u.TotalTokens != 49 {
 		t.Errorf("turn usage %+v", u)
 	}
-	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
-	if len(prompts) != 1 || prompts[0].Msg.Path != "/session/"+s.NativeID()+"/prompt_async" {
+	prompts := r.Fake.requests(t, "POST", "/session/*/prompt_async")
+	if len(prompts) != 1 || prompts[0].Msg.Path != "/session/"+r.Session.NativeID()+"/prompt_async" {
 		t.Fatalf("prompt_async %v", prompts)
 	}
 	if got := jsonOf(prompts[0].Msg.Body); got != `{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"},"parts":[{"text":"hello there","type":"text"}]}` {
@@ -240,9 +238,221 @@ func TestFake_textTurn(t *testing.T) {
 	if ct := prompts[0].Msg.ContentType; ct != "application/json" {
 		t.Errorf("content type %q", ct)
 	}
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("second turn %q", got)
+}
+
+// ocCancelled: the cancel aborts the session.
+func ocCancelled(t *testing.T, r ocRun) {
+	if n := len(r.Fake.requests(t, "POST", "/session/*/abort")); n != 1 {
+		t.Errorf("%d aborts", n)
+	}
+}
+
+// ocRestarted: the second server was asked about the session, not to
+// make another, and given the session's permission rules again.
+func ocRestarted(t *testing.T, r ocRun, next string) {
+	// The dead server's last events may still be read after the crash
+	// ended the turn (or may be lost): the partial answer's end can come
+	// late.
+	late, ok := strings.CutPrefix(strings.TrimSuffix(next, "Hello from fake. You said: hello again\n"), "\nagent: ")
+	if !ok || !strings.HasSuffix(next, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
+		t.Errorf("after the restart %q", next)
+	}
+	id := r.Session.NativeID()
+	var second []string
+	starts := 0
+	for _, w := range r.Fake.records(t) {
+		if w.Dir == "start" {
+			starts++
+		}
+		if starts == 2 && w.Dir == "request" && w.Msg.Path != "/global/health" {
+			second = append(second, w.Msg.Method+" "+w.Msg.Path)
+		}
+	}
+	if got := strings.Join(second, ", "); got != "GET /event, GET /config/providers, GET /session/"+id+", PATCH /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
+		t.Errorf("the second server was called %s", got)
+	}
+}
+
+// ocMCPSent: the client's MCP servers, of every transport, are added to
+// the directory's instance before the session starts.
+func ocMCPSent(t *testing.T, r ocRun) {
+	var got []string
+	for _, b := range bodies(r.Fake.requests(t, "POST", "/mcp")) {
+		got = append(got, jsonOf(b))
+	}
+	slices.Sort(got)
+	want := []string{
+		`{"config":{"command":["/usr/bin/tool","--stdio"],"environment":{"TOKEN":"x"},"type":"local"},"name":"tools"}`,
+		`{"config":{"headers":{"Authorization":"Bearer y"},"type":"remote","url":"http://127.0.0.1:9/mcp"},"name":"docs"}`,
+		`{"config":{"headers":{},"type":"remote","url":"http://127.0.0.1:9/sse"},"name":"old"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("MCP servers\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if errs := r.Fake.errors(t); len(errs) != 0 {
+		t.Errorf("the server refused: %v", errs)
+	}
+}
+
+// ocEpilogue waits for turn i's epilogue. opencode reports the session's
+// agent and model once more after a turn's idle. Taken after the next
+// turn's options were applied, that report would flip them back (the
+// bridge does not tell it from a switch opencode made); each turn waits
+// for its epilogue, which follows the report, to keep nextTurnOptions
+// about what the prompts carry.
+func ocEpilogue(t *testing.T, r ocRun, i int) {
+	r.Events.WaitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
+		n := 0
+		for _, u := range us {
+			if u.Plan != nil {
+				n++
+			}
+		}
+		return n == i+1
+	})
+}
+
+// ocNextSent: the mode, model and effort picked go with the prompt as
+// agent, model and variant, and stay; a model not offered is ignored.
+func ocNextSent(t *testing.T, r ocRun) {
+	var got []string
+	for _, b := range bodies(r.Fake.requests(t, "POST", "/session/*/prompt_async")) {
+		delete(b, "parts")
+		got = append(got, jsonOf(b))
+	}
+	want := []string{
+		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
+		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
+		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
+		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("prompts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// ocWarmed waits for the warm-up's catalog.
+func ocWarmed(t *testing.T, fc *fakeOC) {
+	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
+		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
+	})
+}
+
+// ocCatalogued: the session found the warmed server's catalog.
+func ocCatalogued(t *testing.T, r ocRun) {
+	if n := len(r.Fake.requests(t, "GET", "/agent")); n != 1 {
+		t.Errorf("%d GET /agent; want one", n)
+	}
+}
+
+// ocStopped: Close stops the server by SIGTERM, as opencode does not read
+// its stdin.
+func ocStopped(t *testing.T, r ocRun) {
+	for _, w := range r.Fake.records(t) {
+		if w.Dir == "exit" && !strings.Contains(w.raw, "terminated") {
+			t.Errorf("exit %s; want by SIGTERM", w.raw)
+		}
+	}
+}
+
+// ocSetUp: a session's additional directories are external_directory
+// rules it is allowed, on POST /session.
+func ocSetUp(t *testing.T, r ocRun) {
+	lib := r.Opts.Directories[0]
+	want := jsonOf(sessionRules([]string{lib}))
+	if creates := r.Fake.requests(t, "POST", "/session"); len(creates) != 1 || jsonOf(creates[0].Msg.Body["permission"]) != want ||
+		!strings.Contains(want, `{"action":"allow","pattern":"`+lib+`/*","permission":"external_directory"}`) {
+		t.Errorf("POST /session %s; want the rules %s", jsonOf(bodies(creates)), want)
+	}
+}
+
+// ocSetUpTurn: the system prompt goes with each prompt; a resume sets
+// the session's rules again (its directories may have changed).
+func ocSetUpTurn(t *testing.T, r ocRun) {
+	if ps := r.Fake.requests(t, "POST", "/session/*/prompt_async"); len(ps) != 1 || ps[0].Msg.Body["system"] != r.Opts.SystemPrompt.Text {
+		t.Errorf("prompt_async %s; want the system prompt", jsonOf(bodies(ps)))
+	}
+	opts := r.Opts
+	opts.NativeID, opts.Directories = r.Session.NativeID(), nil
+	resumed := nativetest.OpenSession(t, r.Backend, opts, nativetest.NewRecorder("once"))
+	if _, err := resumed.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("again")}}); err != nil {
+		t.Fatal(err)
+	}
+	if patches := r.Fake.requests(t, "PATCH", "/session/*"); len(patches) != 1 || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
+		t.Errorf("the resume PATCHed %s; want the bridge's rules alone", jsonOf(bodies(patches)))
+	}
+}
+
+// ocTogetherRan: each session was asked about its command, on a stream
+// of its directory's.
+func ocTogetherRan(t *testing.T, fc *fakeOC, runs []ocRun) {
+	var dirs []string
+	for i, r := range runs {
+		if _, asks, _ := r.Events.Snapshot(); len(asks) != 1 {
+			t.Errorf("session %d asked %d times", i, len(asks))
+		}
+		dirs = append(dirs, r.Opts.Cwd)
+	}
+	var streams []string
+	for _, w := range fc.records(t) {
+		if w.Dir == "connect" {
+			streams = append(streams, w.Msg.Directory)
+		}
+	}
+	slices.Sort(streams)
+	if want := slices.Sorted(slices.Values(dirs)); !slices.Equal(streams, want) {
+		t.Errorf("streams for %v, want %v", streams, want)
+	}
+}
+
+// ocInputs are the parts of the session's prompts.
+func ocInputs(t *testing.T, r ocRun) []string {
+	var out []string
+	for _, p := range r.Fake.requests(t, "POST", "/session/"+r.Session.NativeID()+"/prompt_async") {
+		out = append(out, jsonOf(p.Msg.Body["parts"]))
+	}
+	return out
+}
+
+// ocForked: the fork is OpenCode's fork of the parent's session, not a
+// new session, given the bridge's permission rules (a fork does not
+// inherit them).
+func ocForked(t *testing.T, r ocRun, parent agent.Native) {
+	forks := r.Fake.requests(t, "POST", "/session/*/fork")
+	if len(forks) != 1 || forks[0].Msg.Path != "/session/"+parent.NativeID()+"/fork" || len(r.Fake.requests(t, "POST", "/session")) != 1 {
+		t.Fatalf("forks %v; want one fork of the parent and no new session", forks)
+	}
+	patches := r.Fake.requests(t, "PATCH", "/session/*")
+	if len(patches) != 1 || patches[0].Msg.Path != "/session/"+r.Session.NativeID() || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
+		t.Errorf("updates %v; want the fork given the bridge's rules", bodies(patches))
+	}
+}
+
+// ocForkRan: the fork's command was asked about, by the bridge's rules.
+func ocForkRan(t *testing.T, r ocRun) {
+	if _, asks, _ := r.Events.Snapshot(); len(asks) != 1 {
+		t.Errorf("%d asks in the fork; want its command asked about", len(asks))
+	}
+}
+
+// ocUnforkable are a parent OpenCode no longer has, and one in another
+// directory (OpenCode would keep the fork there).
+func ocUnforkable(t *testing.T, b nativetest.Checked) map[string]string {
+	other := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
+	nativetest.MustPrompt(t, other, "hello there", nil)
+	return map[string]string{"gone": "ses_gone", "elsewhere": other.NativeID()}
+}
+
+// ocForksTold: no fork was asked of OpenCode; every session was created
+// with the bridge's rules.
+func ocForksTold(t *testing.T, fc *fakeOC) {
+	if n := len(fc.requests(t, "POST", "/session/*/fork")); n != 0 {
+		t.Errorf("%d forks; want none", n)
+	}
+	for _, c := range bodies(fc.requests(t, "POST", "/session")) {
+		if jsonOf(c["permission"]) != jsonOf(rules) {
+			t.Errorf("a session created without the bridge's rules: %v", c)
+		}
 	}
 }
 
@@ -598,147 +808,6 @@ func TestFake_cancelBeforePromptAnswered(t *testing.T) {
 	nativetest.CheckNextTurn(t, s, ev, nextTurn)
 }
 
-// TestFake_cancelWhileAsking: a turn cancelled while the user is asked
-// ends cancelled, and the session takes the next prompt.
-func TestFake_cancelWhileAsking(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("wait")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	nativetest.CancelTurn(t, s, ev, "run: rm -rf build", "the ask", nativetest.HasAsk)
-	if n := len(fc.requests(t, "POST", "/session/*/abort")); n != 1 {
-		t.Errorf("%d aborts", n)
-	}
-	nativetest.CheckNextTurn(t, s, ev, nextTurn)
-}
-
-// TestFake_failedTurn: a session error fails the turn with opencode's
-// message; its repeated idle does not end the next turn.
-func TestFake_failedTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	_, err := nativetest.RunPrompt(t, s, "fail400 now", nil)
-	if err == nil || err.Error() != "APIError: fake bad request (HTTP 400)" {
-		t.Fatalf("err %v", err)
-	}
-	if errors.Is(err, agent.ErrAuthRequired) {
-		t.Errorf("%v is not an auth error", err)
-	}
-	ev.Take()
-	nativetest.MustPrompt(t, s, "hello again", nil)
-	if got := ev.Conversation(); got != "\nagent: Hello from fake. You said: hello again\n" {
-		t.Errorf("the next turn %q", got)
-	}
-}
-
-// TestFake_authFailure: a provider that refuses the key asks the user to
-// log in.
-func TestFake_authFailure(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	_, err := nativetest.RunPrompt(t, s, "authfail", nil)
-	if !errors.Is(err, agent.ErrAuthRequired) || !strings.Contains(err.Error(), "Invalid API key") || !strings.Contains(err.Error(), "opencode auth login") {
-		t.Fatalf("err %v; want ErrAuthRequired with opencode's message", err)
-	}
-}
-
-// TestFake_serverCrashMidTurn: the turn ends with the exit and its stderr;
-// the next prompt restarts the server and continues the session.
-func TestFake_serverCrashMidTurn(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	cwd := t.TempDir()
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{Cwd: cwd}, ev)
-	_, got := nativetest.CheckCrashMidTurn(t, s, ev, "fake opencode: boom, the model stream broke")
-	id := s.NativeID()
-	// The dead server's last events may still be read after the crash
-	// ended the turn (or may be lost): the partial answer's end can come
-	// late.
-	late, ok := strings.CutPrefix(strings.TrimSuffix(got, "Hello from fake. You said: hello again\n"), "\nagent: ")
-	if !ok || !strings.HasSuffix(got, "Hello from fake. You said: hello again\n") || !strings.HasSuffix("partial answer", late) {
-		t.Errorf("after the restart %q", got)
-	}
-	if n := fc.count(t, "start"); n != 2 {
-		t.Errorf("%d servers started, want 2", n)
-	}
-	// The second server was asked about the session, not to make another,
-	// and given the session's permission rules again.
-	var second []string
-	starts := 0
-	for _, w := range fc.records(t) {
-		if w.Dir == "start" {
-			starts++
-		}
-		if starts == 2 && w.Dir == "request" && w.Msg.Path != "/global/health" {
-			second = append(second, w.Msg.Method+" "+w.Msg.Path)
-		}
-	}
-	if got := strings.Join(second, ", "); got != "GET /event, GET /config/providers, GET /session/"+id+", PATCH /session/"+id+", GET /command, POST /session/"+id+"/prompt_async" {
-		t.Errorf("the second server was called %s", got)
-	}
-}
-
-// TestFake_nextTurnOptions: the mode, model and effort picked go with the
-// prompt as agent, model and variant, and stay.
-func TestFake_nextTurnOptions(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	ev := nativetest.NewRecorder("once")
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{}, ev)
-	// opencode reports the session's agent and model once more after a
-	// turn's idle. Taken after the next turn's options were applied, that
-	// report would flip them back (the bridge does not tell it from a
-	// switch opencode made); each turn waits for its epilogue, which
-	// follows the report, to keep this test about what the prompts carry.
-	for i, turn := range []struct {
-		text string
-		cfg  map[string]string
-	}{
-		{"one", map[string]string{agent.ConfigMode: "plan", agent.ConfigModel: "fake/fake-fast", agent.ConfigEffort: "high"}},
-		{"two", nil},
-		{"three", map[string]string{agent.ConfigEffort: agentkit.EffortDefault, agent.ConfigModel: "fake/fake-model", agent.ConfigMode: "build"}},
-		{"four", map[string]string{agent.ConfigModel: "nobody/nothing"}}, // not offered: ignored
-	} {
-		nativetest.MustPrompt(t, s, turn.text+" epilogue", turn.cfg)
-		ev.WaitFor(t, "the epilogue", func(us []acp.SessionUpdate, _ []nativetest.Ask) bool {
-			n := 0
-			for _, u := range us {
-				if u.Plan != nil {
-					n++
-				}
-			}
-			return n == i+1
-		})
-	}
-	var got []string
-	for _, b := range bodies(fc.requests(t, "POST", "/session/*/prompt_async")) {
-		delete(b, "parts")
-		got = append(got, jsonOf(b))
-	}
-	want := []string{
-		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
-		`{"agent":"plan","model":{"modelID":"fake-fast","providerID":"fake"},"variant":"high"}`,
-		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
-		`{"agent":"build","model":{"modelID":"fake-model","providerID":"fake"}}`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("prompts\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	opts := s.Config()
-	for id, want := range map[string]string{agent.ConfigMode: "build", agent.ConfigModel: "fake/fake-model", agent.ConfigEffort: agentkit.EffortDefault} {
-		if o, _ := nativetest.FindOption(opts, id); o.Current != want {
-			t.Errorf("%s = %q, want %q", id, o.Current, want)
-		}
-	}
-	if _, _, changed := ev.Snapshot(); changed != 0 {
-		t.Errorf("%d ConfigChanged; opencode reported what the bridge sent", changed)
-	}
-}
-
 // TestFake_presetAtOpen: options recorded for a session are its values
 // from Open on.
 func TestFake_presetAtOpen(t *testing.T) {
@@ -779,7 +848,7 @@ func TestFake_resume(t *testing.T) {
 	if gets := fc.requests(t, "GET", "/session/*"); len(gets) != 1 || gets[0].Msg.Path != "/session/"+id {
 		t.Errorf("lookups %v", gets)
 	}
-	if n := fc.count(t, "connect"); n != 1 {
+	if n := fc.Count(t, "connect"); n != 1 {
 		t.Errorf("%d event streams; sessions of one directory share one", n)
 	}
 
@@ -787,35 +856,6 @@ func TestFake_resume(t *testing.T) {
 	_, err := nativetest.RunPrompt(t, s3, "hello", nil)
 	if err == nil || !strings.Contains(err.Error(), "no session ses_unknown") || !strings.Contains(err.Error(), "404") {
 		t.Errorf("prompt on an unknown session: %v", err)
-	}
-}
-
-// TestFake_mcpServers: the client's MCP servers are added to the
-// directory's instance before the session starts.
-func TestFake_mcpServers(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	s := nativetest.OpenSession(t, fc.backend(t), agent.OpenOptions{MCPServers: []acp.McpServer{
-		{Stdio: &acp.McpServerStdio{Name: "tools", Command: "/usr/bin/tool", Args: []string{"--stdio"}, Env: []acp.EnvVariable{{Name: "TOKEN", Value: "x"}}}},
-		{Http: &acp.McpServerHttpInline{Name: "docs", Url: "http://127.0.0.1:9/mcp", Headers: []acp.HttpHeader{{Name: "Authorization", Value: "Bearer y"}}}},
-		{Sse: &acp.McpServerSseInline{Name: "old", Url: "http://127.0.0.1:9/sse", Headers: []acp.HttpHeader{}}},
-	}}, nativetest.NewRecorder("once"))
-	waitReady(t, s)
-	var got []string
-	for _, b := range bodies(fc.requests(t, "POST", "/mcp")) {
-		got = append(got, jsonOf(b))
-	}
-	slices.Sort(got)
-	want := []string{
-		`{"config":{"command":["/usr/bin/tool","--stdio"],"environment":{"TOKEN":"x"},"type":"local"},"name":"tools"}`,
-		`{"config":{"headers":{"Authorization":"Bearer y"},"type":"remote","url":"http://127.0.0.1:9/mcp"},"name":"docs"}`,
-		`{"config":{"headers":{},"type":"remote","url":"http://127.0.0.1:9/sse"},"name":"old"}`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("MCP servers\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if errs := fc.errors(t); len(errs) != 0 {
-		t.Errorf("the server refused: %v", errs)
 	}
 }
 
@@ -838,98 +878,6 @@ func TestFake_eventStreamReconnects(t *testing.T) {
 	}
 	if len(drops) != 1 || !drops[0] {
 		t.Errorf("disconnects %v; want the one drop", drops)
-	}
-}
-
-// TestFake_backendCloseStopsTheServer: Close ends the server (by SIGTERM:
-// opencode does not read its stdin) and leaves no process.
-func TestFake_backendCloseStopsTheServer(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t, fakeEOFEnv+"=")
-	b := fc.backend(t)
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	nativetest.MustPrompt(t, s, "hello", nil)
-	s.Close()
-	b.Close()
-	w := fc.records(t)
-	if n := fc.count(t, "exit"); n != 1 {
-		t.Fatalf("the server exited %d times by Close, want 1", n)
-	}
-	for _, r := range w {
-		if r.Dir == "exit" && !strings.Contains(r.raw, "terminated") {
-			t.Errorf("exit %s; want by SIGTERM", r.raw)
-		}
-	}
-	if testproc.Alive(w[0].Msg.Pid) {
-		t.Errorf("the server's process %d is still there", w[0].Msg.Pid)
-	}
-	b.Close()
-	// The catalog was read: Open after Close returns a session, whose
-	// prompts fail.
-	if s, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once")); err == nil {
-		defer s.Close()
-		if _, err := nativetest.RunPrompt(t, s, "hello", nil); !errors.Is(err, agent.ErrAgentUnavailable) {
-			t.Errorf("prompt after Close: %v", err)
-		}
-	} else if !errors.Is(err, agent.ErrAgentUnavailable) {
-		t.Errorf("Open after Close: %v", err)
-	}
-	if n := fc.count(t, "start"); n != 1 {
-		t.Errorf("%d servers started", n)
-	}
-}
-
-// TestFake_closedBackendLeavesNoServer: whatever Open does after Close,
-// no server is left running.
-func TestFake_closedBackendLeavesNoServer(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	nativetest.CheckClosedBackendLeavesNoServer(t, fc.backend(t), func(dir string) int { return fc.count(t, dir) })
-}
-
-// TestFake_twoDirectoriesAtOnce: two turns at once in two directories, on
-// one server with a stream each; each session sees its own.
-func TestFake_twoDirectoriesAtOnce(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	evs := []*nativetest.Recorder{nativetest.NewRecorder("once"), nativetest.NewRecorder("once")}
-	dirs := []string{t.TempDir(), t.TempDir()}
-	ss := []agent.Native{nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dirs[0]}, evs[0]), nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: dirs[1]}, evs[1])}
-	var wg sync.WaitGroup
-	for i, s := range ss {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), nativetest.WaitGuard)
-			defer cancel()
-			if res, err := s.Prompt(ctx, nativetest.TextTurn([]string{"run: echo one", "run: echo two"}[i], nil)); err != nil || res.StopReason != acp.StopReasonEndTurn {
-				t.Errorf("session %d: %+v, %v", i, res, err)
-			}
-		})
-	}
-	wg.Wait()
-	for i, ev := range evs {
-		got := ev.Conversation()
-		want, other := []string{"one", "two"}[i], []string{"two", "one"}[i]
-		if !strings.Contains(got, "Output was: "+want) || strings.Contains(got, other) {
-			t.Errorf("session %d:%s", i, got)
-		}
-		if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
-			t.Errorf("session %d asked %d times", i, len(asks))
-		}
-	}
-	if n := fc.count(t, "start"); n != 1 {
-		t.Errorf("%d servers, want 1", n)
-	}
-	var streams []string
-	for _, w := range fc.records(t) {
-		if w.Dir == "connect" {
-			streams = append(streams, w.Msg.Directory)
-		}
-	}
-	slices.Sort(streams)
-	want := slices.Sorted(slices.Values(dirs))
-	if !slices.Equal(streams, want) {
-		t.Errorf("streams for %v, want %v", streams, want)
 	}
 }
 
@@ -995,40 +943,8 @@ func TestFake_refusesWithoutAuth(t *testing.T) {
 			t.Errorf("%s without the password: %s", url, resp.Status)
 		}
 	}
-	if n := fc.count(t, "refused"); n != 2 {
+	if n := fc.Count(t, "refused"); n != 2 {
 		t.Errorf("%d refused, want 2", n)
-	}
-}
-
-// TestFake_serverDoesNotStart: a server that exits at start fails Open
-// with its stderr.
-func TestFake_serverDoesNotStart(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t, fakeExitEnv+"=fake opencode: the config is broken")
-	b := fc.backend(t)
-	_, err := b.Open(context.Background(), agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
-	if err == nil || !strings.Contains(err.Error(), "fake opencode: the config is broken") || !strings.Contains(err.Error(), "did not start") {
-		t.Fatalf("Open: %v; want the server's exit and stderr", err)
-	}
-}
-
-// TestFake_warm starts the server and reads the catalog before any
-// session; Open then finds it.
-func TestFake_warm(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	b.Warm("")
-	fc.waitLog(t, "the catalog", func(ws []wireRec) bool {
-		return slices.ContainsFunc(ws, func(w wireRec) bool { return w.Dir == "request" && w.Msg.Path == "/config" })
-	})
-	s := nativetest.OpenSession(t, b, agent.OpenOptions{}, nativetest.NewRecorder("once"))
-	if model, ok := nativetest.FindOption(s.Config(), agent.ConfigModel); !ok || model.Current != "fake/fake-model" {
-		t.Errorf("model option %+v", model)
-	}
-	nativetest.MustPrompt(t, s, "hello", nil)
-	if n, m := len(fc.requests(t, "GET", "/agent")), fc.count(t, "start"); n != 1 || m != 1 {
-		t.Errorf("%d GET /agent, %d servers; want one each", n, m)
 	}
 }
 
@@ -1052,110 +968,6 @@ func TestFake_promptContent(t *testing.T) {
 	}
 }
 
-// TestFake_missingExecutable: no opencode is ErrAgentUnavailable, at Open;
-// Warm does nothing.
-func TestFake_missingExecutable(t *testing.T) {
-	nativetest.CheckMissingExecutable(t, "opencode", EnvVar, func(path string) nativetest.Checked {
-		return New(Options{Path: path, Logger: slog.New(slog.DiscardHandler)})
-	})
-}
-
-// TestFake_forkIsOpenCodesOwnFork: a session opened with ForkOf forks the
-// parent's OpenCode session, gives the fork the bridge's permission rules
-// (a fork does not inherit them), and goes on on the fork; the parent's
-// session goes on as it was.
-func TestFake_forkIsOpenCodesOwnFork(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	if !b.Info().Caps.Forks {
-		t.Fatal("opencode does not fork")
-	}
-	cwd := t.TempDir()
-	parent := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd}, nativetest.NewRecorder("once"))
-	nativetest.MustPrompt(t, parent, "hello there", nil)
-	told := false
-	ev := nativetest.NewRecorder("once")
-	fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: cwd, ForkOf: parent.NativeID(),
-		History: func() []acp.SessionUpdate { told = true; return nil }}, ev)
-	id := waitReady(t, fork)
-	if id == parent.NativeID() {
-		t.Fatalf("the fork is on the parent's session %s", id)
-	}
-	forks := fc.requests(t, "POST", "/session/*/fork")
-	if len(forks) != 1 || forks[0].Msg.Path != "/session/"+parent.NativeID()+"/fork" || len(fc.requests(t, "POST", "/session")) != 1 {
-		t.Fatalf("forks %v; want one fork of the parent and no new session", forks)
-	}
-	patches := fc.requests(t, "PATCH", "/session/*")
-	if len(patches) != 1 || patches[0].Msg.Path != "/session/"+id || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
-		t.Errorf("updates %v; want the fork given the bridge's rules", bodies(patches))
-	}
-	nativetest.MustPrompt(t, fork, "run: echo from-the-fork", nil)
-	if _, asks, _ := ev.Snapshot(); len(asks) != 1 {
-		t.Errorf("%d asks in the fork; want its command asked about", len(asks))
-	}
-	prompts := fc.requests(t, "POST", "/session/*/prompt_async")
-	if len(prompts) != 2 || prompts[1].Msg.Path != "/session/"+id+"/prompt_async" {
-		t.Errorf("prompts %v", prompts)
-	}
-	if got := jsonOf(prompts[1].Msg.Body["parts"]); strings.Contains(got, "forked from") || told {
-		t.Errorf("the fork's first prompt %s (the transcript read: %v); want the prompt alone", got, told)
-	}
-}
-
-// TestFake_forkOpenCodeCannotMake: a parent OpenCode no longer has, or
-// one in another directory (OpenCode would keep the fork there), is
-// forked as a new session with the bridge's rules, whose first prompt
-// tells it the conversation from the bridge's transcript, once; the
-// client sees a thought saying so.
-func TestFake_forkOpenCodeCannotMake(t *testing.T) {
-	t.Parallel()
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	other := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: t.TempDir()}, nativetest.NewRecorder("once"))
-	nativetest.MustPrompt(t, other, "hello there", nil)
-	recorded := []acp.SessionUpdate{acp.UpdateUserMessageText("Remember the word apricot"),
-		acp.UpdateAgentMessageText("I will."), acp.UpdateUserMessageText("Which word was it")}
-	for name, parent := range map[string]string{"gone": "ses_gone", "elsewhere": other.NativeID()} {
-		t.Run(name, func(t *testing.T) {
-			ev := nativetest.NewRecorder("once")
-			fork := nativetest.OpenSession(t, b, agent.OpenOptions{Cwd: t.TempDir(), ForkOf: parent,
-				History: func() []acp.SessionUpdate { return recorded }}, ev)
-			id := waitReady(t, fork)
-			nativetest.MustPrompt(t, fork, "Which word was it", nil)
-			nativetest.MustPrompt(t, fork, "And again", nil)
-			var mine []wireRec
-			for _, p := range fc.requests(t, "POST", "/session/*/prompt_async") {
-				if p.Msg.Path == "/session/"+id+"/prompt_async" {
-					mine = append(mine, p)
-				}
-			}
-			if len(mine) != 2 {
-				t.Fatalf("prompts %v", mine)
-			}
-			first := jsonOf(mine[0].Msg.Body["parts"])
-			if !strings.Contains(first, "which it was forked from") || !strings.Contains(first, "Remember the word apricot") ||
-				strings.Count(first, "Which word was it") != 1 {
-				t.Errorf("the first prompt %s; want the conversation told once, then the prompt", first)
-			}
-			if second := jsonOf(mine[1].Msg.Body["parts"]); strings.Contains(second, "forked from") {
-				t.Errorf("the second prompt %s; want the prompt alone", second)
-			}
-			if got := ev.Conversation(); !strings.Contains(got, "OpenCode could not fork the parent's session") {
-				t.Errorf("conversation:%s", got)
-			}
-		})
-	}
-	if n := len(fc.requests(t, "POST", "/session/*/fork")); n != 0 {
-		t.Errorf("%d forks; want none", n)
-	}
-	for _, c := range bodies(fc.requests(t, "POST", "/session")) {
-		if jsonOf(c["permission"]) != jsonOf(rules) {
-			t.Errorf("a session created without the bridge's rules: %v", c)
-		}
-	}
-}
-
 func TestAsCommand(t *testing.T) {
 	s := &session{commands: map[string]bool{"hello": true}}
 	for _, tc := range []struct {
@@ -1173,37 +985,5 @@ func TestAsCommand(t *testing.T) {
 		if ok != tc.ok || (ok && (name != tc.name || arg != tc.arg)) {
 			t.Errorf("asCommand(%v) = %q %q %v", tc.prompt, name, arg, ok)
 		}
-	}
-}
-
-// TestFake_directoriesAndSystemPrompt: a session's additional directories
-// are external_directory rules it is allowed, on POST /session and again
-// on a resume (whose directories may have changed); its system prompt
-// goes with each prompt.
-func TestFake_directoriesAndSystemPrompt(t *testing.T) {
-	fc := newFakeOC(t)
-	b := fc.backend(t)
-	cwd, lib := t.TempDir(), t.TempDir()
-	opts := agent.OpenOptions{Cwd: cwd, Directories: []string{lib}, SystemPrompt: &agent.SystemPrompt{Text: "Answer tersely."}}
-	s := nativetest.OpenSession(t, b, opts, nativetest.NewRecorder("once"))
-	id := waitReady(t, s)
-	want := jsonOf(sessionRules([]string{lib}))
-	if creates := fc.requests(t, "POST", "/session"); len(creates) != 1 || jsonOf(creates[0].Msg.Body["permission"]) != want ||
-		!strings.Contains(want, `{"action":"allow","pattern":"`+lib+`/*","permission":"external_directory"}`) {
-		t.Errorf("POST /session %s; want the rules %s", jsonOf(bodies(creates)), want)
-	}
-	if _, err := s.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("hello")}}); err != nil {
-		t.Fatal(err)
-	}
-	if ps := fc.requests(t, "POST", "/session/*/prompt_async"); len(ps) != 1 || ps[0].Msg.Body["system"] != "Answer tersely." {
-		t.Errorf("prompt_async %s; want the system prompt", jsonOf(bodies(ps)))
-	}
-	opts.NativeID, opts.Directories = id, nil
-	resumed := nativetest.OpenSession(t, b, opts, nativetest.NewRecorder("once"))
-	if _, err := resumed.Prompt(context.Background(), agent.Turn{Prompt: []acp.ContentBlock{acp.TextBlock("again")}}); err != nil {
-		t.Fatal(err)
-	}
-	if patches := fc.requests(t, "PATCH", "/session/*"); len(patches) != 1 || jsonOf(patches[0].Msg.Body["permission"]) != jsonOf(rules) {
-		t.Errorf("the resume PATCHed %s; want the bridge's rules alone", jsonOf(bodies(patches)))
 	}
 }

@@ -56,6 +56,30 @@ func CheckCancelMidTurn(t *testing.T, e *Editor, id acp.SessionId) {
 	}
 }
 
+// CheckRestart checks that a session (in cwd) that ran prompt on the
+// bridge start makes is replayed at session/load by the next bridge start
+// makes (on the same state) as it ran live, and continues there with the
+// prompt next.
+func CheckRestart(t *testing.T, start func() *Editor, cwd, prompt, next string) {
+	t.Helper()
+	e := start()
+	id := e.NewSession(cwd)
+	if _, err := e.Prompt(id, prompt); err != nil {
+		t.Fatal(err)
+	}
+	live := WithPrompt(prompt, e.Client.Take())
+	e.Stop()
+
+	e2 := start()
+	e2.Load(id, cwd)
+	if got := e2.Client.Conversation(); got != live {
+		t.Errorf("replay:%s\nwant (live):%s", got, live)
+	}
+	if _, err := e2.Prompt(id, next); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // CheckServerKilledMidTurn checks that a turn of session id whose agent
 // kill kills once its answer streams fails with an error that says
 // killed, and that the next prompt starts the agent again and continues.

@@ -1,6 +1,8 @@
 package editortest
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +57,35 @@ func CheckSetup(t *testing.T, c Setup) {
 			t.Errorf("session/list shows directories %v, want [%s]", si.AdditionalDirectories, lib)
 		}
 	}
+}
+
+// SentBy is a Setup.Sent for an agent whose model requests (requests
+// returns them so far) have the decoded body body(r): a request's
+// system-level instructions are what system picks of its body.
+func SentBy[R any](requests func() []R, body func(R) map[string]any, system func(body map[string]any) any) func() (system, whole []string) {
+	return func() (sys, whole []string) {
+		for _, r := range requests() {
+			b := body(r)
+			sj, _ := json.Marshal(system(b))
+			wj, _ := json.Marshal(b)
+			sys, whole = append(sys, string(sj)), append(whole, string(wj))
+		}
+		return sys, whole
+	}
+}
+
+// WithRole returns the messages of list (a decoded JSON array) whose role
+// is one of roles.
+func WithRole(list any, roles ...string) []any {
+	items, _ := list.([]any)
+	var out []any
+	for _, item := range items {
+		m, _ := item.(map[string]any)
+		if role, _ := m["role"].(string); slices.Contains(roles, role) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func anyContains(ss []string, sub string) bool {

@@ -1,7 +1,10 @@
 // Package nativetest helps test a backend's sessions through the bridge's
 // Backend and Native interfaces, against a fake agent CLI that is the test
 // binary itself, re-executed: a recording agent.Events, the prompt
-// helpers, and the set-up that keeps the fake's own data races seen.
+// helpers, the fake's installation (Fake) and the set-up that keeps its
+// own data races seen; and the checks every agent's sessions must pass,
+// with the suite of a backend on one shared server (RunServerSuite), run
+// per agent.
 package nativetest
 
 import (
