@@ -374,8 +374,15 @@ func chunkUpdate(kind, mid string, b acp.ContentBlock) acp.SessionUpdate {
 // the session's, and their announcements, their messages and the messages
 // between sessions are left out (ReplayTree keeps them).
 func Replay(entries []persist.Entry) []json.RawMessage {
+	return flatten(ReplayTree(entries))
+}
+
+// flatten is a replay tree as a client that takes no subagents is shown
+// it: the session's own updates and its children's tool calls, without
+// announcements or messages between sessions.
+func flatten(tree []Replayed) []json.RawMessage {
 	var out []json.RawMessage
-	for _, r := range ReplayTree(entries) {
+	for _, r := range tree {
 		if r.Session == "" && !bytes.Contains(r.Update, subagentKey) && !bytes.Contains(r.Update, messageKey) || r.Session != "" && r.Tool {
 			out = append(out, r.Update)
 		}
@@ -422,6 +429,7 @@ func ReplayTree(entries []persist.Entry) []Replayed {
 var (
 	subagentKey = []byte(`"sessionUpdate":"subagent_update"`)
 	messageKey  = []byte(`"sessionUpdate":"session_message`)
+	planKey     = []byte(`"sessionUpdate":"plan"`)
 )
 
 // userChunkKey marks a user message's entry: in encoded JSON these bytes

@@ -171,7 +171,7 @@ func (s *Session) record(es []Entry) int {
 		return 0
 	}
 	if !s.keep {
-		es = plans(es) // the agent's history has the rest, but not its plans
+		es = besideHistory(es) // the agent's history has the rest
 		if len(es) == 0 {
 			return 0
 		}

@@ -1,9 +1,12 @@
 package bridge
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/acpbridge/acpbridge/persist"
 	"github.com/coder/acp-go-sdk"
@@ -55,17 +58,7 @@ func (s *Session) replay(ctx context.Context, entries []persist.Entry) error {
 		}
 		s.sendMu.Lock()
 		defer s.sendMu.Unlock()
-		acc := NewAccumulator(1, newID) // messages get ids, as live ones do
-		for _, u := range updates {
-			out, _ := acc.Add(u)
-			for _, o := range forClient(out, s.caps()) {
-				s.send(o)
-			}
-		}
-		if raw := Replay(entries); len(raw) > 0 { // its plans (see record)
-			return s.sendRaw(s.id, raw[len(raw)-1:]) // the latest, which the agent's history lacks
-		}
-		return nil
+		return s.sendNative(updates, ReplayTree(entries))
 	}
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
@@ -97,13 +90,114 @@ func (s *Session) takeOver(c *Conn, replay bool) error {
 	return s.sendReplay(entries)
 }
 
-// plans are the plan entries among es: all that a session whose agent
-// keeps its history records (--persist auto), as no agent's history holds
-// its plans.
-func plans(es []Entry) []Entry {
+// sendNative sends the agent's own history with what the bridge recorded
+// beside it (tree): each child's announcement and updates right after the
+// tool call that started it (any whose call the history lacks after the
+// history), then the latest plan. The recorded announcements stand for
+// any the history makes, which have no child's updates under them and
+// name the child by the agent's id, not the bridge's (a session recorded
+// before the bridge kept its subagents replays none).
+// s.sendMu must be held.
+func (s *Session) sendNative(updates []acp.SessionUpdate, tree []Replayed) error {
+	parts, order, plan := bySpawn(tree)
+	updates = slices.DeleteFunc(slices.Clone(updates), isSubagentTraffic)
+	acc := NewAccumulator(1, newID) // messages get ids, as live ones do
+	for _, u := range updates {
+		out, _ := acc.Add(u)
+		for _, o := range forClient(out, s.caps()) {
+			s.send(o)
+		}
+		if call := toolCallOf(u); parts[call] != nil {
+			if err := s.sendTree(parts[call]); err != nil {
+				return err
+			}
+			delete(parts, call)
+		}
+	}
+	for _, call := range order {
+		if part := parts[call]; part != nil {
+			if err := s.sendTree(part); err != nil {
+				return err
+			}
+		}
+	}
+	if plan != nil {
+		return s.sendRaw(s.id, []json.RawMessage{plan})
+	}
+	return nil
+}
+
+// bySpawn cuts a tree recorded beside the agent's own history into its
+// children's parts, each keyed by the tool call that started (or ran
+// again) its child, as its announcement says (agent.SubagentOf), in the
+// order they came; and finds the session's latest plan. A message between
+// sessions goes with the part before it.
+func bySpawn(tree []Replayed) (parts map[string][]Replayed, order []string, plan json.RawMessage) {
+	parts = make(map[string][]Replayed)
+	callOf := make(map[string]string) // by child: the call of its latest part
+	current := ""
+	for _, r := range tree {
+		switch {
+		case r.Session == "" && bytes.Contains(r.Update, planKey):
+			plan = r.Update
+			continue
+		case r.Session == "" && isSubagentEntry(r.Update):
+			child, call := announced(r.Update)
+			if call == "" {
+				call = cmp.Or(callOf[child], "\x00"+child)
+			}
+			callOf[child], current = call, call
+		case r.Session != "":
+			current = cmp.Or(callOf[r.Session], "\x00"+r.Session)
+		}
+		if _, ok := parts[current]; !ok {
+			order = append(order, current)
+		}
+		parts[current] = append(parts[current], r)
+	}
+	return parts, order, plan
+}
+
+// announced is the child an encoded subagent_update names, and the tool
+// call its _meta says started it ("" if none).
+func announced(raw json.RawMessage) (child, call string) {
+	var u struct {
+		SessionID string `json:"sessionId"`
+		Meta      struct {
+			Bridge struct {
+				ToolCallID string `json:"toolCallId"`
+			} `json:"acpbridge"`
+		} `json:"_meta"`
+	}
+	json.Unmarshal(raw, &u)
+	return u.SessionID, u.Meta.Bridge.ToolCallID
+}
+
+// toolCallOf is the id of the tool call u starts or updates, or "".
+func toolCallOf(u acp.SessionUpdate) string {
+	switch {
+	case u.ToolCall != nil:
+		return string(u.ToolCall.ToolCallId)
+	case u.ToolCallUpdate != nil:
+		return string(u.ToolCallUpdate.ToolCallId)
+	}
+	return ""
+}
+
+// isSubagentTraffic: u announces a child, or is a message between
+// sessions.
+func isSubagentTraffic(u acp.SessionUpdate) bool {
+	return u.SubagentUpdate != nil || u.SessionMessage != nil || u.SessionMessageChunk != nil
+}
+
+// besideHistory are the entries among es that a session whose agent
+// keeps its history records (--persist auto): what no agent's history
+// holds, its plans and its subagents (their announcements, the messages
+// between sessions and the children's own updates).
+func besideHistory(es []Entry) []Entry {
 	var out []Entry
 	for _, e := range es {
-		if e.Update.Plan != nil {
+		if e.Update.Plan != nil || e.Session != "" || isSubagentTraffic(e.Update) {
 			out = append(out, e)
 		}
 	}

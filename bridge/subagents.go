@@ -280,10 +280,14 @@ func isSubagentEntry(u json.RawMessage) bool { return bytes.Contains(u, subagent
 // each under its own session id, the announcements naming the children
 // by theirs. s.sendMu must be held.
 func (s *Session) sendReplay(entries []persist.Entry) error {
+	return s.sendTree(ReplayTree(entries))
+}
+
+// sendTree is sendReplay of a replay tree.
+func (s *Session) sendTree(tree []Replayed) error {
 	if !takesSubagents(s.caps()) {
-		return s.sendRaw(s.id, Replay(entries))
+		return s.sendRaw(s.id, flatten(tree))
 	}
-	tree := ReplayTree(entries)
 	for i := 0; i < len(tree); {
 		j := i
 		var run []json.RawMessage

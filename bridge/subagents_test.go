@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -183,4 +184,107 @@ func startSession(t *testing.T, cfg Config) (*Manager, *Session) {
 		t.Fatal(err)
 	}
 	return m, s
+}
+
+// historyDelegatingBackend's sessions delegate as delegatingBackend's,
+// and keep their history as the agent's own (a codex thread's): the
+// parent's messages and tool calls, and an announcement of the child with
+// none of its updates, as codex's thread/read gives them.
+type historyDelegatingBackend struct{ delegatingBackend }
+
+func (b *historyDelegatingBackend) Open(_ context.Context, _ agent.OpenOptions, ev agent.Events) (agent.Native, error) {
+	return &historyDelegatingNative{delegatingNative{ev: ev}}, nil
+}
+
+type historyDelegatingNative struct{ delegatingNative }
+
+func (n *historyDelegatingNative) Caps() agent.SessionCaps {
+	return agent.SessionCaps{History: func(context.Context) ([]acp.SessionUpdate, error) {
+		announced := agent.SubagentUpdate("task-1", "Helper", "", agent.Running())
+		announced.SubagentUpdate.Meta = agent.SubagentOf("agent-1")
+		return []acp.SessionUpdate{
+			acp.UpdateUserMessageText("first"),
+			acp.StartToolCall("agent-1", "Delegate", acp.WithStartStatus(acp.ToolCallStatusCompleted)),
+			announced,
+			acp.UpdateAgentMessageText("delegated"),
+		}, nil
+	}}
+}
+
+// Prompt is delegatingNative's turn after a plan, its announcement linked
+// to the tool call that started the child, as every agent's is.
+func (n *historyDelegatingNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
+	n.ev.Update(acp.SessionUpdate{Plan: &acp.SessionUpdatePlan{Entries: []acp.PlanEntry{{Content: "delegate", Status: acp.PlanEntryStatusCompleted, Priority: acp.PlanEntryPriorityMedium}}}})
+	n.ev.Update(acp.StartToolCall("agent-1", "Delegate", acp.WithStartStatus(acp.ToolCallStatusInProgress)))
+	announced := agent.SubagentUpdate("task-1", "Helper", "", agent.Running())
+	announced.SubagentUpdate.Meta = agent.SubagentOf("agent-1")
+	n.ev.Update(announced)
+	sub := n.ev.Child("task-1")
+	sub.Update(acp.StartToolCall("sub-1", "make check", acp.WithStartStatus(acp.ToolCallStatusCompleted)))
+	sub.Update(acp.UpdateAgentMessageText("the helper's own words"))
+	n.ev.Update(agent.SubagentUpdate("task-1", "", "", agent.Idle(acp.StopReasonEndTurn)))
+	n.ev.Update(acp.UpdateToolCall("agent-1", acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
+	n.ev.Update(acp.UpdateAgentMessageText("delegated"))
+	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+}
+
+// sessionsClient keeps the updates it is sent as "session kind" lines.
+type sessionsClient struct {
+	updatesClient
+	lines []string
+}
+
+func (c *sessionsClient) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, _ := json.Marshal(n.Update)
+	c.lines = append(c.lines, string(n.SessionId)+" "+kindOf(string(b)))
+	return nil
+}
+
+// A session whose agent keeps its history (--persist auto) records its
+// subagents beside it, as no agent's history holds them: a load replays
+// the agent's history with the child's announcement and updates right
+// after the tool call that started it (standing for the announcement the
+// history makes, which has no updates under it), and the plan last; a
+// client that takes no subagents is shown the child's tool call there.
+func TestReplay_subagentsBesideTheAgentsHistory(t *testing.T) {
+	dir := t.TempDir()
+	st, err := persist.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &historyDelegatingBackend{delegatingBackend{echoBackend{name: "delegator"}}}
+	cfg := Config{Backends: []agent.Backend{b}, Default: "delegator", Store: st, Persist: PersistAuto}
+	m, s := startSession(t, cfg)
+	if _, err := s.Prompt(context.Background(), Arrival{}, text("first")); err != nil {
+		t.Fatal(err)
+	}
+	id := s.ID()
+	m.Shutdown()
+	for _, c := range []struct {
+		caps acp.ClientCapabilities
+		want string
+	}{
+		{acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}},
+			"S user_message_chunk\nS tool_call Delegate completed\nS subagent_update\nS.task-1 tool_call make check completed\nS.task-1 agent_message_chunk\nS subagent_update\nS agent_message_chunk\nS plan"},
+		{acp.ClientCapabilities{},
+			"S user_message_chunk\nS tool_call Delegate completed\nS tool_call make check completed\nS agent_message_chunk\nS plan"},
+	} {
+		m, err := NewManager(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := &sessionsClient{}
+		m.SetClient(cl)
+		m.SetClientCapabilities(c.caps)
+		if _, err := m.Load(context.Background(), id, Setup{Cwd: "/w"}); err != nil {
+			t.Fatal(err)
+		}
+		m.Shutdown()
+		got := strings.ReplaceAll(strings.Join(cl.lines, "\n"), id, "S")
+		if got != c.want {
+			t.Errorf("subagents %v: replayed\n%s\nwant\n%s", c.caps.Subagents != nil, got, c.want)
+		}
+	}
 }

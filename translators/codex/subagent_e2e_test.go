@@ -35,11 +35,11 @@ func newAgentsWorld(t *testing.T) *world {
 var takesSubagents = acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}}
 
 // delegated runs a turn that delegates subagentCommand in the ask mode,
-// for an editor offering caps, and checks that the command ran; the
-// bridge keeps its transcript (--persist always), which a load replays.
-func delegated(t *testing.T, w *world, state, cwd string, caps acp.ClientCapabilities) (*editortest.Editor, acp.SessionId) {
+// for an editor offering caps, on a bridge persisting as mode says, and
+// checks that the command ran.
+func delegated(t *testing.T, w *world, state, cwd string, mode bridge.PersistMode, caps acp.ClientCapabilities) (*editortest.Editor, acp.SessionId) {
 	t.Helper()
-	e, _ := w.bridgeOffering(t, state, bridge.PersistAlways, caps)
+	e, _ := w.bridgeOffering(t, state, mode, caps)
 	e.Client.Option = "accept"
 	id := e.NewSession(cwd)
 	setMode(t, e, id, "ask")
@@ -57,20 +57,26 @@ func delegated(t *testing.T, w *world, state, cwd string, caps acp.ClientCapabil
 // session announced by subagent_update (linked to the spawn's tool call)
 // before its traffic, the agent's command and its permission ask under
 // the child's id, and the child idle, end_turn, at its end; a load
-// replays the same, the child's id unchanged.
+// replays the same, the child's id unchanged: from the bridge's
+// transcript (--persist always), or from codex's own history with the
+// child the bridge recorded beside it (--persist auto, the default).
 func TestE2E_subagentChildSession(t *testing.T) {
-	w := newAgentsWorld(t)
-	state, cwd := t.TempDir(), t.TempDir()
-	e, id := delegated(t, w, state, cwd, takesSubagents)
-	child := checkChild(t, "live", id, e.Client.Notifications())
-	if asks := e.Client.Asks(); len(asks) != 1 || asks[0].SessionId != child {
-		t.Errorf("asks %+v, want one, of the child %s", asks, child)
-	}
-	e.Stop()
-	e2, _ := w.bridgeOffering(t, state, bridge.PersistAlways, takesSubagents)
-	e2.Load(id, cwd)
-	if got := checkChild(t, "replayed", id, e2.Client.Notifications()); got != child {
-		t.Errorf("replayed child %s, live %s", got, child)
+	for _, mode := range []bridge.PersistMode{bridge.PersistAlways, bridge.PersistAuto} {
+		t.Run(string(mode), func(t *testing.T) {
+			w := newAgentsWorld(t)
+			state, cwd := t.TempDir(), t.TempDir()
+			e, id := delegated(t, w, state, cwd, mode, takesSubagents)
+			child := checkChild(t, "live", id, e.Client.Notifications())
+			if asks := e.Client.Asks(); len(asks) != 1 || asks[0].SessionId != child {
+				t.Errorf("asks %+v, want one, of the child %s", asks, child)
+			}
+			e.Stop()
+			e2, _ := w.bridgeOffering(t, state, mode, takesSubagents)
+			e2.Load(id, cwd)
+			if got := checkChild(t, "replayed", id, e2.Client.Notifications()); got != child {
+				t.Errorf("replayed child %s, live %s", got, child)
+			}
+		})
 	}
 }
 
@@ -81,7 +87,7 @@ func TestE2E_subagentChildSession(t *testing.T) {
 func TestE2E_subagentFlattened(t *testing.T) {
 	w := newAgentsWorld(t)
 	state, cwd := t.TempDir(), t.TempDir()
-	e, id := delegated(t, w, state, cwd, acp.ClientCapabilities{})
+	e, id := delegated(t, w, state, cwd, bridge.PersistAlways, acp.ClientCapabilities{})
 	checkFlat(t, "live", id, e.Client.Notifications())
 	if asks := e.Client.Asks(); len(asks) != 1 || asks[0].SessionId != id {
 		t.Errorf("asks %+v, want one, of the session", asks)
