@@ -76,7 +76,7 @@ func bound() string {
 // cpu says what CPU a daemon uses, where it is known: its share of a
 // core since it turned idle, and its CPU time since it started.
 func cpu(r daemon.Running, now time.Time) string {
-	if r.CPU <= 0 {
+	if !r.CPUKnown {
 		return ""
 	}
 	var s string

@@ -219,6 +219,7 @@ type Running struct {
 	IdleSince      time.Time     // since when no bridge has used it; zero while one does
 	Started        time.Time     // when its keeper started, where known
 	CPU            time.Duration // the CPU time the keeper and every process under it have used (Linux)
+	CPUKnown       bool          // CPU could be read (0 s is a time too: a quiet keeper's first seconds)
 	IdleCPU        time.Duration // what CPU was at IdleSince
 	Bridges        []int         // the pids of the bridges that hold a lease on it, where known (Linux)
 	Memory         proc.Memory   // what the keeper, its server and every process under it hold (Linux)
@@ -230,13 +231,13 @@ type Running struct {
 // idle, at now (0.01: 1 %); 0 while a bridge uses it, or where the CPU
 // time is not known.
 func (r Running) IdleShare(now time.Time) float64 {
-	return share(r.CPU-r.IdleCPU, now.Sub(r.IdleSince), !r.IdleSince.IsZero() && r.CPU > 0)
+	return share(r.CPU-r.IdleCPU, now.Sub(r.IdleSince), !r.IdleSince.IsZero() && r.CPUKnown)
 }
 
 // LifeShare is the share of one core the daemon has used since its
 // keeper started, at now, turns included: what it costs on the whole.
 func (r Running) LifeShare(now time.Time) float64 {
-	return share(r.CPU, now.Sub(r.Started), !r.Started.IsZero() && r.CPU > 0)
+	return share(r.CPU, now.Sub(r.Started), !r.Started.IsZero() && r.CPUKnown)
 }
 
 // share is cpu over wall, 0 unless known and both are positive (a spare

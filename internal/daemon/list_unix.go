@@ -48,6 +48,8 @@ func running(dir string, keeper int) Running {
 	r.Bridges = leaseHolders(filepath.Join(dir, "lease"))
 	r.Memory = proc.TreeMemory(keeper)
 	r.CPU = proc.TreeCPU(keeper)
+	_, err := os.Stat("/proc/" + strconv.Itoa(keeper) + "/stat") // where TreeCPU reads it
+	r.CPUKnown = err == nil
 	return r
 }
 
