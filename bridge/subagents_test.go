@@ -105,7 +105,9 @@ func (n *delegatingNative) NativeID() string { return "d-1" }
 
 func (n *delegatingNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
 	n.ev.Update(acp.StartToolCall("agent-1", "Delegate", acp.WithStartStatus(acp.ToolCallStatusInProgress)))
-	n.ev.Update(agent.SubagentUpdate("task-1", "Helper", "", agent.Running()))
+	announced := agent.SubagentUpdate("task-1", "Helper", "", agent.Running())
+	announced.SubagentUpdate.Meta = agent.SubagentOf("agent-1") // as every agent's is
+	n.ev.Update(announced)
 	sub := n.ev.Child("task-1")
 	sub.Update(acp.StartToolCall("sub-1", "make check", acp.WithStartStatus(acp.ToolCallStatusCompleted)))
 	sub.Update(acp.UpdateAgentMessageText("the helper's own words"))
@@ -211,21 +213,10 @@ func (n *historyDelegatingNative) Caps() agent.SessionCaps {
 	}}
 }
 
-// Prompt is delegatingNative's turn after a plan, its announcement linked
-// to the tool call that started the child, as every agent's is.
-func (n *historyDelegatingNative) Prompt(context.Context, agent.Turn) (agent.TurnResult, error) {
+// Prompt is delegatingNative's turn after a plan.
+func (n *historyDelegatingNative) Prompt(ctx context.Context, t agent.Turn) (agent.TurnResult, error) {
 	n.ev.Update(acp.SessionUpdate{Plan: &acp.SessionUpdatePlan{Entries: []acp.PlanEntry{{Content: "delegate", Status: acp.PlanEntryStatusCompleted, Priority: acp.PlanEntryPriorityMedium}}}})
-	n.ev.Update(acp.StartToolCall("agent-1", "Delegate", acp.WithStartStatus(acp.ToolCallStatusInProgress)))
-	announced := agent.SubagentUpdate("task-1", "Helper", "", agent.Running())
-	announced.SubagentUpdate.Meta = agent.SubagentOf("agent-1")
-	n.ev.Update(announced)
-	sub := n.ev.Child("task-1")
-	sub.Update(acp.StartToolCall("sub-1", "make check", acp.WithStartStatus(acp.ToolCallStatusCompleted)))
-	sub.Update(acp.UpdateAgentMessageText("the helper's own words"))
-	n.ev.Update(agent.SubagentUpdate("task-1", "", "", agent.Idle(acp.StopReasonEndTurn)))
-	n.ev.Update(acp.UpdateToolCall("agent-1", acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
-	n.ev.Update(acp.UpdateAgentMessageText("delegated"))
-	return agent.TurnResult{StopReason: acp.StopReasonEndTurn}, nil
+	return n.delegatingNative.Prompt(ctx, t)
 }
 
 // sessionsClient keeps the updates it is sent as "session kind" lines.
