@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/acpbridge/acpbridge/third_party/acpv2 v0.0.0
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/acp-go-sdk v0.13.5

@@ -38,7 +38,7 @@ func (cl client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 }
 
 // toV2 is a v1 update as v2's: tool_call becomes the tool_call_update
-// that creates it, plan a plan_update of items, config options get
+// that creates it (its diffs v2's, see diff.go), plan a plan_update of items, config options get
 // configId; chunks keep the message id the bridge stamped (or get one per
 // run of a kind). ok is false for an update v2 has no form for.
 func (c *conn) toV2(sid string, u acp.SessionUpdate) (acpv2.SessionUpdate, bool, error) {
@@ -58,8 +58,10 @@ func (c *conn) toV2(sid string, u acp.SessionUpdate) (acpv2.SessionUpdate, bool,
 	case "tool_call":
 		m["sessionUpdate"] = "tool_call_update"
 		c.cancelledStatus(sid, m)
+		toV2Diffs(m)
 	case "tool_call_update":
 		c.cancelledStatus(sid, m)
+		toV2Diffs(m)
 	case "plan":
 		m = map[string]any{"sessionUpdate": "plan_update",
 			"plan": map[string]any{"type": "items", "planId": "plan", "entries": m["entries"]}}

@@ -73,6 +73,6 @@ func TestV2_typeScriptSDK(t *testing.T) {
 	if b.loggedOut.Load() != 1 {
 		t.Errorf("auth/logout ran the agent's logout %d times, want once", b.loggedOut.Load())
 	}
-	sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", Auth: true, CancelAsk: true, CancelTool: true,
+	sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", Diff: "mock.txt", Auth: true, CancelAsk: true, CancelTool: true,
 		Turn: []string{"agent_thought_chunk", "state_update:requires_action state_update:running"}})
 }

@@ -20,7 +20,7 @@ func TestACPHandler_v2TypeScriptSDK(t *testing.T) {
 	for _, mode := range []string{"http", "ws"} {
 		t.Run(mode, func(t *testing.T) {
 			r := sdkclient.RunV2(t, sdkclient.V2{Transport: mode, URL: s.URL + "/acp", CancelAsk: true, CancelTool: true})
-			sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", CancelAsk: true, CancelTool: true,
+			sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", Diff: "mock.txt", CancelAsk: true, CancelTool: true,
 				Turn: []string{"agent_thought_chunk", "state_update:requires_action state_update:running"}})
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -216,6 +217,9 @@ type V2Want struct {
 	// CancelTool: a tool call is cancelled while its permission ask waits
 	// (ACP_V2_CANCEL_TOOL): see checkToolCancelled.
 	CancelTool bool
+	// Diff: the turn edits the file whose path ends so, and its tool call
+	// carries v2's diff of it (changes, and Git's patch text).
+	Diff string
 	// OwnHistory: the agent's own history is replayed (codex under
 	// --persist auto), whose messages get ids of their own, not the
 	// prompt's messageId.
@@ -273,6 +277,9 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 	}
 	if !strings.HasSuffix(V2Kinds(r.Cancelled), "state_update:idle:cancelled") {
 		t.Errorf("the cancelled turn did not end idle+cancelled:\n%s", V2Kinds(r.Cancelled))
+	}
+	if w.Diff != "" {
+		checkDiff(t, r.Updates, w.Diff)
 	}
 	if w.CancelAsk {
 		checkAskCancelled(t, r)
@@ -348,4 +355,27 @@ func checkToolCancelled(t *testing.T, tc *ToolCancelled) {
 	if tc.Again != -32602 {
 		t.Errorf("tool_call/cancel after the turn got %d, want -32602", tc.Again)
 	}
+}
+
+// checkDiff: a tool call of us carries v2's diff of the file whose path
+// ends in file: the change, and a Git patch of it.
+func checkDiff(t *testing.T, us []map[string]any, file string) {
+	t.Helper()
+	for _, u := range us {
+		content, _ := u["content"].([]any)
+		for _, c := range content {
+			d, _ := c.(map[string]any)
+			changes, _ := d["changes"].([]any)
+			patch, _ := d["patch"].(map[string]any)
+			text, _ := patch["text"].(string)
+			if d["type"] != "diff" || len(changes) != 1 {
+				continue
+			}
+			if ch, _ := changes[0].(map[string]any); strings.HasSuffix(fmt.Sprint(ch["path"]), file) &&
+				patch["format"] == "git_patch" && strings.HasPrefix(text, "diff --git /") && strings.Contains(text, "\n+") {
+				return
+			}
+		}
+	}
+	t.Errorf("no tool call carries v2's diff of %s (changes and a git_patch):\n%v", file, us)
 }
