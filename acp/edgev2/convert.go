@@ -34,6 +34,9 @@ func (cl client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 	if ok {
 		cl.c.notify(sid, u)
 	}
+	if su := n.Update.SubagentUpdate; su != nil {
+		cl.c.kidUpdate(sid, su)
+	}
 	return nil
 }
 

@@ -67,12 +67,12 @@ func TestV2_typeScriptSDK(t *testing.T) {
 	b.loggedIn.Store(true)
 	m := managerOn(t, t.TempDir(), b)
 	defer m.Shutdown()
-	r := sdkclient.RunV2(t, sdkclient.V2{CancelAsk: true, CancelTool: true, Serve: func(ctx context.Context, in io.Reader, out io.Writer) error {
+	r := sdkclient.RunV2(t, sdkclient.V2{CancelAsk: true, CancelTool: true, Background: true, Serve: func(ctx context.Context, in io.Reader, out io.Writer) error {
 		return serveWith(ctx, m, in, out, &testLogin)
 	}})
 	if b.loggedOut.Load() != 1 {
 		t.Errorf("auth/logout ran the agent's logout %d times, want once", b.loggedOut.Load())
 	}
-	sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", Diff: "mock.txt", Auth: true, CancelAsk: true, CancelTool: true,
+	sdkclient.CheckV2(t, r, sdkclient.V2Want{Asked: "mock.txt", Diff: "mock.txt", Auth: true, CancelAsk: true, CancelTool: true, Background: true,
 		Turn: []string{"agent_thought_chunk", "state_update:requires_action state_update:running"}})
 }

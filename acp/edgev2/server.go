@@ -67,8 +67,14 @@ type conn struct {
 	msgs        map[string]string // by session and kind: the id of a chunk run without one
 	asking      map[string]int    // by session: permission asks waiting for the client
 	waiting     map[askKey]*waiting
-	outstanding map[string]bool // the ids of the asks waiting, as written
-	cancelled   map[askKey]bool // tool calls tool_call/cancel refused, until their session's turns end
+	outstanding map[string]bool            // the ids of the asks waiting, as written
+	cancelled   map[askKey]bool            // tool calls tool_call/cancel refused, until their session's turns end
+	kids        map[string]map[string]bool // by session: its children at work (background.go)
+	listed      map[string]bool            // by session: its state snapshots list background work
+
+	// stateMu orders the state snapshots: each is made and sent under it,
+	// so that the last sent says the latest (taken before mu).
+	stateMu sync.Mutex
 }
 
 // Serve speaks ACP v2 on vc.Bridge with a client whose first line, an
@@ -81,7 +87,7 @@ type conn struct {
 func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	bc := vc.Bridge
 	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), asking: make(map[string]int),
-		waiting: make(map[askKey]*waiting), outstanding: make(map[string]bool), cancelled: make(map[askKey]bool), firstID: idOf(vc.First)}
+		waiting: make(map[askKey]*waiting), outstanding: make(map[string]bool), kids: make(map[string]map[string]bool), listed: make(map[string]bool), cancelled: make(map[askKey]bool), firstID: idOf(vc.First)}
 	order := newOrdered(c.methods())
 	c.rpc = jrpc2.NewServer(order, &jrpc2.ServerOptions{AllowPush: true, Concurrency: concurrency})
 	bc.SetClient(client{c})
@@ -468,13 +474,19 @@ func (c *conn) setConfigOption(ctx context.Context, req acpv2.SetSessionConfigOp
 	return acpv2.SetSessionConfigOptionResponse{ConfigOptions: out}, nil
 }
 
-// state sends the session's foreground state.
+// state sends the session's foreground state, with its background work
+// once there has been any (see background.go).
 func (c *conn) state(sid, state, stopReason string) {
-	u := &acpv2.SessionStateUpdate{State: state}
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	u := map[string]any{"sessionUpdate": "state_update", "state": state}
 	if stopReason != "" {
-		u.StopReason = &stopReason
+		u["stopReason"] = stopReason
 	}
-	c.notify(sid, acpv2.SessionUpdate{StateUpdate: u})
+	if bg, ok := c.background(sid); ok {
+		u["background"] = bg
+	}
+	c.notifyRaw(sid, u)
 }
 
 // notify sends one session/update.

@@ -20,7 +20,10 @@
 //	        "edit" does, as the subagent's) and answers; the session's
 //	        "delegate" tool call ends with its answer. With "slow" too, a
 //	        cancel of the subagent alone (SessionCaps.CancelChild) stops
-//	        it and the turn goes on
+//	        it and the turn goes on. With "background" too, the subagent
+//	        works in the background: the tool call and the turn end at
+//	        once, and the subagent reads, says it watches, and goes on
+//	        until it is cancelled alone or the session closes
 //
 // The answer always echoes the prompt. The mock never touches the disk:
 // its read and edit are make-believe.
@@ -67,6 +70,7 @@ func (*Backend) Info() agent.Info {
 func (*Backend) Open(_ context.Context, opts agent.OpenOptions, ev agent.Events) (agent.Native, error) {
 	s := &session{ev: ev, cwd: opts.Cwd, dirs: opts.Directories, prompt: opts.SystemPrompt, id: opts.NativeID,
 		cfg: agentkit.NewSettings(modeOption(), modelOption()), nonce: nonce(), subagents: map[string]context.CancelFunc{}}
+	s.closed, s.close = context.WithCancel(context.Background())
 	if s.id == "" {
 		s.id = fmt.Sprintf("mock-%d", time.Now().UnixNano())
 	}
@@ -104,6 +108,12 @@ type session struct {
 	id     string
 	cfg    *agentkit.Settings
 
+	// bg is the subagents working in the background, which Close stops
+	// and waits for; closed ends them.
+	bg     sync.WaitGroup
+	closed context.Context
+	close  context.CancelFunc
+
 	mu          sync.Mutex                    // protects the fields below
 	alwaysAllow bool                          // the user chose "always allow" for edits
 	subagents   map[string]context.CancelFunc // the subagents at work, by id
@@ -135,7 +145,13 @@ func (s *session) SetConfig(_ context.Context, id, value string) error {
 	return nil
 }
 
-func (s *session) Close() error { return nil }
+// Close stops the subagents at work in the background, and waits for
+// them.
+func (s *session) Close() error {
+	s.close()
+	s.bg.Wait()
+	return nil
+}
 
 func (s *session) nextCallID() acp.ToolCallId {
 	s.mu.Lock()

@@ -37,7 +37,7 @@ func (t *turn) has(word string) bool {
 }
 
 // notInDemo are the words "demo" does not take in.
-var notInDemo = map[string]bool{"slow": true, "fail": true, "setup": true, "notice": true, "compact": true, "delegate": true}
+var notInDemo = map[string]bool{"slow": true, "fail": true, "setup": true, "notice": true, "compact": true, "delegate": true, "background": true}
 
 // Its compaction's summary, streamed in chunks.
 const compactSummary = "The user asked for a demonstration; the mock showed it."
@@ -321,6 +321,10 @@ func (t *turn) delegate() error {
 	u.SubagentUpdate.Capabilities = &acp.SubagentSessionCapabilities{Cancel: &acp.SessionCancelCapabilities{}}
 	u.SubagentUpdate.Meta = agent.SubagentOf(string(call))
 	t.ev.Update(u)
+	if t.has("background") {
+		t.inBackground(call, sub, task)
+		return nil
+	}
 	ctx, stop := context.WithCancel(t.ctx)
 	defer stop()
 	t.s.mu.Lock()
@@ -357,4 +361,31 @@ func (t *turn) delegate() error {
 		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(answer))}),
 		acp.WithUpdateRawOutput(map[string]any{"answer": answer})))
 	return nil
+}
+
+// inBackground ends the delegate tool call at once, its subagent started
+// in the background (as Claude Code's Agent with run_in_background): it
+// reads, says it watches, and works on after the turn until it is
+// cancelled alone (session/cancel of its id) or the session closes.
+func (t *turn) inBackground(call acp.ToolCallId, sub, task string) {
+	ctx, stop := context.WithCancel(t.s.closed)
+	t.s.mu.Lock()
+	t.s.subagents[sub] = stop
+	t.s.mu.Unlock()
+	t.ev.Update(acp.UpdateToolCall(call, agentkit.Named("delegate"), acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock("Started in the background: " + task))})))
+	child := &turn{s: t.s, ev: t.ev.Child(sub), ctx: ctx, words: t.words, delay: t.delay}
+	t.s.bg.Go(func() {
+		defer func() {
+			stop()
+			t.s.mu.Lock()
+			delete(t.s.subagents, sub)
+			t.s.mu.Unlock()
+		}()
+		child.ev.Update(acp.UpdateUserMessageText(task))
+		if child.read() == nil && child.stream("Watching the README in the background.", acp.UpdateAgentMessageText) == nil {
+			<-ctx.Done()
+		}
+		t.ev.Update(agent.SubagentUpdate(sub, "", "", agent.Idle(acp.StopReasonCancelled)))
+	})
 }

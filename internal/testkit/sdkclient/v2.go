@@ -43,6 +43,9 @@ type V2 struct {
 	// CancelTool has the script cancel a tool call while its permission
 	// ask waits (V2Want.CancelTool checks it).
 	CancelTool bool
+	// Background has the script prompt the mock to delegate in the
+	// background (V2Want.Background checks it).
+	Background bool
 }
 
 // V2Result is what v2client.mjs saw.
@@ -73,8 +76,17 @@ type V2Result struct {
 		Updates   []map[string]any
 		Withdrawn int
 	}
-	ToolCancelled *ToolCancelled   // with ACP_V2_CANCEL_TOOL
-	Replay        []map[string]any // session/resume's replay, then the state
+	ToolCancelled *ToolCancelled // with ACP_V2_CANCEL_TOOL
+	// With ACP_V2_BACKGROUND: the session and every update of it and its
+	// children, as they came.
+	Background *struct {
+		SessionID string `json:"sessionId"`
+		Updates   []struct {
+			SessionID string         `json:"sessionId"`
+			Update    map[string]any `json:"update"`
+		}
+	}
+	Replay []map[string]any // session/resume's replay, then the state
 }
 
 // ToolCancelled is what the script saw of a tool call it cancelled while
@@ -144,6 +156,9 @@ func RunV2(t *testing.T, v V2) V2Result {
 	}
 	if v.CancelTool {
 		cmd.Env = append(cmd.Env, "ACP_V2_CANCEL_TOOL=1")
+	}
+	if v.Background {
+		cmd.Env = append(cmd.Env, "ACP_V2_BACKGROUND=1")
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -217,6 +232,9 @@ type V2Want struct {
 	// CancelTool: a tool call is cancelled while its permission ask waits
 	// (ACP_V2_CANCEL_TOOL): see checkToolCancelled.
 	CancelTool bool
+	// Background: a subagent in the background (ACP_V2_BACKGROUND): see
+	// checkBackground.
+	Background bool
 	// Diff: the turn edits the file whose path ends so, and its tool call
 	// carries v2's diff of it (changes, and Git's patch text).
 	Diff string
@@ -286,6 +304,9 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 	}
 	if w.CancelTool {
 		checkToolCancelled(t, r.ToolCancelled)
+	}
+	if w.Background {
+		checkBackground(t, r)
 	}
 	replay := V2Kinds(r.Replay)
 	if !strings.HasPrefix(replay, "user_message_chunk") || !strings.Contains(replay, "tool_call_update") || !strings.HasSuffix(replay, "state_update:idle") {
@@ -378,4 +399,41 @@ func checkDiff(t *testing.T, us []map[string]any, file string) {
 		}
 	}
 	t.Errorf("no tool call carries v2's diff of %s (changes and a git_patch):\n%v", file, us)
+}
+
+// checkBackground: the turn that started a subagent in the background
+// ended idle+end_turn listing it as background work; the subagent, its
+// message under its own id, was cancelled alone and ended, and the next
+// snapshot, idle again without a stopReason, listed no background work.
+func checkBackground(t *testing.T, r V2Result) {
+	t.Helper()
+	bg := r.Background
+	if bg == nil {
+		t.Error("the script did not delegate in the background")
+		return
+	}
+	var seen []string
+	for _, n := range bg.Updates {
+		u := n.Update
+		k := V2Kinds([]map[string]any{u})
+		if n.SessionID != bg.SessionID {
+			k = "child:" + k
+		}
+		if list, ok := u["background"].([]any); ok {
+			k += fmt.Sprintf(" background:%d", len(list))
+			if len(list) == 1 {
+				w, _ := list[0].(map[string]any)
+				if w["type"] != "subagent" || !strings.HasPrefix(fmt.Sprint(w["sessionId"]), bg.SessionID+".") {
+					t.Errorf("the background work listed: %v, want the subagent's session", w)
+				}
+			}
+		}
+		seen = append(seen, k)
+	}
+	got := strings.Join(seen, " ")
+	end := strings.Index(got, "state_update:idle:end_turn background:1")
+	if end < 0 || !strings.Contains(got, "child:agent_message_chunk") ||
+		!strings.HasSuffix(got, "subagent_update state_update:idle background:0") {
+		t.Errorf("a subagent in the background:\n%s\nwant the turn idle+end_turn listing it, its message, then its end and an idle listing nothing", got)
+	}
 }

@@ -14,7 +14,9 @@
 // prompt (one whose tool the agent asks permission for), and $ACP_V2_MODE
 // a mode to set first in every session that asks (the mode config option); with $ACP_V2_CANCEL_ASK
 // set, it also cancels a turn while its permission ask waits, and with
-// $ACP_V2_CANCEL_TOOL set, a tool call while its permission ask waits.
+// $ACP_V2_CANCEL_TOOL set, a tool call while its permission ask waits,
+// and with $ACP_V2_BACKGROUND set (the mock only), a subagent in the
+// background.
 import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
@@ -171,6 +173,23 @@ const seen = await app.connectWith(stream(), async (agent) => {
       subjectCancellable: held[0].params.subject?.toolCall?.capabilities?.cancel != null,
     };
   }
+  // $ACP_V2_BACKGROUND: a subagent that works on in the background after
+  // its turn (the mock's, until it is cancelled): the turn's idle lists
+  // it as background work; once it is cancelled alone and ends, a later
+  // idle snapshot lists none.
+  let background;
+  if (process.env.ACP_V2_BACKGROUND) {
+    const sid = await newSession();
+    await agent.request("session/prompt", { sessionId: sid, prompt: [{ type: "text", text: "delegate background" }] });
+    await until("the turn's end", idle(sid, 1));
+    const kid = of(sid).find((u) => u.sessionUpdate === "subagent_update")?.sessionId;
+    await until("the subagent's message", () =>
+      updates.some((u) => u.sessionId === kid && u.update.sessionUpdate === "agent_message_chunk"));
+    await agent.notify("session/cancel", { sessionId: kid });
+    const emptied = () => of(sid).some((u) => u.sessionUpdate === "state_update" && Array.isArray(u.background) && u.background.length === 0);
+    await until("the background subagent's end", emptied);
+    background = { sessionId: sid, updates: updates.filter((u) => u.sessionId === sid || u.sessionId.startsWith(sid + ".")) };
+  }
   const list = check(z.zListSessionsResponse, "session/list", await agent.request("session/list", {}));
   const before = updates.length;
   const resumed = check(z.zResumeSessionResponse, "session/resume", await agent.request("session/resume", {
@@ -193,7 +212,7 @@ const seen = await app.connectWith(stream(), async (agent) => {
   return {
     init, auth, sessionId, other, first, list: list.sessions.map((s) => s.sessionId),
     after: after.sessions.map((s) => s.sessionId), resumed, replay, badCursor, badToolCancel, asks,
-    updates: of(sessionId), cancelled: of(other), askCancelled, toolCancelled,
+    updates: of(sessionId), cancelled: of(other), askCancelled, toolCancelled, background,
   };
 });
 writeFileSync(process.env.ACP_V2_OUT, JSON.stringify(seen));
