@@ -18,13 +18,17 @@ import (
 
 // kidUpdate takes note of a child's state in a subagent_update of session
 // sid, once it was sent: with the session idle, a change is told in a
-// new snapshot.
+// new snapshot. A replay's subagent_updates are history, not work.
 func (c *conn) kidUpdate(sid string, u *acp.SessionSubagentUpdate) {
 	if u.State == nil {
 		return
 	}
 	kid, working := string(u.SessionId), u.State.Idle == nil
 	c.mu.Lock()
+	if c.replays[sid] > 0 {
+		c.mu.Unlock()
+		return
+	}
 	kids := c.kids[sid]
 	if kids == nil {
 		kids = make(map[string]bool)
@@ -63,4 +67,14 @@ func (c *conn) background(sid string) (work []any, ok bool) {
 		work = append(work, map[string]any{"type": "subagent", "sessionId": id})
 	}
 	return work, true
+}
+
+// replaying counts a replay of session sid starting (+1) or ending (-1).
+func (c *conn) replaying(sid string, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.replays[sid] += n
+	if c.replays[sid] == 0 {
+		delete(c.replays, sid)
+	}
 }

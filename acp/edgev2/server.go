@@ -71,6 +71,7 @@ type conn struct {
 	cancelled   map[askKey]bool            // tool calls tool_call/cancel refused, until their session's turns end
 	kids        map[string]map[string]bool // by session: its children at work (background.go)
 	listed      map[string]bool            // by session: its state snapshots list background work
+	replays     map[string]int             // by session: replays under way (their subagents are history)
 
 	// stateMu orders the state snapshots: each is made and sent under it,
 	// so that the last sent says the latest (taken before mu).
@@ -87,7 +88,7 @@ type conn struct {
 func (s *Server) Serve(ctx context.Context, vc edge.V2Conn) error {
 	bc := vc.Bridge
 	c := &conn{Server: s, bc: bc, active: make(map[string]int), msgs: make(map[string]string), asking: make(map[string]int),
-		waiting: make(map[askKey]*waiting), outstanding: make(map[string]bool), kids: make(map[string]map[string]bool), listed: make(map[string]bool), cancelled: make(map[askKey]bool), firstID: idOf(vc.First)}
+		waiting: make(map[askKey]*waiting), outstanding: make(map[string]bool), kids: make(map[string]map[string]bool), listed: make(map[string]bool), replays: make(map[string]int), cancelled: make(map[askKey]bool), firstID: idOf(vc.First)}
 	order := newOrdered(c.methods())
 	c.rpc = jrpc2.NewServer(order, &jrpc2.ServerOptions{AllowPush: true, Concurrency: concurrency})
 	bc.SetClient(client{c})
@@ -415,7 +416,9 @@ func (c *conn) resume(ctx context.Context, req acpv2.ResumeSessionRequest) (acpv
 	sid := string(req.SessionId)
 	var sess *bridge.Session
 	if replay {
+		c.replaying(sid, 1)
 		sess, err = c.bc.Load(ctx, sid, st)
+		c.replaying(sid, -1)
 	} else {
 		sess, err = c.bc.Resume(ctx, sid, st)
 	}
