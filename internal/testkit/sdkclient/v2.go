@@ -244,6 +244,18 @@ type V2Want struct {
 	OwnHistory bool
 }
 
+// states are the state_updates among us: the session's foreground state
+// as it went (an agent may say more, usage say, once a turn ended).
+func states(us []map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, u := range us {
+		if u["sessionUpdate"] == "state_update" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // V2Kinds renders updates as Turn's runs do, space-separated.
 func V2Kinds(us []map[string]any) string {
 	var ks []string
@@ -293,7 +305,7 @@ func CheckV2(t *testing.T, r V2Result, w V2Want) {
 	if i := slices.IndexFunc(r.Updates, func(u map[string]any) bool { return u["sessionUpdate"] == "user_message" }); i < 0 || r.Updates[i]["messageId"] != r.First.MessageID {
 		t.Errorf("no user_message with the prompt's messageId %q", r.First.MessageID)
 	}
-	if !strings.HasSuffix(V2Kinds(r.Cancelled), "state_update:idle:cancelled") {
+	if !strings.HasSuffix(V2Kinds(states(r.Cancelled)), "state_update:idle:cancelled") {
 		t.Errorf("the cancelled turn did not end idle+cancelled:\n%s", V2Kinds(r.Cancelled))
 	}
 	if w.Diff != "" {
@@ -334,7 +346,7 @@ func checkAskCancelled(t *testing.T, r V2Result) {
 		t.Error("the script did not cancel a turn while it asked")
 		return
 	}
-	asked := V2Kinds(r.AskCancelled.Updates)
+	asked := V2Kinds(states(r.AskCancelled.Updates))
 	i := strings.Index(asked, "state_update:requires_action")
 	if i < 0 || !strings.HasSuffix(asked, "state_update:idle:cancelled") || strings.Contains(asked[i:], "state_update:running") {
 		t.Errorf("the turn cancelled while asking: got\n%s\nwant requires_action, then idle+cancelled without running between", asked)
@@ -368,7 +380,7 @@ func checkToolCancelled(t *testing.T, tc *ToolCancelled) {
 	if len(statuses) == 0 || statuses[len(statuses)-1] != "cancelled" || slices.Contains(statuses, "failed") {
 		t.Errorf("the cancelled tool call's statuses %v, want cancelled last and never failed", statuses)
 	}
-	kinds := V2Kinds(tc.Updates)
+	kinds := V2Kinds(states(tc.Updates))
 	i := strings.Index(kinds, "state_update:requires_action")
 	if i < 0 || !strings.Contains(kinds[i:], "state_update:running") || !strings.HasSuffix(kinds, "state_update:idle:end_turn") {
 		t.Errorf("the turn whose tool call was cancelled: got\n%s\nwant requires_action, then running on to idle+end_turn", kinds)
