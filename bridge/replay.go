@@ -107,7 +107,7 @@ func (s *Session) sendNative(updates []acp.SessionUpdate, tree []Replayed) error
 		for _, o := range forClient(out, s.caps()) {
 			s.send(o)
 		}
-		if call := toolCallOf(u); parts[call] != nil {
+		if call := toolCallOf(u); call != "" && parts[call] != nil {
 			if err := s.sendTree(parts[call]); err != nil {
 				return err
 			}
