@@ -12,11 +12,11 @@
 // Streamable HTTP and WebSocket clients on $ACP_V2_URL (acpbridge serve's
 // /acp). For an agent other than the mock, $ACP_V2_PROMPT is the first
 // prompt (one whose tool the agent asks permission for), and $ACP_V2_MODE
-// a mode to set first in every session that asks (the mode config option); with $ACP_V2_CANCEL_ASK
-// set, it also cancels a turn while its permission ask waits, and with
-// $ACP_V2_CANCEL_TOOL set, a tool call while its permission ask waits,
-// and with $ACP_V2_BACKGROUND set (the mock only), a subagent in the
-// background.
+// a mode to set first in every session that asks (the mode config
+// option). With $ACP_V2_CANCEL_ASK set, it also cancels a turn while its
+// permission ask waits; with $ACP_V2_CANCEL_TOOL set, a tool call while
+// its permission ask waits; with $ACP_V2_BACKGROUND set (the mock only),
+// it has a subagent work in the background and cancels it.
 import { client, ndJsonStream } from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
