@@ -551,8 +551,11 @@ func (s *session) notify(ev Decoded) {
 	s.out.Send(out.Parent)
 	s.out.SendIn(out.Child, out.Updates)
 	s.out.Unlock()
-	if out.Child == "" { // a child's work is not the turn's
+	switch {
+	case out.Child == "": // a child's work is not the turn's
 		s.track(out)
+	case out.Step != nil:
+		s.countChildStep(*out.Step)
 	}
 	if out.Abort {
 		s.tasks.Go(func() { s.reply("/session/"+out.Child+"/abort", nil) })
@@ -602,6 +605,17 @@ func (s *session) track(out Output) {
 	case ended:
 		s.turns.End(end)
 	}
+}
+
+// countChildStep adds a child session's step to the running turn's
+// usage: a subagent spends its tokens for the turn (its context is not
+// the session's, so used stays the parent's).
+func (s *session) countChildStep(tk Tokens) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage.InputTokens += tk.Input
+	s.usage.OutputTokens += tk.Output
+	s.usage.TotalTokens += tk.Total
 }
 
 // errWait is how long a turn that ended without an answer or an error

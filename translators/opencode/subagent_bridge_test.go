@@ -46,3 +46,24 @@ func playSubagentTurn(t *testing.T, file string, caps acp.ClientCapabilities) (l
 	e2.Load(id, cwd)
 	return live, golden.Sent(t, id, e2.Client.Notifications(), e2.Client.Asks())
 }
+
+// The turn's usage counts its subagent's tokens: the recorded turn's
+// two steps (8,096 and 8,215 tokens) and its child session's two (6,080
+// and 6,134).
+func TestSubagent_usageCountsTheChild(t *testing.T) {
+	file, err := filepath.Abs("testdata/subagent/bash_ask.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := newFakeOC(t, fakeReplayEnv+"="+file)
+	e := editortest.StartEditorOffering(t, fc.backend(t), t.TempDir(), bridge.PersistAuto, acp.ClientCapabilities{})
+	e.Client.Option = "once"
+	resp, err := e.Prompt(e.NewSession(t.TempDir()), "replay")
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	want := acp.Usage{InputTokens: 8075 + 8177 + 6058 + 6127, OutputTokens: 21 + 38 + 22 + 7, TotalTokens: 8096 + 8215 + 6080 + 6134}
+	if u := resp.Usage; u == nil || u.InputTokens != want.InputTokens || u.OutputTokens != want.OutputTokens || u.TotalTokens != want.TotalTokens {
+		t.Errorf("the turn's usage %+v, want the parent's and the child's steps: %+v", u, want)
+	}
+}

@@ -84,7 +84,8 @@ func (t *Translator) childEvent(d Decoded) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	res := Output{Child: id, Updates: out.Updates, Ask: out.Ask, Question: out.Question, Replied: out.Replied, Skipped: out.Skipped, Busy: out.Busy}
+	res := Output{Child: id, Updates: out.Updates, Ask: out.Ask, Question: out.Question, Replied: out.Replied, Skipped: out.Skipped, Busy: out.Busy,
+		Step: out.Step} // its tokens are the turn's too
 	k.busy = k.busy || out.Busy
 	res.Abort = out.Busy && k.stop
 	switch {
