@@ -1,10 +1,14 @@
 package proc
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +41,21 @@ func TestMain(m *testing.M) {
 			fmt.Println(kv)
 		}
 		os.Exit(0)
+	case "leaves-a-writer":
+		// A child in the group that ends on SIGTERM, slowly, writing a
+		// file as it goes (as an adapter's agent writes its session); the
+		// leader exits at the end of its stdin.
+		// It holds none of the leader's pipes: it says it is ready on a
+		// pipe of its own.
+		sh := exec.Command("/bin/sh", "-c", `trap 'sleep 0.3; echo ended > "$WRITER_FILE"; exit 0' TERM; echo ready; while :; do sleep 0.05; done`)
+		out, err := sh.StdoutPipe()
+		if err != nil || sh.Start() != nil {
+			os.Exit(2)
+		}
+		bufio.NewReader(out).ReadString('\n')
+		fmt.Fprintln(os.Stderr, "ready")
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	case "eof":
 		fmt.Fprintln(os.Stderr, "reading stdin")
 		buf := make([]byte, 1)
@@ -68,6 +87,29 @@ func TestStop_closesStdinFirst(t *testing.T) {
 	p.Stop()
 	if err := p.Err(); err != nil {
 		t.Errorf("exit: %v; want status 0, stdin closed being enough", err)
+	}
+}
+
+// WaitGroupGone waits for what the process left in its group: a child
+// that ends on Stop's SIGTERM, writing a file as it ends, has written it
+// once the group is gone.
+func TestWaitGroupGone_waitsForTheGroupsLastWriter(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED: the process group is known on Linux only")
+	}
+	file := filepath.Join(t.TempDir(), "ended")
+	p, err := Start(Spec{Path: os.Args[0], Env: append(os.Environ(), "FAKE_CHILD=leaves-a-writer", "WRITER_FILE="+file, "GORACE=atexit_sleep_ms=0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Kill() })
+	waitStderr(t, p, "ready")
+	p.Stop()
+	if !p.WaitGroupGone(time.Minute) {
+		t.Fatal("the group's child still runs")
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "ended\n" {
+		t.Errorf("the child's last write: %q, %v; want it done once the group is gone", b, err)
 	}
 }
 

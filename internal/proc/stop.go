@@ -37,6 +37,22 @@ func (p *Process) exitsWithin(d time.Duration) bool {
 	}
 }
 
+// WaitGroupGone waits, for at most d, until no live process is left in
+// the process's group, and reports whether none is: what the process
+// started in its group and left to end by Stop's SIGTERM (the claude
+// under claude-agent-acp) may still be writing its last files as Stop
+// returns. Linux only; elsewhere it returns true at once.
+func (p *Process) WaitGroupGone(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for groupLive(p.pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
 // Terminate stops a process that does not exit when its stdin ends (a
 // server): SIGTERM to its process group, then the rest of Stop's ladder.
 func (p *Process) Terminate() {

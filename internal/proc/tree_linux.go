@@ -51,6 +51,31 @@ func parent(pid int) (int, bool) {
 	return ppid, err == nil
 }
 
+// groupLive reports whether a live process (not a zombie) is in process
+// group pgid, from /proc: stat's fields after the command are state,
+// ppid, pgrp.
+func groupLive(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
 // Descendants lists the live processes under the process (its children,
 // theirs, …), for finding what an agent started.
 func (p *Process) Descendants() []int { return Descendants(p.Pid()) }

@@ -16,6 +16,9 @@ func Descendants(int) []int { return nil }
 // Cwd is not known here.
 func Cwd(int) string { return "" }
 
+// groupLive is not known here: no group is waited for.
+func groupLive(int) bool { return false }
+
 // KillTree does nothing here.
 func KillTree(int) {}
 

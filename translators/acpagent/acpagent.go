@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acpbridge/acpbridge/bridge/agent"
@@ -158,10 +159,15 @@ type conn struct {
 	rawDone <-chan struct{} // the raw layer has handed on all of stdout
 }
 
-// Stop stops the downstream and waits, for a while, for the raw layer to
-// hand on what it printed.
+// Stop stops the downstream and what it started in its group (an
+// adapter's agent, which ends on the group's SIGTERM and may write its
+// session as it does), and waits, for a while, for the raw layer to hand
+// on what the downstream printed.
 func (c *conn) Stop() {
 	c.Process.Stop()
+	if !c.Process.WaitGroupGone(proc.Grace) {
+		proc.SignalGroup(c.Pid(), syscall.SIGKILL)
+	}
 	select {
 	case <-c.rawDone:
 	case <-time.After(proc.Grace):
