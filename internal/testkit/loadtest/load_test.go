@@ -64,9 +64,11 @@ func TestLoad_mixedAgentsAndARestart(t *testing.T) {
 			if err != nil || r.StopReason != acp.StopReasonEndTurn {
 				errs <- fmt.Errorf("session %d (%s): %+v, %v", i, agentOf(i), r, err)
 			}
-			if i%7 == 1 { // a slow mock turn, cancelled
+			if i%7 == 1 { // a slow mock turn, cancelled once it thinks
 				go func() {
-					time.Sleep(50 * time.Millisecond)
+					for deadline := time.Now().Add(time.Minute); !thinks(e, id) && time.Now().Before(deadline); {
+						time.Sleep(10 * time.Millisecond)
+					}
 					e.CS.Cancel(e.Ctx(), acp.CancelNotification{SessionId: id})
 				}()
 				if r, err := e.Prompt(id, fmt.Sprintf("slow think read cancel-%02d", i)); err != nil || r.StopReason != acp.StopReasonCancelled {
@@ -88,6 +90,17 @@ func TestLoad_mixedAgentsAndARestart(t *testing.T) {
 		e2.Load(id, cwds[i])
 	}
 	checkOwn(t, "replayed", ids, func(id acp.SessionId) string { return acptest.Conversation(e2.Client.TakeFor(id)) })
+}
+
+// thinks reports whether session id's turn has begun to think (a slow
+// mock turn's first update).
+func thinks(e *editortest.Editor, id acp.SessionId) bool {
+	for _, n := range e.Client.Notifications() {
+		if n.SessionId == id && n.Update.AgentThoughtChunk != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // checkOwn checks that each session's conversation mentions itself and no
