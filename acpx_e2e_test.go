@@ -185,6 +185,25 @@ func (e *acpxEnv) runOK(t *testing.T, args ...string) acpxResult {
 	return r
 }
 
+// runOwned is runOK for a command that starts an acpx queue owner. acpx
+// gives the owner about 6 s to bind its socket (120 tries, 50 ms apart)
+// and fails with "queue owner failed to start" past that, which a loaded
+// machine can exceed before the bridge is even asked anything: then the
+// owner is waited for, and the command is run once more.
+func (e *acpxEnv) runOwned(t *testing.T, args ...string) acpxResult {
+	t.Helper()
+	r := e.run(t, args...)
+	if r.code != 0 && strings.Contains(r.stdout, "queue owner failed to start") {
+		t.Logf("acpx's queue owner did not bind within acpx's start-up window; trying again once it has gone\n%s", r.dump())
+		e.waitOwnersGone(time.Minute)
+		r = e.run(t, args...)
+	}
+	if r.code != 0 {
+		t.Fatalf("acpx exited with %d, want 0\n%s", r.code, r.dump())
+	}
+	return r
+}
+
 // queueLocks lists the lock files of acpx queue owners still running.
 func (e *acpxEnv) queueLocks() []string {
 	locks, _ := filepath.Glob(filepath.Join(e.home, ".acpx", "queues", "*.lock"))
@@ -580,7 +599,7 @@ func TestAcpx_persistentSessionSurvivesRestart(t *testing.T) {
 	// session in a new bridge process; --ttl 0.001 makes the owner (and
 	// its bridge) exit right after the turn.
 	for _, word := range []string{"first", "second"} {
-		tu := acpxParse(t, e.runOK(t, "--format", "json", "--ttl", "0.001", "prompt", word))
+		tu := acpxParse(t, e.runOwned(t, "--format", "json", "--ttl", "0.001", "prompt", word))
 		want := []string{"initialize", "session/resume", "session/prompt"}
 		if got := slices.DeleteFunc(tu.methods(), func(m string) bool { return m == "session/update" }); !slices.Equal(got, want) {
 			t.Errorf("prompt %q: acpx sent %v, want %v (a fresh bridge, reconnected with session/resume)\n%s", word, got, want, tu.r.dump())
