@@ -36,6 +36,34 @@ func run(t *testing.T, dir string, lines ...string) (byID map[string]map[string]
 	return byID, notes
 }
 
+// runUntil pipes lines into a bridge on dir, and ends its input once the
+// response with id has been written.
+func runUntil(t *testing.T, dir, id string, lines ...string) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(t.Context(), manager(t, dir), inR, outW)
+		outW.Close()
+	}()
+	go io.WriteString(inW, strings.Join(lines, "\n")+"\n")
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "" && string(m.ID) == id {
+			inW.Close()
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func code(m map[string]any) float64 {
 	e, _ := m["error"].(map[string]any)
 	c, _ := e["code"].(float64)
@@ -81,7 +109,9 @@ func TestResume_v1SessionOverV2(t *testing.T) {
 	first, _ := run(t, dir, initV1,
 		`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+cwd+`","mcpServers":[]}}`)
 	sid := first["2"]["result"].(map[string]any)["sessionId"].(string)
-	run(t, dir, initV1,
+	// The input stays open until the prompt is answered: its end would
+	// cancel the turn, maybe before it began.
+	runUntil(t, dir, "3", initV1,
 		`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+cwd+`","mcpServers":[]}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"hello over v1"}]}}`)
 	res, notes := run(t, dir, initV2,
