@@ -40,6 +40,22 @@ func run(t *testing.T, dir string, lines ...string) (byID map[string]map[string]
 // response with id has been written.
 func runUntil(t *testing.T, dir, id string, lines ...string) {
 	t.Helper()
+	serveOpen(t, dir, lines, func(line []byte, end func()) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Method == "" && string(m.ID) == id {
+			end()
+		}
+	})
+}
+
+// serveOpen pipes lines into a bridge on dir and hands each line it
+// writes to see, whose end ends the input: until then it stays open (its
+// end would cancel the turns not yet run).
+func serveOpen(t *testing.T, dir string, lines []string, see func(line []byte, end func())) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -51,13 +67,7 @@ func runUntil(t *testing.T, dir, id string, lines ...string) {
 	sc := bufio.NewScanner(outR)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "" && string(m.ID) == id {
-			inW.Close()
-		}
+		see(sc.Bytes(), func() { inW.Close() })
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -148,24 +158,14 @@ func TestPrompts_inTheOrderTheyCame(t *testing.T) {
 		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"%s","prompt":[{"type":"text","text":"p%02d"}]}}`, 10+i, sid, i))
 		want = append(want, fmt.Sprintf("p%02d", i))
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(t.Context(), manager(t, dir), inR, outW)
-		outW.Close()
-	}()
-	go io.WriteString(inW, strings.Join(lines, "\n")+"\n")
 	var users, answers []string
-	sc := bufio.NewScanner(outR)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	serveOpen(t, dir, lines, func(line []byte, end func()) {
 		var m struct {
 			Params struct {
 				Update map[string]any `json:"update"`
 			} `json:"params"`
 		}
-		json.Unmarshal(sc.Bytes(), &m)
+		json.Unmarshal(line, &m)
 		u := m.Params.Update
 		switch u["sessionUpdate"] {
 		case "user_message":
@@ -176,13 +176,10 @@ func TestPrompts_inTheOrderTheyCame(t *testing.T) {
 			}
 		case "state_update":
 			if u["state"] == "idle" && len(answers) == n {
-				inW.Close()
+				end()
 			}
 		}
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	})
 	if !slices.Equal(users, want) || !slices.Equal(answers, want) {
 		t.Errorf("user messages %v\nanswers %v\nwant both in the order sent: %v", users, answers, want)
 	}

@@ -34,21 +34,27 @@ func parents() map[int][]int {
 // parent is the parent of pid, from /proc/PID/stat; false if pid is gone
 // or a zombie.
 func parent(pid int) (int, bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	// pid (comm) state ppid …; comm may hold spaces and parentheses.
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 {
-		return 0, false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
+	fields := statFields(strconv.Itoa(pid))
 	if len(fields) < 2 || fields[0] == "Z" {
 		return 0, false
 	}
 	ppid, err := strconv.Atoi(fields[1])
 	return ppid, err == nil
+}
+
+// statFields are the fields of /proc/PID/stat after the command (state,
+// ppid, pgrp, …), nil if pid is gone: "pid (comm) state ppid …", where
+// comm may hold spaces and parentheses.
+func statFields(pid string) []string {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(stat[i+1:]))
 }
 
 // groupLive reports whether a live process (not a zombie) is in process
@@ -60,16 +66,7 @@ func groupLive(pgid int) bool {
 		return false
 	}
 	for _, e := range ents {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+		if f := statFields(e.Name()); len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
 			return true
 		}
 	}
@@ -154,16 +151,8 @@ const clockTicks = 100
 func TreeCPU(pid int) time.Duration {
 	var ticks int64
 	for _, p := range append([]int{pid}, Descendants(pid)...) {
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
 		// state ppid … utime is the 12th field after the command, stime the 13th.
-		f := strings.Fields(string(stat[i+1:]))
+		f := statFields(strconv.Itoa(p))
 		if len(f) < 13 {
 			continue
 		}
